@@ -1,0 +1,137 @@
+# mnc - Minimum-Necessary Communication for LLM-agent hosts.
+#
+#   make deps     install every Debian package (root; bookworm-backports for libbpf/bpftool)
+#   make          build libmnc (static + shared + pkg-config), BPF objects, skeletons, mncctl, mncd
+#   make test     build and run every test; prints "N passed, N failed"
+#   make asan     unit tests under ASan + UBSan (separate build dir)
+#   make bench    benchmarks (figures printed, compared in the same run)
+#   make fuzz     bounded libFuzzer run of the request parser
+#
+# Sources are picked up by directory, so adding a module never needs a Makefile edit:
+#   user/lib/*.c -> libmnc     loader/*.c -> libmncload    bpf/*.bpf.c -> BPF objects + skeletons
+#   user/mncctl/*.c -> mncctl  user/mncd/*.c -> mncd       tests/unit/test_*.c -> one binary each
+#   tests/bench/bench_*.c -> one benchmark binary each
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+SAN      ?=
+VERSION  := 0.1.0
+
+PKGS     := libcjson libcrypto zlib libbpf libelf libseccomp
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+CPPFLAGS += -Iuser/include -Ibpf -Iloader -I$(BUILD)/include $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lm -lpthread
+
+ifeq ($(SAN),1)
+  CFLAGS  := $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRC    := $(sort $(wildcard user/lib/*.c))
+LOADER_SRC := $(sort $(wildcard loader/*.c))
+CTL_SRC    := $(sort $(wildcard user/mncctl/*.c))
+MNCD_SRC   := $(sort $(wildcard user/mncd/*.c))
+BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
+TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC  := $(sort $(wildcard tests/bench/bench_*.c))
+HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h tests/unit/*.h)
+
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/obj/%.o)
+CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/obj/%.o)
+MNCD_OBJ   := $(MNCD_SRC:%.c=$(BUILD)/obj/%.o)
+BPF_OBJ    := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+SKELS      := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/include/%.skel.h)
+TESTS      := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+VMLINUX    := vmlinux/vmlinux.h
+ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
+
+.PHONY: all deps test unit asan bench fuzz clean install vmtest
+PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
+all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
+
+deps:
+	bash .ci/install-deps
+
+# ---- vmlinux.h for CO-RE, generated from the running kernel's BTF
+$(VMLINUX):
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+# ---- BPF objects and skeletons
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Ivmlinux -Ibpf -Iuser/include \
+		-c $< -o $@
+
+$(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# ---- C objects (every object waits for the skeletons so loader code can include them)
+$(BUILD)/obj/%.o: %.c $(HEADERS) | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libmnc.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libmnc.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libmnc.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libmnc.pc: Makefile
+	@mkdir -p $(dir $@)
+	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto zlib\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
+
+$(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+$(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
+	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+# ---- tests: one cmocka binary per tests/unit/test_*.c, linked with libmnc and the loader
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+unit: $(TESTS)
+	BUILD=$(BUILD) tests/run-tests --unit-only
+
+test: all $(TESTS)
+	BUILD=$(BUILD) tests/run-tests
+
+asan:
+	$(MAKE) BUILD=build-asan SAN=1 unit
+
+bench: all $(BENCHES)
+	BUILD=$(BUILD) tests/run-bench
+
+fuzz:
+	$(MAKE) -C tests/fuzz BUILD=$(abspath $(BUILD))/fuzz
+
+vmtest: all
+	bash tests/vm/run-vmtest
+
+install: all
+	install -d $(DESTDIR)/usr/local/bin $(DESTDIR)/usr/local/lib/pkgconfig $(DESTDIR)/usr/local/include/mnc
+	install -m 0755 $(PROGS) $(DESTDIR)/usr/local/bin/
+	install -m 0644 $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(DESTDIR)/usr/local/lib/
+	install -m 0644 $(BUILD)/libmnc.pc $(DESTDIR)/usr/local/lib/pkgconfig/
+	install -m 0644 user/include/mnc/*.h bpf/mnc_abi.h $(DESTDIR)/usr/local/include/mnc/
+
+clean:
+	rm -rf build build-asan
