@@ -1,0 +1,108 @@
+/* journal.h - a durable, append-only record file with group commit.
+ *
+ * Used for everything mncd must not lose across a crash: the MNC-L leakage ledger
+ * (ledger.h), the memory store and the object registry. Payloads are opaque bytes (callers
+ * store JSON); the journal only guarantees order, integrity and durability.
+ *
+ * On-disk format (all integers little-endian), a plain sequence of records, no file header:
+ *
+ *     offset  size  field
+ *     0       4     magic   0x4A434E4D ("MNCJ" in file byte order)
+ *     4       4     length  payload bytes, 0 < length <= MNC_JOURNAL_MAX_PAYLOAD
+ *     8       8     seq     sequence number; consecutive (+1) from the file's first record
+ *     16      4     crc     zlib crc32 over bytes 0..15 of the header, then the payload
+ *     20      len   payload
+ *
+ * Recovery (done by mnc_journal_open and mnc_journal_scan):
+ *   - A *torn tail* is what an interrupted append can leave: a last record that is shorter than
+ *     its header says (or a header shorter than 20 bytes), or a last record whose CRC fails and
+ *     that ends exactly at end of file - provided no valid record follows it anywhere. open()
+ *     truncates it (and fsyncs) and reports it in `notice`; scan() only reports it. Nothing
+ *     that was acknowledged can be in a torn tail: append() returns only after fdatasync.
+ *   - Anything else that does not parse - a bad magic, CRC, length or sequence number that is
+ *     followed by more bytes, in particular by a valid record - is *corruption in the middle*.
+ *     It is a hard error naming the record (expected sequence number and byte offset): the
+ *     caller must refuse to start, because silently dropping records (e.g. ledger charges)
+ *     would reset a privacy budget.
+ *
+ * Concurrency: append() may be called from many threads. Appenders are batched by a
+ * leader/follower group commit: the first waiting appender becomes the leader, writes every
+ * record queued so far with one write() and one fdatasync(), and wakes the followers whose
+ * records were in that batch. Records are written in sequence order. A failed write or sync
+ * poisons the handle (every later append fails): after an I/O error the file's state is
+ * unknown and continuing could acknowledge records that are not durable.
+ *
+ * One process at a time: open() takes an exclusive flock on the file and fails if another
+ * process holds it. scan() takes no lock and never modifies the file.
+ */
+#ifndef MNC_JOURNAL_H
+#define MNC_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MNC_JOURNAL_MAGIC 0x4A434E4Du
+#define MNC_JOURNAL_HDR 20
+#define MNC_JOURNAL_MAX_PAYLOAD (16u << 20) /* 16 MiB: bounds allocation on replay */
+
+typedef struct mnc_journal mnc_journal;
+
+/* Replay callback: called once per valid record, in file order. Returning non-zero stops the
+ * replay and makes open()/scan() fail with "replay callback refused record N" (the callback
+ * may have written a more precise message into its own state). payload is only valid during
+ * the call. */
+typedef int (*mnc_journal_replay_fn)(void *arg, uint64_t seq, const void *payload, size_t len);
+
+/* Opens (creating with mode 0600, O_CLOEXEC) the journal at `path`, replays every record
+ * through `cb` (may be NULL), truncates a torn tail and takes an exclusive lock.
+ *   notice/notice_len: if non-NULL, receives "" or a one-line description of a recovered
+ *                      torn tail ("truncated torn tail at offset N (M bytes): ...").
+ *   err/err_len:       on failure, a one-line reason naming the file and, for corruption,
+ *                      the record ("corrupt record #SEQ at offset OFF: crc mismatch ...").
+ * Returns a handle, or NULL on any error (nothing on disk changed except a torn-tail
+ * truncation that was reported). */
+mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *arg,
+                              char *notice, size_t notice_len, char *err, size_t err_len);
+
+/* Read-only check of the file at `path`: same parsing and callbacks as open(), but takes no
+ * lock and never truncates; a torn tail is only described in `notice`. Returns 0 if the file
+ * is valid (possibly with a torn tail, see notice), -1 with `err` otherwise. A missing file is
+ * an error. *n_records (if non-NULL) receives the count of valid records. */
+int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records,
+                     char *notice, size_t notice_len, char *err, size_t err_len);
+
+/* Appends one record and returns only after it is durable (written and fdatasync'ed, possibly
+ * as part of a batch with other threads' records). 0 < len <= MNC_JOURNAL_MAX_PAYLOAD.
+ * *seq_out (if non-NULL) receives the record's sequence number. Returns 0, or -1 with errno
+ * set (EINVAL bad length, EIO/ENOSPC/... from the write or sync; the handle is then
+ * poisoned and later appends fail with EIO). A -1 return means the record may or may not be
+ * on disk: callers must treat the operation as failed (e.g. not release). */
+int mnc_journal_append(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out);
+
+/* Sequence number the next append will get. */
+uint64_t mnc_journal_next_seq(mnc_journal *j);
+
+/* Number of write+fdatasync rounds so far (a group-commit statistic for benchmarks). */
+uint64_t mnc_journal_syncs(mnc_journal *j);
+
+/* Test/benchmark knob: if non-zero, every append does its own write+fdatasync while holding
+ * the lock (no batching) - the baseline group commit is measured against. */
+void mnc_journal_set_no_group_commit(mnc_journal *j, int on);
+
+/* Atomically replaces the journal's contents with `n` records (payloads[i], lens[i]),
+ * numbered from the handle's next sequence number (numbering stays monotone across
+ * compactions): writes PATH.tmp (0600), fsyncs it, renames it over PATH, fsyncs the
+ * directory, then switches the handle to the new file. Concurrent appends wait. Returns 0,
+ * or -1 with errno (the old file is then untouched and the handle still usable). */
+int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_t *lens, size_t n);
+
+/* Same for a path that is not open: writes a fresh journal file atomically, records numbered
+ * from first_seq (>= 1). */
+int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads,
+                        const size_t *lens, size_t n);
+
+/* Waits for in-flight appends, closes the file. Returns 0, or -1 if the handle had been
+ * poisoned by an I/O error or close failed. NULL is a no-op returning 0. */
+int mnc_journal_close(mnc_journal *j);
+
+#endif
