@@ -1,0 +1,39 @@
+/* registry.h - the table of live disclosure objects, keyed by object id.
+ *
+ * Open addressing over object pointers (ids are random, so their first bytes are a good hash).
+ * The registry owns the objects it holds. Not thread-safe: mncd calls it from its event loop.
+ * Lookup is O(1) expected, which keeps the monitor's cost independent of the number of live
+ * objects (see tests/bench/bench_monitor.c).
+ */
+#ifndef MNC_REGISTRY_H
+#define MNC_REGISTRY_H
+
+#include <stddef.h>
+
+#include "mnc/disclosure.h"
+
+typedef struct mnc_registry {
+    mnc_disclosure **slot; /* NULL = empty, TOMBSTONE = deleted */
+    size_t cap;            /* power of two */
+    size_t n;              /* live objects */
+    size_t used;           /* live + tombstones */
+} mnc_registry;
+
+void mnc_registry_init(mnc_registry *r);
+/* Frees every object and the table. */
+void mnc_registry_free(mnc_registry *r);
+
+/* Moves *d (a heap object from malloc) into the registry. Returns 0, -1 on OOM (d untouched,
+ * still owned by the caller) or -2 if an object with the same id exists. */
+int mnc_registry_put(mnc_registry *r, mnc_disclosure *d);
+
+/* The live object with this id, or NULL. The pointer stays valid until it is removed. */
+mnc_disclosure *mnc_registry_get(const mnc_registry *r, const mnc_oid *id);
+
+/* Removes and frees the object. Returns 0 or -1 if absent. */
+int mnc_registry_del(mnc_registry *r, const mnc_oid *id);
+
+/* Calls fn for each live object (order unspecified); stops early if fn returns non-zero. */
+void mnc_registry_each(const mnc_registry *r, int (*fn)(mnc_disclosure *d, void *arg), void *arg);
+
+#endif
