@@ -152,4 +152,22 @@ const mnc_requirement *mnc_policy_requirement(const mnc_policy *p, int agent, co
 /* Names of a field set, comma separated, into buf (always NUL-terminated). */
 void mnc_policy_fieldset_str(const mnc_policy *p, const mnc_set *s, char *buf, size_t n);
 
+/* ---- strict JSON input, shared by every libmnc reader of authority-written files (policies,
+ * private states, risk models). cJSON alone accepts NUL-truncated strings, invalid UTF-8 and
+ * duplicate keys (last one silently wins); these wrappers reject all of them. */
+#define MNC_POLICY_FILE_MAX (4u << 20) /* 4 MiB: the largest policy / state file accepted */
+#define MNC_JSON_DEPTH_MAX 32          /* deepest [ / { nesting accepted (policies need 6) */
+
+struct cJSON;
+
+/* Reads the whole regular file `path` (at most `limit` bytes) into a new NUL-terminated heap
+ * buffer (*buf, *len, free with free()). Returns 0, or -1 with "path: $: message" in *errs. */
+int mnc_json_read_file(const char *path, size_t limit, char **buf, size_t *len, mnc_errors *errs);
+
+/* Parses buf[0..len) (buf[len] must be '\0') as exactly one JSON value after checking the raw
+ * bytes: no NUL byte, valid UTF-8 (no overlong forms, surrogates or code points > U+10FFFF), no
+ * "\u0000" escape, nesting at most MNC_JSON_DEPTH_MAX; then rejects duplicate keys in every
+ * object. Returns the tree (cJSON_Delete it) or NULL with errors "name: PATH: message". */
+struct cJSON *mnc_json_parse_strict(const char *name, const char *buf, size_t len, mnc_errors *errs);
+
 #endif
