@@ -1,0 +1,290 @@
+/* test_disclosure.c - issue, every narrowing rule (and an attempt to widen each), render, JSON. */
+#include <string.h>
+
+#include "fixture.h"
+
+#define NOW 1700000000000ULL
+
+static void t_issue(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure d;
+    mnc_set ok = fx_set2(f->f_selected, f->f_feasible);
+    mnc_set outside = fx_set2(f->f_selected, f->f_reason);
+    mnc_set empty;
+    mnc_set_clear(&empty);
+    /* only an issuer may disclose */
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->coordinator, "x", &ok, &f->st, NOW, &d), MNC_R_NOT_ISSUER);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->ops_log, "x", &ok, &f->st, NOW, &d), MNC_R_UNKNOWN_AGENT);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &outside, &f->st, NOW, &d), MNC_R_CONTRACT_FIELDS);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &empty, &f->st, NOW, &d), MNC_R_INVALID);
+    assert_int_equal(mnc_disclosure_issue(f->p, 999, f->worker, "x", &ok, &f->st, NOW, &d), MNC_R_INVALID);
+    /* a field the state does not have */
+    mnc_state partial;
+    mnc_state_init(&partial);
+    assert_int_equal(mnc_state_set(&partial, f->f_selected, "Thu 10:00"), 0);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &ok, &partial, NOW, &d), MNC_R_MISSING_VALUE);
+    mnc_state_free(&partial);
+
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "task_fact", &ok, &f->st, NOW, &d), MNC_OK);
+    assert_int_equal(d.n_values, 2);
+    assert_string_equal(mnc_disclosure_value(&d, f->f_selected), "Thu 10:00");
+    assert_string_equal(mnc_disclosure_value(&d, f->f_feasible), "true");
+    assert_true(mnc_set_has(&d.holders, (unsigned)f->worker));
+    assert_false(mnc_set_has(&d.holders, (unsigned)f->coordinator));
+    assert_int_equal(d.expires_ms, NOW + 300000);
+    assert_int_equal(d.turns_left, 1);
+    assert_false(d.has_parent);
+    mnc_disclosure d2;
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "task_fact", &ok, &f->st, NOW, &d2), MNC_OK);
+    assert_memory_not_equal(&d.id, &d2.id, sizeof(d.id)); /* fresh random ids */
+    mnc_disclosure_free(&d);
+    mnc_disclosure_free(&d2);
+}
+
+/* A share_availability object (φ = {external, ops_log, calendar}, μ = 1, 3600 s) held by the
+ * coordinator, for narrowing tests. */
+static void share_obj(fx *f, mnc_disclosure *d)
+{
+    fx_issue(f, f->c_share, fx_set2(f->f_selected, f->f_feasible), NOW, d);
+    mnc_set_add(&d->holders, (unsigned)f->coordinator);
+}
+
+static void t_derive_narrows(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, c;
+    share_obj(f, &p);
+    mnc_set fields = fx_set2(f->f_selected, -1);
+    mnc_set sinks = fx_set2(f->ops_log, -1);
+    mnc_lifetime life = {.seconds = 60, .turns = 2};
+    mnc_narrowing n = {.fields = &fields, .sinks = &sinks, .life = &life, .memory = 0};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n, NOW + 1000, &c), MNC_OK);
+    assert_true(c.has_parent);
+    assert_memory_equal(&c.parent, &p.id, sizeof(p.id));
+    assert_int_equal(c.origin, f->coordinator);
+    assert_true(mnc_set_eq(&c.scope.fields, &fields));
+    assert_true(mnc_set_eq(&c.scope.sinks, &sinks));
+    assert_false(c.scope.memory);
+    assert_int_equal(c.expires_ms, NOW + 1000 + 60000);
+    assert_int_equal(c.turns_left, 2);
+    assert_int_equal(c.n_values, 1); /* slot_feasible dropped with F' */
+    assert_null(mnc_disclosure_value(&c, f->f_feasible));
+    assert_int_equal(c.scope.recipient, p.scope.recipient);
+    /* a derived object can be derived again, only narrower */
+    mnc_disclosure g;
+    mnc_narrowing same = {.memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&c, f->coordinator, &same, NOW + 2000, &g), MNC_OK);
+    mnc_disclosure_free(&g);
+    mnc_narrowing wider = {.memory = 1};
+    assert_int_equal(mnc_disclosure_derive(&c, f->coordinator, &wider, NOW + 2000, &g), MNC_R_WIDEN_MEMORY);
+    mnc_disclosure_free(&c);
+    mnc_disclosure_free(&p);
+}
+
+static void t_derive_widen_each(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, c;
+    share_obj(f, &p);
+
+    mnc_set wide_fields = fx_set2(f->f_selected, f->f_reason);
+    mnc_narrowing n1 = {.fields = &wide_fields, .memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n1, NOW, &c), MNC_R_WIDEN_FIELDS);
+
+    mnc_set wide_sinks = fx_set2(f->ops_log, f->memory); /* agent_memory not in φ */
+    mnc_narrowing n2 = {.sinks = &wide_sinks, .memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n2, NOW, &c), MNC_R_WIDEN_SINKS);
+
+    mnc_lifetime longer = {.seconds = 7200};
+    mnc_narrowing n3 = {.life = &longer, .memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n3, NOW, &c), MNC_R_WIDEN_LIFETIME);
+    /* same length, but later: the child's deadline would pass the parent's */
+    mnc_lifetime same_len = {.seconds = 3600};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &same_len, .memory = -1},
+                                           NOW + 1, &c), MNC_R_WIDEN_LIFETIME);
+    /* dropping the time bound is a widening */
+    mnc_lifetime turns_only = {.turns = 1};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &turns_only, .memory = -1},
+                                           NOW, &c), MNC_R_WIDEN_LIFETIME);
+
+    mnc_disclosure_free(&p);
+    /* memory: a μ=0 parent cannot have a μ=1 child */
+    mnc_disclosure s;
+    fx_issue(f, f->c_sched, fx_set2(f->f_selected, -1), NOW, &s);
+    assert_int_equal(mnc_disclosure_derive(&s, f->worker, &(mnc_narrowing){.memory = 1}, NOW, &c), MNC_R_WIDEN_MEMORY);
+    /* turns: the parent has 1 turn */
+    mnc_lifetime more_turns = {.seconds = 10, .turns = 5};
+    assert_int_equal(mnc_disclosure_derive(&s, f->worker, &(mnc_narrowing){.life = &more_turns, .memory = -1}, NOW, &c),
+                     MNC_R_WIDEN_LIFETIME);
+    /* φ: the parent has none; any sink widens */
+    mnc_set one = fx_set2(f->external, -1);
+    assert_int_equal(mnc_disclosure_derive(&s, f->worker, &(mnc_narrowing){.sinks = &one, .memory = -1}, NOW, &c),
+                     MNC_R_WIDEN_SINKS);
+    mnc_disclosure_free(&s);
+}
+
+static void t_scope_narrows_recipient(void **state)
+{
+    fx *f = *state;
+    mnc_scope a = f->p->contracts[f->c_sched].scope, b = a;
+    assert_int_equal(mnc_scope_narrows(&a, 10, 1, &b, 10, 1), MNC_OK);
+    b.recipient = (uint16_t)f->external;
+    assert_int_equal(mnc_scope_narrows(&a, 10, 1, &b, 10, 1), MNC_R_WIDEN_RECIPIENT);
+    b = a;
+    assert_int_equal(mnc_scope_narrows(&a, 10, 1, &b, 11, 1), MNC_R_WIDEN_LIFETIME);
+    assert_int_equal(mnc_scope_narrows(&a, 0, MNC_TURNS_UNBOUNDED, &b, 0, MNC_TURNS_UNBOUNDED), MNC_OK);
+}
+
+static void t_derive_refusals(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, c;
+    share_obj(f, &p);
+    mnc_narrowing same = {.memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&p, f->external, &same, NOW, &c), MNC_R_NOT_HOLDER);
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &same, p.expires_ms, &c), MNC_R_EXPIRED);
+    p.revoked = true;
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &same, NOW, &c), MNC_R_REVOKED);
+    mnc_disclosure_free(&p);
+}
+
+static void t_render(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure d;
+    mnc_set fields = fx_set2(f->f_selected, -1);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "receipt", &fields, &f->st, NOW, &d), MNC_OK);
+    char *s = mnc_disclosure_render(f->p, &d);
+    assert_non_null(s);
+    assert_non_null(strstr(s, "Thu 10:00"));
+    assert_null(strstr(s, "oncology"));
+    assert_null(strstr(s, "{"));
+    free(s);
+    /* an unknown form renders field=value lines */
+    strcpy(d.form, "no_such_form");
+    s = mnc_disclosure_render(f->p, &d);
+    assert_string_equal(s, "selected_slot=Thu 10:00");
+    free(s);
+    mnc_disclosure_free(&d);
+}
+
+static void t_json_roundtrip(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, c, back;
+    share_obj(f, &p);
+    mnc_set fields = fx_set2(f->f_selected, -1);
+    mnc_narrowing n = {.fields = &fields, .memory = 0};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n, NOW + 5, &c), MNC_OK);
+    c.revoked = true;
+    mnc_disclosure *objs[] = {&p, &c};
+    for (int i = 0; i < 2; i++) {
+        cJSON *j = mnc_disclosure_to_json(f->p, objs[i]);
+        assert_non_null(j);
+        mnc_errors e;
+        mnc_errors_init(&e);
+        int rc = mnc_disclosure_from_json(f->p, j, &back, &e);
+        fx_print_errors(&e);
+        assert_int_equal(rc, 0);
+        mnc_errors_free(&e);
+        /* exact equality of every component */
+        assert_memory_equal(&back.id, &objs[i]->id, sizeof(back.id));
+        assert_int_equal(back.has_parent, objs[i]->has_parent);
+        assert_memory_equal(&back.parent, &objs[i]->parent, sizeof(back.parent));
+        assert_int_equal(back.contract, objs[i]->contract);
+        assert_int_equal(back.origin, objs[i]->origin);
+        assert_string_equal(back.form, objs[i]->form);
+        assert_memory_equal(&back.scope, &objs[i]->scope, sizeof(back.scope));
+        assert_int_equal(back.issued_ms, objs[i]->issued_ms);
+        assert_int_equal(back.expires_ms, objs[i]->expires_ms);
+        assert_int_equal(back.turns_left, objs[i]->turns_left);
+        assert_true(mnc_set_eq(&back.holders, &objs[i]->holders));
+        assert_int_equal(back.revoked, objs[i]->revoked);
+        assert_int_equal(back.n_values, objs[i]->n_values);
+        for (int v = 0; v < back.n_values; v++) {
+            assert_int_equal(back.values[v].field, objs[i]->values[v].field);
+            assert_string_equal(back.values[v].value, objs[i]->values[v].value);
+        }
+        /* and the serialisations are identical */
+        char *a = cJSON_PrintUnformatted(j);
+        cJSON *j2 = mnc_disclosure_to_json(f->p, &back);
+        char *b = cJSON_PrintUnformatted(j2);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        cJSON_Delete(j);
+        cJSON_Delete(j2);
+        mnc_disclosure_free(&back);
+    }
+    mnc_disclosure_free(&p);
+    mnc_disclosure_free(&c);
+}
+
+static void t_json_strict(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, back;
+    share_obj(f, &p);
+    const char *mutations[][2] = {
+        {"extra", "1"},                 /* unknown key */
+        {"id", "\"xyz\""},              /* bad id */
+        {"origin", "\"nobody\""},       /* unknown agent */
+        {"contract", "\"nope\""},       /* unknown contract */
+        {"purpose", "\"other\""},       /* purpose mismatch */
+        {"issued_ms", "-1"},            /* negative */
+        {"issued_ms", "1.5"},           /* non-integer */
+        {"turns_left", "\"1\""},        /* wrong type */
+        {"values", "{\"reason\":\"oncology appointment\"}"}, /* outside F */
+        {"holders", "[\"ghost\"]"},     /* unknown holder */
+        {"revoked", "0"},               /* wrong type */
+    };
+    for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+        cJSON *j = mnc_disclosure_to_json(f->p, &p);
+        cJSON *v = cJSON_Parse(mutations[i][1]);
+        assert_non_null(v);
+        if (cJSON_GetObjectItemCaseSensitive(j, mutations[i][0]))
+            cJSON_ReplaceItemInObjectCaseSensitive(j, mutations[i][0], v);
+        else
+            cJSON_AddItemToObject(j, mutations[i][0], v);
+        mnc_errors e;
+        mnc_errors_init(&e);
+        assert_int_equal(mnc_disclosure_from_json(f->p, j, &back, &e), -1);
+        assert_true(e.n >= 1);
+        assert_non_null(strstr(e.msg[0], "object."));
+        mnc_errors_free(&e);
+        cJSON_Delete(j);
+    }
+    mnc_disclosure_free(&p);
+}
+
+static void t_oid(void **state)
+{
+    (void)state;
+    mnc_oid a, b;
+    char hex[MNC_OID_HEX];
+    assert_int_equal(mnc_oid_random(&a), 0);
+    mnc_oid_hex(&a, hex);
+    assert_int_equal(strlen(hex), 32);
+    assert_int_equal(mnc_oid_parse(hex, &b), 0);
+    assert_memory_equal(&a, &b, sizeof(a));
+    assert_int_equal(mnc_oid_parse("zz", &b), -1);
+    assert_int_equal(mnc_oid_parse("0123456789abcdef0123456789abcdeg", &b), -1);
+    assert_int_equal(mnc_oid_parse(NULL, &b), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(t_issue, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_derive_narrows, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_derive_widen_each, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_scope_narrows_recipient, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_derive_refusals, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_render, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_json_roundtrip, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_json_strict, fx_setup, fx_teardown),
+        cmocka_unit_test(t_oid),
+    };
+    return cmocka_run_group_tests_name("disclosure", tests, NULL, NULL);
+}
