@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mnc/risk.h"
+#include "mnc/risk_bayes.h"
 
 /* weights: br(H) = Σ weight(f) over the distinct fields observed in H. */
 static int weights_leak(const mnc_policy *p, const mnc_obs *h, size_t nh, double *out)
@@ -30,7 +31,8 @@ int mnc_risk_leak(const mnc_policy *p, const mnc_obs *h, size_t nh, double *out)
     case MNC_RISK_WEIGHTS:
         return weights_leak(p, h, nh, out);
     case MNC_RISK_BAYES:
-        return -1; /* model not available in this build: fail closed */
+        /* no model loaded: fail closed */
+        return p->risk_model ? mnc_bayes_leak(p->risk_model, h, nh, out) : -1;
     }
     return -1;
 }
