@@ -278,7 +278,7 @@ static size_t utf8_len(const unsigned char *s, size_t n, const char **why)
 }
 
 /* The raw checks that cJSON does not do; stops at the first problem (the file is refused). */
-static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *errs)
+static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *errs, bool *unclosed)
 {
     const unsigned char *u = (const unsigned char *)buf;
     bool in_str = false;
@@ -330,6 +330,8 @@ static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *e
         }
         i++;
     }
+    /* an open string or bracket at the end means the input was cut short */
+    *unclosed = in_str || depth > 0;
     return 0;
 }
 
@@ -378,7 +380,8 @@ static void dup_keys(const char *name, const cJSON *j, const char *path, mnc_err
 
 cJSON *mnc_json_parse_strict(const char *name, const char *buf, size_t len, mnc_errors *errs)
 {
-    if (scan_raw(name, buf, len, errs) != 0)
+    bool unclosed = false;
+    if (scan_raw(name, buf, len, errs, &unclosed) != 0)
         return NULL;
     size_t ws = 0;
     while (ws < len && (buf[ws] == ' ' || buf[ws] == '\t' || buf[ws] == '\n' || buf[ws] == '\r'))
@@ -395,11 +398,13 @@ cJSON *mnc_json_parse_strict(const char *name, const char *buf, size_t len, mnc_
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : len;
         size_t line, col;
         line_col(buf, off, &line, &col);
-        if (off >= len)
+        if (off >= len || unclosed) {
+            line_col(buf, len, &line, &col);
             ferr(errs, name, "$", "syntax error: unexpected end of input at line %zu, column %zu "
                  "(truncated?)", line, col);
-        else
+        } else {
             ferr(errs, name, "$", "syntax error at line %zu, column %zu", line, col);
+        }
         return NULL;
     }
     int before = errs->n;
@@ -619,11 +624,12 @@ typedef struct pent {
     mnc_principal p;
     int file, index;  /* first definition: file and index in its agents[] / sinks[] */
     int last_file;    /* last file that defined it (detects in-file duplicates) */
+    int last_index;   /* its index in that file */
 } pent;
 
 typedef struct fent {
     mnc_field f;
-    int file, index, last_file;
+    int file, index, last_file, last_index;
 } fent;
 
 typedef struct fament {
@@ -769,16 +775,16 @@ static void add_principal(build *b, fctx *c, mnc_principal *p, bool is_agent, in
         pent *n = is_agent ? &b->agents[b->n_agents++] : &b->sinks[b->n_sinks++];
         n->p = *p;
         n->file = n->last_file = c->fi;
-        n->index = idx;
+        n->index = n->last_index = idx;
         return;
     }
     const char *exlist = ex_agent ? "agents" : "sinks";
     if (ex->last_file == c->fi) {
         if (ex_agent == is_agent)
-            E(c, path, "duplicate %s name %s (also %s[%d])", kind, Q(p->name), exlist, ex->index);
+            E(c, path, "duplicate %s name %s (also %s[%d])", kind, Q(p->name), exlist, ex->last_index);
         else
             E(c, path, "%s name %s clashes with %s[%d] (agents and sinks share one namespace)", kind,
-              Q(p->name), exlist, ex->index);
+              Q(p->name), exlist, ex->last_index);
     } else if (ex_agent != is_agent) {
         E(c, path, "%s name %s clashes with %s[%d] in %s (agents and sinks share one namespace)",
           kind, Q(p->name), exlist, ex->index, b->files[ex->file].name);
@@ -786,7 +792,10 @@ static void add_principal(build *b, fctx *c, mnc_principal *p, bool is_agent, in
         E(c, path, "%s %s differs from its definition in %s (%s[%d])", kind, Q(p->name),
           b->files[ex->file].name, list, ex->index);
     }
-    ex->last_file = c->fi;
+    if (ex_agent == is_agent) {
+        ex->last_file = c->fi;
+        ex->last_index = idx;
+    }
     free_principal(p);
 }
 
@@ -958,11 +967,12 @@ static void parse_field(build *b, fctx *c, const cJSON *j, int idx)
         if (strcmp(ex->f.name, f.name) != 0)
             continue;
         if (ex->last_file == c->fi)
-            E(c, path.s, "duplicate field name %s (also fields[%d])", Q(f.name), ex->index);
+            E(c, path.s, "duplicate field name %s (also fields[%d])", Q(f.name), ex->last_index);
         else if (ex->f.weight != f.weight)
             E(c, path.s, "field %s differs from its definition in %s (fields[%d])", Q(f.name),
               b->files[ex->file].name, ex->index);
         ex->last_file = c->fi;
+        ex->last_index = idx;
         return;
     }
     if (b->n_fields >= MNC_MAX_FIELDS) {
@@ -971,7 +981,8 @@ static void parse_field(build *b, fctx *c, const cJSON *j, int idx)
         b->too_many_fields = true;
         return;
     }
-    b->fields[b->n_fields++] = (fent){.f = f, .file = c->fi, .index = idx, .last_file = c->fi};
+    b->fields[b->n_fields++] = (fent){.f = f, .file = c->fi, .index = idx, .last_file = c->fi,
+                                      .last_index = idx};
 }
 
 /* Calls fn for each element of root[key], which must be an array (min_one: non-empty). */
