@@ -2,6 +2,7 @@
 #
 #   make deps     install every Debian package (root; bookworm-backports for libbpf/bpftool)
 #   make          build libmnc (static + shared + pkg-config), BPF objects, skeletons, mncctl, mncd
+#   make demo     the paper's worked example on the embedded default policy
 #   make test     build and run every test; prints "N passed, N failed"
 #   make asan     unit tests under ASan + UBSan (separate build dir)
 #   make bench    benchmarks (figures printed, compared in the same run)
@@ -55,7 +56,7 @@ BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps test unit asan bench fuzz clean install vmtest
+.PHONY: all deps demo test unit asan bench fuzz clean install vmtest
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -107,6 +108,9 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+demo: all
+	BUILD=$(BUILD) tests/demo/worked-example.sh
 
 unit: $(TESTS)
 	BUILD=$(BUILD) tests/run-tests --unit-only
