@@ -96,9 +96,14 @@ static inline unsigned mnc_set_count(const mnc_set *s)
 /* Iterate: for (int id = mnc_set_next(s, -1); id >= 0; id = mnc_set_next(s, id)) */
 static inline int mnc_set_next(const mnc_set *s, int after)
 {
-    for (int id = after + 1; id < MNC_SET_BITS; id++)
-        if (mnc_set_has(s, (unsigned)id))
-            return id;
+    int id = after + 1;
+    while (id >= 0 && id < MNC_SET_BITS) {
+        int w = id / 64;
+        uint64_t bits = s->w[w] >> (id % 64);
+        if (bits)
+            return id + __builtin_ctzll(bits);
+        id = (w + 1) * 64;
+    }
     return -1;
 }
 
