@@ -1,0 +1,745 @@
+/* ledger.c - MNC-L leakage ledger on top of the journal (see mnc/ledger.h). */
+#include "mnc/ledger.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mnc/journal.h"
+
+typedef struct charge {
+    uint64_t seq, t;
+    char *recipient, *release;
+    double delta;
+    mnc_ledger_obs *obs; /* strings owned (field and value heap strings) */
+    size_t n_obs;
+} charge;
+
+typedef struct account {
+    char *recipient;
+    double spent, reserved;
+} account;
+
+typedef struct subject {
+    char *name;
+    double spent, reserved;
+    account *acc;
+    size_t nacc, capacc;
+    charge *ch;
+    size_t nch, capch;
+    size_t total_obs;
+    struct subject *next;
+} subject;
+
+enum { REL_PENDING = 1, REL_DONE = 2 };
+
+typedef struct rel {
+    char *id;
+    int state;
+    struct rel *next;
+} rel;
+
+struct mnc_ledger {
+    mnc_journal *j; /* NULL for a read-only view */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    subject **sb;
+    size_t nsb, capsb; /* buckets (power of two) */
+    rel **rb;
+    size_t nrel, caprb;
+    size_t ncharges;
+    bool failed;
+    char replay_err[256];
+};
+
+/* ---- hashing ------------------------------------------------------------------------ */
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static subject *find_subject(mnc_ledger *l, const char *name)
+{
+    for (subject *s = l->sb[hash(name) & (l->capsb - 1)]; s; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+static int grow_subjects(mnc_ledger *l)
+{
+    size_t nc = l->capsb * 2;
+    subject **nb = calloc(nc, sizeof(*nb));
+    if (!nb)
+        return -1;
+    for (size_t i = 0; i < l->capsb; i++)
+        for (subject *s = l->sb[i], *nx; s; s = nx) {
+            nx = s->next;
+            size_t b = hash(s->name) & (nc - 1);
+            s->next = nb[b];
+            nb[b] = s;
+        }
+    free(l->sb);
+    l->sb = nb;
+    l->capsb = nc;
+    return 0;
+}
+
+static subject *get_subject(mnc_ledger *l, const char *name)
+{
+    subject *s = find_subject(l, name);
+    if (s)
+        return s;
+    if (l->nsb + 1 > l->capsb && grow_subjects(l) != 0)
+        return NULL;
+    s = calloc(1, sizeof(*s));
+    if (!s || !(s->name = strdup(name))) {
+        free(s);
+        return NULL;
+    }
+    size_t b = hash(name) & (l->capsb - 1);
+    s->next = l->sb[b];
+    l->sb[b] = s;
+    l->nsb++;
+    return s;
+}
+
+static account *find_account(subject *s, const char *r)
+{
+    for (size_t i = 0; i < s->nacc; i++)
+        if (strcmp(s->acc[i].recipient, r) == 0)
+            return &s->acc[i];
+    return NULL;
+}
+
+static account *get_account(subject *s, const char *r)
+{
+    account *a = find_account(s, r);
+    if (a)
+        return a;
+    if (s->nacc == s->capacc) {
+        size_t nc = s->capacc ? s->capacc * 2 : 4;
+        account *n = realloc(s->acc, nc * sizeof(*n));
+        if (!n)
+            return NULL;
+        s->acc = n;
+        s->capacc = nc;
+    }
+    a = &s->acc[s->nacc];
+    memset(a, 0, sizeof(*a));
+    if (!(a->recipient = strdup(r)))
+        return NULL;
+    s->nacc++;
+    return a;
+}
+
+static rel *find_rel(mnc_ledger *l, const char *id)
+{
+    for (rel *r = l->rb[hash(id) & (l->caprb - 1)]; r; r = r->next)
+        if (strcmp(r->id, id) == 0)
+            return r;
+    return NULL;
+}
+
+static rel *add_rel(mnc_ledger *l, const char *id, int state)
+{
+    if (l->nrel + 1 > l->caprb) {
+        size_t nc = l->caprb * 2;
+        rel **nb = calloc(nc, sizeof(*nb));
+        if (!nb)
+            return NULL;
+        for (size_t i = 0; i < l->caprb; i++)
+            for (rel *r = l->rb[i], *nx; r; r = nx) {
+                nx = r->next;
+                size_t b = hash(r->id) & (nc - 1);
+                r->next = nb[b];
+                nb[b] = r;
+            }
+        free(l->rb);
+        l->rb = nb;
+        l->caprb = nc;
+    }
+    rel *r = calloc(1, sizeof(*r));
+    if (!r || !(r->id = strdup(id))) {
+        free(r);
+        return NULL;
+    }
+    r->state = state;
+    size_t b = hash(id) & (l->caprb - 1);
+    r->next = l->rb[b];
+    l->rb[b] = r;
+    l->nrel++;
+    return r;
+}
+
+static void del_rel(mnc_ledger *l, const char *id)
+{
+    for (rel **pp = &l->rb[hash(id) & (l->caprb - 1)]; *pp; pp = &(*pp)->next)
+        if (strcmp((*pp)->id, id) == 0) {
+            rel *r = *pp;
+            *pp = r->next;
+            free(r->id);
+            free(r);
+            l->nrel--;
+            return;
+        }
+}
+
+/* ---- validation --------------------------------------------------------------------- */
+
+static bool good_str(const char *s, size_t max)
+{
+    if (!s || !*s)
+        return false;
+    size_t n = strnlen(s, max);
+    if (n >= max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
+
+static bool good_obs(const mnc_ledger_obs *o, size_t n)
+{
+    if (n > MNC_LEDGER_OBS_MAX || (n && !o))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!good_str(o[i].field, MNC_NAME_MAX) || !o[i].value ||
+            strnlen(o[i].value, MNC_LEDGER_VALUE_MAX) >= MNC_LEDGER_VALUE_MAX)
+            return false;
+    return true;
+}
+
+/* ---- applying a charge to memory (lock held) ---------------------------------------- */
+
+static void free_charge(charge *c)
+{
+    free(c->recipient);
+    free(c->release);
+    for (size_t i = 0; i < c->n_obs; i++) {
+        free((char *)c->obs[i].field);
+        free((char *)c->obs[i].value);
+    }
+    free(c->obs);
+}
+
+/* Records a charge in subject s; copies all strings. Keeps charges ordered by seq (concurrent
+ * appenders may finish out of order). 0 or -1 (OOM). */
+static int apply(mnc_ledger *l, subject *s, account *a, uint64_t seq, uint64_t t,
+                 const char *recipient, const char *release, double delta,
+                 const mnc_ledger_obs *obs, size_t n)
+{
+    if (s->nch == s->capch) {
+        size_t nc = s->capch ? s->capch * 2 : 8;
+        charge *nchs = realloc(s->ch, nc * sizeof(*nchs));
+        if (!nchs)
+            return -1;
+        s->ch = nchs;
+        s->capch = nc;
+    }
+    charge c = {.seq = seq, .t = t, .delta = delta};
+    c.recipient = strdup(recipient);
+    c.release = strdup(release);
+    c.obs = calloc(n ? n : 1, sizeof(*c.obs));
+    if (!c.recipient || !c.release || !c.obs)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        c.obs[i].field = strdup(obs[i].field);
+        c.obs[i].value = strdup(obs[i].value);
+        c.n_obs = i + 1;
+        if (!c.obs[i].field || !c.obs[i].value)
+            goto oom;
+    }
+    size_t at = s->nch;
+    while (at > 0 && s->ch[at - 1].seq > seq)
+        at--;
+    memmove(&s->ch[at + 1], &s->ch[at], (s->nch - at) * sizeof(charge));
+    s->ch[at] = c;
+    s->nch++;
+    s->total_obs += n;
+    s->spent += delta;
+    a->spent += delta;
+    l->ncharges++;
+    return 0;
+oom:
+    free_charge(&c);
+    return -1;
+}
+
+/* ---- replay ------------------------------------------------------------------------- */
+
+static int replay(void *arg, uint64_t seq, const void *payload, size_t len)
+{
+    mnc_ledger *l = arg;
+    cJSON *j = cJSON_ParseWithLength(payload, len);
+    const char *why = NULL;
+    mnc_ledger_obs obs[MNC_LEDGER_OBS_MAX];
+    size_t n = 0;
+    if (!j) {
+        why = "payload is not JSON";
+        goto bad;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "v");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "t");
+    const cJSON *sj = cJSON_GetObjectItemCaseSensitive(j, "subject");
+    const cJSON *rj = cJSON_GetObjectItemCaseSensitive(j, "recipient");
+    const cJSON *idj = cJSON_GetObjectItemCaseSensitive(j, "release");
+    const cJSON *dj = cJSON_GetObjectItemCaseSensitive(j, "delta");
+    const cJSON *oj = cJSON_GetObjectItemCaseSensitive(j, "obs");
+    if (!cJSON_IsNumber(v) || v->valuedouble != 1) {
+        why = "unsupported record version";
+        goto bad;
+    }
+    if (!cJSON_IsNumber(t) || t->valuedouble < 0 || !cJSON_IsString(sj) ||
+        !good_str(sj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(rj) ||
+        !good_str(rj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(idj) ||
+        !good_str(idj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsNumber(dj) ||
+        !isfinite(dj->valuedouble) || dj->valuedouble < 0 || !cJSON_IsArray(oj)) {
+        why = "missing or malformed member (t, subject, recipient, release, delta, obs)";
+        goto bad;
+    }
+    for (const cJSON *o = oj->child; o; o = o->next) {
+        if (n == MNC_LEDGER_OBS_MAX || cJSON_GetArraySize(o) != 2 ||
+            !cJSON_IsString(o->child) || !cJSON_IsString(o->child->next)) {
+            why = "malformed observation";
+            goto bad;
+        }
+        obs[n].field = o->child->valuestring;
+        obs[n].value = o->child->next->valuestring;
+        n++;
+    }
+    if (!good_obs(obs, n)) {
+        why = "malformed observation";
+        goto bad;
+    }
+    /* Idempotent: a release id seen before is counted once. */
+    if (find_rel(l, idj->valuestring)) {
+        cJSON_Delete(j);
+        return 0;
+    }
+    subject *s = get_subject(l, sj->valuestring);
+    account *a = s ? get_account(s, rj->valuestring) : NULL;
+    if (!a || !add_rel(l, idj->valuestring, REL_DONE) ||
+        apply(l, s, a, seq, (uint64_t)t->valuedouble, rj->valuestring, idj->valuestring,
+              dj->valuedouble, obs, n) != 0) {
+        why = "out of memory";
+        goto bad;
+    }
+    cJSON_Delete(j);
+    return 0;
+bad:
+    snprintf(l->replay_err, sizeof(l->replay_err), "%s", why);
+    cJSON_Delete(j);
+    return -1;
+}
+
+static mnc_ledger *alloc_ledger(void)
+{
+    mnc_ledger *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->capsb = 64;
+    l->caprb = 256;
+    l->sb = calloc(l->capsb, sizeof(*l->sb));
+    l->rb = calloc(l->caprb, sizeof(*l->rb));
+    if (!l->sb || !l->rb || pthread_mutex_init(&l->mu, NULL) != 0) {
+        free(l->sb);
+        free(l->rb);
+        free(l);
+        return NULL;
+    }
+    if (pthread_cond_init(&l->cv, NULL) != 0) {
+        pthread_mutex_destroy(&l->mu);
+        free(l->sb);
+        free(l->rb);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static void free_ledger(mnc_ledger *l)
+{
+    for (size_t i = 0; i < l->capsb; i++)
+        for (subject *s = l->sb[i], *nx; s; s = nx) {
+            nx = s->next;
+            for (size_t k = 0; k < s->nch; k++)
+                free_charge(&s->ch[k]);
+            for (size_t k = 0; k < s->nacc; k++)
+                free(s->acc[k].recipient);
+            free(s->ch);
+            free(s->acc);
+            free(s->name);
+            free(s);
+        }
+    for (size_t i = 0; i < l->caprb; i++)
+        for (rel *r = l->rb[i], *nx; r; r = nx) {
+            nx = r->next;
+            free(r->id);
+            free(r);
+        }
+    free(l->sb);
+    free(l->rb);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l);
+}
+
+static void add_replay_err(mnc_ledger *l, char *err, size_t err_len)
+{
+    if (l->replay_err[0] && err && err_len) {
+        size_t n = strlen(err);
+        snprintf(err + n, err_len - n, ": %s", l->replay_err);
+    }
+}
+
+mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, char *err,
+                            size_t err_len)
+{
+    mnc_ledger *l = alloc_ledger();
+    if (!l) {
+        snprintf(err, err_len, "%s: out of memory", path);
+        return NULL;
+    }
+    l->j = mnc_journal_open(path, replay, l, notice, notice_len, err, err_len);
+    if (!l->j) {
+        add_replay_err(l, err, err_len);
+        free_ledger(l);
+        return NULL;
+    }
+    return l;
+}
+
+mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len, char *err,
+                               size_t err_len)
+{
+    mnc_ledger *l = alloc_ledger();
+    if (!l) {
+        snprintf(err, err_len, "%s: out of memory", path);
+        return NULL;
+    }
+    if (mnc_journal_scan(path, replay, l, NULL, notice, notice_len, err, err_len) != 0) {
+        add_replay_err(l, err, err_len);
+        free_ledger(l);
+        return NULL;
+    }
+    return l;
+}
+
+int mnc_ledger_close(mnc_ledger *l)
+{
+    if (!l)
+        return 0;
+    int rc = l->j ? mnc_journal_close(l->j) : 0;
+    if (l->failed)
+        rc = -1;
+    free_ledger(l);
+    return rc;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+int mnc_ledger_spent(mnc_ledger *l, const char *subject_name, const char *recipient, double *out)
+{
+    if (!l || !subject_name || !out)
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    subject *s = find_subject(l, subject_name);
+    double v = 0;
+    if (s && !recipient) {
+        v = s->spent;
+    } else if (s) {
+        account *a = find_account(s, recipient);
+        v = a ? a->spent : 0;
+    }
+    pthread_mutex_unlock(&l->mu);
+    *out = v;
+    return 0;
+}
+
+/* Admission with reservations counted; lock held. */
+static mnc_ledger_rc admit(mnc_ledger *l, const char *sname, const char *recipient, double delta,
+                           const mnc_ledger_limits *lim)
+{
+    if (!lim)
+        return MNC_LEDGER_OK;
+    if (lim->epsilon >= 0 && delta > lim->epsilon)
+        return MNC_LEDGER_OVER_EPSILON;
+    if (lim->budget >= 0) {
+        subject *s = find_subject(l, sname);
+        double sigma = 0;
+        if (s && lim->per_recipient && recipient) {
+            account *a = find_account(s, recipient);
+            sigma = a ? a->spent + a->reserved : 0;
+        } else if (s) {
+            sigma = s->spent + s->reserved;
+        }
+        if (sigma + delta > lim->budget)
+            return MNC_LEDGER_OVER_BUDGET;
+    }
+    return MNC_LEDGER_OK;
+}
+
+mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const char *recipient,
+                               double delta, const mnc_ledger_limits *lim)
+{
+    if (!l || !good_str(subject_name, MNC_LEDGER_SUBJECT_MAX) || !isfinite(delta) || delta < 0 ||
+        (recipient && !good_str(recipient, MNC_LEDGER_SUBJECT_MAX))) {
+        errno = EINVAL;
+        return MNC_LEDGER_ERROR;
+    }
+    pthread_mutex_lock(&l->mu);
+    mnc_ledger_rc rc = admit(l, subject_name, recipient, delta, lim);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static char *payload(uint64_t t, const char *sname, const char *recipient, const char *release,
+                     double delta, const mnc_ledger_obs *obs, size_t n)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *arr = NULL;
+    char *out = NULL;
+    if (!j || !cJSON_AddNumberToObject(j, "v", 1) ||
+        !cJSON_AddNumberToObject(j, "t", (double)t) ||
+        !cJSON_AddStringToObject(j, "subject", sname) ||
+        !cJSON_AddStringToObject(j, "recipient", recipient) ||
+        !cJSON_AddStringToObject(j, "release", release) ||
+        !cJSON_AddNumberToObject(j, "delta", delta) ||
+        !(arr = cJSON_AddArrayToObject(j, "obs")))
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const char *pair[2] = {obs[i].field, obs[i].value};
+        cJSON *p = cJSON_CreateStringArray(pair, 2);
+        if (!p || !cJSON_AddItemToArray(arr, p)) {
+            cJSON_Delete(p);
+            goto out;
+        }
+    }
+    out = cJSON_PrintUnformatted(j);
+out:
+    cJSON_Delete(j);
+    return out;
+}
+
+mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *recipient,
+                                const char *release, const mnc_ledger_obs *obs, size_t n,
+                                double delta, const mnc_ledger_limits *lim)
+{
+    if (!l || !good_str(sname, MNC_LEDGER_SUBJECT_MAX) ||
+        !good_str(recipient, MNC_LEDGER_SUBJECT_MAX) ||
+        !good_str(release, MNC_LEDGER_SUBJECT_MAX) || !good_obs(obs, n) || !isfinite(delta) ||
+        delta < 0) {
+        errno = EINVAL;
+        return MNC_LEDGER_ERROR;
+    }
+    if (!l->j) {
+        errno = EROFS;
+        return MNC_LEDGER_ERROR;
+    }
+    uint64_t t = now_ms();
+    /* Build the record outside the lock. cJSON prints doubles so that they parse back to the
+     * same value, so replay recomputes exactly the same Σ. */
+    char *pl = payload(t, sname, recipient, release, delta, obs, n);
+    if (!pl) {
+        errno = ENOMEM;
+        return MNC_LEDGER_ERROR;
+    }
+    pthread_mutex_lock(&l->mu);
+    rel *r;
+    /* Same release id in flight on another thread: wait for its outcome. */
+    while ((r = find_rel(l, release)) && r->state == REL_PENDING)
+        pthread_cond_wait(&l->cv, &l->mu);
+    mnc_ledger_rc rc;
+    if (r) {
+        rc = MNC_LEDGER_DUPLICATE;
+        goto unlock;
+    }
+    if (l->failed) {
+        errno = EIO;
+        rc = MNC_LEDGER_ERROR;
+        goto unlock;
+    }
+    rc = admit(l, sname, recipient, delta, lim);
+    if (rc != MNC_LEDGER_OK)
+        goto unlock;
+    subject *s = get_subject(l, sname);
+    account *a = s ? get_account(s, recipient) : NULL;
+    if (!a || !add_rel(l, release, REL_PENDING)) {
+        errno = ENOMEM;
+        rc = MNC_LEDGER_ERROR;
+        goto unlock;
+    }
+    /* Reserve so that concurrent charges to this subject see it in admit(). */
+    s->reserved += delta;
+    a->reserved += delta;
+    pthread_mutex_unlock(&l->mu);
+
+    uint64_t seq = 0;
+    int jrc = mnc_journal_append(l->j, pl, strlen(pl), &seq);
+    int e = errno;
+
+    pthread_mutex_lock(&l->mu);
+    /* s and a may have moved (hash growth does not move subjects; accounts may realloc). */
+    s = find_subject(l, sname);
+    a = find_account(s, recipient);
+    s->reserved -= delta;
+    a->reserved -= delta;
+    r = find_rel(l, release);
+    if (jrc == 0 && apply(l, s, a, seq, t, recipient, release, delta, obs, n) == 0) {
+        r->state = REL_DONE;
+        rc = MNC_LEDGER_OK;
+    } else {
+        /* Not counted here. If the append failed the journal is poisoned; if only memory
+         * failed the record is durable but this process can no longer account correctly:
+         * refuse further charges either way (a restart replays the file). */
+        del_rel(l, release);
+        l->failed = true;
+        errno = jrc != 0 ? e : ENOMEM;
+        rc = MNC_LEDGER_ERROR;
+    }
+    pthread_cond_broadcast(&l->cv);
+unlock:
+    e = errno;
+    pthread_mutex_unlock(&l->mu);
+    free(pl);
+    errno = e;
+    return rc;
+}
+
+mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const char *sname,
+                                    const char *recipient, const char *release,
+                                    const mnc_obs *obs, size_t n, double delta,
+                                    const mnc_ledger_limits *lim)
+{
+    if (!p || n > MNC_LEDGER_OBS_MAX || (n && !obs)) {
+        errno = EINVAL;
+        return MNC_LEDGER_ERROR;
+    }
+    mnc_ledger_obs lo[MNC_LEDGER_OBS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        if (obs[i].field >= p->n_fields) {
+            errno = EINVAL;
+            return MNC_LEDGER_ERROR;
+        }
+        lo[i].field = p->fields[obs[i].field].name;
+        lo[i].value = obs[i].value;
+    }
+    return mnc_ledger_charge(l, sname, recipient, release, lo, n, delta, lim);
+}
+
+bool mnc_ledger_has_release(mnc_ledger *l, const char *release)
+{
+    if (!l || !release)
+        return false;
+    pthread_mutex_lock(&l->mu);
+    rel *r = find_rel(l, release);
+    bool done = r && r->state == REL_DONE;
+    pthread_mutex_unlock(&l->mu);
+    return done;
+}
+
+int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mnc_obs **out,
+                       size_t *n)
+{
+    if (!l || !p || !sname || !out || !n)
+        return -1;
+    *out = NULL;
+    *n = 0;
+    pthread_mutex_lock(&l->mu);
+    subject *s = find_subject(l, sname);
+    int rc = 0;
+    if (!s || s->total_obs == 0)
+        goto done;
+    size_t bytes = s->total_obs * sizeof(mnc_obs);
+    for (size_t c = 0; c < s->nch; c++)
+        for (size_t i = 0; i < s->ch[c].n_obs; i++)
+            bytes += strlen(s->ch[c].obs[i].value) + 1;
+    mnc_obs *o = malloc(bytes);
+    if (!o) {
+        rc = -1;
+        goto done;
+    }
+    char *str = (char *)(o + s->total_obs);
+    size_t k = 0;
+    for (size_t c = 0; c < s->nch; c++)
+        for (size_t i = 0; i < s->ch[c].n_obs; i++) {
+            int id = mnc_policy_field(p, s->ch[c].obs[i].field);
+            if (id < 0) {
+                free(o);
+                rc = -1;
+                goto done;
+            }
+            size_t vl = strlen(s->ch[c].obs[i].value) + 1;
+            memcpy(str, s->ch[c].obs[i].value, vl);
+            o[k].field = (uint16_t)id;
+            o[k].value = str;
+            str += vl;
+            k++;
+        }
+    *out = o;
+    *n = k;
+done:
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+static int visit(subject *s, int (*cb)(void *, const mnc_ledger_entry *), void *arg)
+{
+    for (size_t c = 0; c < s->nch; c++) {
+        const charge *ch = &s->ch[c];
+        mnc_ledger_entry e = {ch->seq, ch->t, s->name, ch->recipient, ch->release,
+                              ch->delta, ch->obs, ch->n_obs};
+        int r = cb(arg, &e);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
+                       int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
+{
+    if (!l || !cb)
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    int r = 0;
+    if (sname) {
+        subject *s = find_subject(l, sname);
+        if (s)
+            r = visit(s, cb, arg);
+    } else {
+        for (size_t i = 0; i < l->capsb && !r; i++)
+            for (subject *s = l->sb[i]; s && !r; s = s->next)
+                r = visit(s, cb, arg);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return r;
+}
+
+void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges)
+{
+    pthread_mutex_lock(&l->mu);
+    if (subjects)
+        *subjects = l->nsb;
+    if (charges)
+        *charges = l->ncharges;
+    pthread_mutex_unlock(&l->mu);
+}
