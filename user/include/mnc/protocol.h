@@ -1,0 +1,112 @@
+/* protocol.h - the mncd wire protocol: JSON lines over a UNIX stream socket.
+ *
+ * One request per line, one response line per request, in order. docs/protocol.md documents
+ * every verb with an example. This module is shared by mncd (parse + respond), mncctl and the
+ * Python client's tests (build requests, read responses) and the libFuzzer target (parse).
+ *
+ * Request:  {"verb": "send", "id": 7, "as": "worker", "object": "<32 hex>", "to": "coordinator"}
+ *   verb  required; one of the names below.
+ *   id    optional string or number, echoed in the response (for pipelining clients).
+ *   as    optional: the identity the client believes it has. It is never used to decide who the
+ *         caller is (that comes from the kernel); a mismatch is an error.
+ *   Every other key is verb-specific; unknown keys and wrong types are errors.
+ *
+ * Response: {"id": 7, "ok": true, "decision": "allow", "reason": "ok", ...}
+ *   ok        true iff the operation was performed.
+ *   decision  "allow" | "deny" | "delegate" | "approval" | "abstain" | "error"
+ *   reason    mnc_reason_name() of the deciding reason ("ok" on allow).
+ *   error     human-readable text when decision is "error" or "deny".
+ */
+#ifndef MNC_PROTOCOL_H
+#define MNC_PROTOCOL_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mnc/reason.h"
+
+/* Longest accepted request line, excluding the newline. Longer lines are answered with an
+ * error and the rest of the line is discarded. */
+#define MNC_PROTO_MAX_LINE (1u << 20)
+#define MNC_PROTO_MAX_KEY 255 /* mem.put / mem.get keys */
+#define MNC_PROTO_MAX_BATCH 1000 /* recv max, list max */
+
+typedef enum mnc_verb {
+    MNC_V_DISCLOSE = 0,
+    MNC_V_SEND,
+    MNC_V_RECV,
+    MNC_V_FORWARD,
+    MNC_V_DERIVE,
+    MNC_V_LOG,
+    MNC_V_MEM_PUT,
+    MNC_V_MEM_GET,
+    MNC_V_TOOL,
+    MNC_V_WHOAMI,
+    /* admin verbs (admin uid only) */
+    MNC_V_STATUS,
+    MNC_V_LIST,
+    MNC_V_REVOKE,
+    MNC_V_APPROVE,
+    MNC_V_AUDIT,
+    MNC_V_COUNT
+} mnc_verb;
+
+const char *mnc_verb_name(mnc_verb v);
+int mnc_verb_from_name(const char *name); /* -1 if unknown */
+bool mnc_verb_is_admin(mnc_verb v);
+
+/* A parsed, validated request. Pointers point into root (owned). Absent optional strings are
+ * NULL, absent integers -1, absent booleans -1. */
+typedef struct mnc_request {
+    mnc_verb verb;
+    cJSON *root;
+    const cJSON *id;        /* string or number, or NULL */
+    const char *as;
+    const char *object;     /* 32 hex chars (checked) */
+    const char *to;         /* send / forward receiver */
+    const char *channel;    /* send: "message" | "tool" */
+    const char *contract;   /* disclose */
+    const char *purpose;    /* disclose; optional on send/forward/log/tool/mem.*: checked */
+    const char *recipient;  /* disclose */
+    const cJSON *state;     /* disclose: {"subject": ..., "fields": {...}} */
+    const cJSON *candidates;/* disclose: [{"name","fields":[..],"text"}] */
+    const char *sink;       /* log */
+    const char *tool;       /* tool */
+    const char *key;        /* mem.put / mem.get */
+    const char *store;      /* mem.put / mem.get: memory sink name */
+    const cJSON *fields;    /* derive: array of field names */
+    const cJSON *sinks;     /* derive: array of principal names */
+    const cJSON *lifetime;  /* derive: {"seconds": N, "turns": N} */
+    int memory;             /* derive */
+    const char *request_id; /* approve */
+    int max;                /* recv / list / audit (n) */
+} mnc_request;
+
+/* Parses and validates one request line (without the newline; need not be NUL-terminated).
+ * Returns 0, or -1 with a one-line message in err (out is then empty, nothing to free). On
+ * error *id_out (if not NULL) receives a copy of the request's "id" when it could be read, so
+ * the error response can still echo it (caller frees with cJSON_Delete). */
+int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err,
+                      size_t errlen);
+void mnc_request_free(mnc_request *r);
+
+/* A response object with id (copied; may be NULL), ok, decision and reason. NULL on OOM. */
+cJSON *mnc_resp_new(const cJSON *id, bool ok, const char *decision, mnc_reason reason);
+/* An error response: ok false, decision "error", and "error": message. NULL on OOM. */
+cJSON *mnc_resp_error(const cJSON *id, mnc_reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A denial: ok false, decision "deny", reason, and "error": message. NULL on OOM. */
+cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Serialises a response as one line ending in '\n' (heap, caller frees with free()). */
+char *mnc_resp_line(const cJSON *resp, size_t *len);
+
+/* Client side (mncctl, tests). Connects to the socket; returns an fd or -1 with err. */
+int mnc_client_connect(const char *path, char *err, size_t errlen);
+/* Sends req as one line and reads one response line (up to 64 MiB). Returns 0 with *resp
+ * (caller frees) or -1 with err. */
+int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,477 @@
+/* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
+#include "mnc/protocol.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static const char *const verb_names[MNC_V_COUNT] = {
+    [MNC_V_DISCLOSE] = "disclose", [MNC_V_SEND] = "send",       [MNC_V_RECV] = "recv",
+    [MNC_V_FORWARD] = "forward",   [MNC_V_DERIVE] = "derive",   [MNC_V_LOG] = "log",
+    [MNC_V_MEM_PUT] = "mem.put",   [MNC_V_MEM_GET] = "mem.get", [MNC_V_TOOL] = "tool",
+    [MNC_V_WHOAMI] = "whoami",     [MNC_V_STATUS] = "status",   [MNC_V_LIST] = "list",
+    [MNC_V_REVOKE] = "revoke",     [MNC_V_APPROVE] = "approve", [MNC_V_AUDIT] = "audit",
+};
+
+const char *mnc_verb_name(mnc_verb v)
+{
+    return (unsigned)v < MNC_V_COUNT ? verb_names[v] : "?";
+}
+
+int mnc_verb_from_name(const char *name)
+{
+    for (int i = 0; i < MNC_V_COUNT; i++)
+        if (strcmp(verb_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+bool mnc_verb_is_admin(mnc_verb v) { return v >= MNC_V_STATUS && v < MNC_V_COUNT; }
+
+/* Argument kinds. */
+enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT };
+
+typedef struct arg {
+    const char *key;
+    enum kind kind;
+    bool required;
+    size_t off; /* offset of the destination member in mnc_request */
+} arg;
+
+#define A(k, kind, req, member) {k, kind, req, offsetof(mnc_request, member)}
+#define MAX_ARGS 8
+
+static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
+    [MNC_V_DISCLOSE] = {A("contract", K_NAME, false, contract), A("purpose", K_NAME, false, purpose),
+                        A("recipient", K_NAME, false, recipient), A("state", K_OBJECT, true, state),
+                        A("candidates", K_ARRAY, false, candidates)},
+    [MNC_V_SEND] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
+                    A("channel", K_CHANNEL, false, channel), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_RECV] = {A("object", K_OID, false, object), A("max", K_INT, false, max), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_FORWARD] = {A("object", K_OID, true, object), A("to", K_NAME, true, to), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_DERIVE] = {A("object", K_OID, true, object), A("fields", K_ARRAY, false, fields),
+                      A("sinks", K_ARRAY, false, sinks), A("lifetime", K_OBJECT, false, lifetime),
+                      A("memory", K_BOOL, false, memory)},
+    [MNC_V_LOG] = {A("object", K_OID, true, object), A("sink", K_NAME, true, sink), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_MEM_PUT] = {A("key", K_KEY, true, key), A("object", K_OID, true, object),
+                       A("store", K_NAME, false, store), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_MEM_GET] = {A("key", K_KEY, true, key), A("store", K_NAME, false, store), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_TOOL] = {A("object", K_OID, true, object), A("tool", K_NAME, true, tool), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_WHOAMI] = {{0}},
+    [MNC_V_STATUS] = {{0}},
+    [MNC_V_LIST] = {A("max", K_INT, false, max)},
+    [MNC_V_REVOKE] = {A("object", K_OID, true, object)},
+    [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id)},
+    [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
+};
+
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 63)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == ':' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static bool valid_key(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > MNC_PROTO_MAX_KEY)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == ':' || c == '-' || c == '/'))
+            return false;
+    }
+    return true;
+}
+
+static bool valid_oid(const char *s)
+{
+    if (strlen(s) != 32)
+        return false;
+    for (int i = 0; i < 32; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+              (s[i] >= 'A' && s[i] <= 'F')))
+            return false;
+    return true;
+}
+
+static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, size_t errlen)
+{
+    char *dst = (char *)r + a->off;
+    switch (a->kind) {
+    case K_NAME:
+    case K_OID:
+    case K_KEY:
+    case K_CHANNEL:
+    case K_TEXT: {
+        if (!cJSON_IsString(v)) {
+            snprintf(err, errlen, "\"%s\" must be a string", a->key);
+            return -1;
+        }
+        const char *s = v->valuestring;
+        bool ok = a->kind == K_NAME      ? valid_name(s)
+                  : a->kind == K_OID     ? valid_oid(s)
+                  : a->kind == K_KEY     ? valid_key(s)
+                  : a->kind == K_CHANNEL ? (strcmp(s, "message") == 0 || strcmp(s, "tool") == 0)
+                                         : (strlen(s) >= 1 && strlen(s) <= 255);
+        if (!ok) {
+            const char *want = a->kind == K_NAME  ? "a name ([A-Za-z0-9_.:-]{1,63})"
+                               : a->kind == K_OID ? "an object id (32 hex digits)"
+                               : a->kind == K_KEY ? "a key ([A-Za-z0-9_.:/-]{1,255})"
+                               : a->kind == K_CHANNEL ? "\"message\" or \"tool\""
+                                                      : "a string of 1..255 bytes";
+            snprintf(err, errlen, "\"%s\" must be %s", a->key, want);
+            return -1;
+        }
+        *(const char **)dst = s;
+        return 0;
+    }
+    case K_OBJECT:
+        if (!cJSON_IsObject(v)) {
+            snprintf(err, errlen, "\"%s\" must be an object", a->key);
+            return -1;
+        }
+        *(const cJSON **)dst = v;
+        return 0;
+    case K_ARRAY:
+        if (!cJSON_IsArray(v)) {
+            snprintf(err, errlen, "\"%s\" must be an array", a->key);
+            return -1;
+        }
+        *(const cJSON **)dst = v;
+        return 0;
+    case K_INT: {
+        double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+        int hi = a->off == offsetof(mnc_request, max) && r->verb == MNC_V_AUDIT ? 10000
+                                                                                : MNC_PROTO_MAX_BATCH;
+        if (!cJSON_IsNumber(v) || d != (double)(int)d || d < 1 || d > hi) {
+            snprintf(err, errlen, "\"%s\" must be an integer 1..%d", a->key, hi);
+            return -1;
+        }
+        *(int *)dst = (int)d;
+        return 0;
+    }
+    case K_BOOL:
+        if (!cJSON_IsBool(v)) {
+            snprintf(err, errlen, "\"%s\" must be true or false", a->key);
+            return -1;
+        }
+        *(int *)dst = cJSON_IsTrue(v) ? 1 : 0;
+        return 0;
+    }
+    snprintf(err, errlen, "internal: bad argument kind");
+    return -1;
+}
+
+void mnc_request_free(mnc_request *r)
+{
+    if (r->root)
+        cJSON_Delete(r->root);
+    memset(r, 0, sizeof(*r));
+}
+
+int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err,
+                      size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    out->memory = -1;
+    out->max = -1;
+    if (id_out)
+        *id_out = NULL;
+    if (len > MNC_PROTO_MAX_LINE) {
+        snprintf(err, errlen, "request longer than %u bytes", MNC_PROTO_MAX_LINE);
+        return -1;
+    }
+    /* cJSON would stop at an embedded NUL and accept the prefix; a NUL is never valid here. */
+    if (memchr(line, '\0', len)) {
+        snprintf(err, errlen, "malformed JSON: NUL byte in request");
+        return -1;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, false);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long pos = at && at >= line && at <= line + len ? (long)(at - line) : -1;
+        snprintf(err, errlen, "malformed JSON (near byte %ld)", pos);
+        return -1;
+    }
+    /* Only whitespace may follow the object. */
+    for (const char *p = end; p && p < line + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\r') {
+            snprintf(err, errlen, "malformed JSON: trailing bytes after the request object");
+            cJSON_Delete(root);
+            return -1;
+        }
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "a request must be a JSON object");
+        cJSON_Delete(root);
+        return -1;
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+    if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id)) {
+        snprintf(err, errlen, "\"id\" must be a string or a number");
+        cJSON_Delete(root);
+        return -1;
+    }
+    if (id && cJSON_IsString(id) && strlen(id->valuestring) > 255) {
+        snprintf(err, errlen, "\"id\" longer than 255 bytes");
+        cJSON_Delete(root);
+        return -1;
+    }
+    if (id && id_out)
+        *id_out = cJSON_Duplicate(id, false);
+    const cJSON *verb = cJSON_GetObjectItemCaseSensitive(root, "verb");
+    if (!cJSON_IsString(verb)) {
+        snprintf(err, errlen, "missing \"verb\" (a string)");
+        cJSON_Delete(root);
+        return -1;
+    }
+    int v = mnc_verb_from_name(verb->valuestring);
+    if (v < 0) {
+        snprintf(err, errlen, "unknown verb \"%.64s\"", verb->valuestring);
+        cJSON_Delete(root);
+        return -1;
+    }
+    out->verb = (mnc_verb)v;
+    out->id = id;
+    const arg *args = verb_args[v];
+    /* Every key must be a common key or one of the verb's; duplicates are ambiguous. */
+    for (const cJSON *it = root->child; it; it = it->next) {
+        const char *k = it->string ? it->string : "";
+        for (const cJSON *jt = it->next; jt; jt = jt->next)
+            if (jt->string && strcmp(jt->string, k) == 0) {
+                snprintf(err, errlen, "duplicate key \"%.64s\"", k);
+                goto fail;
+            }
+        if (strcmp(k, "verb") == 0 || strcmp(k, "id") == 0)
+            continue;
+        if (strcmp(k, "as") == 0) {
+            if (!cJSON_IsString(it) || !valid_name(it->valuestring)) {
+                snprintf(err, errlen, "\"as\" must be a name ([A-Za-z0-9_.:-]{1,63})");
+                goto fail;
+            }
+            out->as = it->valuestring;
+            continue;
+        }
+        const arg *a = NULL;
+        for (int i = 0; i < MAX_ARGS && args[i].key; i++)
+            if (strcmp(args[i].key, k) == 0)
+                a = &args[i];
+        if (!a) {
+            snprintf(err, errlen, "unknown field \"%.64s\" for verb %s", k, verb_names[v]);
+            goto fail;
+        }
+        out->root = root; /* so check_arg can compute against out */
+        if (check_arg(a, it, out, err, errlen) != 0)
+            goto fail;
+    }
+    for (int i = 0; i < MAX_ARGS && args[i].key; i++)
+        if (args[i].required && !cJSON_GetObjectItemCaseSensitive(root, args[i].key)) {
+            snprintf(err, errlen, "verb %s needs \"%s\"", verb_names[v], args[i].key);
+            goto fail;
+        }
+    if (v == MNC_V_DISCLOSE) {
+        bool by_contract = out->contract != NULL;
+        bool by_purpose = out->purpose != NULL || out->recipient != NULL;
+        if (by_contract == by_purpose || (by_purpose && !(out->purpose && out->recipient))) {
+            snprintf(err, errlen, "disclose needs either \"contract\" or both \"purpose\" and "
+                                  "\"recipient\"");
+            goto fail;
+        }
+    }
+    out->root = root;
+    return 0;
+fail:
+    cJSON_Delete(root);
+    memset(out, 0, sizeof(*out));
+    if (id_out && *id_out) {
+        /* keep the id copy for the error response */
+    }
+    return -1;
+}
+
+static cJSON *resp_base(const cJSON *id, bool ok, const char *decision, mnc_reason reason)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    if (id) {
+        cJSON *c = cJSON_Duplicate(id, false);
+        if (!c) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToObject(o, "id", c);
+    }
+    if (!cJSON_AddBoolToObject(o, "ok", ok) || !cJSON_AddStringToObject(o, "decision", decision) ||
+        !cJSON_AddStringToObject(o, "reason", mnc_reason_name(reason))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *mnc_resp_new(const cJSON *id, bool ok, const char *decision, mnc_reason reason)
+{
+    return resp_base(id, ok, decision, reason);
+}
+
+static cJSON *resp_msg(const cJSON *id, const char *decision, mnc_reason reason, const char *fmt,
+                       va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    cJSON *o = resp_base(id, false, decision, reason);
+    if (o && !cJSON_AddStringToObject(o, "error", msg)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *mnc_resp_error(const cJSON *id, mnc_reason reason, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cJSON *o = resp_msg(id, "error", reason, fmt, ap);
+    va_end(ap);
+    return o;
+}
+
+cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cJSON *o = resp_msg(id, "deny", reason, fmt, ap);
+    va_end(ap);
+    return o;
+}
+
+char *mnc_resp_line(const cJSON *resp, size_t *len)
+{
+    char *s = cJSON_PrintUnformatted(resp);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *l = malloc(n + 2);
+    if (l) {
+        memcpy(l, s, n);
+        l[n] = '\n';
+        l[n + 1] = '\0';
+        if (len)
+            *len = n + 1;
+    }
+    cJSON_free(s);
+    return l;
+}
+
+int mnc_client_connect(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        snprintf(err, errlen, "socket path too long: %s", path);
+        return -1;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        snprintf(err, errlen, "cannot connect to mncd at %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+#define CLIENT_MAX_RESP (64u << 20)
+
+int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t errlen)
+{
+    *resp = NULL;
+    size_t len;
+    char *line = mnc_resp_line(req, &len);
+    if (!line) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            snprintf(err, errlen, "write to mncd: %s", strerror(errno));
+            free(line);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    free(line);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= CLIENT_MAX_RESP) {
+                snprintf(err, errlen, "response longer than %u bytes", CLIENT_MAX_RESP);
+                free(buf);
+                return -1;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                snprintf(err, errlen, "out of memory");
+                free(buf);
+                return -1;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        /* Read one byte at a time would be slow; peek-free approach: read what is there, the
+         * protocol is strictly request/response so nothing after the newline belongs to us. */
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(err, errlen, "read from mncd: %s", strerror(errno));
+            free(buf);
+            return -1;
+        }
+        if (r == 0) {
+            snprintf(err, errlen, "mncd closed the connection");
+            free(buf);
+            return -1;
+        }
+        char *nl = memchr(buf + n, '\n', (size_t)r);
+        n += (size_t)r;
+        if (nl) {
+            *resp = cJSON_ParseWithLength(buf, (size_t)(nl - buf));
+            free(buf);
+            if (!*resp) {
+                snprintf(err, errlen, "mncd sent a malformed response");
+                return -1;
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/* mncd.h - internal interfaces of the mncd daemon (not a public API).
+ *
+ * Layers, bottom up:
+ *   config.c  the JSON config file and command line -> mncd_config
+ *   ident.c   caller identity from the kernel: SO_PEERCRED -> pid -> cgroup -> agent, else uid
+ *   store.c   durable state: object registry, inboxes, memory store; persisted through the
+ *             journal (one journal record per event-loop iteration = group commit)
+ *   verbs.c   one handler per protocol verb; every operation goes through mnc_monitor_check
+ *   loop.c    the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output bounds,
+ *             commit (journal + audit fsync) before any response of the iteration is sent
+ *   main.c    startup, shutdown
+ */
+#ifndef MNCD_H
+#define MNCD_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mnc/audit.h"
+#include "mnc/disclosure.h"
+#include "mnc/journal.h"
+#include "mnc/policy.h"
+#include "mnc/protocol.h"
+#include "mnc/registry.h"
+
+#define MNCD_VERSION "0.1.0"
+#define MNCD_DEFAULT_SOCKET "/run/mnc/mncd.sock"
+#define MNCD_DEFAULT_STATE "/var/lib/mnc"
+#define MNCD_MAX_POLICIES 16
+#define MNCD_MAX_MAP 256
+#define MNCD_DEFAULT_MAX_CLIENTS 1024
+#define MNCD_DEFAULT_MAX_OUTPUT (8u << 20) /* per-client queued response bytes */
+#define MNCD_MAX_INBOX 100000              /* queued deliveries per agent */
+
+typedef struct mncd_config {
+    char socket[108];
+    char state_dir[PATH_MAX];
+    char *policies[MNCD_MAX_POLICIES]; /* heap */
+    int n_policies;
+    uint32_t admin_uid;
+    size_t max_clients;
+    size_t max_output;
+    /* uid -> agent (checked before the policy's own "uids") */
+    struct { char agent[MNC_NAME_MAX]; uint32_t uid; } uids[MNCD_MAX_MAP];
+    int n_uids;
+    /* cgroup v2 path (as in /proc/PID/cgroup, e.g. "/mnc/worker") -> agent */
+    struct { char path[512]; char agent[MNC_NAME_MAX]; } cgroups[MNCD_MAX_MAP];
+    int n_cgroups;
+} mncd_config;
+
+/* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
+ * default policy when none is given. Returns 0, 1 if --help/--version was printed, or -1 after
+ * printing a clear message to stderr. */
+int mncd_config_load(mncd_config *c, int argc, char **argv);
+void mncd_config_free(mncd_config *c);
+
+/* ---- identity */
+typedef enum mncd_via { MNCD_VIA_NONE = 0, MNCD_VIA_CGROUP, MNCD_VIA_UID } mncd_via;
+
+typedef struct mncd_ident {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    int agent;        /* principal id, or -1 */
+    mncd_via via;
+    bool admin;       /* uid == admin uid and not identified as an agent by cgroup */
+    char cgroup[512]; /* "" if unknown */
+} mncd_ident;
+
+/* The registration table the kernel layer fills (cgroup path -> agent). Config entries are
+ * registered at startup. Returns 0 or -1 (table full / unknown agent). */
+int mncd_ident_register_cgroup(const char *cgroup_path, int agent);
+void mncd_ident_clear(void);
+/* Resolves the peer of a connected UNIX socket. Returns 0 (id->agent may be -1: unknown) or
+ * -1 if the kernel gave no credentials. */
+int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id);
+
+/* ---- durable state */
+typedef struct mncd_msg {
+    mnc_oid id;
+    uint16_t from;
+    uint64_t time_ms;
+    struct mncd_msg *next;
+} mncd_msg;
+
+typedef struct mncd_inbox {
+    mncd_msg *head, *tail;
+    size_t n;
+} mncd_inbox;
+
+typedef struct mncd_mem {
+    char *key; /* "store/key" */
+    mnc_oid id;
+    uint16_t writer;
+    uint64_t time_ms;
+    struct mncd_mem *next;
+} mncd_mem;
+
+typedef struct mncd_store {
+    const mnc_policy *p;
+    mnc_registry reg;
+    mncd_inbox *inbox; /* indexed by principal id */
+    mncd_mem **mem;    /* hash buckets */
+    size_t mem_cap, mem_n;
+    mnc_journal *j;
+    void *batch;       /* cJSON array of this iteration's change records */
+    char path[PATH_MAX];
+    char err[PATH_MAX + 2048];
+} mncd_store;
+
+/* Opens STATE_DIR/state.journal, replays it, compacts it. Returns 0 or -1 with s->err. */
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir);
+void mncd_store_close(mncd_store *s);
+/* Changes (applied in memory at once, journaled at the next commit). 0 or -1 (OOM). */
+int mncd_store_put_object(mncd_store *s, mnc_disclosure *heap_obj); /* takes ownership on 0 */
+int mncd_store_touch(mncd_store *s, const mnc_disclosure *d);       /* object changed */
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t now_ms);
+/* Pops the head of agent's inbox into *out. Returns 1 if popped, 0 if empty, -1 on OOM. */
+int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out);
+int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
+                       uint64_t now_ms);
+const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key);
+/* Writes this iteration's changes as one journal record (durable on return). 0 or -1. */
+int mncd_store_commit(mncd_store *s);
+size_t mncd_store_inbox_total(const mncd_store *s);
+
+/* ---- the daemon */
+typedef struct mncd {
+    mncd_config cfg;
+    mnc_policy *policy;
+    mncd_store store;
+    mnc_audit *audit;
+    char audit_path[PATH_MAX];
+    uint64_t started_ms;
+    size_t n_clients;
+    uint64_t n_requests;
+    bool fatal; /* a durability failure: stop serving (fail closed) */
+} mncd;
+
+uint64_t mncd_now_ms(void);
+
+/* Records one decision in the audit log. On failure sets d->fatal. */
+void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
+                const char *decision, mnc_reason reason, const char *detail);
+
+/* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
+void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
+
+/* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
+int mncd_run(mncd *d);
+
+#endif

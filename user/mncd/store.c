@@ -1,0 +1,524 @@
+/* store.c - mncd's durable state: objects, inboxes, memory store.
+ *
+ * Everything lives in memory and every change is also appended to a batch of change records;
+ * at the end of each event-loop iteration the batch becomes ONE journal record (libmnc
+ * journal: CRC'd, fdatasync'd before append returns). Responses of that iteration are sent only
+ * after the commit, so an acknowledged change is on disk (group commit per iteration).
+ *
+ * Change records (JSON, inside the array that is one journal payload):
+ *   {"k":"obj","o":{...mnc_disclosure_to_json...}}      upsert of a whole object
+ *   {"k":"mem","store":S,"key":K,"id":HEX,"writer":A,"t":MS}
+ *   {"k":"push","agent":A,"id":HEX,"from":A,"t":MS}     enqueue a delivery
+ *   {"k":"pop","agent":A,"id":HEX}                     dequeue the head of A's inbox
+ * Names (not ids) are stored, so a state directory stays meaningful if the policy set is
+ * re-ordered; a name the current policy does not know makes startup fail (corrupt state or
+ * incompatible policy: refuse rather than guess).
+ *
+ * On startup the journal is replayed and then compacted (rewritten atomically with one record
+ * per live item), so its size is bounded by the live state, not by history.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mncd.h"
+
+#define MEM_BUCKETS_MIN 1024
+#define COMPACT_CHUNK 1000
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int batch_add(mncd_store *s, cJSON *rec)
+{
+    if (!rec)
+        return -1;
+    if (!s->batch) {
+        s->batch = cJSON_CreateArray();
+        if (!s->batch) {
+            cJSON_Delete(rec);
+            return -1;
+        }
+    }
+    cJSON_AddItemToArray(s->batch, rec);
+    return 0;
+}
+
+static const char *pname(const mnc_policy *p, int id)
+{
+    return id >= 0 && id < p->n_principals ? p->principals[id].name : "?";
+}
+
+static cJSON *rec_obj(const mnc_policy *p, const mnc_disclosure *d)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON *o = mnc_disclosure_to_json(p, d);
+    if (!r || !o || !cJSON_AddStringToObject(r, "k", "obj")) {
+        cJSON_Delete(r);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddItemToObject(r, "o", o);
+    return r;
+}
+
+static cJSON *rec_mem(const mnc_policy *p, const mncd_mem *m)
+{
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(&m->id, hex);
+    const char *slash = strchr(m->key, '/');
+    int store = atoi(m->key);
+    cJSON *r = cJSON_CreateObject();
+    if (!r || !slash || !cJSON_AddStringToObject(r, "k", "mem") ||
+        !cJSON_AddStringToObject(r, "store", pname(p, store)) ||
+        !cJSON_AddStringToObject(r, "key", slash + 1) || !cJSON_AddStringToObject(r, "id", hex) ||
+        !cJSON_AddStringToObject(r, "writer", pname(p, m->writer)) ||
+        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms)) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
+}
+
+static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
+{
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(&m->id, hex);
+    cJSON *r = cJSON_CreateObject();
+    if (!r || !cJSON_AddStringToObject(r, "k", "push") ||
+        !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
+        !cJSON_AddStringToObject(r, "id", hex) ||
+        !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
+        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms)) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* ---- in-memory operations (no journaling) */
+
+static int mem_set(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
+                   uint64_t t)
+{
+    char full[MNC_PROTO_MAX_KEY + 16];
+    snprintf(full, sizeof(full), "%d/%s", store, key);
+    if (!s->mem) {
+        s->mem = calloc(MEM_BUCKETS_MIN, sizeof(*s->mem));
+        if (!s->mem)
+            return -1;
+        s->mem_cap = MEM_BUCKETS_MIN;
+    }
+    size_t b = fnv(full) & (s->mem_cap - 1);
+    for (mncd_mem *m = s->mem[b]; m; m = m->next)
+        if (strcmp(m->key, full) == 0) {
+            m->id = *id;
+            m->writer = (uint16_t)writer;
+            m->time_ms = t;
+            return 0;
+        }
+    mncd_mem *m = calloc(1, sizeof(*m));
+    if (!m || !(m->key = strdup(full))) {
+        free(m);
+        return -1;
+    }
+    m->id = *id;
+    m->writer = (uint16_t)writer;
+    m->time_ms = t;
+    m->next = s->mem[b];
+    s->mem[b] = m;
+    s->mem_n++;
+    if (s->mem_n > s->mem_cap * 2) { /* grow: rehash into 4x buckets */
+        size_t nc = s->mem_cap * 4;
+        mncd_mem **nb = calloc(nc, sizeof(*nb));
+        if (nb) {
+            for (size_t i = 0; i < s->mem_cap; i++)
+                for (mncd_mem *x = s->mem[i], *nx; x; x = nx) {
+                    nx = x->next;
+                    size_t k = fnv(x->key) & (nc - 1);
+                    x->next = nb[k];
+                    nb[k] = x;
+                }
+            free(s->mem);
+            s->mem = nb;
+            s->mem_cap = nc;
+        }
+    }
+    return 0;
+}
+
+const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key)
+{
+    if (!s->mem)
+        return NULL;
+    char full[MNC_PROTO_MAX_KEY + 16];
+    snprintf(full, sizeof(full), "%d/%s", store, key);
+    for (const mncd_mem *m = s->mem[fnv(full) & (s->mem_cap - 1)]; m; m = m->next)
+        if (strcmp(m->key, full) == 0)
+            return m;
+    return NULL;
+}
+
+static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t t)
+{
+    mncd_msg *m = calloc(1, sizeof(*m));
+    if (!m)
+        return -1;
+    m->id = *id;
+    m->from = (uint16_t)from;
+    m->time_ms = t;
+    mncd_inbox *q = &s->inbox[agent];
+    if (q->tail)
+        q->tail->next = m;
+    else
+        q->head = m;
+    q->tail = m;
+    q->n++;
+    return 0;
+}
+
+static int inbox_pop(mncd_store *s, int agent, mncd_msg *out)
+{
+    mncd_inbox *q = &s->inbox[agent];
+    mncd_msg *m = q->head;
+    if (!m)
+        return 0;
+    q->head = m->next;
+    if (!q->head)
+        q->tail = NULL;
+    q->n--;
+    if (out) {
+        *out = *m;
+        out->next = NULL;
+    }
+    free(m);
+    return 1;
+}
+
+/* ---- journaled operations */
+
+int mncd_store_put_object(mncd_store *s, mnc_disclosure *d)
+{
+    if (batch_add(s, rec_obj(s->p, d)) != 0)
+        return -1;
+    return mnc_registry_put(&s->reg, d) == 0 ? 0 : -1;
+}
+
+int mncd_store_touch(mncd_store *s, const mnc_disclosure *d) { return batch_add(s, rec_obj(s->p, d)); }
+
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t now_ms)
+{
+    if (agent < 0 || agent >= s->p->n_principals || s->inbox[agent].n >= MNCD_MAX_INBOX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    mncd_msg m = {.id = *id, .from = (uint16_t)from, .time_ms = now_ms};
+    if (batch_add(s, rec_push(s->p, agent, &m)) != 0)
+        return -1;
+    return inbox_push(s, agent, id, from, now_ms);
+}
+
+int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
+{
+    if (agent < 0 || agent >= s->p->n_principals || !s->inbox[agent].head)
+        return 0;
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(&s->inbox[agent].head->id, hex);
+    cJSON *r = cJSON_CreateObject();
+    if (!r || !cJSON_AddStringToObject(r, "k", "pop") ||
+        !cJSON_AddStringToObject(r, "agent", pname(s->p, agent)) ||
+        !cJSON_AddStringToObject(r, "id", hex)) {
+        cJSON_Delete(r);
+        return -1;
+    }
+    if (batch_add(s, r) != 0)
+        return -1;
+    return inbox_pop(s, agent, out);
+}
+
+int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
+                       uint64_t now_ms)
+{
+    if (mem_set(s, store, key, id, writer, now_ms) != 0)
+        return -1;
+    return batch_add(s, rec_mem(s->p, mncd_store_mem_get(s, store, key)));
+}
+
+int mncd_store_commit(mncd_store *s)
+{
+    cJSON *b = s->batch;
+    if (!b)
+        return 0;
+    s->batch = NULL;
+    char *txt = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    if (!txt) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = mnc_journal_append(s->j, txt, strlen(txt), NULL);
+    cJSON_free(txt);
+    return rc;
+}
+
+size_t mncd_store_inbox_total(const mncd_store *s)
+{
+    size_t n = 0;
+    for (int i = 0; i < s->p->n_principals; i++)
+        n += s->inbox[i].n;
+    return n;
+}
+
+/* ---- replay */
+
+typedef struct replay {
+    mncd_store *s;
+    char *err;
+    size_t errlen;
+} replay;
+
+static int agent_of(const mnc_policy *p, const cJSON *v)
+{
+    return cJSON_IsString(v) ? mnc_policy_principal(p, v->valuestring) : -1;
+}
+
+static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "k");
+    const char *kind = cJSON_IsString(k) ? k->valuestring : "";
+    mnc_oid id;
+    if (strcmp(kind, "obj") == 0) {
+        mnc_errors e;
+        mnc_errors_init(&e);
+        mnc_disclosure tmp;
+        if (mnc_disclosure_from_json(s->p, cJSON_GetObjectItemCaseSensitive(r, "o"), &tmp, &e) != 0) {
+            snprintf(err, errlen, "object record does not load under the current policy: %s",
+                     e.n ? e.msg[0] : "?");
+            mnc_errors_free(&e);
+            return -1;
+        }
+        mnc_errors_free(&e);
+        mnc_disclosure *old = mnc_registry_get(&s->reg, &tmp.id);
+        if (old) { /* upsert: replace contents in place */
+            mnc_disclosure_free(old);
+            *old = tmp;
+            return 0;
+        }
+        mnc_disclosure *h = malloc(sizeof(*h));
+        if (!h || (*h = tmp, mnc_registry_put(&s->reg, h) != 0)) {
+            mnc_disclosure_free(&tmp);
+            free(h);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        return 0;
+    }
+    const cJSON *jid = cJSON_GetObjectItemCaseSensitive(r, "id");
+    if (!cJSON_IsString(jid) || mnc_oid_parse(jid->valuestring, &id) != 0) {
+        snprintf(err, errlen, "record without a valid object id");
+        return -1;
+    }
+    if (strcmp(kind, "mem") == 0) {
+        int store = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "store"));
+        int w = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "writer"));
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "key");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "t");
+        if (store < 0 || w < 0 || !cJSON_IsString(key) || !cJSON_IsNumber(t)) {
+            snprintf(err, errlen, "bad memory record (unknown store/writer?)");
+            return -1;
+        }
+        return mem_set(s, store, key->valuestring, &id, w, (uint64_t)t->valuedouble);
+    }
+    int agent = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "agent"));
+    if (agent < 0) {
+        snprintf(err, errlen, "inbox record for an agent the policy does not know");
+        return -1;
+    }
+    if (strcmp(kind, "push") == 0) {
+        int from = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "from"));
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "t");
+        if (from < 0 || !cJSON_IsNumber(t)) {
+            snprintf(err, errlen, "bad push record");
+            return -1;
+        }
+        return inbox_push(s, agent, &id, from, (uint64_t)t->valuedouble);
+    }
+    if (strcmp(kind, "pop") == 0) {
+        mncd_inbox *q = &s->inbox[agent];
+        if (!q->head || memcmp(&q->head->id, &id, sizeof(id)) != 0) {
+            snprintf(err, errlen, "pop record does not match the inbox head");
+            return -1;
+        }
+        return inbox_pop(s, agent, NULL) == 1 ? 0 : -1;
+    }
+    snprintf(err, errlen, "unknown record kind \"%.32s\"", kind);
+    return -1;
+}
+
+static int replay_cb(void *arg, uint64_t seq, const void *payload, size_t len)
+{
+    replay *rp = arg;
+    cJSON *a = cJSON_ParseWithLength(payload, len);
+    if (!cJSON_IsArray(a)) {
+        snprintf(rp->err, rp->errlen, "journal record #%llu is not a JSON array",
+                 (unsigned long long)seq);
+        cJSON_Delete(a);
+        return -1;
+    }
+    int i = 0;
+    for (const cJSON *r = a->child; r; r = r->next, i++) {
+        char e[400];
+        if (apply(rp->s, r, e, sizeof(e)) != 0) {
+            snprintf(rp->err, rp->errlen, "journal record #%llu, change %d: %s",
+                     (unsigned long long)seq, i, e);
+            cJSON_Delete(a);
+            return -1;
+        }
+    }
+    cJSON_Delete(a);
+    return 0;
+}
+
+/* Snapshot of everything live, as journal payloads (for compaction). */
+typedef struct snap {
+    mncd_store *s;
+    cJSON *cur;
+    int in_cur;
+    char **payloads;
+    size_t *lens;
+    size_t n, cap;
+    int failed;
+} snap;
+
+static int snap_flush(snap *sn)
+{
+    if (!sn->cur || !sn->in_cur)
+        return 0;
+    char *t = cJSON_PrintUnformatted(sn->cur);
+    cJSON_Delete(sn->cur);
+    sn->cur = NULL;
+    sn->in_cur = 0;
+    if (!t)
+        return -1;
+    if (sn->n == sn->cap) {
+        size_t nc = sn->cap ? sn->cap * 2 : 16;
+        char **np = realloc(sn->payloads, nc * sizeof(*np));
+        if (np)
+            sn->payloads = np;
+        size_t *nl = np ? realloc(sn->lens, nc * sizeof(*nl)) : NULL;
+        if (nl)
+            sn->lens = nl;
+        if (!np || !nl) {
+            cJSON_free(t);
+            return -1;
+        }
+        sn->cap = nc;
+    }
+    sn->payloads[sn->n] = t;
+    sn->lens[sn->n++] = strlen(t);
+    return 0;
+}
+
+static int snap_add(snap *sn, cJSON *rec)
+{
+    if (!rec)
+        return -1;
+    if (!sn->cur && !(sn->cur = cJSON_CreateArray())) {
+        cJSON_Delete(rec);
+        return -1;
+    }
+    cJSON_AddItemToArray(sn->cur, rec);
+    if (++sn->in_cur >= COMPACT_CHUNK)
+        return snap_flush(sn);
+    return 0;
+}
+
+static int snap_obj(mnc_disclosure *d, void *arg)
+{
+    snap *sn = arg;
+    if (snap_add(sn, rec_obj(sn->s->p, d)) != 0) {
+        sn->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int compact(mncd_store *s)
+{
+    snap sn = {.s = s};
+    mnc_registry_each(&s->reg, snap_obj, &sn);
+    for (size_t b = 0; !sn.failed && s->mem && b < s->mem_cap; b++)
+        for (mncd_mem *m = s->mem[b]; m && !sn.failed; m = m->next)
+            sn.failed = snap_add(&sn, rec_mem(s->p, m)) != 0;
+    for (int a = 0; !sn.failed && a < s->p->n_principals; a++)
+        for (mncd_msg *m = s->inbox[a].head; m && !sn.failed; m = m->next)
+            sn.failed = snap_add(&sn, rec_push(s->p, a, m)) != 0;
+    if (!sn.failed)
+        sn.failed = snap_flush(&sn) != 0;
+    int rc = -1;
+    if (!sn.failed)
+        rc = mnc_journal_compact(s->j, (const void *const *)sn.payloads, sn.lens, sn.n);
+    if (rc != 0)
+        snprintf(s->err, sizeof(s->err), "%s: compaction failed: %s", s->path, strerror(errno));
+    cJSON_Delete(sn.cur);
+    for (size_t i = 0; i < sn.n; i++)
+        cJSON_free(sn.payloads[i]);
+    free(sn.payloads);
+    free(sn.lens);
+    return rc;
+}
+
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir)
+{
+    memset(s, 0, sizeof(*s));
+    s->p = p;
+    mnc_registry_init(&s->reg);
+    s->inbox = calloc((size_t)p->n_principals + 1, sizeof(*s->inbox));
+    if (!s->inbox) {
+        snprintf(s->err, sizeof(s->err), "out of memory");
+        return -1;
+    }
+    snprintf(s->path, sizeof(s->path), "%s/state.journal", state_dir);
+    char notice[512] = "", jerr[512] = "", rerr[512] = "";
+    replay rp = {.s = s, .err = rerr, .errlen = sizeof(rerr)};
+    s->j = mnc_journal_open(s->path, replay_cb, &rp, notice, sizeof(notice), jerr, sizeof(jerr));
+    if (!s->j) {
+        snprintf(s->err, sizeof(s->err), "%s: %.600s%s%.600s", s->path, jerr, rerr[0] ? ": " : "", rerr);
+        return -1;
+    }
+    if (notice[0])
+        fprintf(stderr, "mncd: state journal: %s\n", notice);
+    return compact(s);
+}
+
+void mncd_store_close(mncd_store *s)
+{
+    if (s->j && mnc_journal_close(s->j) != 0)
+        fprintf(stderr, "mncd: closing the state journal reported an I/O error\n");
+    s->j = NULL;
+    cJSON_Delete(s->batch);
+    s->batch = NULL;
+    mnc_registry_free(&s->reg);
+    if (s->inbox) {
+        for (int a = 0; a < s->p->n_principals; a++)
+            while (inbox_pop(s, a, NULL) == 1)
+                ;
+        free(s->inbox);
+        s->inbox = NULL;
+    }
+    for (size_t b = 0; s->mem && b < s->mem_cap; b++)
+        for (mncd_mem *m = s->mem[b], *n; m; m = n) {
+            n = m->next;
+            free(m->key);
+            free(m);
+        }
+    free(s->mem);
+    s->mem = NULL;
+}

@@ -1,0 +1,763 @@
+/* verbs.c - one handler per protocol verb.
+ *
+ * Rules every handler follows:
+ *   - the caller's identity is `who` (from the kernel), never a request field;
+ *   - every operation on an object goes through mnc_monitor_check, and the decision (allow or
+ *     deny, with its reason) is written to the audit log before anything else happens;
+ *   - content leaves mncd only as mnc_disclosure_render() of an object's authorised values
+ *     (contract-boundary assembly): no agent-supplied text is ever relayed;
+ *   - the consequences of an allow (consume a turn, add a holder, queue a delivery, store a
+ *     memory entry) go through store.c, so they are journaled in the same commit as the audit
+ *     record, before the response is sent.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mnc/monitor.h"
+#include "mnc/select.h"
+#include "mnc/state.h"
+#include "mncd.h"
+
+uint64_t mncd_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static const char *pname(const mncd *d, int id)
+{
+    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
+}
+
+void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
+                const char *decision, mnc_reason reason, const char *detail)
+{
+    char hex[MNC_OID_HEX];
+    if (obj)
+        mnc_oid_hex(obj, hex);
+    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = op, .sender = pname(d, sender),
+                       .receiver = pname(d, receiver), .object = obj ? hex : NULL,
+                       .decision = decision, .reason = mnc_reason_name(reason), .detail = detail};
+    if (mnc_audit_append(d->audit, &r) != 0) {
+        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
+        d->fatal = true;
+    }
+}
+
+/* ---- helpers */
+
+static cJSON *oom(const mnc_request *q)
+{
+    return mnc_resp_error(q ? q->id : NULL, MNC_R_INTERNAL, "out of memory");
+}
+
+static mnc_disclosure *lookup(mncd *d, const char *hex)
+{
+    mnc_oid id;
+    if (!hex || mnc_oid_parse(hex, &id) != 0)
+        return NULL;
+    return mnc_registry_get(&d->store.reg, &id);
+}
+
+static const char *contract_purpose(const mncd *d, const mnc_disclosure *o)
+{
+    return o && o->contract < d->policy->n_contracts ? d->policy->contracts[o->contract].purpose
+                                                     : "";
+}
+
+/* Adds "object" (lossless JSON) and "message" (rendered) to a response. */
+static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_message)
+{
+    cJSON *j = mnc_disclosure_to_json(d->policy, o);
+    if (!j)
+        return -1;
+    cJSON_AddItemToObject(resp, "object", j);
+    if (with_message) {
+        char *m = mnc_disclosure_render(d->policy, o);
+        if (!m || !cJSON_AddStringToObject(resp, "message", m)) {
+            free(m);
+            return -1;
+        }
+        free(m);
+    }
+    return 0;
+}
+
+/* Runs the monitor for one operation, audits it, and returns the reason. */
+static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_channel ch,
+                        const char *purpose, const mnc_oid *oid, const mnc_disclosure *o)
+{
+    mnc_op e = {.sender = sender, .receiver = receiver,
+                .purpose = purpose ? purpose : contract_purpose(d, o), .ch = ch, .fields = NULL,
+                .now_ms = mncd_now_ms()};
+    mnc_reason r = mnc_monitor_check(d->policy, &e, o);
+    mncd_audit(d, op, sender, receiver, oid, r == MNC_OK ? "allow" : "deny", r,
+               mnc_channel_name(ch));
+    return r;
+}
+
+static cJSON *deny(const mnc_request *q, mnc_reason r, const char *what)
+{
+    return mnc_resp_deny(q->id, r, "%s denied: %s", what, mnc_reason_name(r));
+}
+
+/* A delivery (recv, mem.get): consumes one turn and makes the reader a holder. */
+static int deliver(mncd *d, mnc_disclosure *o, int reader)
+{
+    if (o->turns_left != MNC_TURNS_UNBOUNDED && o->turns_left > 0)
+        o->turns_left--;
+    else if (mnc_set_has(&o->holders, (unsigned)reader))
+        return 0; /* nothing changed: no journal record */
+    mnc_set_add(&o->holders, (unsigned)reader);
+    return mncd_store_touch(&d->store, o);
+}
+
+static int principal_or(const mncd *d, const char *name)
+{
+    return name ? mnc_policy_principal(d->policy, name) : -1;
+}
+
+/* ---- agent verbs */
+
+static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    const mnc_policy *p = d->policy;
+    int c;
+    if (q->contract) {
+        c = mnc_policy_contract(p, q->contract);
+        if (c < 0)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "unknown contract \"%s\"", q->contract);
+    } else {
+        int r = mnc_policy_agent(p, q->recipient);
+        if (r < 0)
+            return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "unknown recipient \"%s\"",
+                                  q->recipient);
+        c = mnc_policy_contract_for(p, q->purpose, r);
+        if (c < 0)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "no contract for purpose \"%s\" and "
+                                  "recipient \"%s\"", q->purpose, q->recipient);
+    }
+    const mnc_contract *ct = &p->contracts[c];
+    if (!mnc_set_has(&ct->issuers, (unsigned)w->agent)) {
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_NOT_ISSUER,
+                   ct->id);
+        return mnc_resp_deny(q->id, MNC_R_NOT_ISSUER, "agent %s may not disclose under contract "
+                             "%s", pname(d, w->agent), ct->id);
+    }
+    mnc_state st;
+    mnc_state_init(&st);
+    mnc_errors e;
+    mnc_errors_init(&e);
+    if (mnc_state_from_json(p, q->state, &st, "state", &e) != 0) {
+        cJSON *r = mnc_resp_error(q->id, MNC_R_INVALID, "%s", e.n ? e.msg[0] : "bad state");
+        mnc_errors_free(&e);
+        return r;
+    }
+    mnc_errors_free(&e);
+    /* Submitted candidates: validated by selection (fields, exposure scan); never released
+     * as text. */
+    mnc_submitted sub[MNC_MAX_SUBMITTED];
+    int nsub = 0;
+    cJSON *resp = NULL;
+    for (const cJSON *it = q->candidates ? q->candidates->child : NULL; it; it = it->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(it, "fields");
+        const cJSON *tx = cJSON_GetObjectItemCaseSensitive(it, "text");
+        if (nsub >= MNC_MAX_SUBMITTED || !cJSON_IsObject(it) || cJSON_GetArraySize(it) != 3 ||
+            !cJSON_IsString(nm) || strlen(nm->valuestring) >= MNC_NAME_MAX ||
+            !cJSON_IsArray(fl) || !cJSON_IsString(tx)) {
+            resp = mnc_resp_error(q->id, MNC_R_INVALID, "candidates: at most %d objects "
+                                  "{\"name\", \"fields\": [...], \"text\"}", MNC_MAX_SUBMITTED);
+            goto out;
+        }
+        mnc_submitted *s = &sub[nsub];
+        memset(s, 0, sizeof(*s));
+        snprintf(s->name, sizeof(s->name), "%s", nm->valuestring);
+        s->text = tx->valuestring;
+        for (const cJSON *f = fl->child; f; f = f->next) {
+            int fid = cJSON_IsString(f) ? mnc_policy_field(p, f->valuestring) : -1;
+            if (fid < 0) {
+                resp = mnc_resp_error(q->id, MNC_R_INVALID, "candidates[%d]: unknown field",
+                                      nsub);
+                goto out;
+            }
+            mnc_set_add(&s->fields, (unsigned)fid);
+        }
+        nsub++;
+    }
+    mnc_select_req sr = {.contract = c, .recipient = ct->scope.recipient, .state = &st,
+                         .submitted = sub, .n_submitted = nsub};
+    mnc_selection *sel = malloc(sizeof(*sel));
+    if (!sel) {
+        resp = oom(q);
+        goto out;
+    }
+    mnc_reason r = mnc_select(p, &sr, sel);
+    if (r == MNC_R_INVALID || r == MNC_R_INTERNAL) {
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "error", r, ct->id);
+        resp = mnc_resp_error(q->id, r, "selection failed");
+        free(sel);
+        goto out;
+    }
+    cJSON *cands = cJSON_CreateArray();
+    for (int i = 0; cands && i < sel->n; i++) {
+        cJSON *x = cJSON_CreateObject();
+        if (!x)
+            break;
+        cJSON_AddStringToObject(x, "name", sel->c[i].name);
+        cJSON_AddBoolToObject(x, "submitted", sel->c[i].submitted);
+        if (sel->c[i].risk == sel->c[i].risk)
+            cJSON_AddNumberToObject(x, "risk", sel->c[i].risk);
+        else
+            cJSON_AddNullToObject(x, "risk");
+        cJSON_AddStringToObject(x, "verdict", mnc_reason_name(sel->c[i].verdict));
+        if (sel->c[i].detail[0])
+            cJSON_AddStringToObject(x, "detail", sel->c[i].detail);
+        cJSON_AddItemToArray(cands, x);
+    }
+    if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
+        /* MNC-D: the contract's failure order. Each outcome is its own decision, never a
+         * success. */
+        mnc_failure f = ct->n_failure > 0 ? ct->failure[0] : MNC_FAIL_ABSTAIN;
+        const char *dec = f == MNC_FAIL_DELEGATE   ? "delegate"
+                          : f == MNC_FAIL_APPROVAL ? "approval"
+                                                   : "abstain";
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, dec, MNC_R_NO_CANDIDATE,
+                   ct->id);
+        resp = mnc_resp_new(q->id, false, dec, MNC_R_NO_CANDIDATE);
+        if (resp && f == MNC_FAIL_DELEGATE && ct->broker != MNC_NO_ID)
+            cJSON_AddStringToObject(resp, "broker", pname(d, ct->broker));
+        if (resp && f == MNC_FAIL_APPROVAL)
+            cJSON_AddStringToObject(resp, "note", "approval queue not implemented yet (MNC-D "
+                                                  "ledger issue): nothing was queued");
+    } else {
+        const mnc_scored *ch = &sel->c[sel->chosen];
+        const char *form = ch->submitted ? "" : ch->name;
+        mnc_disclosure *o = calloc(1, sizeof(*o));
+        mnc_reason ir = o ? mnc_disclosure_issue(p, c, w->agent, form, &ch->fields, &st,
+                                                 mncd_now_ms(), o)
+                          : MNC_R_INTERNAL;
+        if (ir != MNC_OK) {
+            free(o);
+            mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", ir, ct->id);
+            resp = mnc_resp_deny(q->id, ir, "issue refused: %s", mnc_reason_name(ir));
+        } else {
+            /* First hop: the monitor must agree that the issuer may message the recipient. */
+            mnc_reason mr = check(d, "disclose", w->agent, ct->scope.recipient, MNC_CH_MESSAGE,
+                                  NULL, &o->id, o);
+            if (mr != MNC_OK) {
+                mnc_disclosure_free(o);
+                free(o);
+                resp = deny(q, mr, "first hop");
+            } else if (mncd_store_put_object(&d->store, o) != 0) {
+                mnc_disclosure_free(o);
+                free(o);
+                resp = oom(q);
+            } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent,
+                                       o->issued_ms) != 0) {
+                resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "recipient inbox full or OOM");
+            } else {
+                resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+                if (resp && (add_object(d, resp, o, true) != 0 ||
+                             !cJSON_AddStringToObject(resp, "form", ch->name) ||
+                             !cJSON_AddStringToObject(resp, "queued_to",
+                                                      pname(d, ct->scope.recipient)))) {
+                    cJSON_Delete(resp);
+                    resp = oom(q);
+                }
+            }
+        }
+    }
+    if (resp && cands)
+        cJSON_AddItemToObject(resp, "candidates", cands);
+    else
+        cJSON_Delete(cands);
+    free(sel);
+out:
+    mnc_state_free(&st);
+    return resp;
+}
+
+/* send (message | tool), forward, tool, log: move an object to a receiver. */
+static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_channel ch,
+                     const char *to)
+{
+    const char *op = mnc_verb_name(q->verb);
+    int rcv = principal_or(d, to);
+    mnc_oid oid;
+    if (mnc_oid_parse(q->object, &oid) != 0)
+        return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
+    mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+    if (rcv < 0) {
+        mncd_audit(d, op, w->agent, -1, &oid, "deny", MNC_R_UNKNOWN_AGENT, to);
+        return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "unknown receiver \"%s\"", to);
+    }
+    mnc_reason r = check(d, op, w->agent, rcv, ch, q->purpose, &oid, o);
+    if (r != MNC_OK)
+        return deny(q, r, op);
+    enum mnc_sink_class cls = d->policy->principals[rcv].cls;
+    if (ch == MNC_CH_LOG) {
+        /* The log line carries only the rendered, authorised content. */
+        char path[PATH_MAX + 64];
+        const char *sp = d->policy->principals[rcv].path;
+        if (sp[0])
+            snprintf(path, sizeof(path), "%s", sp);
+        else
+            snprintf(path, sizeof(path), "%s/logs/%s.log", d->cfg.state_dir, to);
+        char *m = mnc_disclosure_render(d->policy, o);
+        cJSON *l = cJSON_CreateObject();
+        char hex[MNC_OID_HEX];
+        mnc_oid_hex(&oid, hex);
+        char *txt = NULL;
+        if (m && l && cJSON_AddNumberToObject(l, "time", (double)mncd_now_ms()) &&
+            cJSON_AddStringToObject(l, "agent", pname(d, w->agent)) &&
+            cJSON_AddStringToObject(l, "object", hex) && cJSON_AddStringToObject(l, "message", m))
+            txt = cJSON_PrintUnformatted(l);
+        cJSON_Delete(l);
+        free(m);
+        int fd = txt ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+        int ok = 0;
+        if (fd >= 0) {
+            size_t n = strlen(txt);
+            txt[n] = '\n'; /* overwrite the NUL; write exactly n+1 bytes */
+            ok = write(fd, txt, n + 1) == (ssize_t)(n + 1) && fdatasync(fd) == 0;
+            close(fd);
+        }
+        cJSON_free(txt);
+        if (!ok) {
+            mncd_audit(d, op, w->agent, rcv, &oid, "error", MNC_R_INTERNAL, "log write failed");
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "cannot write log sink %s (%s)", to,
+                                  path);
+        }
+        cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+        return resp;
+    }
+    bool queue = (ch == MNC_CH_MESSAGE || ch == MNC_CH_FORWARD) && cls == MNC_SINK_AGENT;
+    if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, mncd_now_ms()) != 0)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "receiver inbox full or OOM");
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (!resp)
+        return NULL;
+    if (queue) {
+        cJSON_AddStringToObject(resp, "queued_to", to);
+    } else {
+        /* Tool calls and external sinks: mncd does not run tools or open connections; it
+         * returns the authorised argument for the caller's tool runner to use. */
+        char *m = mnc_disclosure_render(d->policy, o);
+        if (!m || !cJSON_AddStringToObject(resp, "argument", m)) {
+            free(m);
+            cJSON_Delete(resp);
+            return oom(q);
+        }
+        free(m);
+    }
+    return resp;
+}
+
+/* recv: the caller's inbox (re-checked at delivery), or a re-read of one object. */
+static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    if (q->object) {
+        mnc_oid oid;
+        if (mnc_oid_parse(q->object, &oid) != 0)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
+        mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+        mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
+        if (r != MNC_OK)
+            return deny(q, r, "recv");
+        if (deliver(d, o, w->agent) != 0)
+            return oom(q);
+        cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+        if (resp && add_object(d, resp, o, true) != 0) {
+            cJSON_Delete(resp);
+            return oom(q);
+        }
+        return resp;
+    }
+    int max = q->max > 0 ? q->max : 100;
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    cJSON *msgs = cJSON_CreateArray();
+    cJSON *denied = cJSON_CreateArray();
+    if (!resp || !msgs || !denied) {
+        cJSON_Delete(resp);
+        cJSON_Delete(msgs);
+        cJSON_Delete(denied);
+        return oom(q);
+    }
+    for (int i = 0; i < max; i++) {
+        mncd_msg m;
+        int pr = mncd_store_pop(&d->store, w->agent, &m);
+        if (pr <= 0)
+            break;
+        mnc_disclosure *o = mnc_registry_get(&d->store.reg, &m.id);
+        mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
+        char hex[MNC_OID_HEX];
+        mnc_oid_hex(&m.id, hex);
+        cJSON *x = cJSON_CreateObject();
+        if (!x)
+            break;
+        cJSON_AddStringToObject(x, "from", pname(d, m.from) ? pname(d, m.from) : "?");
+        if (r != MNC_OK) {
+            /* Re-checked at delivery: an object that expired or was revoked while queued is
+             * dropped and reported, never delivered. */
+            cJSON_AddStringToObject(x, "object", hex);
+            cJSON_AddStringToObject(x, "decision", "deny");
+            cJSON_AddStringToObject(x, "reason", mnc_reason_name(r));
+            cJSON_AddItemToArray(denied, x);
+            continue;
+        }
+        if (deliver(d, o, w->agent) != 0 || add_object(d, x, o, true) != 0) {
+            cJSON_Delete(x);
+            break;
+        }
+        cJSON_AddItemToArray(msgs, x);
+    }
+    cJSON_AddItemToObject(resp, "messages", msgs);
+    cJSON_AddItemToObject(resp, "denied", denied);
+    return resp;
+}
+
+static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *out, char *bad,
+                       size_t n)
+{
+    mnc_set_clear(out);
+    for (const cJSON *it = arr->child; it; it = it->next) {
+        int id = -1;
+        if (cJSON_IsString(it))
+            id = fields ? mnc_policy_field(d->policy, it->valuestring)
+                        : mnc_policy_principal(d->policy, it->valuestring);
+        if (id < 0) {
+            snprintf(bad, n, "%s", cJSON_IsString(it) ? it->valuestring : "(not a string)");
+            return -1;
+        }
+        mnc_set_add(out, (unsigned)id);
+    }
+    return 0;
+}
+
+static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    mnc_oid oid;
+    if (mnc_oid_parse(q->object, &oid) != 0)
+        return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
+    mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+    mnc_set fs, ss;
+    mnc_lifetime life = {0};
+    char bad[80];
+    if (q->fields && parse_names(d, q->fields, true, &fs, bad, sizeof(bad)) != 0)
+        return mnc_resp_error(q->id, MNC_R_INVALID, "unknown field \"%s\"", bad);
+    if (q->sinks && parse_names(d, q->sinks, false, &ss, bad, sizeof(bad)) != 0)
+        return mnc_resp_error(q->id, MNC_R_INVALID, "unknown sink \"%s\"", bad);
+    if (q->lifetime) {
+        for (const cJSON *it = q->lifetime->child; it; it = it->next) {
+            bool sec = strcmp(it->string, "seconds") == 0;
+            if ((!sec && strcmp(it->string, "turns") != 0) || !cJSON_IsNumber(it) ||
+                it->valuedouble < 1 || it->valuedouble > 2147483647.0 ||
+                it->valuedouble != (double)(long)it->valuedouble)
+                return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime is {\"seconds\": N, "
+                                      "\"turns\": N} with integers 1..2^31-1");
+            if (sec)
+                life.seconds = (uint64_t)it->valuedouble;
+            else
+                life.turns = (uint32_t)it->valuedouble;
+        }
+        if (!life.seconds && !life.turns)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime needs seconds or turns");
+    }
+    /* The deriver must hold a live object: the same existence/revocation/expiry/holder checks
+     * the monitor applies to every operation. */
+    mnc_reason r = !o                                                          ? MNC_R_NO_OBJECT
+                   : o->revoked                                                ? MNC_R_REVOKED
+                   : (o->expires_ms && mncd_now_ms() >= o->expires_ms) || !o->turns_left
+                       ? MNC_R_EXPIRED
+                   : !mnc_set_has(&o->holders, (unsigned)w->agent) ? MNC_R_NOT_HOLDER
+                                                                   : MNC_OK;
+    mnc_disclosure *c = NULL;
+    if (r == MNC_OK) {
+        mnc_narrowing n = {.fields = q->fields ? &fs : NULL, .sinks = q->sinks ? &ss : NULL,
+                           .life = q->lifetime ? &life : NULL, .memory = q->memory};
+        c = calloc(1, sizeof(*c));
+        r = c ? mnc_disclosure_derive(o, w->agent, &n, mncd_now_ms(), c) : MNC_R_INTERNAL;
+    }
+    mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid,
+               r == MNC_OK ? "allow" : "deny", r, NULL);
+    if (r != MNC_OK) {
+        free(c);
+        return deny(q, r, "derive");
+    }
+    if (mncd_store_put_object(&d->store, c) != 0) {
+        mnc_disclosure_free(c);
+        free(c);
+        return oom(q);
+    }
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp && add_object(d, resp, c, false) != 0) {
+        cJSON_Delete(resp);
+        return oom(q);
+    }
+    return resp;
+}
+
+static int default_store(const mncd *d)
+{
+    for (int i = 0; i < d->policy->n_principals; i++)
+        if (d->policy->principals[i].cls == MNC_SINK_MEMORY)
+            return i;
+    return -1;
+}
+
+static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put)
+{
+    int store = q->store ? mnc_policy_principal(d->policy, q->store) : default_store(d);
+    if (store < 0)
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, q->store ? "unknown memory store "
+                              "\"%s\"" : "%sthe policy declares no memory store",
+                              q->store ? q->store : "");
+    const char *op = put ? "mem.put" : "mem.get";
+    if (put) {
+        mnc_oid oid;
+        if (mnc_oid_parse(q->object, &oid) != 0)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
+        mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+        mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_WRITE, q->purpose, &oid, o);
+        if (r != MNC_OK)
+            return deny(q, r, op);
+        if (mncd_store_mem_put(&d->store, store, q->key, &oid, w->agent, mncd_now_ms()) != 0)
+            return oom(q);
+        return mnc_resp_new(q->id, true, "allow", MNC_OK);
+    }
+    const mncd_mem *m = mncd_store_mem_get(&d->store, store, q->key);
+    mnc_disclosure *o = m ? mnc_registry_get(&d->store.reg, &m->id) : NULL;
+    mnc_oid oid = m ? m->id : (mnc_oid){{0}};
+    mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose,
+                         m ? &oid : NULL, o);
+    if (r != MNC_OK)
+        return deny(q, r, op);
+    if (deliver(d, o, w->agent) != 0)
+        return oom(q);
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp && add_object(d, resp, o, true) != 0) {
+        cJSON_Delete(resp);
+        return oom(q);
+    }
+    return resp;
+}
+
+/* ---- admin verbs */
+
+typedef struct list_ctx {
+    mncd *d;
+    cJSON *arr;
+    int left;
+} list_ctx;
+
+static int list_one(mnc_disclosure *o, void *arg)
+{
+    list_ctx *l = arg;
+    if (l->left-- <= 0)
+        return 1;
+    cJSON *x = cJSON_CreateObject();
+    if (!x)
+        return 1;
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(&o->id, hex);
+    cJSON_AddStringToObject(x, "id", hex);
+    cJSON_AddStringToObject(x, "contract", l->d->policy->contracts[o->contract].id);
+    cJSON_AddStringToObject(x, "origin", pname(l->d, o->origin));
+    cJSON_AddStringToObject(x, "recipient", pname(l->d, o->scope.recipient));
+    cJSON *h = cJSON_AddArrayToObject(x, "holders");
+    for (int a = mnc_set_next(&o->holders, -1); h && a >= 0; a = mnc_set_next(&o->holders, a))
+        cJSON_AddItemToArray(h, cJSON_CreateString(pname(l->d, a)));
+    cJSON_AddNumberToObject(x, "expires_ms", (double)o->expires_ms);
+    if (o->turns_left == MNC_TURNS_UNBOUNDED)
+        cJSON_AddNullToObject(x, "turns_left");
+    else
+        cJSON_AddNumberToObject(x, "turns_left", o->turns_left);
+    cJSON_AddBoolToObject(x, "revoked", o->revoked);
+    cJSON_AddItemToArray(l->arr, x);
+    return 0;
+}
+
+typedef struct revoke_ctx {
+    mncd *d;
+    int changed;
+} revoke_ctx;
+
+/* Revocation cascades to derived objects: a child of a revoked parent is revoked too. */
+static int revoke_children(mnc_disclosure *o, void *arg)
+{
+    revoke_ctx *rc = arg;
+    if (o->revoked || !o->has_parent)
+        return 0;
+    const mnc_disclosure *par = mnc_registry_get(&rc->d->store.reg, &o->parent);
+    if (par && par->revoked) {
+        o->revoked = true;
+        if (mncd_store_touch(&rc->d->store, o) != 0)
+            rc->d->fatal = true;
+        mncd_audit(rc->d, "revoke", -1, -1, &o->id, "allow", MNC_OK, "cascade from parent");
+        rc->changed++;
+    }
+    return 0;
+}
+
+static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    (void)w;
+    switch (q->verb) {
+    case MNC_V_STATUS: {
+        cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
+        if (!r)
+            return NULL;
+        cJSON_AddStringToObject(r, "version", MNCD_VERSION);
+        cJSON_AddNumberToObject(r, "pid", getpid());
+        cJSON_AddNumberToObject(r, "uptime_ms", (double)(mncd_now_ms() - d->started_ms));
+        cJSON_AddNumberToObject(r, "clients", (double)d->n_clients);
+        cJSON_AddNumberToObject(r, "requests", (double)d->n_requests);
+        cJSON_AddNumberToObject(r, "objects", (double)d->store.reg.n);
+        cJSON_AddNumberToObject(r, "queued", (double)mncd_store_inbox_total(&d->store));
+        cJSON_AddNumberToObject(r, "memory_entries", (double)d->store.mem_n);
+        cJSON_AddNumberToObject(r, "contracts", d->policy->n_contracts);
+        cJSON_AddNumberToObject(r, "principals", d->policy->n_principals);
+        cJSON_AddStringToObject(r, "state_dir", d->cfg.state_dir);
+        cJSON_AddStringToObject(r, "audit_log", d->audit_path);
+        cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
+        cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
+        cJSON_AddStringToObject(r, "kernel", "not integrated (userspace monitor only)");
+        return r;
+    }
+    case MNC_V_LIST: {
+        cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
+        list_ctx l = {.d = d, .arr = cJSON_CreateArray(), .left = q->max > 0 ? q->max : 100};
+        if (!r || !l.arr) {
+            cJSON_Delete(r);
+            cJSON_Delete(l.arr);
+            return oom(q);
+        }
+        mnc_registry_each(&d->store.reg, list_one, &l);
+        cJSON_AddNumberToObject(r, "total", (double)d->store.reg.n);
+        cJSON_AddItemToObject(r, "objects", l.arr);
+        return r;
+    }
+    case MNC_V_REVOKE: {
+        mnc_disclosure *o = lookup(d, q->object);
+        mnc_oid oid;
+        if (mnc_oid_parse(q->object, &oid) != 0)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
+        if (!o) {
+            mncd_audit(d, "revoke", -1, -1, &oid, "deny", MNC_R_NO_OBJECT, NULL);
+            return deny(q, MNC_R_NO_OBJECT, "revoke");
+        }
+        o->revoked = true;
+        if (mncd_store_touch(&d->store, o) != 0)
+            return oom(q);
+        mncd_audit(d, "revoke", -1, -1, &oid, "allow", MNC_OK, NULL);
+        revoke_ctx rc = {.d = d};
+        do { /* fixpoint: depth of the derivation tree */
+            rc.changed = 0;
+            mnc_registry_each(&d->store.reg, revoke_children, &rc);
+        } while (rc.changed);
+        return mnc_resp_new(q->id, true, "allow", MNC_OK);
+    }
+    case MNC_V_APPROVE:
+        mncd_audit(d, "approve", -1, -1, NULL, "error", MNC_R_INVALID, "not implemented");
+        return mnc_resp_error(q->id, MNC_R_INVALID, "approve: the MNC-D approval queue is not "
+                              "implemented yet (ledger issue); nothing to approve");
+    case MNC_V_AUDIT: {
+        if (mnc_audit_sync(d->audit) != 0) {
+            d->fatal = true;
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "audit sync failed");
+        }
+        cJSON *t = mnc_audit_tail(d->audit_path, q->max > 0 ? q->max : 20);
+        cJSON *r = t ? mnc_resp_new(q->id, true, "allow", MNC_OK) : NULL;
+        if (!r) {
+            cJSON_Delete(t);
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "cannot read the audit log");
+        }
+        cJSON_AddItemToObject(r, "records", t);
+        return r;
+    }
+    default:
+        return mnc_resp_error(q->id, MNC_R_INVALID, "not an admin verb");
+    }
+}
+
+static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (!r)
+        return NULL;
+    if (w->agent >= 0)
+        cJSON_AddStringToObject(r, "agent", pname(d, w->agent));
+    else
+        cJSON_AddNullToObject(r, "agent");
+    cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup"
+                                      : w->via == MNCD_VIA_UID  ? "uid"
+                                                                : "none");
+    cJSON_AddNumberToObject(r, "uid", w->uid);
+    cJSON_AddNumberToObject(r, "pid", w->pid);
+    cJSON_AddStringToObject(r, "cgroup", w->cgroup);
+    cJSON_AddBoolToObject(r, "admin", w->admin);
+    return r;
+}
+
+void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    d->n_requests++;
+    const char *me = pname(d, w->agent);
+    if (q->as && (!me || strcmp(q->as, me) != 0)) {
+        mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
+                   "identity claim does not match the kernel's");
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "identity mismatch: request claims "
+                              "\"%s\" but the kernel identifies this connection as %s%s%s",
+                              q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
+    }
+    if (q->verb == MNC_V_WHOAMI)
+        return v_whoami(d, w, q);
+    if (mnc_verb_is_admin(q->verb)) {
+        if (!w->admin) {
+            mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,
+                       "admin verb from a non-admin caller");
+            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is an admin verb: it needs uid "
+                                 "%u (caller uid %u%s)", mnc_verb_name(q->verb), d->cfg.admin_uid,
+                                 (unsigned)w->uid, w->via == MNCD_VIA_CGROUP ? ", in an agent "
+                                 "cgroup" : "");
+        }
+        return v_admin(d, w, q);
+    }
+    if (w->agent < 0)
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "this connection (uid %u, pid %d, "
+                              "cgroup %s) is not registered as an agent", (unsigned)w->uid,
+                              (int)w->pid, w->cgroup[0] ? w->cgroup : "?");
+    switch (q->verb) {
+    case MNC_V_DISCLOSE:
+        return v_disclose(d, w, q);
+    case MNC_V_SEND: {
+        bool tool = q->channel && strcmp(q->channel, "tool") == 0;
+        return v_move(d, w, q, tool ? MNC_CH_TOOL : MNC_CH_MESSAGE, q->to);
+    }
+    case MNC_V_FORWARD:
+        return v_move(d, w, q, MNC_CH_FORWARD, q->to);
+    case MNC_V_TOOL:
+        return v_move(d, w, q, MNC_CH_TOOL, q->tool);
+    case MNC_V_LOG:
+        return v_move(d, w, q, MNC_CH_LOG, q->sink);
+    case MNC_V_RECV:
+        return v_recv(d, w, q);
+    case MNC_V_DERIVE:
+        return v_derive(d, w, q);
+    case MNC_V_MEM_PUT:
+        return v_mem(d, w, q, true);
+    case MNC_V_MEM_GET:
+        return v_mem(d, w, q, false);
+    default:
+        return mnc_resp_error(q->id, MNC_R_INVALID, "unhandled verb");
+    }
+}
