@@ -2,7 +2,11 @@
  *
  * Included by the BPF programs (after vmlinux.h) and by user space (libmnc, loader, mncd).
  * Everything here must be plain data plus static inline pure functions: no helpers, no maps.
- * Changing a layout here changes the pinned maps; bump MNC_ABI_VERSION when you do.
+ * Changing a layout here changes the pinned maps; bump MNC_ABI_VERSION when you do (the loader
+ * refuses to adopt pinned maps whose key/value sizes differ: libbpf checks on reuse).
+ *
+ * Every map key and value is a named struct so that `bpftool map dump pinned ...` prints named
+ * fields (the maps are declared with __type(key, ...) / __type(value, ...)).
  */
 #ifndef MNC_ABI_H
 #define MNC_ABI_H
@@ -11,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MNC_ABI_VERSION 1
+#define MNC_ABI_VERSION 2
 
 /* Sink classes. Agents are sinks too (the receivers of messages and forwards). Ids of agents
  * and sinks share one namespace of at most 256 entries (see user/include/mnc/set.h). */
@@ -24,5 +28,271 @@ enum mnc_sink_class {
     MNC_SINK_EXTERNAL = 5, /* also the class of any unregistered destination */
     MNC_SINK_MNCD = 6,     /* the monitor's own socket: always reachable */
 };
+
+/* ---- sizes (the maps are sized for 1e4 agent cgroups and 1e5 sinks of each kind) */
+#define MNC_SET_WORDS_ABI 4            /* == MNC_SET_WORDS in mnc/set.h: 256 principal ids */
+#define MNC_MAX_CGROUPS 10000          /* agents map: live agent cgroups */
+#define MNC_MAX_TAINTS 1024            /* taint map: agent ids (policy ids < 256, plus reserved) */
+#define MNC_MAX_SOCK_SINKS 100000      /* sock_unix and sock_inet, each */
+#define MNC_MAX_FILE_SINKS 100000      /* file_sinks */
+#define MNC_EVENTS_BYTES (256 * 1024)  /* ring buffer of deny events */
+#define MNC_UNIX_PATH_MAX 108          /* sizeof(((struct sockaddr_un *)0)->sun_path) */
+#define MNC_NAME_LEN 64                /* == MNC_NAME_MAX in mnc/policy.h */
+#define MNC_TREE_PATH_MAX 256
+
+/* Destination id of a destination that no map names (class MNC_SINK_EXTERNAL). */
+#define MNC_ID_NONE 0xffffu
+/* Agent ids >= this are the loader's functional self-tests (base | (pid & 0xfffff)), so that
+ * concurrent self-tests never share an entry; never policy ids. */
+#define MNC_SELFTEST_AGENT_BASE 0xfff00000u
+
+/* ---- agents: cgroup id (the inode number of the cgroup v2 directory) -> agent */
+struct mnc_agent_key {
+    __u64 cgroup_id;
+};
+
+#define MNC_AGENT_F_LAUNCHED 0x1u /* registered by `mncctl run` (or mncd on its behalf) */
+#define MNC_AGENT_F_SELFTEST 0x2u /* the loader's scratch self-test cgroup */
+
+struct mnc_agent {
+    __u32 agent_id; /* principal id in the policy (key of the taint map) */
+    __u32 flags;    /* MNC_AGENT_F_* */
+};
+
+/* ---- taint: agent id -> what the agent may still reach given the disclosures it holds.
+ * mncd computes it: sinks = intersection of φ over held disclosures (all ones is never
+ * written for a tainted agent: an agent holding nothing is `tainted = 0`); may_memory = AND of μ;
+ * may_log = every held disclosure names at least one log sink; may_forward = φ names onward
+ * agents; may_external = every held disclosure allows unregistered external destinations.
+ * For an untainted agent (tainted = 0) sinks/may_log/may_memory are the agent's *base rights*
+ * to reach log and memory sinks directly (normally none: those are reachable through mncd only).
+ * generation increases with every update (mncd); deny events carry it. */
+struct mnc_taint {
+    __u64 sinks[MNC_SET_WORDS_ABI]; /* bit i of sinks[i / 64]: principal id i allowed */
+    __u8 may_log;
+    __u8 may_memory;
+    __u8 may_forward;  /* informational in the cgroup backend (agent ids are checked in sinks) */
+    __u8 may_external;
+    __u8 tainted;
+    __u8 pad[3];
+    __u64 generation;
+};
+
+/* ---- socket sinks */
+/* UNIX socket address, stored as the sun_path bytes the caller passed, zero padded. An
+ * abstract address (leading NUL) is stored with '@' in place of that NUL, so that bpftool
+ * prints it; registered paths are absolute, so '@...' never collides with a pathname. */
+struct mnc_unix_key {
+    char path[MNC_UNIX_PATH_MAX];
+};
+
+/* IP destination. family is AF_INET (2) or AF_INET6 (10); addr holds the address in network
+ * order (IPv4 in addr[0..3], rest zero; IPv4-mapped IPv6 destinations are looked up as IPv4);
+ * port in host order. port 0 = every port of addr; an all-zero addr = port on every address
+ * (use it for listeners bound to the wildcard address, reachable via 127.0.0.x and 0.0.0.0). */
+struct mnc_inet_key {
+    __u16 family;
+    __u16 port;
+    __u8 addr[16];
+};
+
+struct mnc_sink {
+    __u32 id;                 /* principal id (agent, log, memory, tool, external) */
+    enum mnc_sink_class cls;
+};
+
+/* ---- file sinks: (dev, ino) of log files and memory directories. dev is the kernel's
+ * encoding of i_sb->s_dev: (major << 20) | minor (not glibc's st_dev encoding). Inode keying
+ * defeats symlinks and hard links. Used by the lsm backend and by the launcher's workspace
+ * check (cgroup backend). */
+struct mnc_file_key {
+    __u64 dev;
+    __u64 ino;
+};
+
+/* ---- names: principal id -> name, so that dumps and events are readable */
+struct mnc_name {
+    char name[MNC_NAME_LEN];
+    enum mnc_sink_class cls;
+};
+
+/* ---- config: one entry (key 0) written at attach time */
+#define MNC_BACKEND_CGROUP 1u
+#define MNC_BACKEND_LSM 2u
+struct mnc_config {
+    __u32 abi_version;
+    __u32 backend;                   /* MNC_BACKEND_* */
+    __u64 tree_cgroup_id;            /* cgroup id of the mnc tree the programs are attached to */
+    char tree_path[MNC_TREE_PATH_MAX]; /* its absolute path (under the cgroup2 mount) */
+};
+
+/* ---- kernel decision reasons. Values < MNC_K_DENY_FIRST allow. Also the index of the
+ * per-reason counter map. Stable: they go into audit logs. */
+enum mnc_kreason {
+    MNC_K_ALLOW_MNCD = 0,        /* the monitor's socket */
+    MNC_K_ALLOW_UNTAINTED = 1,   /* agent holds no disclosure */
+    MNC_K_ALLOW_SCOPE = 2,       /* destination is within the taint's scope */
+    MNC_K_ALLOW_SOCKET = 3,      /* sock_create: ordinary socket */
+    MNC_K_DENY_FIRST = 8,
+    MNC_K_DENY_UNKNOWN_AGENT = 8, /* cgroup inside the mnc tree not in the agents map */
+    MNC_K_DENY_NO_TAINT = 9,      /* agent registered but no taint entry */
+    MNC_K_DENY_EXTERNAL = 10,     /* tainted; external/unregistered and not allowed */
+    MNC_K_DENY_SCOPE = 11,        /* tainted; agent/tool destination not in the allowed set */
+    MNC_K_DENY_LOG = 12,          /* log sink without may_log or not in the set */
+    MNC_K_DENY_MEMORY = 13,       /* memory sink without may_memory or not in the set */
+    MNC_K_DENY_UNIX_PATH = 14,    /* tainted; relative or non-canonical UNIX path */
+    MNC_K_DENY_RAW_SOCKET = 15,   /* SOCK_RAW on AF_INET/AF_INET6 */
+    MNC_K_DENY_PACKET_SOCKET = 16,/* AF_PACKET */
+    MNC_K_DENY_BAD_CLASS = 17,    /* corrupt sink entry */
+    MNC_K_EVENT_LOST = 18,        /* counter only: a deny event did not fit the ring buffer */
+    MNC_K__COUNT = 19,
+};
+
+static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
+
+/* ---- hooks (deny events say which one fired) */
+enum mnc_hook {
+    MNC_HOOK_CONNECT4 = 1,
+    MNC_HOOK_CONNECT6 = 2,
+    MNC_HOOK_CONNECT_UNIX = 3,
+    MNC_HOOK_SENDMSG4 = 4,
+    MNC_HOOK_SENDMSG6 = 5,
+    MNC_HOOK_SENDMSG_UNIX = 6,
+    MNC_HOOK_SOCK_CREATE = 7,
+};
+
+/* ---- deny event (ring buffer "events") */
+struct mnc_event {
+    __u64 ts_ns;          /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+    __u64 cgroup_id;
+    __u64 generation;     /* taint generation at the decision (0 if no taint) */
+    __u32 pid;            /* tgid */
+    __u32 agent_id;       /* 0xffffffff if the cgroup is unknown */
+    __u32 dst_id;         /* MNC_ID_NONE if unregistered */
+    __u16 reason;         /* enum mnc_kreason */
+    __u8 hook;            /* enum mnc_hook */
+    __u8 dst_class;       /* enum mnc_sink_class */
+    __u16 family;         /* AF_* (sock_create: socket family) */
+    __u16 port;           /* host order (sock_create: socket type) */
+    __u32 protocol;       /* sock_create only */
+    __u8 addr[16];
+    char path[MNC_UNIX_PATH_MAX];
+    char comm[16];
+};
+
+/* ---- THE decision: may an agent with taint t reach a destination of class cls and id id?
+ * t == 0 means the agent has no taint entry (fail closed). Unregistered destinations are
+ * passed as (MNC_SINK_EXTERNAL, MNC_ID_NONE). Pure: used by the BPF programs and user space.
+ *
+ * Rules (docs/kernel.md):
+ *  1. MNCD is always reachable (agents must be able to use the monitor).
+ *  2. No taint entry: deny.
+ *  3. LOG needs may_log and the id in sinks; MEMORY needs may_memory and the id in sinks -
+ *     for untainted agents too, so log/memory sinks are reachable through mncd only unless
+ *     the admin granted a base right.
+ *  4. Untainted: everything else is allowed.
+ *  5. Tainted: AGENT and TOOL need the id in sinks; a registered EXTERNAL needs the id in
+ *     sinks or may_external; an unregistered destination needs may_external.
+ *  6. Anything else (corrupt class): deny.
+ */
+static inline int mnc_set_has_abi(const __u64 *w, __u32 id)
+{
+    if (id >= MNC_SET_WORDS_ABI * 64)
+        return 0;
+    /* constant offsets only: with w[id / 64] the compiler may re-read id from a spilled
+     * register, and the BPF verifier then loses the bound and rejects the load */
+    __u64 word = id < 64 ? w[0] : id < 128 ? w[1] : id < 192 ? w[2] : w[3];
+    return (int)((word >> (id % 64)) & 1);
+}
+
+static inline enum mnc_kreason mnc_decide(const struct mnc_taint *t, __u32 cls, __u32 id)
+{
+    if (cls == MNC_SINK_MNCD)
+        return MNC_K_ALLOW_MNCD;
+    if (!t)
+        return MNC_K_DENY_NO_TAINT;
+    switch (cls) {
+    case MNC_SINK_LOG:
+        return (t->may_log && mnc_set_has_abi(t->sinks, id)) ? (t->tainted ? MNC_K_ALLOW_SCOPE : MNC_K_ALLOW_UNTAINTED)
+                                                             : MNC_K_DENY_LOG;
+    case MNC_SINK_MEMORY:
+        return (t->may_memory && mnc_set_has_abi(t->sinks, id)) ? (t->tainted ? MNC_K_ALLOW_SCOPE : MNC_K_ALLOW_UNTAINTED)
+                                                                : MNC_K_DENY_MEMORY;
+    case MNC_SINK_AGENT:
+    case MNC_SINK_TOOL:
+        if (!t->tainted)
+            return MNC_K_ALLOW_UNTAINTED;
+        return mnc_set_has_abi(t->sinks, id) ? MNC_K_ALLOW_SCOPE : MNC_K_DENY_SCOPE;
+    case MNC_SINK_EXTERNAL:
+        if (!t->tainted)
+            return MNC_K_ALLOW_UNTAINTED;
+        if (t->may_external)
+            return MNC_K_ALLOW_SCOPE;
+        if (id != MNC_ID_NONE && mnc_set_has_abi(t->sinks, id))
+            return MNC_K_ALLOW_SCOPE;
+        return MNC_K_DENY_EXTERNAL;
+    default:
+        return MNC_K_DENY_BAD_CLASS;
+    }
+}
+
+/* Is a sun_path an absolute, canonical path: starts with '/', no empty, "." or ".." component,
+ * no trailing '/'? A tainted agent may only use such paths, because a relative or non-canonical
+ * spelling of a registered sink's path would not match its map key (the cgroup hooks see the
+ * string, not the inode). Abstract addresses (leading NUL) are not paths: callers handle them.
+ *
+ * Written as a one-character step function so that the BPF side can run it under bpf_loop (an
+ * unrolled 108-step loop with data-dependent branches exceeds the verifier's budget) and user
+ * space runs the very same steps in a plain loop. */
+struct mnc_path_state {
+    __u32 len;  /* characters consumed */
+    __u32 comp; /* characters in the current component */
+    __u32 dots; /* '.' characters in the current component */
+    __u32 bad;
+    __u32 done; /* reached the terminating NUL */
+};
+
+static inline void mnc_path_step(struct mnc_path_state *s, char c)
+{
+    if (s->done || s->bad)
+        return;
+    if (c == 0) {
+        s->done = 1;
+        return;
+    }
+    if (s->len == 0 && c != '/')
+        s->bad = 1; /* relative */
+    s->len++;
+    if (c == '/') {
+        if (s->len > 1 && (s->comp == 0 || (s->comp == s->dots && s->dots <= 2)))
+            s->bad = 1; /* "//", "/./", "/../" */
+        s->comp = 0;
+        s->dots = 0;
+    } else {
+        s->comp++;
+        if (c == '.')
+            s->dots++;
+    }
+}
+
+static inline int mnc_path_finish(const struct mnc_path_state *s)
+{
+    if (s->bad || s->len == 0)
+        return 0;
+    if (s->len == 1)
+        return 1; /* "/" itself: harmless, never a socket */
+    return !(s->comp == 0 || (s->comp == s->dots && s->dots <= 2)); /* trailing "/", "/.", "/.." */
+}
+
+/* p[0..n): n bytes as passed by the caller, NUL-terminated or not */
+static inline int mnc_unix_path_canonical(const char *p, __u32 n)
+{
+    struct mnc_path_state s = {0, 0, 0, 0, 0};
+    if (n > MNC_UNIX_PATH_MAX)
+        n = MNC_UNIX_PATH_MAX;
+    for (__u32 i = 0; i < n && !s.done && !s.bad; i++)
+        mnc_path_step(&s, p[i]);
+    return mnc_path_finish(&s);
+}
 
 #endif

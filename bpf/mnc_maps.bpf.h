@@ -1,0 +1,144 @@
+/* mnc_maps.bpf.h - the maps every mnc BPF object shares, and the helpers around them.
+ *
+ * Each hook family is its own object (sock_addr.bpf.c, sock_create.bpf.c, ...), and each
+ * declares these maps. They are pinned by name (LIBBPF_PIN_BY_NAME) under the pin root the
+ * loader passes as bpf_object_open_opts.pin_root_path (default /sys/fs/bpf/mnc), so every
+ * object reuses the same map instances, and a reload adopts the existing maps instead of
+ * creating empty ones. Map names are the pin file names: keep them <= 15 characters.
+ */
+#ifndef MNC_MAPS_BPF_H
+#define MNC_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "mnc_abi.h"
+
+#ifndef AF_UNIX
+#define AF_UNIX 1
+#endif
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+#ifndef AF_PACKET
+#define AF_PACKET 17
+#endif
+#ifndef SOCK_RAW
+#define SOCK_RAW 3
+#endif
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_CGROUPS);
+    __type(key, struct mnc_agent_key);
+    __type(value, struct mnc_agent);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} agents SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_TAINTS);
+    __type(key, __u32);
+    __type(value, struct mnc_taint);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} taint SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_SOCK_SINKS);
+    __type(key, struct mnc_unix_key);
+    __type(value, struct mnc_sink);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} sock_unix SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_SOCK_SINKS);
+    __type(key, struct mnc_inet_key);
+    __type(value, struct mnc_sink);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} sock_inet SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_FILE_SINKS);
+    __type(key, struct mnc_file_key);
+    __type(value, struct mnc_sink);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} file_sinks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_TAINTS);
+    __type(key, __u32);
+    __type(value, struct mnc_name);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} names SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct mnc_config);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} settings SEC(".maps");
+
+/* per-reason totals (allows too): per-CPU so the hot path never bounces a cache line */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, MNC_K__COUNT);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} counters SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, MNC_EVENTS_BYTES);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} events SEC(".maps");
+
+static __always_inline void mnc_count(__u32 reason)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &reason);
+    if (c)
+        *c += 1;
+}
+
+/* The caller's agent entry, or NULL (unknown cgroup inside the tree: deny). */
+static __always_inline struct mnc_agent *mnc_current_agent(__u64 *cgid)
+{
+    struct mnc_agent_key k = {.cgroup_id = bpf_get_current_cgroup_id()};
+    *cgid = k.cgroup_id;
+    return bpf_map_lookup_elem(&agents, &k);
+}
+
+/* Fills and submits a deny event; counts MNC_K_EVENT_LOST when the ring is full. The caller
+ * fills the destination part through `ev` before calling mnc_event_submit. */
+static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struct mnc_agent *a,
+                                                         const struct mnc_taint *t, __u32 reason,
+                                                         __u8 hook)
+{
+    struct mnc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+    if (!ev) {
+        mnc_count(MNC_K_EVENT_LOST);
+        return 0;
+    }
+    __builtin_memset(ev, 0, sizeof(*ev));
+    ev->ts_ns = bpf_ktime_get_ns();
+    ev->cgroup_id = cgid;
+    ev->generation = t ? t->generation : 0;
+    ev->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+    ev->agent_id = a ? a->agent_id : 0xffffffffu;
+    ev->dst_id = MNC_ID_NONE;
+    ev->reason = (__u16)reason;
+    ev->hook = hook;
+    bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+    return ev;
+}
+
+#endif

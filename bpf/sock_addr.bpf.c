@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sock_addr.bpf.c - cgroup sock_addr hooks: connect and sendmsg (with an address) for IPv4,
+ * IPv6 and UNIX sockets of processes inside the mnc cgroup tree, gated by the caller's taint
+ * and the destination's sink label (mnc_decide in mnc_abi.h).
+ *
+ * Coverage (docs/kernel.md): connect(2) on any socket, and sendto/sendmsg with a destination
+ * address (UDP, unconnected UNIX datagrams). Sends on an already connected socket carry no
+ * address and do not reach these hooks: such a connection was checked when it was made.
+ */
+#include "mnc_maps.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int path_bad,
+                                    const struct mnc_inet_key *ik, const struct mnc_unix_key *uk)
+{
+    __u64 cgid = 0;
+    struct mnc_agent *a = mnc_current_agent(&cgid);
+    struct mnc_taint *t = 0;
+    __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;
+    __u32 id = dst ? dst->id : MNC_ID_NONE;
+    __u32 r;
+
+    if (cls == MNC_SINK_MNCD) {
+        r = MNC_K_ALLOW_MNCD; /* even before registration: the launcher talks to mncd */
+    } else if (!a) {
+        r = MNC_K_DENY_UNKNOWN_AGENT;
+    } else {
+        t = bpf_map_lookup_elem(&taint, &a->agent_id);
+        if (path_bad && t && t->tainted)
+            r = MNC_K_DENY_UNIX_PATH;
+        else
+            r = mnc_decide(t, cls, id);
+    }
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 1;
+
+    struct mnc_event *ev = mnc_event_begin(cgid, a, t, r, hook);
+    if (ev) {
+        ev->dst_class = (__u8)cls;
+        ev->dst_id = id;
+        if (ik) {
+            ev->family = ik->family;
+            ev->port = ik->port;
+            __builtin_memcpy(ev->addr, ik->addr, sizeof(ev->addr));
+        }
+        if (uk) {
+            ev->family = AF_UNIX;
+            __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
+        }
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return 0; /* EPERM */
+}
+
+/* exact (addr, port), then the whole host (addr, 0), then the port on every address */
+static __always_inline struct mnc_sink *mnc_inet_lookup(struct mnc_inet_key *k)
+{
+    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
+    if (s)
+        return s;
+    __u16 port = k->port;
+    k->port = 0;
+    s = bpf_map_lookup_elem(&sock_inet, k);
+    k->port = port;
+    if (s)
+        return s;
+    struct mnc_inet_key any = {.family = k->family, .port = port};
+    return bpf_map_lookup_elem(&sock_inet, &any);
+}
+
+static __always_inline int mnc_gate4(struct bpf_sock_addr *ctx, __u8 hook)
+{
+    struct mnc_inet_key k = {.family = AF_INET};
+    __u32 ip = ctx->user_ip4;
+    __builtin_memcpy(k.addr, &ip, 4);
+    k.port = bpf_ntohs((__u16)ctx->user_port);
+    return mnc_gate(hook, mnc_inet_lookup(&k), 0, &k, 0);
+}
+
+static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
+{
+    struct mnc_inet_key k = {.family = AF_INET6};
+    __u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1], w2 = ctx->user_ip6[2], w3 = ctx->user_ip6[3];
+    k.port = bpf_ntohs((__u16)ctx->user_port);
+    if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0x0000ffff)) {
+        /* IPv4-mapped: a dual-stack socket reaching an IPv4 destination */
+        k.family = AF_INET;
+        __builtin_memcpy(k.addr, &w3, 4);
+    } else {
+        __builtin_memcpy(k.addr, &w0, 4);
+        __builtin_memcpy(k.addr + 4, &w1, 4);
+        __builtin_memcpy(k.addr + 8, &w2, 4);
+        __builtin_memcpy(k.addr + 12, &w3, 4);
+    }
+    return mnc_gate(hook, mnc_inet_lookup(&k), 0, &k, 0);
+}
+
+struct mnc_unix_walk {
+    struct mnc_unix_key k;
+    struct mnc_path_state st;
+};
+
+static long mnc_path_cb(__u32 i, void *data)
+{
+    struct mnc_unix_walk *w = data;
+    if (i >= MNC_UNIX_PATH_MAX)
+        return 1;
+    mnc_path_step(&w->st, w->k.path[i]);
+    return w->st.done || w->st.bad;
+}
+
+static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
+{
+    struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+    struct mnc_unix_walk w = {};
+    struct mnc_unix_key *kp = &w.k;
+    __u32 n = sa->uaddrlen;
+    int path_bad = 0;
+
+    /* sun_path follows the 2-byte sun_family */
+    n = n > 2 ? n - 2 : 0;
+    if (n > MNC_UNIX_PATH_MAX)
+        n = MNC_UNIX_PATH_MAX;
+    if (n > 0 && bpf_probe_read_kernel(kp->path, n, (char *)sa->uaddr + 2) != 0)
+        n = 0; /* unreadable: treat as an unregistered, non-canonical address */
+    if (n > 0 && kp->path[0] == 0) {
+        kp->path[0] = '@'; /* abstract address, see struct mnc_unix_key */
+    } else {
+        bpf_loop(n, mnc_path_cb, &w, 0);
+        path_bad = !mnc_path_finish(&w.st);
+    }
+    return mnc_gate(hook, bpf_map_lookup_elem(&sock_unix, kp), path_bad, 0, kp);
+}
+
+SEC("cgroup/connect4")
+int mnc_connect4(struct bpf_sock_addr *ctx) { return mnc_gate4(ctx, MNC_HOOK_CONNECT4); }
+
+SEC("cgroup/sendmsg4")
+int mnc_sendmsg4(struct bpf_sock_addr *ctx) { return mnc_gate4(ctx, MNC_HOOK_SENDMSG4); }
+
+SEC("cgroup/connect6")
+int mnc_connect6(struct bpf_sock_addr *ctx) { return mnc_gate6(ctx, MNC_HOOK_CONNECT6); }
+
+SEC("cgroup/sendmsg6")
+int mnc_sendmsg6(struct bpf_sock_addr *ctx) { return mnc_gate6(ctx, MNC_HOOK_SENDMSG6); }
+
+SEC("cgroup/connect_unix")
+int mnc_connect_unix(struct bpf_sock_addr *ctx) { return mnc_gate_unix(ctx, MNC_HOOK_CONNECT_UNIX); }
+
+SEC("cgroup/sendmsg_unix")
+int mnc_sendmsg_unix(struct bpf_sock_addr *ctx) { return mnc_gate_unix(ctx, MNC_HOOK_SENDMSG_UNIX); }

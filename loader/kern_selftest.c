@@ -1,0 +1,232 @@
+/* kern_selftest.c - the functional self-test: enforcement is claimed only after the attached
+ * programs were seen to deny (EPERM) and to allow, for a real process in a real cgroup.
+ *
+ * Why: programs can load and attach and still enforce nothing (wrong tree, wrong attach type,
+ * a kernel that ignores them). Only observing the effect proves it. The test uses a scratch
+ * cgroup <tree>/.selftest.<pid>, an agent id reserved for self-tests, and a UNIX path under a
+ * directory that does not exist, so it never touches a real agent's entries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "kern_int.h"
+
+static void add_case(mnc_selftest *st, const char *name, int want, int got)
+{
+    if (st->n >= (int)(sizeof(st->c) / sizeof(st->c[0])))
+        return;
+    mnc_selftest_case *c = &st->c[st->n++];
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->want = want;
+    c->got = got;
+    c->pass = want == got;
+}
+
+/* Each probe returns 0 on success or the errno it saw. */
+static int try_socket(int family, int type, int proto)
+{
+    int fd = socket(family, type | SOCK_CLOEXEC, proto);
+    if (fd < 0)
+        return errno;
+    close(fd);
+    return 0;
+}
+
+static int try_inet(int family, bool send, int *skipped)
+{
+    int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        if (errno == EAFNOSUPPORT) {
+            *skipped = 1;
+            return 0;
+        }
+        return errno;
+    }
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof(ss));
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons(9); /* discard; nothing needs to listen for a UDP connect */
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        len = sizeof(*a);
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(9);
+        a->sin6_addr = in6addr_loopback;
+        len = sizeof(*a);
+    }
+    int rc = send ? (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) : connect(fd, (struct sockaddr *)&ss, len);
+    int e = rc < 0 ? errno : 0;
+    close(fd);
+    if (family == AF_INET6 && (e == EADDRNOTAVAIL || e == ENETUNREACH))
+        *skipped = 1; /* no IPv6 loopback configured */
+    return e;
+}
+
+static int try_unix(const char *path, bool send)
+{
+    int fd = socket(AF_UNIX, (send ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof(a));
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+    int rc = send ? (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) : connect(fd, (struct sockaddr *)&a, sizeof(a));
+    int e = rc < 0 ? errno : 0;
+    close(fd);
+    return e;
+}
+
+static int write_file(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, s, strlen(s));
+    int e = errno;
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -(n < 0 ? e : EIO);
+}
+
+/* The child: enters the scratch cgroup, then walks the phases, changing its own registration
+ * through the inherited map fds (map syscalls are not subject to the socket hooks). */
+static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgid, uint32_t agent)
+{
+    if (write_file(procs, "0") != 0) {
+        snprintf(st->error, sizeof(st->error), "cannot enter scratch cgroup %.300s: %s", procs, strerror(errno));
+        _exit(2);
+    }
+    char path[96], mncd[96];
+    snprintf(path, sizeof(path), "/nonexistent-mnc-selftest-%d/peer.sock", (int)getpid());
+    snprintf(mncd, sizeof(mncd), "/nonexistent-mnc-selftest-%d/mncd.sock", (int)getpid());
+    int skip;
+
+    /* A: registered nowhere: fail closed */
+    add_case(st, "sock_create: unknown cgroup in the tree is denied", EPERM, try_socket(AF_INET, SOCK_DGRAM, 0));
+    add_case(st, "connect_unix: unknown cgroup in the tree is denied", EPERM, try_unix(path, false));
+
+    /* B: registered, tainted, nothing allowed */
+    struct mnc_taint t;
+    memset(&t, 0, sizeof(t));
+    t.tainted = 1;
+    if (mnc_kern_taint_set(k, agent, &t) != 0 || mnc_kern_register_cgroup(k, cgid, agent, MNC_AGENT_F_SELFTEST) != 0 ||
+        mnc_kern_sink_unix_add(k, mncd, MNC_ID_NONE, MNC_SINK_MNCD) != 0) {
+        snprintf(st->error, sizeof(st->error), "cannot write the maps: %s", strerror(errno));
+        _exit(2);
+    }
+    add_case(st, "connect4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, false, &skip));
+    add_case(st, "sendmsg4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, true, &skip));
+    skip = 0;
+    int e6 = try_inet(AF_INET6, false, &skip);
+    if (!skip)
+        add_case(st, "connect6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
+    skip = 0;
+    e6 = try_inet(AF_INET6, true, &skip);
+    if (!skip)
+        add_case(st, "sendmsg6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
+    add_case(st, "connect_unix: tainted -> unregistered path denied", EPERM, try_unix(path, false));
+    add_case(st, "sendmsg_unix: tainted -> unregistered path denied", EPERM, try_unix(path, true));
+    /* allowed by the hook, then the kernel finds no socket there: ENOENT, not EPERM */
+    add_case(st, "connect_unix: tainted -> mncd socket allowed", ENOENT, try_unix(mncd, false));
+    add_case(st, "sock_create: raw IPv4 socket denied", EPERM, try_socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+
+    /* C: untainted: no false blocks */
+    memset(&t, 0, sizeof(t));
+    if (mnc_kern_taint_set(k, agent, &t) != 0) {
+        snprintf(st->error, sizeof(st->error), "cannot write the taint map: %s", strerror(errno));
+        _exit(2);
+    }
+    add_case(st, "connect4: untainted -> 127.0.0.1:9 allowed", 0, try_inet(AF_INET, false, &skip));
+    add_case(st, "sendmsg_unix: untainted -> path allowed (ENOENT)", ENOENT, try_unix(path, true));
+    add_case(st, "sock_create: untainted UDP socket allowed", 0, try_socket(AF_INET, SOCK_DGRAM, 0));
+    mnc_kern_sink_unix_del(k, mncd);
+    _exit(0);
+}
+
+int mnc_kern_selftest(mnc_kern *k, mnc_selftest *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!k->tree[0]) {
+        snprintf(out->error, sizeof(out->error), "no mnc tree recorded under %.300s (not attached)", k->root);
+        return -ENOENT;
+    }
+    mnc_selftest *st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (st == MAP_FAILED) {
+        int e = errno;
+        snprintf(out->error, sizeof(out->error), "mmap: %s", strerror(e));
+        return -e;
+    }
+    memset(st, 0, sizeof(*st));
+    char cg[MNC_TREE_PATH_MAX + 64], procs[MNC_TREE_PATH_MAX + 96];
+    snprintf(cg, sizeof(cg), "%s/.selftest.%d", k->tree, (int)getpid());
+    snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+    uint32_t agent = MNC_SELFTEST_AGENT_BASE | ((uint32_t)getpid() & 0xfffffu);
+    uint64_t cgid = 0;
+    int rc = 0;
+    if (mkdir(cg, 0700) != 0 && errno != EEXIST) {
+        rc = -errno;
+        snprintf(out->error, sizeof(out->error), "mkdir %.300s: %s", cg, strerror(-rc));
+        goto out_unmap;
+    }
+    if ((rc = mnc_cgroup_id(cg, &cgid)) != 0) {
+        snprintf(out->error, sizeof(out->error), "cgroup id of %.300s: %s", cg, strerror(-rc));
+        goto out_rmdir;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        snprintf(out->error, sizeof(out->error), "fork: %s", strerror(-rc));
+        goto out_rmdir;
+    }
+    if (pid == 0)
+        child(k, st, procs, cgid, agent);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+    *out = *st;
+    if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        if (!out->error[0])
+            snprintf(out->error, sizeof(out->error), "self-test child died (status 0x%x)", status);
+        rc = -ECHILD;
+    }
+out_rmdir:
+    mnc_kern_unregister_cgroup(k, cgid);
+    {
+        __u32 a = agent;
+        bpf_map_delete_elem(k->fd_taint, &a);
+    }
+    /* the reaped child leaves the cgroup asynchronously; retry briefly */
+    for (int i = 0; i < 100 && rmdir(cg) != 0 && errno == EBUSY; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+out_unmap:
+    munmap(st, sizeof(*st));
+    if (rc == 0) {
+        out->pass = out->n > 0;
+        for (int i = 0; i < out->n; i++)
+            out->pass = out->pass && out->c[i].pass;
+        if (!out->pass)
+            rc = -ENOTRECOVERABLE;
+    }
+    return rc;
+}

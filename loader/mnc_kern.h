@@ -1,0 +1,212 @@
+/* mnc_kern.h - the kernel enforcement layer's C API (loader/): attach, adopt, fill the maps,
+ * read deny events. Used by mncctl (kern, run, doctor) and by mncd.
+ *
+ * State lives in bpffs under a pin root (default /sys/fs/bpf/mnc, or $MNC_PIN_ROOT, or the
+ * pin_root argument):  <root>/{agents,taint,sock_unix,sock_inet,file_sinks,names,settings,
+ * counters,events}  (maps)  and  <root>/links/<program>  (cgroup links). Because the links are
+ * pinned, enforcement outlives every process, mncd included; closing a handle never detaches.
+ * The programs are attached to one cgroup v2 directory, the mnc tree (default
+ * <cgroup2 mount>/mnc); only processes inside that tree are affected. Agents live in children
+ * of the tree, created by `mncctl run`.
+ *
+ * Conventions: functions return 0 on success or a negative errno; those taking (err, errlen)
+ * also write a one-line human-readable reason there on failure (never NULL-terminated beyond
+ * errlen; errlen may be 0). No function prints. A handle is not thread-safe: use one per
+ * thread, or serialise. Map updates are single syscalls, so each one is atomic for the
+ * programs; read-modify-write helpers (mnc_kern_taint_hold) assume a single writer (mncd).
+ */
+#ifndef MNC_KERN_H
+#define MNC_KERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mnc_abi.h"
+
+#define MNC_PIN_ROOT_DEFAULT "/sys/fs/bpf/mnc"
+#define MNC_TREE_DEFAULT "mnc"
+
+typedef struct mnc_kern mnc_kern;
+
+/* ---- feature probe */
+typedef struct mnc_features {
+    char kernel[200];        /* "Linux <release> <version>" */
+    char lsm_list[256];      /* /sys/kernel/security/lsm, or "" if unreadable */
+    bool lsm_list_known;     /* securityfs readable */
+    bool lsm_has_bpf;        /* "bpf" is in the active LSM list */
+    bool lsm_loads;          /* a trivial BPF LSM program loads (lsm backend possible) */
+    int lsm_load_errno;      /* errno of that load when it fails */
+    bool sock_addr_loads;    /* BPF_PROG_TYPE_CGROUP_SOCK_ADDR */
+    bool sock_create_loads;  /* BPF_PROG_TYPE_CGROUP_SOCK */
+    bool ringbuf;            /* BPF_MAP_TYPE_RINGBUF */
+    char cgroup2[256];       /* cgroup v2 mount point from /proc/mounts, "" if none */
+    bool bpffs;              /* /sys/fs/bpf is a bpf filesystem */
+    int landlock_abi;        /* >= 1, or -errno (EOPNOTSUPP: disabled, ENOSYS: absent) */
+    bool seccomp_filter;     /* seccomp filter mode available */
+} mnc_features;
+
+/* Fills *f; never fails (fields say what is missing). */
+void mnc_kern_probe(mnc_features *f);
+
+/* Chooses the backend for `requested` (0 = auto, MNC_BACKEND_CGROUP, MNC_BACKEND_LSM).
+ * Returns the backend, or -EOPNOTSUPP with the reason in err: an unavailable requested backend
+ * is refused, never replaced by another one. (The lsm backend is not implemented in this
+ * tree yet, so requesting it is always refused; auto picks cgroup.) */
+int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err, size_t errlen);
+
+/* One hook: its program, its attach point and what it covers (for doctor and docs). */
+typedef struct mnc_hook_info {
+    const char *program;  /* pinned link name under <root>/links */
+    const char *section;  /* e.g. "cgroup/connect4" */
+    const char *covers;   /* one sentence */
+} mnc_hook_info;
+/* The cgroup backend's hooks; *n gets their number. */
+const mnc_hook_info *mnc_kern_hooks(int *n);
+
+/* ---- names */
+const char *mnc_kreason_name(unsigned reason);   /* "deny_external", ...; "?" if unknown */
+const char *mnc_sink_class_name(unsigned cls);   /* "agent", "log", ...; "?" */
+int mnc_sink_class_parse(const char *s);         /* inverse, or -EINVAL */
+const char *mnc_hook_name(unsigned hook);        /* "connect4", ... */
+
+/* Effective pin root: `override` if non-NULL and non-empty, else $MNC_PIN_ROOT, else default. */
+const char *mnc_kern_pin_root(const char *override);
+
+/* cgroup v2 helpers. mnc_cgroup2_mount copies the mount point into buf (-ENOENT if none).
+ * mnc_cgroup_id gets the 64-bit cgroup id (what bpf_get_current_cgroup_id returns) of the
+ * cgroup directory `path`. */
+int mnc_cgroup2_mount(char *buf, size_t len);
+int mnc_cgroup_id(const char *path, uint64_t *id);
+
+/* ---- attach / adopt / detach */
+typedef struct mnc_kern_opts {
+    const char *pin_root;  /* NULL: mnc_kern_pin_root(NULL) */
+    const char *tree;      /* cgroup of the mnc tree: a name under the cgroup2 mount, or an
+                              absolute path inside it; NULL: MNC_TREE_DEFAULT. Created if absent. */
+    unsigned backend;      /* 0 auto, MNC_BACKEND_CGROUP, MNC_BACKEND_LSM */
+    bool skip_selftest;    /* tests only: do not run the functional self-test */
+} mnc_kern_opts;
+
+/* Loads the programs and makes them enforce:
+ *  - probes and chooses the backend (refuses an unavailable requested backend);
+ *  - maps are pinned by name under the pin root; existing pinned maps are REUSED with their
+ *    contents (adopt, never wipe); a pinned map whose layout differs is an error (ABI change:
+ *    detach --purge first);
+ *  - each program's link: if <root>/links/<prog> exists, the new program replaces the old one
+ *    atomically (bpf_link_update: no instant without enforcement); otherwise it is attached to
+ *    the tree and pinned. Links pinned for another tree are an error;
+ *  - runs the functional self-test (unless skip_selftest). If it fails on a fresh attach the
+ *    new links are removed again and -ENOTRECOVERABLE is returned; on a replacement the new
+ *    programs stay (removing them would lower enforcement) and the error is returned too.
+ * On success *out is an open handle (mnc_kern_close it). `st` (may be NULL) gets the self-test
+ * results. */
+typedef struct mnc_selftest_case {
+    char name[64];
+    int want;   /* expected errno (0 = success) */
+    int got;    /* observed errno (0 = success), or -1 if the case could not run */
+    bool pass;
+} mnc_selftest_case;
+
+typedef struct mnc_selftest {
+    int n;
+    mnc_selftest_case c[16];
+    bool pass; /* every case passed and n > 0 */
+    char error[480]; /* set when the test itself could not run */
+} mnc_selftest;
+
+int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, char *err, size_t errlen);
+
+/* Opens the pinned maps (no program load): for mncd restarts and mncctl. Fails with -ENOENT
+ * if nothing is pinned, -EPROTO if the pinned ABI version differs. Does not modify anything. */
+int mnc_kern_open(const char *pin_root, mnc_kern **out, char *err, size_t errlen);
+
+/* Closes the handle's fds. Enforcement stays (everything is pinned). NULL is fine. */
+void mnc_kern_close(mnc_kern *k);
+
+/* Unpins the links (enforcement stops once no process holds them). With purge, also unpins
+ * the maps (all registrations, taints and sinks are lost) and removes the pin directory. */
+int mnc_kern_detach(const char *pin_root, bool purge, char *err, size_t errlen);
+
+/* Runs the functional self-test against the attached programs: a scratch cgroup under the
+ * tree, a forked child inside it, expected EPERMs and expected successes; then undoes
+ * everything. Returns 0 if it passed, -ENOTRECOVERABLE if a case failed, other -errno if it
+ * could not run. */
+int mnc_kern_selftest(mnc_kern *k, mnc_selftest *st);
+
+/* Status of the pinned state. */
+typedef struct mnc_kern_status {
+    struct mnc_config cfg;
+    int n_links;             /* pinned links present */
+    int n_links_expected;
+    char missing[256];       /* names of missing links, space separated */
+    uint32_t n_agents, n_taints, n_unix, n_inet, n_files, n_names;
+} mnc_kern_status;
+int mnc_kern_status_get(mnc_kern *k, mnc_kern_status *s);
+
+const char *mnc_kern_root(const mnc_kern *k);  /* the handle's pin root */
+/* The tree's absolute path (from the settings map), "" before the first attach. */
+const char *mnc_kern_tree(const mnc_kern *k);
+
+/* ---- agents (cgroup registrations) */
+int mnc_kern_register_cgroup(mnc_kern *k, uint64_t cgid, uint32_t agent_id, uint32_t flags);
+int mnc_kern_unregister_cgroup(mnc_kern *k, uint64_t cgid);            /* -ENOENT if absent */
+int mnc_kern_lookup_cgroup(mnc_kern *k, uint64_t cgid, struct mnc_agent *a); /* -ENOENT */
+/* Number of registered cgroups of agent_id (>= 0), or -errno. */
+int mnc_kern_agent_cgroups(mnc_kern *k, uint32_t agent_id);
+
+/* ---- taint */
+/* Creates an untainted entry with no base rights if the agent has none; keeps an existing one
+ * (taint is sticky). */
+int mnc_kern_taint_ensure(mnc_kern *k, uint32_t agent_id);
+/* Overwrites the entry (admin reset / tests). t->generation is stored as given. */
+int mnc_kern_taint_set(mnc_kern *k, uint32_t agent_id, const struct mnc_taint *t);
+int mnc_kern_taint_get(mnc_kern *k, uint32_t agent_id, struct mnc_taint *t); /* -ENOENT */
+/* The agent now also holds a disclosure whose scope is (sinks, may_*): tightens the taint
+ * (intersection of sinks, AND of the flags; an untainted entry is replaced by the scope) and
+ * bumps the generation. Call it BEFORE delivering the object. *gen (may be NULL) gets the new
+ * generation. Single writer assumed. */
+int mnc_kern_taint_hold(mnc_kern *k, uint32_t agent_id, const uint64_t sinks[MNC_SET_WORDS_ABI],
+                        bool may_log, bool may_memory, bool may_forward, bool may_external,
+                        uint64_t *gen);
+/* Deletes the agent's taint and every cgroup registration of it (agent exited / admin reset).
+ * Missing entries are not an error. */
+int mnc_kern_clear_agent(mnc_kern *k, uint32_t agent_id);
+
+/* ---- names (id -> principal name, for readable dumps and events) */
+int mnc_kern_name_set(mnc_kern *k, uint32_t id, const char *name, unsigned cls);
+/* name -> id; -ENOENT if absent. cls (may be NULL) gets the class. */
+int mnc_kern_name_find(mnc_kern *k, const char *name, uint32_t *id, unsigned *cls);
+
+/* ---- sinks. Adding an existing key overwrites it. */
+/* UNIX: path must be absolute (or "@name" for an abstract address), < 108 bytes. */
+int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key);
+int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);
+int mnc_kern_sink_unix_del(mnc_kern *k, const char *path);
+/* IP: "a.b.c.d:port", "[v6]:port" ("port" 0 = every port; address 0.0.0.0 / [::] = every
+ * address). Returns -EINVAL on anything else. */
+int mnc_kern_inet_key(const char *addr, struct mnc_inet_key *key);
+int mnc_kern_sink_inet_add(mnc_kern *k, const char *addr, uint32_t id, unsigned cls);
+int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr);
+/* Files and directories by (dev, ino) of `path` as it is now (stat follows symlinks). */
+int mnc_kern_file_key(const char *path, struct mnc_file_key *key);
+int mnc_kern_sink_file_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);
+int mnc_kern_sink_file_del(mnc_kern *k, const char *path);
+/* Looks a file key up: 0 and *s filled, or -ENOENT. */
+int mnc_kern_sink_file_lookup(mnc_kern *k, const struct mnc_file_key *key, struct mnc_sink *s);
+
+/* ---- observability */
+/* Sums the per-CPU counters: out[r] for every enum mnc_kreason r < MNC_K__COUNT. */
+int mnc_kern_counters(mnc_kern *k, uint64_t out[MNC_K__COUNT]);
+/* Called for each deny event; return non-zero to stop polling early. */
+typedef int (*mnc_kern_event_fn)(const struct mnc_event *ev, void *ctx);
+/* Waits up to timeout_ms (0: do not wait, -1: forever) and delivers the pending events.
+ * Returns the number delivered or -errno. The ring buffer is created on first use. */
+int mnc_kern_poll_events(mnc_kern *k, int timeout_ms, mnc_kern_event_fn fn, void *ctx);
+/* An fd that becomes readable when events are pending (for mncd's epoll loop); -errno. */
+int mnc_kern_events_fd(mnc_kern *k);
+/* Formats one event as a JSON object (one line, no newline) into buf. Returns the length
+ * (as snprintf) or -EINVAL. */
+int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len);
+
+#endif
