@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -419,6 +420,92 @@ static void test_large_domain(void **state)
     mnc_bayes_free(m);
 }
 
+/* The policy loader: "risk": {"model": "bayes", "model_file": PATH} with PATH relative to the
+ * policy file; selection-facing mnc_risk_charge then uses the model. A missing or invalid
+ * model makes the whole policy fail to load. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_policy_bayes(void **state)
+{
+    (void)state;
+    FILE *in = fopen("policies/scheduling.json", "r");
+    if (!in)
+        in = fopen("../policies/scheduling.json", "r");
+    assert_non_null(in);
+    static char pol[1 << 17];
+    size_t n = fread(pol, 1, sizeof(pol) - 1, in);
+    fclose(in);
+    pol[n] = '\0';
+    char *r = strstr(pol, "\"model\": \"weights\"");
+    assert_non_null(r);
+    char dir[] = "/tmp/mnc-qif-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ppath[64], mpath[64], bad[64];
+    snprintf(ppath, sizeof(ppath), "%s/policy.json", dir);
+    snprintf(mpath, sizeof(mpath), "%s/model.json", dir);
+    snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+    /* splice in the bayes risk block */
+    static char out[1 << 17];
+    snprintf(out, sizeof(out), "%.*s\"model\": \"bayes\", \"model_file\": \"model.json\"%s",
+             (int)(r - pol), pol, r + strlen("\"model\": \"weights\""));
+    write_file(ppath, out);
+    write_file(mpath, "{\"secret\":{\"domain\":[\"oncology\",\"dental\",\"personal\",\"travel\"],"
+                      "\"prior\":\"uniform\"},\"fields\":{"
+                      "\"reason\":{\"function\":{\"oncology\":\"oncology appointment\",\"dental\":\"dentist\","
+                      "\"personal\":\"personal matter\",\"travel\":\"flight\"}},"
+                      "\"reason_class\":{\"function\":{\"oncology\":\"medical\",\"dental\":\"medical\","
+                      "\"personal\":\"personal\",\"travel\":\"travel\"}},"
+                      "\"busy_slot\":{\"independent\":true},\"selected_slot\":{\"independent\":true},"
+                      "\"slot_feasible\":{\"independent\":true}}}");
+    mnc_errors e;
+    mnc_errors_init(&e);
+    const char *paths[1] = {ppath};
+    mnc_policy *p = mnc_policy_load_files(paths, 1, &e);
+    for (int i = 0; i < e.n; i++)
+        print_message("# %s\n", e.msg[i]);
+    assert_non_null(p);
+    assert_int_equal(p->risk, MNC_RISK_BAYES);
+    assert_non_null(p->risk_model);
+    int rc_id = mnc_policy_field(p, "reason_class"), slot = mnc_policy_field(p, "selected_slot");
+    int reason = mnc_policy_field(p, "reason");
+    mnc_obs h = {(uint16_t)rc_id, "medical"};
+    mnc_obs d = {(uint16_t)reason, "dentist"};
+    mnc_obs s = {(uint16_t)slot, "Thu 10:00"};
+    double v;
+    /* medical: 2 of 4 -> 1 bit; then the full reason pins it: +1 bit; a slot: 0 */
+    assert_int_equal(mnc_risk_leak(p, &h, 1, &v), 0);
+    assert_double_equal(v, 1.0, EXACT);
+    assert_int_equal(mnc_risk_charge(p, &h, 1, &d, 1, &v), 0);
+    assert_double_equal(v, 1.0, EXACT);
+    assert_int_equal(mnc_risk_charge(p, &h, 1, &s, 1, &v), 0);
+    assert_double_equal(v, 0.0, EXACT);
+    mnc_obs unknown = {(uint16_t)reason, "a value the model does not declare"};
+    assert_int_equal(mnc_risk_charge(p, &h, 1, &unknown, 1, &v), -1);
+    mnc_policy_free(p);
+    mnc_errors_free(&e);
+    /* a model naming a field the policy does not have: the policy does not load */
+    write_file(mpath, "{\"secret\":{\"domain\":[\"a\"],\"prior\":\"uniform\"},\"fields\":{\"nosuch\":{\"independent\":true}}}");
+    mnc_errors_init(&e);
+    assert_null(mnc_policy_load_files(paths, 1, &e));
+    assert_true(e.n >= 1 && strstr(e.msg[e.n - 1], "fields.nosuch: not a field of the policy"));
+    mnc_errors_free(&e);
+    /* missing model file */
+    unlink(mpath);
+    mnc_errors_init(&e);
+    assert_null(mnc_policy_load_files(paths, 1, &e));
+    assert_true(e.n >= 1 && strstr(e.msg[e.n - 1], "model.json: No such file"));
+    mnc_errors_free(&e);
+    unlink(ppath);
+    (void)bad;
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_bad_models),
         cmocka_unit_test(test_random_sequences),
         cmocka_unit_test(test_large_domain),
+        cmocka_unit_test(test_policy_bayes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

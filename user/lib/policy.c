@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "mnc/policy.h"
+#include "mnc/risk_bayes.h"
 
 /* Bounds for entities the header does not bound. Contract indices travel as uint16 in
  * disclosures, so the set must stay well below 65535; 1024 is far beyond any real policy. */
@@ -666,6 +667,7 @@ typedef struct build {
     bool too_many_principals, too_many_fields;
     mnc_risk_kind risk;
     int risk_file; /* first file that declared a risk model, -1 if none */
+    char *risk_model_path; /* bayes model_file resolved against its policy file; heap */
 } build;
 
 static void free_principal(mnc_principal *p)
@@ -1483,10 +1485,20 @@ static bool check_top(build *b, fctx *c, const cJSON *root)
                 kind = MNC_RISK_BAYES;
                 /* The MNC-L work adds the model_file reader here. Until then a bayes policy
                  * must not load: silently ranking by weights would misstate the budget. */
-                if (!mf)
+                if (!mf) {
                     E(c, "risk.model", "\"bayes\" requires a model_file");
-                else
-                    E(c, "risk.model", "\"bayes\" is not supported by this build");
+                } else if (cJSON_IsString(mf) && !b->risk_model_path) {
+                    /* relative to the policy file's directory (to the cwd for buffers);
+                     * loaded after the fields are known, see load_sources */
+                    const char *base = b->files[c->fi].path;
+                    const char *slash = base ? strrchr(base, '/') : NULL;
+                    int dl = (mf->valuestring[0] != '/' && slash) ? (int)(slash - base + 1) : 0;
+                    if (asprintf(&b->risk_model_path, "%.*s%s", dl, base ? base : "",
+                                 mf->valuestring) < 0) {
+                        b->risk_model_path = NULL;
+                        E(c, "risk.model_file", "out of memory");
+                    }
+                }
             } else if (m) {
                 E(c, "risk.model", "unknown risk model %s (want \"weights\" or \"bayes\")",
                   Q(m->valuestring));
@@ -1677,6 +1689,25 @@ static mnc_policy *load_sources(src *files, int n, mnc_errors *errs)
         if (!p)
             mnc_errors_add(errs, "%s: $: out of memory", files[0].name);
     }
+    if (p && p->risk == MNC_RISK_BAYES) {
+        /* all-or-nothing: a bayes policy without its model must not load. The model's own
+         * errors are reported as "POLICYFILE: risk.model_file: MODEL ERROR". */
+        const char *pf = files[b->risk_file >= 0 ? b->risk_file : 0].name;
+        mnc_errors me;
+        mnc_errors_init(&me);
+        p->risk_model = b->risk_model_path ? mnc_bayes_load_file(b->risk_model_path, p, &me)
+                                           : NULL;
+        if (!p->risk_model) {
+            if (me.n == 0)
+                mnc_errors_add(errs, "%s: risk.model_file: missing", pf);
+            for (int i = 0; i < me.n; i++)
+                mnc_errors_add(errs, "%s: risk.model_file: %s", pf, me.msg[i]);
+            mnc_policy_free(p);
+            p = NULL;
+        }
+        mnc_errors_free(&me);
+    }
+    free(b->risk_model_path);
     for (int i = 0; i < n; i++) {
         cJSON_Delete(files[i].root);
         files[i].root = NULL;
@@ -1727,7 +1758,7 @@ void mnc_policy_free(mnc_policy *p)
     free(p->families);
     free(p->reqs);
     free(p->contracts);
-    /* risk_model: owned by the bayes model, which this build does not load (always NULL) */
+    mnc_bayes_free(p->risk_model); /* NULL for the weights model */
     free(p);
 }
 
