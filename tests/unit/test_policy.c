@@ -23,7 +23,9 @@ static char srcdir[1024] = ".";
 
 static const char *src(const char *rel, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%s", srcdir, rel);
+    int r = snprintf(buf, n, "%s/%s", srcdir, rel);
+    if (r < 0 || (size_t)r >= n)
+        fail_msg("path too long: %s/%s", srcdir, rel);
     return buf;
 }
 
