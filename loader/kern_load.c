@@ -148,6 +148,9 @@ void mnc_kern_probe(mnc_features *f)
         snprintf(f->kernel, sizeof(f->kernel), "%.16s %.64s %.100s", u.sysname, u.release, u.version);
 
     FILE *lf = fopen("/sys/kernel/security/lsm", "re");
+    if (!lf && errno == ENOENT && access("/sys/kernel/security", F_OK) == 0 &&
+        mount("securityfs", "/sys/kernel/security", "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+        lf = fopen("/sys/kernel/security/lsm", "re"); /* securityfs was just not mounted */
     if (lf) {
         size_t n = fread(f->lsm_list, 1, sizeof(f->lsm_list) - 1, lf);
         f->lsm_list[n] = 0;
