@@ -50,7 +50,7 @@ int mnc_lsm_detach(const char *root, char *err, size_t errlen);
 int mnc_lsm_links_present(const char *root, char *missing, size_t len);
 
 /* Functional self-test of the attached LSM programs: a scratch cgroup <tree>/.lsm-selftest.<pid>
- * registered as MNC_SELFTEST_AGENT, two scratch files in $TMPDIR (or /tmp), one registered as a
+ * registered under a self-test agent id (MNC_SELFTEST_AGENT_BASE | ...), two scratch files in $TMPDIR (or /tmp), one registered as a
  * log sink; a child in that cgroup must (1) write the sink while untainted with the base right,
  * (2) see EPERM on write() through the fd it already holds once tainted, (3) see EPERM on
  * open(O_WRONLY), (4) still write the non-sink file. Everything is undone afterwards.

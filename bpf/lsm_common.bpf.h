@@ -1,0 +1,171 @@
+/* lsm_common.bpf.h - shared by the lsm_*.bpf.c programs: who the caller is (agent, unknown
+ * cgroup inside the mnc tree, or not ours), what a dentry is (sink file, below a sink
+ * directory, or neither), and the common verdict/count/event path.
+ *
+ * LSM programs run for every task on the system, unlike cgroup programs that only run inside
+ * the tree they are attached to; so every hook first decides whether the caller is ours, and
+ * returns 0 at once when it is not. Keep that first step cheap: it is on every write(). */
+#ifndef MNC_LSM_COMMON_BPF_H
+#define MNC_LSM_COMMON_BPF_H
+
+#include "mnc_maps.bpf.h"
+#include "lsm_abi.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#ifndef EPERM
+#define EPERM 1
+#endif
+#define MNC_FMODE_WRITE 0x2u /* FMODE_WRITE */
+#define MNC_MAY_WRITE 0x2    /* MAY_WRITE */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_IPC_SINKS);
+    __type(key, struct mnc_ipc_key);
+    __type(value, struct mnc_sink);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} ipc_sinks SEC(".maps");
+
+/* Who is calling. */
+#define MNC_SUBJ_NONE 0    /* not an mnc agent and not inside the tree: never gated */
+#define MNC_SUBJ_AGENT 1   /* registered agent cgroup */
+#define MNC_SUBJ_UNKNOWN 2 /* inside the mnc tree but not registered: fail closed */
+
+struct mnc_subject {
+    __u64 cgid;
+    struct mnc_agent *a;
+    int kind;
+};
+
+static __always_inline int mnc_lsm_subject(struct mnc_subject *s)
+{
+    s->a = mnc_current_agent(&s->cgid);
+    if (s->a) {
+        s->kind = MNC_SUBJ_AGENT;
+        return s->kind;
+    }
+    s->kind = MNC_SUBJ_NONE;
+    __u32 zero = 0;
+    struct mnc_config *c = bpf_map_lookup_elem(&settings, &zero);
+    if (!c || !c->tree_cgroup_id)
+        return s->kind;
+    __u64 tree = c->tree_cgroup_id;
+    for (int lvl = 1; lvl <= MNC_LSM_CG_LEVELS; lvl++) {
+        __u64 anc = bpf_get_current_ancestor_cgroup_id(lvl);
+        if (anc == 0)
+            break; /* deeper than the caller's own cgroup */
+        if (anc == tree) {
+            s->kind = MNC_SUBJ_UNKNOWN;
+            break;
+        }
+    }
+    return s->kind;
+}
+
+/* Verdict for a caller of kind MNC_SUBJ_AGENT/UNKNOWN towards a destination (cls, id). *tp gets
+ * the taint entry used (NULL if none). Same rules as the cgroup backend: mnc_decide. */
+static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 cls, __u32 id,
+                                             struct mnc_taint **tp)
+{
+    *tp = 0;
+    if (cls == MNC_SINK_MNCD)
+        return MNC_K_ALLOW_MNCD;
+    if (s->kind != MNC_SUBJ_AGENT || !s->a)
+        return MNC_K_DENY_UNKNOWN_AGENT;
+    __u32 aid = s->a->agent_id;
+    *tp = bpf_map_lookup_elem(&taint, &aid);
+    return mnc_decide(*tp, cls, id);
+}
+
+/* ---- files */
+#define MNC_WALK_NONE 0  /* no sink on the way up to the filesystem root */
+#define MNC_WALK_SINK 1  /* *out is the sink found (the dentry itself or a directory above) */
+#define MNC_WALK_DEEP 2  /* bound exceeded */
+
+static __always_inline int mnc_file_key_of(struct dentry *d, struct mnc_file_key *k)
+{
+    struct inode *ino = BPF_CORE_READ(d, d_inode);
+    if (!ino)
+        return 0; /* negative dentry (a name being created) */
+    k->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+    k->ino = BPF_CORE_READ(ino, i_ino);
+    return 1;
+}
+
+/* Walks from d up through its parents (on its superblock; mounts do not matter because sinks
+ * are keyed by (dev, ino)) and reports the first registered sink. */
+static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *out,
+                                           struct mnc_file_key *hit)
+{
+    for (int i = 0; i < MNC_LSM_WALK_MAX; i++) {
+        struct mnc_file_key k = {};
+        if (!d)
+            return MNC_WALK_NONE;
+        if (mnc_file_key_of(d, &k)) {
+            struct mnc_sink *s = bpf_map_lookup_elem(&file_sinks, &k);
+            if (s) {
+                *out = *s;
+                *hit = k;
+                return MNC_WALK_SINK;
+            }
+        }
+        struct dentry *p = BPF_CORE_READ(d, d_parent);
+        if (p == d)
+            return MNC_WALK_NONE; /* the root of this filesystem */
+        d = p;
+    }
+    return MNC_WALK_DEEP;
+}
+
+static __always_inline void mnc_event_file(struct mnc_event *ev, const struct mnc_file_key *k,
+                                           struct dentry *d)
+{
+    __builtin_memcpy(ev->addr, &k->dev, 8);
+    __builtin_memcpy(ev->addr + 8, &k->ino, 8);
+    if (d) {
+        const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+        if (name)
+            bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
+    }
+}
+
+/* The whole file gate: 0 to allow, -EPERM to deny. `d` is where the walk starts (the file,
+ * or the directory a name is created in); `name` (may be NULL) names the object in events. */
+static __always_inline int mnc_lsm_file_gate(struct dentry *d, struct dentry *name, __u8 hook)
+{
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct mnc_sink sink = {};
+    struct mnc_file_key hit = {};
+    int w = mnc_dentry_walk(d, &sink, &hit);
+    if (w == MNC_WALK_NONE)
+        return 0; /* not a sink and not below one: an ordinary file */
+    struct mnc_taint *t = 0;
+    __u32 r;
+    if (w == MNC_WALK_DEEP) {
+        r = MNC_LSM_K_DENY_DEPTH;
+        sink.cls = MNC_SINK_NONE;
+        sink.id = MNC_ID_NONE;
+        if (s.a) {
+            __u32 aid = s.a->agent_id;
+            t = bpf_map_lookup_elem(&taint, &aid);
+        }
+    } else {
+        r = mnc_lsm_verdict(&s, (__u32)sink.cls, sink.id, &t);
+    }
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, r, hook);
+    if (ev) {
+        ev->dst_class = (__u8)sink.cls;
+        ev->dst_id = sink.id;
+        mnc_event_file(ev, &hit, name ? name : d);
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
+}
+
+#endif

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lsm_sockets.bpf.c - BPF LSM: sockets of agents.
+ *
+ * - socket_create: no raw IP or packet sockets for agents, no sockets for an unknown cgroup
+ *   inside the tree (as the cgroup backend's sock_create).
+ * - socket_connect / socket_sendmsg for IPv4 and IPv6: the destination (connect address,
+ *   sendto address, or - for a socket connected earlier - its current peer) against sock_inet.
+ *   Checking the peer on every send is what makes a connection opened before the taint
+ *   useless after it.
+ * - unix_stream_connect / unix_may_send, and socket_sendmsg on connected UNIX stream sockets:
+ *   the peer socket itself, first by the inode of its bound path (file_sinks: immune to
+ *   relative paths, symlinks and renamed directories), then by its bound name (sock_unix, as
+ *   registered for the cgroup backend; abstract names as "@name").
+ * Unregistered destinations are MNC_SINK_EXTERNAL, exactly as in the cgroup backend. */
+#include "lsm_common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define MNC_SOCK_STREAM 1
+#define MNC_SOCK_SEQPACKET 5
+
+static __always_inline int mnc_lsm_deny_sock(const struct mnc_subject *s, struct mnc_taint *t,
+                                             __u32 r, __u8 hook, __u32 cls, __u32 id,
+                                             const struct mnc_inet_key *ik,
+                                             const struct mnc_unix_key *uk)
+{
+    struct mnc_event *ev = mnc_event_begin(s->cgid, s->a, t, r, hook);
+    if (ev) {
+        ev->dst_class = (__u8)cls;
+        ev->dst_id = id;
+        if (ik) {
+            ev->family = ik->family;
+            ev->port = ik->port;
+            __builtin_memcpy(ev->addr, ik->addr, sizeof(ev->addr));
+        }
+        if (uk) {
+            ev->family = AF_UNIX;
+            __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
+        }
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
+}
+
+/* exact (addr, port), then the whole host (addr, 0), then the port on every address */
+static __always_inline struct mnc_sink *mnc_lsm_inet_lookup(struct mnc_inet_key *k)
+{
+    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
+    if (s)
+        return s;
+    __u16 port = k->port;
+    k->port = 0;
+    s = bpf_map_lookup_elem(&sock_inet, k);
+    k->port = port;
+    if (s)
+        return s;
+    struct mnc_inet_key any = {.family = k->family, .port = port};
+    return bpf_map_lookup_elem(&sock_inet, &any);
+}
+
+static __always_inline int mnc_lsm_inet_gate(const struct mnc_subject *s, struct mnc_inet_key *k, __u8 hook)
+{
+    struct mnc_sink *dst = mnc_lsm_inet_lookup(k);
+    __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;
+    __u32 id = dst ? dst->id : MNC_ID_NONE;
+    struct mnc_taint *t = 0;
+    __u32 r = mnc_lsm_verdict(s, cls, id, &t);
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    return mnc_lsm_deny_sock(s, t, r, hook, cls, id, k, 0);
+}
+
+/* sockaddr (kernel copy) -> key; 0 if it is not an IPv4/IPv6 address */
+static __always_inline int mnc_inet_key_of_sockaddr(const struct sockaddr *sa, int len, struct mnc_inet_key *k)
+{
+    __u16 fam = 0;
+    if (!sa || len < 2 || bpf_probe_read_kernel(&fam, sizeof(fam), &sa->sa_family))
+        return 0;
+    if (fam == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+        const struct sockaddr_in *in = (const void *)sa;
+        k->family = AF_INET;
+        k->port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
+        __u32 a = BPF_CORE_READ(in, sin_addr.s_addr);
+        __builtin_memcpy(k->addr, &a, 4);
+        return 1;
+    }
+    if (fam == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+        const struct sockaddr_in6 *in6 = (const void *)sa;
+        __u8 a[16];
+        if (bpf_probe_read_kernel(a, sizeof(a), &in6->sin6_addr))
+            return 0;
+        k->port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
+        __u32 w[4];
+        __builtin_memcpy(w, a, 16);
+        if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff)) {
+            k->family = AF_INET; /* IPv4-mapped */
+            __builtin_memcpy(k->addr, &w[3], 4);
+        } else {
+            k->family = AF_INET6;
+            __builtin_memcpy(k->addr, a, 16);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* the current peer of a connected inet socket; 0 if it has none */
+static __always_inline int mnc_inet_key_of_peer(struct sock *sk, __u16 fam, struct mnc_inet_key *k)
+{
+    __u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+    if (dport == 0)
+        return 0; /* not connected */
+    k->port = bpf_ntohs(dport);
+    if (fam == AF_INET) {
+        __u32 a = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+        k->family = AF_INET;
+        __builtin_memcpy(k->addr, &a, 4);
+        return 1;
+    }
+    __u8 a[16];
+    if (bpf_probe_read_kernel(a, sizeof(a), &sk->__sk_common.skc_v6_daddr))
+        return 0;
+    __u32 w[4];
+    __builtin_memcpy(w, a, 16);
+    if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff)) {
+        k->family = AF_INET;
+        __builtin_memcpy(k->addr, &w[3], 4);
+    } else {
+        k->family = AF_INET6;
+        __builtin_memcpy(k->addr, a, 16);
+    }
+    return 1;
+}
+
+/* A UNIX peer: by the inode of its bound path, else by its bound name. */
+static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct sock *peer, __u8 hook)
+{
+    struct unix_sock *u = (struct unix_sock *)peer;
+    struct mnc_sink *dst = 0;
+    struct mnc_unix_key uk = {};
+    struct dentry *d = BPF_CORE_READ(u, path.dentry);
+    if (d) {
+        struct mnc_file_key fk = {};
+        if (mnc_file_key_of(d, &fk))
+            dst = bpf_map_lookup_elem(&file_sinks, &fk);
+    }
+    struct unix_address *ua = BPF_CORE_READ(u, addr);
+    if (ua) {
+        int len = BPF_CORE_READ(ua, len);
+        __u32 n = len > 2 ? (__u32)len - 2 : 0;
+        if (n > MNC_UNIX_PATH_MAX)
+            n = MNC_UNIX_PATH_MAX;
+        if (n > 0 && bpf_probe_read_kernel(uk.path, n, ua->name[0].sun_path) == 0) {
+            if (uk.path[0] == 0)
+                uk.path[0] = '@';
+            if (!dst)
+                dst = bpf_map_lookup_elem(&sock_unix, &uk);
+        }
+    }
+    __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;
+    __u32 id = dst ? dst->id : MNC_ID_NONE;
+    struct mnc_taint *t = 0;
+    __u32 r = mnc_lsm_verdict(s, cls, id, &t);
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    return mnc_lsm_deny_sock(s, t, r, hook, cls, id, 0, &uk);
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(mnc_lsm_sock_create, int family, int type, int protocol, int kern, int ret)
+{
+    if (ret)
+        return ret;
+    if (kern)
+        return 0; /* sockets the kernel makes for itself */
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    __u32 r;
+    int t = type & 0xf; /* without SOCK_NONBLOCK / SOCK_CLOEXEC */
+    if (s.kind != MNC_SUBJ_AGENT)
+        r = MNC_K_DENY_UNKNOWN_AGENT;
+    else if (family == AF_PACKET)
+        r = MNC_K_DENY_PACKET_SOCKET;
+    else if ((family == AF_INET || family == AF_INET6) && t == SOCK_RAW)
+        r = MNC_K_DENY_RAW_SOCKET;
+    else
+        r = MNC_K_ALLOW_SOCKET;
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, 0, r, MNC_HOOK_LSM_SOCKET_CREATE);
+    if (ev) {
+        ev->family = (__u16)family;
+        ev->port = (__u16)type;
+        ev->protocol = (__u32)protocol;
+        ev->dst_class = MNC_SINK_NONE;
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(mnc_lsm_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct mnc_inet_key k = {};
+    if (!mnc_inet_key_of_sockaddr(address, addrlen, &k))
+        return 0; /* UNIX: unix_stream_connect / unix_may_send; AF_UNSPEC: disconnect */
+    return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_CONNECT);
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(mnc_lsm_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct sock *sk = BPF_CORE_READ(sock, sk);
+    if (!sk)
+        return 0;
+    __u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+    struct mnc_inet_key k = {};
+    if (fam == AF_INET || fam == AF_INET6) {
+        void *name = BPF_CORE_READ(msg, msg_name);
+        int nlen = BPF_CORE_READ(msg, msg_namelen);
+        if (name) {
+            if (!mnc_inet_key_of_sockaddr(name, nlen, &k))
+                return 0;
+        } else if (!mnc_inet_key_of_peer(sk, fam, &k)) {
+            return 0; /* unconnected and no address: the send fails anyway */
+        }
+        return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_SENDMSG);
+    }
+    if (fam == AF_UNIX) {
+        /* datagrams are checked by unix_may_send; streams here, against the current peer */
+        int type = BPF_CORE_READ(sock, type);
+        if (type != MNC_SOCK_STREAM && type != MNC_SOCK_SEQPACKET)
+            return 0;
+        struct sock *peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+        if (!peer)
+            return 0;
+        return mnc_lsm_unix_gate(&s, peer, MNC_HOOK_LSM_SOCKET_SENDMSG);
+    }
+    return 0;
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(mnc_lsm_ustream, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    return mnc_lsm_unix_gate(&s, other, MNC_HOOK_LSM_UNIX_STREAM_CONNECT);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(mnc_lsm_umaysend, struct socket *sock, struct socket *other, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct sock *peer = BPF_CORE_READ(other, sk);
+    if (!peer)
+        return 0;
+    return mnc_lsm_unix_gate(&s, peer, MNC_HOOK_LSM_UNIX_MAY_SEND);
+}

@@ -1,0 +1,495 @@
+/* lsm_backend.c - load, attach, pin, detach and self-test the BPF-LSM backend; SysV IPC sink
+ * registration. Contract: loader/lsm_backend.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lsm_backend.h"
+#include "lsm_files.skel.h"
+#include "lsm_ipc.skel.h"
+#include "lsm_paths.skel.h"
+#include "lsm_sockets.skel.h"
+
+static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static const mnc_hook_info lsm_hooks[] = {
+    {"mnc_lsm_file_open", "lsm/file_open",
+     "open for writing of a sink file or a file below a sink directory (incl. mq_open for sending)"},
+    {"mnc_lsm_file_perm", "lsm/file_permission",
+     "every write() on such a file, also through fds opened before the taint"},
+    {"mnc_lsm_mknod", "lsm/path_mknod", "creating a node (and open(O_CREAT)) in a sink directory"},
+    {"mnc_lsm_mkdir", "lsm/path_mkdir", "creating a directory in a sink directory"},
+    {"mnc_lsm_symlink", "lsm/path_symlink", "creating a symlink in a sink directory"},
+    {"mnc_lsm_link", "lsm/path_link", "hard links into or out of a sink directory, or of a sink file"},
+    {"mnc_lsm_rename", "lsm/path_rename", "renames into or out of a sink directory"},
+    {"mnc_lsm_truncate", "lsm/path_truncate", "truncating a sink file"},
+    {"mnc_lsm_icreate", "lsm/inode_create", "creating a regular file in a sink directory"},
+    {"mnc_lsm_sock_create", "lsm/socket_create",
+     "socket(2): no SOCK_RAW on IPv4/IPv6, no AF_PACKET; nothing for an unknown cgroup"},
+    {"mnc_lsm_connect", "lsm/socket_connect", "connect(2) on IPv4/IPv6 sockets vs sock_inet"},
+    {"mnc_lsm_sendmsg", "lsm/socket_sendmsg",
+     "every send: its address, or the current peer of a connected IPv4/IPv6/UNIX stream socket"},
+    {"mnc_lsm_ustream", "lsm/unix_stream_connect", "UNIX stream connect: the peer by inode, then name"},
+    {"mnc_lsm_umaysend", "lsm/unix_may_send", "UNIX datagram connect and send: the peer"},
+    {"mnc_lsm_msgsnd", "lsm/msg_queue_msgsnd", "msgsnd(2) to a SysV queue registered in ipc_sinks"},
+    {"mnc_lsm_shmat", "lsm/shm_shmat", "shmat(2) for writing of a segment registered in ipc_sinks"},
+};
+#define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
+
+const mnc_hook_info *mnc_lsm_hooks(int *n)
+{
+    *n = N_LSM_HOOKS;
+    return lsm_hooks;
+}
+
+const char *mnc_lsm_hook_name(unsigned hook)
+{
+    static const char *const names[] = {
+        "file_open",  "file_permission", "path_mknod",  "path_mkdir",      "path_link",
+        "path_rename", "path_symlink",   "path_truncate", "inode_create",  "socket_create",
+        "socket_connect", "socket_sendmsg", "unix_stream_connect", "unix_may_send",
+        "msg_queue_msgsnd", "shm_shmat"};
+    if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
+        return names[hook - MNC_HOOK_LSM_FILE_OPEN];
+    return mnc_hook_name(hook);
+}
+
+int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen)
+{
+    if (!f->lsm_list_known)
+        return lerr(err, errlen, -EOPNOTSUPP,
+                    "backend lsm unavailable: /sys/kernel/security/lsm is unreadable (mount securityfs)");
+    if (!f->lsm_has_bpf)
+        return lerr(err, errlen, -EOPNOTSUPP,
+                    "backend lsm unavailable: \"bpf\" is not in the active LSM list (%s); LSM programs "
+                    "would load and attach here but never run; boot with lsm=...,bpf",
+                    f->lsm_list);
+    if (!f->lsm_loads)
+        return lerr(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
+                    strerror(f->lsm_load_errno));
+    if (!f->bpffs)
+        return lerr(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
+    return 0;
+}
+
+/* ---- attach */
+struct lsm_objs {
+    struct lsm_files_bpf *files;
+    struct lsm_paths_bpf *paths;
+    struct lsm_sockets_bpf *sockets;
+    struct lsm_ipc_bpf *ipc;
+};
+
+static void objs_destroy(struct lsm_objs *o)
+{
+    lsm_ipc_bpf__destroy(o->ipc);
+    lsm_sockets_bpf__destroy(o->sockets);
+    lsm_paths_bpf__destroy(o->paths);
+    lsm_files_bpf__destroy(o->files);
+}
+
+static int mkdir_one(const char *p, mode_t mode)
+{
+    return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+/* Attaches (or replaces) every program of obj; records the links this call created. */
+static int attach_obj(struct bpf_object *obj, const char *root, char created[][64], int *n_created,
+                      int max_created, char *err, size_t errlen)
+{
+    struct bpf_program *prog;
+    bpf_object__for_each_program(prog, obj)
+    {
+        const char *name = bpf_program__name(prog);
+        char lp[PATH_MAX + 80];
+        snprintf(lp, sizeof(lp), "%s/links/%s", root, name);
+        int lfd = bpf_obj_get(lp);
+        if (lfd >= 0) {
+            /* the old program keeps running until this swaps in the new one */
+            int rc = bpf_link_update(lfd, bpf_program__fd(prog), NULL);
+            int e = errno;
+            close(lfd);
+            if (rc != 0)
+                return lerr(err, errlen, -e, "bpf_link_update %s: %s", lp, strerror(e));
+            continue;
+        }
+        if (errno != ENOENT)
+            return lerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
+        struct bpf_link *l = bpf_program__attach_lsm(prog);
+        if (!l) {
+            int e = errno;
+            return lerr(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
+                        strerror(e));
+        }
+        int rc = bpf_link__pin(l, lp);
+        bpf_link__destroy(l); /* drops our fd only: the pin keeps the link */
+        if (rc != 0)
+            return lerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
+        if (*n_created < max_created) {
+            snprintf(created[*n_created], 64, "%s", name);
+            (*n_created)++;
+        }
+    }
+    return 0;
+}
+
+int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, char *err, size_t errlen)
+{
+    if (!root || !*root)
+        return lerr(err, errlen, -EINVAL, "no pin root");
+    char links[PATH_MAX + 8];
+    snprintf(links, sizeof(links), "%s/links", root);
+    int rc;
+    if ((rc = mkdir_one(root, 0700)) != 0 || (rc = mkdir_one(links, 0700)) != 0)
+        return lerr(err, errlen, rc, "create %s: %s", links, strerror(-rc));
+
+    struct lsm_objs o = {0};
+    char created[N_LSM_HOOKS][64];
+    int n_created = 0;
+    LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = root);
+    if (!(o.files = lsm_files_bpf__open_opts(&oo)) || !(o.paths = lsm_paths_bpf__open_opts(&oo)) ||
+        !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo))) {
+        rc = -errno;
+        lerr(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
+        rc = rc ? rc : -EINVAL;
+        goto out;
+    }
+    if ((rc = lsm_files_bpf__load(o.files)) != 0 || (rc = lsm_paths_bpf__load(o.paths)) != 0 ||
+        (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0) {
+        lerr(err, errlen, rc,
+             "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
+             "under %s: detach --purge)",
+             strerror(-rc), root);
+        goto out;
+    }
+    if (tree_path) {
+        struct mnc_config cfg;
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.abi_version = MNC_ABI_VERSION;
+        cfg.backend = MNC_BACKEND_LSM;
+        cfg.tree_cgroup_id = tree_id;
+        snprintf(cfg.tree_path, sizeof(cfg.tree_path), "%s", tree_path);
+        __u32 key = 0;
+        if (bpf_map_update_elem(bpf_map__fd(o.files->maps.settings), &key, &cfg, BPF_ANY) != 0) {
+            rc = -errno;
+            lerr(err, errlen, rc, "write settings: %s", strerror(-rc));
+            goto out;
+        }
+    }
+    if ((rc = attach_obj(o.files->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = attach_obj(o.paths->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = attach_obj(o.sockets->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = attach_obj(o.ipc->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0) {
+        for (int i = 0; i < n_created; i++) {
+            char lp[PATH_MAX + 80];
+            snprintf(lp, sizeof(lp), "%s/links/%s", root, created[i]);
+            unlink(lp);
+        }
+    }
+    objs_destroy(&o);
+    return rc;
+}
+
+int mnc_lsm_detach(const char *root, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; i < N_LSM_HOOKS; i++) {
+        char p[PATH_MAX + 80];
+        snprintf(p, sizeof(p), "%s/links/%s", root, lsm_hooks[i].program);
+        if (unlink(p) != 0 && errno != ENOENT && rc == 0)
+            rc = lerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+    }
+    return rc;
+}
+
+int mnc_lsm_links_present(const char *root, char *missing, size_t len)
+{
+    int n = 0;
+    if (missing && len)
+        missing[0] = 0;
+    for (int i = 0; i < N_LSM_HOOKS; i++) {
+        char p[PATH_MAX + 80];
+        snprintf(p, sizeof(p), "%s/links/%s", root, lsm_hooks[i].program);
+        if (access(p, F_OK) == 0) {
+            n++;
+        } else if (missing && len) {
+            size_t l = strlen(missing);
+            if (l < len)
+                snprintf(missing + l, len - l, "%s%s", l ? " " : "", lsm_hooks[i].program);
+        }
+    }
+    return n;
+}
+
+/* ---- self-test */
+static void st_case(mnc_selftest *st, const char *name, int want, int got)
+{
+    if (st->n >= (int)(sizeof(st->c) / sizeof(st->c[0])))
+        return;
+    mnc_selftest_case *c = &st->c[st->n++];
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->want = want;
+    c->got = got;
+    c->pass = want == got;
+}
+
+#define ST_CASES 4
+static const char *const st_names[ST_CASES] = {
+    "lsm: write log sink, untainted with base right",
+    "lsm: write() on fd held across taint -> EPERM",
+    "lsm: open(O_WRONLY) log sink tainted -> EPERM",
+    "lsm: write non-sink file tainted",
+};
+static const int st_want[ST_CASES] = {0, EPERM, EPERM, 0};
+
+static int write_str(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, s, strlen(s));
+    int e = errno;
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -(n < 0 ? e : EIO);
+}
+
+/* Runs in the child, inside the scratch cgroup. got[i]: 0 or the errno seen. */
+static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *plain, int got[ST_CASES])
+{
+    for (int i = 0; i < ST_CASES; i++)
+        got[i] = -1;
+    int fd = open(sink, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        got[0] = errno;
+        return;
+    }
+    got[0] = write(fd, "a", 1) == 1 ? 0 : errno;
+    struct mnc_taint t;
+    memset(&t, 0, sizeof(t));
+    t.tainted = 1;
+    t.generation = 2;
+    if (mnc_kern_taint_set(k, agent, &t) != 0) {
+        close(fd);
+        return;
+    }
+    got[1] = write(fd, "b", 1) == 1 ? 0 : errno;
+    close(fd);
+    fd = open(sink, O_WRONLY | O_APPEND | O_CLOEXEC);
+    got[2] = fd >= 0 ? 0 : errno;
+    if (fd >= 0)
+        close(fd);
+    fd = open(plain, O_WRONLY | O_APPEND | O_CLOEXEC);
+    got[3] = fd < 0 ? errno : (write(fd, "c", 1) == 1 ? 0 : errno);
+    if (fd >= 0)
+        close(fd);
+}
+
+int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
+{
+    memset(st, 0, sizeof(*st));
+    const char *tree = mnc_kern_tree(k);
+    if (!tree || !*tree) {
+        snprintf(st->error, sizeof(st->error), "no mnc tree in the settings map (attach first)");
+        return -ENOENT;
+    }
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    char cg[PATH_MAX], sink[PATH_MAX], plain[PATH_MAX], procs[PATH_MAX + 16];
+    pid_t me = getpid();
+    if (snprintf(cg, sizeof(cg), "%s/.lsm-selftest.%d", tree, (int)me) >= (int)sizeof(cg) ||
+        snprintf(sink, sizeof(sink), "%s/.mnc-lsm-selftest-sink.%d", tmp, (int)me) >= (int)sizeof(sink) ||
+        snprintf(plain, sizeof(plain), "%s/.mnc-lsm-selftest-plain.%d", tmp, (int)me) >= (int)sizeof(plain)) {
+        snprintf(st->error, sizeof(st->error), "path too long");
+        return -ENAMETOOLONG;
+    }
+    snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+
+    /* A self-test agent id of its own (mnc_abi.h), distinct from the cgroup backend's
+     * self-test in the same process (bit 19 flipped), so that the two never share entries. */
+    uint32_t agent = MNC_SELFTEST_AGENT_BASE | (((uint32_t)me & 0xfffffu) ^ 0x80000u);
+    int rc = 0, made_cg = 0, made_files = 0, registered = 0, sink_added = 0;
+    uint64_t cgid = 0;
+    for (int i = 0; i < 2; i++) {
+        int fd = open(i ? plain : sink, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            rc = -errno;
+            snprintf(st->error, sizeof(st->error), "create %.100s: %s", i ? plain : sink, strerror(errno));
+            goto undo;
+        }
+        close(fd);
+        made_files |= 1 << i;
+    }
+    if (mkdir(cg, 0755) != 0) {
+        rc = -errno;
+        snprintf(st->error, sizeof(st->error), "mkdir %.100s: %s", cg, strerror(errno));
+        goto undo;
+    }
+    made_cg = 1;
+    if ((rc = mnc_cgroup_id(cg, &cgid)) != 0) {
+        snprintf(st->error, sizeof(st->error), "cgroup id of %.100s: %s", cg, strerror(-rc));
+        goto undo;
+    }
+    /* Untainted with the base right to write the sink (log id 255), so that case 1 proves
+     * the sink is writable before the taint and case 2 isolates the taint's effect. */
+    struct mnc_taint base;
+    memset(&base, 0, sizeof(base));
+    base.may_log = 1;
+    base.sinks[255 / 64] = 1ull << (255 % 64);
+    base.generation = 1;
+    if ((rc = mnc_kern_taint_set(k, agent, &base)) != 0 ||
+        (rc = mnc_kern_register_cgroup(k, cgid, agent, MNC_AGENT_F_SELFTEST)) != 0) {
+        snprintf(st->error, sizeof(st->error), "register self-test agent: %s", strerror(-rc));
+        goto undo;
+    }
+    registered = 1;
+    if ((rc = mnc_kern_sink_file_add(k, sink, 255, MNC_SINK_LOG)) != 0) {
+        snprintf(st->error, sizeof(st->error), "register %.100s as a log sink: %s", sink, strerror(-rc));
+        goto undo;
+    }
+    sink_added = 1;
+
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        rc = -errno;
+        snprintf(st->error, sizeof(st->error), "pipe: %s", strerror(errno));
+        goto undo;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = -errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        snprintf(st->error, sizeof(st->error), "fork: %s", strerror(errno));
+        goto undo;
+    }
+    if (pid == 0) {
+        int got[ST_CASES + 1];
+        char me_s[32];
+        close(pfd[0]);
+        snprintf(me_s, sizeof(me_s), "%d\n", (int)getpid());
+        got[ST_CASES] = write_str(procs, me_s); /* join the scratch cgroup */
+        if (got[ST_CASES] == 0)
+            st_child(k, agent, sink, plain, got);
+        ssize_t w = write(pfd[1], got, sizeof(got));
+        _exit(w == (ssize_t)sizeof(got) ? 0 : 1);
+    }
+    close(pfd[1]);
+    int got[ST_CASES + 1];
+    ssize_t n = read(pfd[0], got, sizeof(got));
+    close(pfd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof(got)) {
+        rc = -EIO;
+        snprintf(st->error, sizeof(st->error), "self-test child died (status %d)", status);
+        goto undo;
+    }
+    if (got[ST_CASES] != 0) {
+        rc = got[ST_CASES];
+        snprintf(st->error, sizeof(st->error), "move into %.100s: %s", cg, strerror(-rc));
+        goto undo;
+    }
+    for (int i = 0; i < ST_CASES; i++)
+        st_case(st, st_names[i], st_want[i], got[i]);
+    st->pass = st->n == ST_CASES;
+    for (int i = 0; i < st->n; i++)
+        st->pass = st->pass && st->c[i].pass;
+    rc = st->pass ? 0 : -ENOTRECOVERABLE;
+
+undo:
+    /* Every step is undone even if an earlier one failed; the first error is kept. */
+    if (sink_added)
+        (void)mnc_kern_sink_file_del(k, sink);
+    if (registered) {
+        (void)mnc_kern_unregister_cgroup(k, cgid);
+        (void)mnc_kern_clear_agent(k, agent);
+    }
+    if (made_cg && rmdir(cg) != 0 && rc == 0) {
+        rc = -errno;
+        snprintf(st->error, sizeof(st->error), "rmdir %.100s: %s", cg, strerror(errno));
+    }
+    if (made_files & 1)
+        unlink(sink);
+    if (made_files & 2)
+        unlink(plain);
+    return rc;
+}
+
+/* ---- IPC sinks */
+int mnc_lsm_ipc_key(unsigned kind, int ipc_id, struct mnc_ipc_key *key)
+{
+    memset(key, 0, sizeof(*key));
+    if ((kind != MNC_IPC_MSG && kind != MNC_IPC_SHM) || ipc_id < 0)
+        return -EINVAL;
+    struct stat st;
+    if (stat("/proc/self/ns/ipc", &st) != 0)
+        return -errno;
+    key->kind = kind;
+    key->id = (__u32)ipc_id;
+    key->ns_ino = st.st_ino;
+    return 0;
+}
+
+static int ipc_map(const char *root)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof(p), "%s/ipc_sinks", root);
+    int fd = bpf_obj_get(p);
+    return fd < 0 ? -errno : fd;
+}
+
+int mnc_lsm_ipc_add(const char *root, unsigned kind, int ipc_id, uint32_t id, unsigned cls)
+{
+    if (cls < MNC_SINK_AGENT || cls > MNC_SINK_MNCD)
+        return -EINVAL;
+    struct mnc_ipc_key key;
+    int rc = mnc_lsm_ipc_key(kind, ipc_id, &key);
+    if (rc)
+        return rc;
+    int fd = ipc_map(root);
+    if (fd < 0)
+        return fd;
+    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
+    rc = bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0 ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+int mnc_lsm_ipc_del(const char *root, unsigned kind, int ipc_id)
+{
+    struct mnc_ipc_key key;
+    int rc = mnc_lsm_ipc_key(kind, ipc_id, &key);
+    if (rc)
+        return rc;
+    int fd = ipc_map(root);
+    if (fd < 0)
+        return fd;
+    rc = bpf_map_delete_elem(fd, &key) == 0 ? 0 : -errno;
+    close(fd);
+    return rc;
+}
