@@ -82,6 +82,7 @@ int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_i
 typedef struct mncd_msg {
     mnc_oid id;
     uint16_t from;
+    bool forwarded;   /* queued by forward (re-checked as a forward at delivery) */
     uint64_t time_ms;
     struct mncd_msg *next;
 } mncd_msg;
@@ -117,7 +118,8 @@ void mncd_store_close(mncd_store *s);
 /* Changes (applied in memory at once, journaled at the next commit). 0 or -1 (OOM). */
 int mncd_store_put_object(mncd_store *s, mnc_disclosure *heap_obj); /* takes ownership on 0 */
 int mncd_store_touch(mncd_store *s, const mnc_disclosure *d);       /* object changed */
-int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t now_ms);
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded,
+                    uint64_t now_ms);
 /* Pops the head of agent's inbox into *out. Returns 1 if popped, 0 if empty, -1 on OOM. */
 int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out);
 int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,

@@ -96,7 +96,8 @@ static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
         !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
         !cJSON_AddStringToObject(r, "id", hex) ||
         !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
-        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms)) {
+        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms) ||
+        (m->forwarded && !cJSON_AddTrueToObject(r, "fwd"))) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -166,12 +167,14 @@ const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *k
     return NULL;
 }
 
-static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t t)
+static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool fwd,
+                      uint64_t t)
 {
     mncd_msg *m = calloc(1, sizeof(*m));
     if (!m)
         return -1;
     m->id = *id;
+    m->forwarded = fwd;
     m->from = (uint16_t)from;
     m->time_ms = t;
     mncd_inbox *q = &s->inbox[agent];
@@ -213,16 +216,17 @@ int mncd_store_put_object(mncd_store *s, mnc_disclosure *d)
 
 int mncd_store_touch(mncd_store *s, const mnc_disclosure *d) { return batch_add(s, rec_obj(s->p, d)); }
 
-int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, uint64_t now_ms)
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded,
+                    uint64_t now_ms)
 {
     if (agent < 0 || agent >= s->p->n_principals || s->inbox[agent].n >= MNCD_MAX_INBOX) {
         errno = ENOSPC;
         return -1;
     }
-    mncd_msg m = {.id = *id, .from = (uint16_t)from, .time_ms = now_ms};
+    mncd_msg m = {.id = *id, .from = (uint16_t)from, .forwarded = forwarded, .time_ms = now_ms};
     if (batch_add(s, rec_push(s->p, agent, &m)) != 0)
         return -1;
-    return inbox_push(s, agent, id, from, now_ms);
+    return inbox_push(s, agent, id, from, forwarded, now_ms);
 }
 
 int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
@@ -348,7 +352,9 @@ static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
             snprintf(err, errlen, "bad push record");
             return -1;
         }
-        return inbox_push(s, agent, &id, from, (uint64_t)t->valuedouble);
+        return inbox_push(s, agent, &id, from,
+                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fwd")),
+                          (uint64_t)t->valuedouble);
     }
     if (strcmp(kind, "pop") == 0) {
         mncd_inbox *q = &s->inbox[agent];

@@ -261,7 +261,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 mnc_disclosure_free(o);
                 free(o);
                 resp = oom(q);
-            } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent,
+            } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent, false,
                                        o->issued_ms) != 0) {
                 resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "recipient inbox full or OOM");
             } else {
@@ -341,7 +341,8 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
         return resp;
     }
     bool queue = (ch == MNC_CH_MESSAGE || ch == MNC_CH_FORWARD) && cls == MNC_SINK_AGENT;
-    if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, mncd_now_ms()) != 0)
+    if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, ch == MNC_CH_FORWARD,
+                                 mncd_now_ms()) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "receiver inbox full or OOM");
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (!resp)
@@ -398,7 +399,12 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (pr <= 0)
             break;
         mnc_disclosure *o = mnc_registry_get(&d->store.reg, &m.id);
-        mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
+        /* Re-check at delivery. A first-hop message is a recv by the contract recipient; a
+         * forwarded one repeats the forward check (the forwarder must still hold a live object
+         * and the reader must still be in phi). */
+        mnc_reason r = m.forwarded
+                           ? check(d, "recv", m.from, w->agent, MNC_CH_FORWARD, q->purpose, &m.id, o)
+                           : check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
         char hex[MNC_OID_HEX];
         mnc_oid_hex(&m.id, hex);
         cJSON *x = cJSON_CreateObject();
