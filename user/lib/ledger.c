@@ -734,6 +734,12 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
     return r;
 }
 
+void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on)
+{
+    if (l && l->j)
+        mnc_journal_set_no_group_commit(l->j, on);
+}
+
 void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges)
 {
     pthread_mutex_lock(&l->mu);
