@@ -1,0 +1,237 @@
+/* test_abi.c - the kernel/user ABI: mnc_decide() exhaustively against an independent statement
+ * of the rules (docs/kernel.md), the UNIX path canonicality check, the struct layouts that the
+ * pinned maps depend on, and the loader's key parsers. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+
+#include "mnc/set.h"
+#include "mnc_abi.h"
+#include "mnc_kern.h"
+
+/* The rules, written as a spec table rather than as code shaped like mnc_decide. */
+static int expect_allow(const struct mnc_taint *t, unsigned cls, unsigned id, int in_set)
+{
+    if (cls == MNC_SINK_MNCD)
+        return 1;                         /* rule 1 */
+    if (!t)
+        return 0;                         /* rule 2 */
+    if (cls == MNC_SINK_LOG)
+        return t->may_log && in_set;      /* rule 3 */
+    if (cls == MNC_SINK_MEMORY)
+        return t->may_memory && in_set;   /* rule 3 */
+    if (cls != MNC_SINK_AGENT && cls != MNC_SINK_TOOL && cls != MNC_SINK_EXTERNAL)
+        return 0;                         /* rule 6 */
+    if (!t->tainted)
+        return 1;                         /* rule 4 */
+    if (cls == MNC_SINK_EXTERNAL)
+        return t->may_external || (id != MNC_ID_NONE && in_set); /* rule 5 */
+    return in_set;                        /* rule 5 */
+}
+
+static const unsigned ids[] = {0, 1, 63, 64, 65, 127, 128, 191, 192, 254, 255, 256, 1000, MNC_ID_NONE, 0xffffffffu};
+
+static void test_decide_exhaustive(void **state)
+{
+    (void)state;
+    long checked = 0;
+    for (int null_t = 0; null_t < 2; null_t++)
+        for (unsigned flags = 0; flags < 32; flags++)
+            for (int setmode = 0; setmode < 3; setmode++) /* empty, all, only the id */
+                for (unsigned cls = 0; cls < 9; cls++)
+                    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+                        unsigned id = ids[i];
+                        struct mnc_taint t;
+                        memset(&t, 0, sizeof(t));
+                        t.may_log = flags & 1, t.may_memory = (flags >> 1) & 1, t.may_forward = (flags >> 2) & 1;
+                        t.may_external = (flags >> 3) & 1, t.tainted = (flags >> 4) & 1;
+                        if (setmode == 1)
+                            memset(t.sinks, 0xff, sizeof(t.sinks));
+                        if (setmode == 2 && id < 256)
+                            t.sinks[id / 64] |= 1ull << (id % 64);
+                        int in_set = id < 256 && setmode != 0;
+                        const struct mnc_taint *tp = null_t ? NULL : &t;
+                        enum mnc_kreason r = mnc_decide(tp, cls, id);
+                        int want = expect_allow(tp, cls, id, in_set);
+                        if (mnc_kreason_allows(r) != want) {
+                            print_error("cls %u id %u flags %#x set %d null %d: got %d (%s), want %d\n", cls, id,
+                                        flags, setmode, null_t, (int)r, mnc_kreason_name(r), want);
+                            fail();
+                        }
+                        checked++;
+                    }
+    assert_true(checked > 10000);
+}
+
+static void test_decide_reasons(void **state)
+{
+    (void)state;
+    struct mnc_taint t;
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(mnc_decide(NULL, MNC_SINK_MNCD, MNC_ID_NONE), MNC_K_ALLOW_MNCD);
+    assert_int_equal(mnc_decide(NULL, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_DENY_NO_TAINT);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_ALLOW_UNTAINTED);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_LOG, 4), MNC_K_DENY_LOG);      /* untainted: no base right */
+    assert_int_equal(mnc_decide(&t, MNC_SINK_MEMORY, 4), MNC_K_DENY_MEMORY);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_NONE, 4), MNC_K_DENY_BAD_CLASS);
+    t.tainted = 1;
+    assert_int_equal(mnc_decide(&t, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_DENY_EXTERNAL);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_AGENT, 7), MNC_K_DENY_SCOPE);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_TOOL, 7), MNC_K_DENY_SCOPE);
+    t.sinks[0] = 1u << 7;
+    assert_int_equal(mnc_decide(&t, MNC_SINK_AGENT, 7), MNC_K_ALLOW_SCOPE);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_LOG, 7), MNC_K_DENY_LOG); /* in φ but no may_log */
+    t.may_log = 1;
+    assert_int_equal(mnc_decide(&t, MNC_SINK_LOG, 7), MNC_K_ALLOW_SCOPE);
+    t.may_external = 1;
+    assert_int_equal(mnc_decide(&t, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_ALLOW_SCOPE);
+    assert_int_equal(mnc_decide(&t, MNC_SINK_MNCD, 0), MNC_K_ALLOW_MNCD);
+    for (unsigned r = 0; r < MNC_K__COUNT; r++)
+        assert_int_equal(mnc_kreason_allows(r), r < MNC_K_DENY_FIRST);
+}
+
+/* set.h and the ABI's bit layout agree (mncd builds taints with mnc_set) */
+static void test_set_layout(void **state)
+{
+    (void)state;
+    assert_int_equal(MNC_SET_WORDS_ABI, MNC_SET_WORDS);
+    for (unsigned id = 0; id < 256; id++) {
+        mnc_set s;
+        mnc_set_clear(&s);
+        mnc_set_add(&s, id);
+        struct mnc_taint t;
+        memset(&t, 0, sizeof(t));
+        memcpy(t.sinks, s.w, sizeof(t.sinks));
+        for (unsigned j = 0; j < 260; j++)
+            assert_int_equal(mnc_set_has_abi(t.sinks, j), j == id);
+    }
+}
+
+static int canon(const char *p) { return mnc_unix_path_canonical(p, (unsigned)strlen(p) + 1); }
+
+static void test_path_canonical(void **state)
+{
+    (void)state;
+    const char *good[] = {"/", "/run/mnc/mncd.sock", "/a", "/a/b", "/.hidden", "/a/...", "/a/..b", "/a/b.",
+                          "/a/.b/c", "/x/y/z.sock"};
+    const char *bad[] = {"", "rel", "./x", "../x", "//x", "/a//b", "/a/./b", "/a/../b", "/a/", "/a/.", "/a/..",
+                         "/./a", "/../a", "x/y"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (!canon(good[i])) {
+            print_error("should be canonical: \"%s\"\n", good[i]);
+            fail();
+        }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (canon(bad[i])) {
+            print_error("should not be canonical: \"%s\"\n", bad[i]);
+            fail();
+        }
+    /* length-bounded (sun_path without a NUL) */
+    char full[MNC_UNIX_PATH_MAX];
+    memset(full, 'a', sizeof(full));
+    full[0] = '/';
+    assert_true(mnc_unix_path_canonical(full, sizeof(full)));
+    assert_true(mnc_unix_path_canonical("/a/../b", 2));  /* only "/a" is looked at */
+    assert_false(mnc_unix_path_canonical("/a/../b", 5)); /* "/a/.." */
+    assert_false(mnc_unix_path_canonical("/a", 0));
+}
+
+/* The pinned maps' layouts: changing any of these needs MNC_ABI_VERSION bumped. */
+static void test_layouts(void **state)
+{
+    (void)state;
+    assert_int_equal(MNC_ABI_VERSION, 2);
+    assert_int_equal(sizeof(struct mnc_agent_key), 8);
+    assert_int_equal(sizeof(struct mnc_agent), 8);
+    assert_int_equal(sizeof(struct mnc_taint), 48);
+    assert_int_equal(offsetof(struct mnc_taint, may_log), 32);
+    assert_int_equal(offsetof(struct mnc_taint, generation), 40);
+    assert_int_equal(sizeof(struct mnc_unix_key), 108);
+    assert_int_equal(sizeof(struct mnc_inet_key), 20);
+    assert_int_equal(sizeof(struct mnc_sink), 8);
+    assert_int_equal(sizeof(struct mnc_file_key), 16);
+    assert_int_equal(sizeof(struct mnc_name), 68);
+    assert_int_equal(sizeof(struct mnc_event) % 8, 0);
+    assert_int_equal(offsetof(struct mnc_event, path) + MNC_UNIX_PATH_MAX, offsetof(struct mnc_event, comm));
+}
+
+static void test_keys(void **state)
+{
+    (void)state;
+    struct mnc_inet_key k;
+    assert_int_equal(mnc_kern_inet_key("127.0.0.1:9000", &k), 0);
+    assert_int_equal(k.family, AF_INET);
+    assert_int_equal(k.port, 9000);
+    assert_int_equal(k.addr[0], 127);
+    assert_int_equal(k.addr[3], 1);
+    assert_int_equal(k.addr[4], 0);
+    assert_int_equal(mnc_kern_inet_key("[::1]:53", &k), 0);
+    assert_int_equal(k.family, AF_INET6);
+    assert_int_equal(k.addr[15], 1);
+    assert_int_equal(mnc_kern_inet_key("[::ffff:10.0.0.2]:80", &k), 0); /* mapped -> IPv4 key */
+    assert_int_equal(k.family, AF_INET);
+    assert_int_equal(k.addr[0], 10);
+    assert_int_equal(mnc_kern_inet_key("0.0.0.0:0", &k), 0);
+    const char *bad[] = {"", "1.2.3.4", "1.2.3.4:", "1.2.3.4:65536", "1.2.3.4:-1", "1.2.3:80", "::1:80",
+                         "[::1]80", "[::1]:", "host:80", "1.2.3.4:80x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (mnc_kern_inet_key(bad[i], &k) != -EINVAL) {
+            print_error("accepted \"%s\"\n", bad[i]);
+            fail();
+        }
+    struct mnc_unix_key u;
+    assert_int_equal(mnc_kern_unix_key("/run/mnc/mncd.sock", &u), 0);
+    assert_string_equal(u.path, "/run/mnc/mncd.sock");
+    assert_int_equal(mnc_kern_unix_key("@abstract", &u), 0);
+    assert_int_equal(mnc_kern_unix_key("relative.sock", &u), -EINVAL);
+    assert_int_equal(mnc_kern_unix_key("/a//b", &u), -EINVAL);
+    assert_int_equal(mnc_kern_unix_key("@", &u), -EINVAL);
+    char longp[200];
+    memset(longp, 'a', sizeof(longp));
+    longp[0] = '/';
+    longp[sizeof(longp) - 1] = 0;
+    assert_int_equal(mnc_kern_unix_key(longp, &u), -EINVAL);
+    assert_int_equal(mnc_sink_class_parse("log"), MNC_SINK_LOG);
+    assert_int_equal(mnc_sink_class_parse("none"), -EINVAL);
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_EXTERNAL), "deny_external");
+    assert_string_equal(mnc_kreason_name(999), "?");
+}
+
+static void test_event_json(void **state)
+{
+    (void)state;
+    struct mnc_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.reason = MNC_K_DENY_EXTERNAL;
+    ev.hook = MNC_HOOK_CONNECT_UNIX;
+    ev.family = AF_UNIX;
+    ev.agent_id = 3;
+    ev.dst_id = MNC_ID_NONE;
+    ev.dst_class = MNC_SINK_EXTERNAL;
+    snprintf(ev.path, sizeof(ev.path), "/tmp/a\"b");
+    snprintf(ev.comm, sizeof(ev.comm), "py\n");
+    char buf[2048];
+    int n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_non_null(strstr(buf, "\"reason\":\"deny_external\""));
+    assert_non_null(strstr(buf, "\"hook\":\"connect_unix\""));
+    assert_non_null(strstr(buf, "\"path\":\"/tmp/a\\\"b\""));
+    assert_non_null(strstr(buf, "\"comm\":\"py\\u000a\""));
+    assert_non_null(strstr(buf, "\"dst_id\":-1"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decide_exhaustive), cmocka_unit_test(test_decide_reasons),
+        cmocka_unit_test(test_set_layout),        cmocka_unit_test(test_path_canonical),
+        cmocka_unit_test(test_layouts),           cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_event_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
