@@ -42,6 +42,8 @@ int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_
 {
     if (!p || !out || (nd && !d) || (nh && !h))
         return -1;
+    if (p->risk == MNC_RISK_BAYES) /* one pass with the history's posterior cached */
+        return p->risk_model ? mnc_bayes_charge(p->risk_model, h, nh, d, nd, out) : -1;
     /* br(H ⊕ d): evaluate the concatenated history. Bounded: histories beyond this are
      * refused rather than truncated, since truncation would under-charge. */
     enum { MAX_OBS = 4096 };

@@ -27,6 +27,7 @@ typedef struct bfield {
 } bfield;
 
 struct mnc_bayes {
+    uint64_t uid;       /* unique per model instance: keys the charge cache (never reused) */
     size_t ns;
     char **secrets;     /* declaration order */
     long double *prior;
@@ -328,6 +329,8 @@ mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *
     }
     for (int i = 0; i < MNC_MAX_FIELDS; i++)
         m->id_to_f[i] = -1;
+    static uint64_t next_uid;
+    m->uid = __atomic_add_fetch(&next_uid, 1, __ATOMIC_RELAXED);
     m->secrets = calloc((size_t)nd, sizeof(char *));
     m->prior = calloc((size_t)nd, sizeof(long double));
     if (!m->secrets || !m->prior)
@@ -716,4 +719,120 @@ int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t n
         return -1;
     *out = (double)r;
     return 0;
+}
+
+/* ---- ΔR with a per-thread cache of the history's posterior --------------------------- */
+
+/* Selection charges every candidate of a family against the same history H, so the posterior
+ * weights of H are kept per thread, keyed by the model's uid and H's exact resolved
+ * (field, value) pairs - compared in full, never by hash, so a stale or colliding entry
+ * cannot be used. */
+typedef struct hcache {
+    uint64_t uid;
+    uint64_t *pairs;
+    size_t np, pcap;
+    long double *w;
+    size_t wcap;
+    long double sum, max;
+    bool valid;
+} hcache;
+
+static __thread hcache hc;
+
+static int ensure(void **p, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < n)
+        nc *= 2;
+    void *np = realloc(*p, nc * elem);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d,
+                     size_t nd, double *out)
+{
+    const mnc_bayes *m = model;
+    if (!m || !out || (nh && !h) || (nd && !d))
+        return -1;
+    uint64_t stackp[64], stackd[16];
+    uint64_t *ph = nh <= 64 ? stackp : malloc(nh * sizeof(*ph));
+    uint64_t *pd = nd <= 16 ? stackd : malloc(nd * sizeof(*pd));
+    long double stackw[512];
+    long double *w = m->ns <= 512 ? stackw : malloc(m->ns * sizeof(*w));
+    int rc = -1;
+    size_t nph = 0, npd = 0;
+    if (!ph || !pd || !w)
+        goto out;
+    if (resolve(m, h, nh, ph, &nph) != 0 || resolve(m, d, nd, pd, &npd) != 0)
+        goto out;
+    bool hit = hc.valid && hc.uid == m->uid && hc.np == nph &&
+               (nph == 0 || memcmp(hc.pairs, ph, nph * sizeof(*ph)) == 0);
+    if (!hit) {
+        hc.valid = false;
+        if (ensure((void **)&hc.pairs, &hc.pcap, nph ? nph : 1, sizeof(*hc.pairs)) != 0 ||
+            ensure((void **)&hc.w, &hc.wcap, m->ns, sizeof(*hc.w)) != 0)
+            goto out;
+        if (weigh(m, ph, nph, hc.w, &hc.sum) != 0)
+            goto out;
+        hc.max = 0;
+        for (size_t s = 0; s < m->ns; s++)
+            if (hc.w[s] > hc.max)
+                hc.max = hc.w[s];
+        memcpy(hc.pairs, ph, nph * sizeof(*ph));
+        hc.np = nph;
+        hc.uid = m->uid;
+        hc.valid = true;
+    }
+    /* d's pairs not already in H (the same fact again adds nothing) */
+    size_t k = 0;
+    for (size_t i = 0; i < npd; i++)
+        if (!bsearch(&pd[i], hc.pairs, hc.np, sizeof(*pd), cmp_u64))
+            pd[k++] = pd[i];
+    if (k == 0) {
+        *out = 0;
+        rc = 0;
+        goto out;
+    }
+    memcpy(w, hc.w, m->ns * sizeof(*w));
+    long double sum = 0, mx = 0;
+    for (size_t i = 0; i < k; i++) {
+        const bfield *f = &m->f[pd[i] >> 32];
+        uint32_t v = (uint32_t)pd[i];
+        if (f->kind == K_FUNC) {
+            for (size_t s = 0; s < m->ns; s++)
+                if (f->fn[s] != v)
+                    w[s] = 0;
+        } else {
+            const long double *row = f->lik + (size_t)v * m->ns;
+            for (size_t s = 0; s < m->ns; s++)
+                w[s] *= row[s];
+        }
+    }
+    for (size_t s = 0; s < m->ns; s++) {
+        sum += w[s];
+        if (w[s] > mx)
+            mx = w[s];
+    }
+    if (!(mx > 0))
+        goto out; /* H ⊕ d has probability 0 under the model */
+    /* ΔR = log2(V_post(H⊕d)/V_prior) − log2(V_post(H)/V_prior) = log2((mx/sum)/(max_h/sum_h)) */
+    long double r = log2l((mx / sum) / (hc.max / hc.sum));
+    if (!isfinite(r))
+        goto out;
+    *out = r > 0 ? (double)r : 0.0;
+    rc = 0;
+out:
+    if (ph && ph != stackp)
+        free(ph);
+    if (pd && pd != stackd)
+        free(pd);
+    if (w && w != stackw)
+        free(w);
+    return rc;
 }

@@ -60,6 +60,12 @@ int mnc_bayes_field_id(const mnc_bayes *m, const char *name); /* observation id,
 /* br(H) in bits, see above. `model` is an mnc_bayes (void * so risk.c can dispatch). */
 int mnc_bayes_leak(const void *model, const mnc_obs *h, size_t nh, double *out);
 
+/* ΔR(d) = max(0, br(H ⊕ d) − br(H)) in one pass: the posterior of H is cached per thread
+ * (keyed by the model instance and H's exact observations), so charging a family of
+ * candidates against one history costs one evaluation of H plus one of each candidate. */
+int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d,
+                     size_t nd, double *out);
+
 /* The posterior p(s | H) into post[0..n_secrets-1] (same conventions). */
 int mnc_bayes_posterior(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *post,
                         size_t n);
