@@ -295,14 +295,15 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
         }
     }
     out->root = root;
+    if (id_out && *id_out) { /* only error paths hand the id copy out */
+        cJSON_Delete(*id_out);
+        *id_out = NULL;
+    }
     return 0;
 fail:
     cJSON_Delete(root);
     memset(out, 0, sizeof(*out));
-    if (id_out && *id_out) {
-        /* keep the id copy for the error response */
-    }
-    return -1;
+    return -1; /* *id_out (if any) is the caller's, for the error response */
 }
 
 static cJSON *resp_base(const cJSON *id, bool ok, const char *decision, mnc_reason reason)

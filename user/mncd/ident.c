@@ -89,7 +89,7 @@ int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_i
     if (uc.pid > 0 && read_cgroup(uc.pid, id->cgroup, sizeof(id->cgroup)) == 0) {
         /* If the peer has exited (pidfd no longer signalable), the pid may already belong to
          * someone else: do not trust the cgroup we read. */
-        if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) != 0)
+        if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) != 0 && errno != ENOSYS)
             id->cgroup[0] = '\0';
     }
     if (pidfd >= 0)
