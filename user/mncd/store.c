@@ -471,6 +471,12 @@ static int compact(mncd_store *s)
     int rc = -1;
     if (!sn.failed)
         rc = mnc_journal_compact(s->j, (const void *const *)sn.payloads, sn.lens, sn.n);
+    /* The journal treats a bad *last* record as a torn write and truncates it. The snapshot
+     * must never be that record: a bit flip in it would silently drop the whole state. A
+     * trailing empty batch ("[]", a no-op on replay) makes any damage to the snapshot
+     * corruption-in-the-middle, which refuses to start instead. */
+    if (rc == 0 && sn.n > 0)
+        rc = mnc_journal_append(s->j, "[]", 2, NULL);
     if (rc != 0)
         snprintf(s->err, sizeof(s->err), "%s: compaction failed: %s", s->path, strerror(errno));
     cJSON_Delete(sn.cur);
