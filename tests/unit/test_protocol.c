@@ -1,0 +1,116 @@
+/* test_protocol.c - request parsing/validation and response building. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mnc/protocol.h"
+
+static int parse(const char *s, mnc_request *r, char *err)
+{
+    cJSON *id = NULL;
+    int rc = mnc_request_parse(s, strlen(s), r, &id, err, 256);
+    cJSON_Delete(id);
+    return rc;
+}
+
+static void test_valid(void **st)
+{
+    (void)st;
+    mnc_request r;
+    char err[256];
+    assert_int_equal(parse("{\"verb\":\"send\",\"id\":3,\"object\":\"0123456789abcdef0123456789abcdef\","
+                           "\"to\":\"coordinator\",\"channel\":\"tool\"}", &r, err), 0);
+    assert_int_equal(r.verb, MNC_V_SEND);
+    assert_string_equal(r.to, "coordinator");
+    assert_string_equal(r.channel, "tool");
+    assert_int_equal(r.id->valueint, 3);
+    mnc_request_free(&r);
+    assert_int_equal(parse("{\"verb\":\"disclose\",\"contract\":\"c\",\"state\":{}}", &r, err), 0);
+    assert_non_null(r.state);
+    mnc_request_free(&r);
+    assert_int_equal(parse("  {\"verb\":\"recv\",\"max\":5}  ", &r, err), 0);
+    assert_int_equal(r.max, 5);
+    assert_int_equal(r.memory, -1);
+    mnc_request_free(&r);
+}
+
+static void test_invalid(void **st)
+{
+    (void)st;
+    static const struct { const char *req, *msg; } bad[] = {
+        {"{\"verb\":\"send\"", "malformed JSON"},
+        {"[]", "must be a JSON object"},
+        {"{}", "missing \"verb\""},
+        {"{\"verb\":\"nope\"}", "unknown verb"},
+        {"{\"verb\":\"recv\",\"x\":1}", "unknown field \"x\""},
+        {"{\"verb\":\"recv\",\"max\":0}", "\"max\" must be an integer"},
+        {"{\"verb\":\"recv\",\"max\":1.5}", "\"max\" must be an integer"},
+        {"{\"verb\":\"send\",\"object\":\"zz\",\"to\":\"a\"}", "object id"},
+        {"{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\"}", "needs \"to\""},
+        {"{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\",\"to\":\"a b\"}",
+         "must be a name"},
+        {"{\"verb\":\"disclose\",\"state\":{}}", "either \"contract\""},
+        {"{\"verb\":\"disclose\",\"contract\":\"c\",\"purpose\":\"p\",\"state\":{}}", "either"},
+        {"{\"verb\":\"recv\",\"verb\":\"recv\"}", "duplicate key"},
+        {"{\"verb\":\"whoami\",\"as\":7}", "\"as\" must be a name"},
+        {"{\"verb\":\"whoami\"} x", "trailing bytes"},
+        {"{\"verb\":\"whoami\",\"id\":[1]}", "\"id\" must be"},
+        {"{\"verb\":\"mem.put\",\"key\":\"a\\nb\",\"object\":\"0123456789abcdef0123456789abcdef\"}",
+         "a key"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        mnc_request r;
+        char err[256] = "";
+        assert_int_equal(parse(bad[i].req, &r, err), -1);
+        if (!strstr(err, bad[i].msg))
+            fail_msg("request %zu: error \"%s\" lacks \"%s\"", i, err, bad[i].msg);
+        assert_null(r.root);
+    }
+    /* An embedded NUL is rejected, and the id is handed back for the error response. */
+    mnc_request r;
+    char err[256];
+    cJSON *id = NULL;
+    const char nul[] = "{\"verb\":\"x\",\"id\":\"q\"}\0junk";
+    assert_int_equal(mnc_request_parse(nul, sizeof(nul) - 1, &r, &id, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "NUL"));
+    const char unk[] = "{\"verb\":\"x\",\"id\":\"q\"}";
+    assert_int_equal(mnc_request_parse(unk, sizeof(unk) - 1, &r, &id, err, sizeof(err)), -1);
+    assert_non_null(id);
+    assert_string_equal(id->valuestring, "q");
+    cJSON_Delete(id);
+}
+
+static void test_response(void **st)
+{
+    (void)st;
+    cJSON *id = cJSON_CreateNumber(4);
+    cJSON *r = mnc_resp_deny(id, MNC_R_EXPIRED, "recv denied: %s", "expired");
+    size_t n;
+    char *l = mnc_resp_line(r, &n);
+    assert_non_null(l);
+    assert_int_equal(l[n - 1], '\n');
+    assert_int_equal(strlen(l), n);
+    assert_non_null(strstr(l, "\"id\":4,\"ok\":false,\"decision\":\"deny\",\"reason\":\"expired\""));
+    free(l);
+    cJSON_Delete(r);
+    cJSON_Delete(id);
+    assert_string_equal(mnc_verb_name(MNC_V_MEM_GET), "mem.get");
+    assert_int_equal(mnc_verb_from_name("audit"), MNC_V_AUDIT);
+    assert_true(mnc_verb_is_admin(MNC_V_REVOKE));
+    assert_false(mnc_verb_is_admin(MNC_V_SEND));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_response),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
