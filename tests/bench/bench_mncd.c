@@ -1,0 +1,329 @@
+/* bench_mncd.c - mncd over its socket: send+recv round trips and daemon RSS.
+ *
+ * Starts $BUILD/mncd on a temp socket/state dir with the bundled scheduling policy. Each client
+ * pair is one thread with two connections: a "worker" connection (connected with euid 61001)
+ * and a "coordinator" one (euid 61002); the config maps those uids to the agents. (The euid is
+ * switched per thread with the raw setresuid syscall, which - unlike glibc's wrapper - affects
+ * only the calling thread; the kernel records it at connect() for SO_PEERCRED.)
+ *
+ * A round trip = worker `send` of a share_availability object to the coordinator + coordinator
+ * `recv` (max 1). Reported: p50/p99 round-trip latency and aggregate operations per second
+ * (2 per round trip) for 1, 16 and 64 concurrent pairs; then daemon RSS with 1e5 live objects.
+ * Every request goes through the monitor, is audited and made durable (fdatasync) before its
+ * response, so the figures include the group commit. The state dir is on $MNC_BENCH_DIR (default
+ * /tmp, the VM's disk).
+ *
+ * Targets (issue 3): p50 <= 50 us for one client; >= 50k ops/s aggregate.
+ * --quick: fewer iterations and 2e4 objects for the RSS figure (CI).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UID_W 61001
+#define UID_C 61002
+
+static char sock_path[100];
+static char oid[40];
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int connect_as(uid_t euid)
+{
+    if (syscall(SYS_setresuid, -1, euid, -1) != 0)
+        return -1;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, sock_path, sizeof(sock_path));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc = fd >= 0 ? connect(fd, (struct sockaddr *)&sa, sizeof(sa)) : -1;
+    if (syscall(SYS_setresuid, -1, 0, -1) != 0) {
+        perror("restore euid");
+        exit(1);
+    }
+    if (rc != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+typedef struct conn {
+    int fd;
+    char buf[1 << 16];
+    size_t len;
+} conn;
+
+/* Sends a request line and reads one response line into out (NUL-terminated). */
+static int call(conn *c, const char *req, size_t reqlen, char *out, size_t outlen)
+{
+    size_t off = 0;
+    while (off < reqlen) {
+        ssize_t w = write(c->fd, req + off, reqlen - off);
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    for (;;) {
+        char *nl = memchr(c->buf, '\n', c->len);
+        if (nl) {
+            size_t n = (size_t)(nl - c->buf);
+            if (n >= outlen)
+                n = outlen - 1;
+            memcpy(out, c->buf, n);
+            out[n] = '\0';
+            size_t used = (size_t)(nl - c->buf) + 1;
+            memmove(c->buf, nl + 1, c->len - used);
+            c->len -= used;
+            return 0;
+        }
+        if (c->len == sizeof(c->buf))
+            return -1;
+        ssize_t r = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
+        if (r <= 0)
+            return -1;
+        c->len += (size_t)r;
+    }
+}
+
+typedef struct job {
+    int iters;
+    double *lat; /* per round trip, us */
+    int empty;   /* recvs that found no message (shared coordinator inbox) */
+    int fail;
+    pthread_barrier_t *bar;
+} job;
+
+static void *pair(void *arg)
+{
+    job *j = arg;
+    conn *w = calloc(1, sizeof(*w)), *c = calloc(1, sizeof(*c));
+    if (!w || !c || (w->fd = connect_as(UID_W)) < 0 || (c->fd = connect_as(UID_C)) < 0) {
+        j->fail = 1;
+        pthread_barrier_wait(j->bar);
+        free(w);
+        free(c);
+        return NULL;
+    }
+    char send_req[256], resp[1 << 16];
+    int n = snprintf(send_req, sizeof(send_req),
+                     "{\"verb\":\"send\",\"object\":\"%s\",\"to\":\"coordinator\"}\n", oid);
+    static const char recv_req[] = "{\"verb\":\"recv\",\"max\":1}\n";
+    pthread_barrier_wait(j->bar);
+    for (int i = 0; i < j->iters; i++) {
+        double t0 = now_us();
+        if (call(w, send_req, (size_t)n, resp, sizeof(resp)) != 0 || !strstr(resp, "\"ok\":true") ||
+            call(c, recv_req, sizeof(recv_req) - 1, resp, sizeof(resp)) != 0 ||
+            !strstr(resp, "\"ok\":true")) {
+            j->fail = 1;
+            break;
+        }
+        j->lat[i] = now_us() - t0;
+        if (strstr(resp, "\"messages\":[]"))
+            j->empty++;
+    }
+    close(w->fd);
+    close(c->fd);
+    free(w);
+    free(c);
+    return NULL;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_level(int clients, int iters, double *p50, double *p99, double *ops)
+{
+    pthread_t th[64];
+    job jobs[64];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, (unsigned)clients + 1);
+    double *all = calloc((size_t)clients * (size_t)iters, sizeof(double));
+    if (!all)
+        return -1;
+    for (int i = 0; i < clients; i++) {
+        jobs[i] = (job){.iters = iters, .lat = all + (size_t)i * (size_t)iters, .bar = &bar};
+        pthread_create(&th[i], NULL, pair, &jobs[i]);
+    }
+    pthread_barrier_wait(&bar);
+    double t0 = now_us();
+    for (int i = 0; i < clients; i++)
+        pthread_join(th[i], NULL);
+    double el = now_us() - t0;
+    pthread_barrier_destroy(&bar);
+    int fail = 0, empty = 0;
+    for (int i = 0; i < clients; i++) {
+        fail |= jobs[i].fail;
+        empty += jobs[i].empty;
+    }
+    if (fail) {
+        free(all);
+        return -1;
+    }
+    size_t n = (size_t)clients * (size_t)iters;
+    qsort(all, n, sizeof(double), cmp_d);
+    *p50 = all[n / 2];
+    *p99 = all[(size_t)((double)n * 0.99)];
+    *ops = 2.0 * (double)n / (el / 1e6);
+    free(all);
+    if (empty)
+        printf("   (%d of %zu recvs found the shared coordinator inbox empty)\n", empty, n);
+    return 0;
+}
+
+static long rss_kb(pid_t pid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    const char *base = getenv("MNC_BENCH_DIR") ? getenv("MNC_BENCH_DIR") : "/tmp";
+    char dir[256], mncd[512], cfg[512], state[512];
+    snprintf(dir, sizeof(dir), "%s/bench_mncd.XXXXXX", base);
+    if (!mkdtemp(dir) || chmod(dir, 0755) != 0) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(mncd, sizeof(mncd), "%s/mncd", build);
+    snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
+    snprintf(state, sizeof(state), "%s/state", dir);
+    if ((size_t)snprintf(sock_path, sizeof(sock_path), "%.80s/mncd.sock", dir) >= sizeof(sock_path))
+        return 1;
+    FILE *f = fopen(cfg, "w");
+    if (!f)
+        return 1;
+    fprintf(f, "{\"agents\": {\"worker\": {\"uid\": %d}, \"coordinator\": {\"uid\": %d}}}\n", UID_W,
+            UID_C);
+    fclose(f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(mncd, mncd, "--config", cfg, "--socket", sock_path, "--state-dir", state,
+              "--policy", "policies/scheduling.json", (char *)NULL);
+        perror(mncd);
+        _exit(127);
+    }
+    int fd = -1;
+    for (int i = 0; i < 500 && fd < 0; i++) {
+        fd = connect_as(UID_W);
+        if (fd < 0)
+            usleep(10000);
+    }
+    if (fd < 0) {
+        fprintf(stderr, "bench_mncd: mncd did not start\n");
+        kill(pid, SIGKILL);
+        return 1;
+    }
+    /* One long-lived object: share_availability (3600 s, no turn bound). */
+    f = fopen("policies/examples/scheduling-state.json", "r");
+    char st[4096];
+    size_t stn = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    st[stn] = '\0';
+    for (char *p = st; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    static char req[1 << 14], resp[1 << 16];
+    int n = snprintf(req, sizeof(req), "{\"verb\":\"disclose\",\"contract\":\"share_availability\","
+                     "\"state\":%s}\n", st);
+    conn *c0 = calloc(1, sizeof(*c0));
+    c0->fd = fd;
+    char *idp;
+    if (call(c0, req, (size_t)n, resp, sizeof(resp)) != 0 || !(idp = strstr(resp, "\"id\":\""))) {
+        fprintf(stderr, "bench_mncd: disclose failed: %s\n", resp);
+        kill(pid, SIGKILL);
+        return 1;
+    }
+    memcpy(oid, idp + 6, 32);
+    oid[32] = '\0';
+
+    int status = 0;
+    int levels[] = {1, 16, 64};
+    printf("mncd send+recv round trip over the UNIX socket (state dir on %s; audit + journal "
+           "fdatasync per event-loop iteration)\n", base);
+    for (int li = 0; li < 3; li++) {
+        int iters = quick ? (levels[li] == 1 ? 2000 : 200) : (levels[li] == 1 ? 20000 : 2000);
+        double p50, p99, ops;
+        if (run_level(levels[li], iters, &p50, &p99, &ops) != 0) {
+            fprintf(stderr, "bench_mncd: run with %d clients failed\n", levels[li]);
+            status = 1;
+            break;
+        }
+        printf("  %2d client pair(s): p50 %8.1f us  p99 %8.1f us  aggregate %9.0f ops/s%s\n",
+               levels[li], p50, p99, ops,
+               levels[li] == 1 ? (p50 <= 50 ? "  [p50 target 50 us: met]"
+                                            : "  [p50 target 50 us: NOT met]")
+                               : (ops >= 50000 ? "  [50k ops/s target: met]"
+                                               : "  [50k ops/s target: NOT met]"));
+    }
+
+    /* RSS with N live objects: pipelined discloses, 200 per batch. */
+    int nobj = quick ? 20000 : 100000;
+    long rss0 = rss_kb(pid);
+    double t0 = now_us();
+    for (int done = 0; done < nobj && status == 0;) {
+        int b = nobj - done < 200 ? nobj - done : 200;
+        for (int i = 0; i < b; i++) {
+            size_t off = 0;
+            while (off < (size_t)n) {
+                ssize_t w = write(fd, req + off, (size_t)n - off);
+                if (w <= 0) {
+                    status = 1;
+                    break;
+                }
+                off += (size_t)w;
+            }
+        }
+        for (int i = 0; i < b && status == 0; i++)
+            if (call(c0, "", 0, resp, sizeof(resp)) != 0 || !strstr(resp, "\"ok\":true"))
+                status = 1;
+        done += b;
+    }
+    double el = now_us() - t0;
+    long rss1 = rss_kb(pid);
+    if (status == 0)
+        printf("  daemon RSS: %ld KiB at start of this phase, %ld KiB with %d more live objects "
+               "(%.0f B/object incl. inbox entry); %d discloses in %.1f s (%.0f/s)\n",
+               rss0, rss1, nobj, (double)(rss1 - rss0) * 1024.0 / nobj, nobj, el / 1e6,
+               nobj / (el / 1e6));
+    close(fd);
+    free(c0);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_mncd: could not remove %s\n", dir);
+    return status;
+}
