@@ -162,7 +162,7 @@ static int landlock_confine(char *const *ws, int n_ws, char *why, size_t whylen)
         if (fd < 0) {
             if (!is_ws)
                 continue; /* a device node this host lacks */
-            snprintf(why, whylen, "open workspace %s: %s", path, strerror(errno));
+            snprintf(why, whylen, "open workspace %.400s: %s", path, strerror(errno));
             close(rs);
             return -1;
         }
@@ -177,7 +177,7 @@ static int landlock_confine(char *const *ws, int n_ws, char *why, size_t whylen)
         int e = errno;
         close(fd);
         if (rc != 0) {
-            snprintf(why, whylen, "landlock_add_rule %s: %s", path, strerror(e));
+            snprintf(why, whylen, "landlock_add_rule %.400s: %s", path, strerror(e));
             close(rs);
             return -1;
         }
@@ -400,12 +400,12 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
         int e = write_str(procs, "0");
         if (e)
-            snprintf(why, sizeof(why), "enter cgroup %s: %s", cg, strerror(-e));
+            snprintf(why, sizeof(why), "enter cgroup %.400s: %s", cg, strerror(-e));
         else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
             snprintf(why, sizeof(why), "no_new_privs: %s", strerror(errno));
         else if (landlock_confine(ws, n_ws, why, sizeof(why)) == 0 && seccomp_confine(why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
-            snprintf(why, sizeof(why), "exec %s: %s", cmd[0], strerror(errno));
+            snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
         }
         /* report the failure to the parent; the write end closes on exec otherwise */
         ssize_t wn = write(sync_pipe[1], why, strlen(why));
