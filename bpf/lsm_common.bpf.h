@@ -83,13 +83,18 @@ static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 
 #define MNC_WALK_SINK 1  /* *out is the sink found (the dentry itself or a directory above) */
 #define MNC_WALK_DEEP 2  /* bound exceeded */
 
+/* Direct loads through BTF pointers (d->d_inode->i_sb->s_dev), not BPF_CORE_READ: in LSM
+ * programs the verifier turns them into single fault-safe loads, where every BPF_CORE_READ
+ * step would be a bpf_probe_read_kernel() helper call. This is the hot path of every write()
+ * an agent makes, so it matters (docs/lsm.md, performance). Field offsets are still CO-RE
+ * relocated (vmlinux.h marks every struct preserve_access_index). */
 static __always_inline int mnc_file_key_of(struct dentry *d, struct mnc_file_key *k)
 {
-    struct inode *ino = BPF_CORE_READ(d, d_inode);
+    struct inode *ino = d->d_inode;
     if (!ino)
         return 0; /* negative dentry (a name being created) */
-    k->dev = BPF_CORE_READ(ino, i_sb, s_dev);
-    k->ino = BPF_CORE_READ(ino, i_ino);
+    k->dev = ino->i_sb->s_dev;
+    k->ino = ino->i_ino;
     return 1;
 }
 
@@ -110,7 +115,7 @@ static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *ou
                 return MNC_WALK_SINK;
             }
         }
-        struct dentry *p = BPF_CORE_READ(d, d_parent);
+        struct dentry *p = d->d_parent;
         if (p == d)
             return MNC_WALK_NONE; /* the root of this filesystem */
         d = p;

@@ -16,9 +16,9 @@ int BPF_PROG(mnc_lsm_file_open, struct file *file, int ret)
 {
     if (ret)
         return ret;
-    if (!(BPF_CORE_READ(file, f_mode) & MNC_FMODE_WRITE))
+    if (!(file->f_mode & MNC_FMODE_WRITE))
         return 0;
-    return mnc_lsm_file_gate(BPF_CORE_READ(file, f_path.dentry), 0, MNC_HOOK_LSM_FILE_OPEN);
+    return mnc_lsm_file_gate(file->f_path.dentry, 0, MNC_HOOK_LSM_FILE_OPEN);
 }
 
 SEC("lsm/file_permission")
@@ -28,5 +28,5 @@ int BPF_PROG(mnc_lsm_file_perm, struct file *file, int mask, int ret)
         return ret;
     if (!(mask & MNC_MAY_WRITE))
         return 0;
-    return mnc_lsm_file_gate(BPF_CORE_READ(file, f_path.dentry), 0, MNC_HOOK_LSM_FILE_PERMISSION);
+    return mnc_lsm_file_gate(file->f_path.dentry, 0, MNC_HOOK_LSM_FILE_PERMISSION);
 }

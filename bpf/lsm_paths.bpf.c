@@ -17,7 +17,7 @@ int BPF_PROG(mnc_lsm_mknod, const struct path *dir, struct dentry *dentry, umode
 {
     if (ret)
         return ret;
-    return mnc_lsm_file_gate(BPF_CORE_READ(dir, dentry), dentry, MNC_HOOK_LSM_PATH_MKNOD);
+    return mnc_lsm_file_gate(dir->dentry, dentry, MNC_HOOK_LSM_PATH_MKNOD);
 }
 
 SEC("lsm/path_mkdir")
@@ -25,7 +25,7 @@ int BPF_PROG(mnc_lsm_mkdir, const struct path *dir, struct dentry *dentry, umode
 {
     if (ret)
         return ret;
-    return mnc_lsm_file_gate(BPF_CORE_READ(dir, dentry), dentry, MNC_HOOK_LSM_PATH_MKDIR);
+    return mnc_lsm_file_gate(dir->dentry, dentry, MNC_HOOK_LSM_PATH_MKDIR);
 }
 
 SEC("lsm/path_symlink")
@@ -34,7 +34,7 @@ int BPF_PROG(mnc_lsm_symlink, const struct path *dir, struct dentry *dentry, con
 {
     if (ret)
         return ret;
-    return mnc_lsm_file_gate(BPF_CORE_READ(dir, dentry), dentry, MNC_HOOK_LSM_PATH_SYMLINK);
+    return mnc_lsm_file_gate(dir->dentry, dentry, MNC_HOOK_LSM_PATH_SYMLINK);
 }
 
 SEC("lsm/path_link")
@@ -43,7 +43,7 @@ int BPF_PROG(mnc_lsm_link, struct dentry *old_dentry, const struct path *new_dir
 {
     if (ret)
         return ret;
-    int r = mnc_lsm_file_gate(BPF_CORE_READ(new_dir, dentry), new_dentry, MNC_HOOK_LSM_PATH_LINK);
+    int r = mnc_lsm_file_gate(new_dir->dentry, new_dentry, MNC_HOOK_LSM_PATH_LINK);
     if (r)
         return r;
     return mnc_lsm_file_gate(old_dentry, 0, MNC_HOOK_LSM_PATH_LINK);
@@ -55,7 +55,7 @@ int BPF_PROG(mnc_lsm_rename, const struct path *old_dir, struct dentry *old_dent
 {
     /* No `ret` argument here: the hook's last parameter (flags) differs between kernels, and
      * a BPF LSM program's return value is ANDed with the others anyway. */
-    int r = mnc_lsm_file_gate(BPF_CORE_READ(new_dir, dentry), new_dentry, MNC_HOOK_LSM_PATH_RENAME);
+    int r = mnc_lsm_file_gate(new_dir->dentry, new_dentry, MNC_HOOK_LSM_PATH_RENAME);
     if (r)
         return r;
     return mnc_lsm_file_gate(old_dentry, 0, MNC_HOOK_LSM_PATH_RENAME);
@@ -66,7 +66,7 @@ int BPF_PROG(mnc_lsm_truncate, const struct path *path, int ret)
 {
     if (ret)
         return ret;
-    return mnc_lsm_file_gate(BPF_CORE_READ(path, dentry), 0, MNC_HOOK_LSM_PATH_TRUNCATE);
+    return mnc_lsm_file_gate(path->dentry, 0, MNC_HOOK_LSM_PATH_TRUNCATE);
 }
 
 SEC("lsm/inode_create")
@@ -75,5 +75,5 @@ int BPF_PROG(mnc_lsm_icreate, struct inode *dir, struct dentry *dentry, umode_t 
     if (ret)
         return ret;
     /* dentry is the (negative) new name; its d_parent is the directory */
-    return mnc_lsm_file_gate(BPF_CORE_READ(dentry, d_parent), dentry, MNC_HOOK_LSM_INODE_CREATE);
+    return mnc_lsm_file_gate(dentry->d_parent, dentry, MNC_HOOK_LSM_INODE_CREATE);
 }

@@ -142,16 +142,26 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
     struct dentry *d = BPF_CORE_READ(u, path.dentry);
     if (d) {
         struct mnc_file_key fk = {};
-        if (mnc_file_key_of(d, &fk))
+        /* d came through bpf_probe_read_kernel (a plain scalar to the verifier, since a cast
+         * to unix_sock is not a BTF-typed access): read on with BPF_CORE_READ too */
+        struct inode *ino = BPF_CORE_READ(d, d_inode);
+        if (ino) {
+            fk.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+            fk.ino = BPF_CORE_READ(ino, i_ino);
             dst = bpf_map_lookup_elem(&file_sinks, &fk);
+        }
     }
     struct unix_address *ua = BPF_CORE_READ(u, addr);
     if (ua) {
         int len = BPF_CORE_READ(ua, len);
         __u32 n = len > 2 ? (__u32)len - 2 : 0;
-        if (n > MNC_UNIX_PATH_MAX)
-            n = MNC_UNIX_PATH_MAX;
-        if (n > 0 && bpf_probe_read_kernel(uk.path, n, ua->name[0].sun_path) == 0) {
+        /* Constant-size read (the verifier cannot follow a clamped variable size through
+         * clang's register copies), then clear what lies beyond the bound name: the key must
+         * be the name zero padded, as mnc_kern_unix_key builds it. */
+        if (n > 0 && bpf_probe_read_kernel(uk.path, sizeof(uk.path), ua->name[0].sun_path) == 0) {
+            for (__u32 i = 0; i < MNC_UNIX_PATH_MAX; i++)
+                if (i >= n)
+                    uk.path[i] = 0;
             if (uk.path[0] == 0)
                 uk.path[0] = '@';
             if (!dst)
