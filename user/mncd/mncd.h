@@ -33,7 +33,7 @@
 #define MNCD_MAX_MAP 256
 #define MNCD_DEFAULT_MAX_CLIENTS 1024
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20) /* per-client queued response bytes */
-#define MNCD_MAX_INBOX 100000              /* queued deliveries per agent */
+#define MNCD_MAX_INBOX 1000000             /* queued deliveries per agent (~64 B each) */
 
 typedef struct mncd_config {
     char socket[108];
