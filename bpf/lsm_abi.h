@@ -25,6 +25,17 @@ struct mnc_ipc_key {
 };
 /* value: struct mnc_sink (mnc_abi.h) */
 
+/* ---- lsm_tree (array, one entry, key 0): where the mnc tree is, in the form the hot path
+ * wants. LSM programs run for every task on the host; with the tree's level a task that is
+ * not inside the tree is recognised with one helper call (its ancestor cgroup at that level
+ * is not the tree) before any hash lookup. Written by mnc_lsm_attach. tree_level 0 = not
+ * written: the programs fall back to the agents lookup plus an ancestor search. */
+struct mnc_lsm_tree {
+    __u64 tree_cgroup_id; /* == mnc_config.tree_cgroup_id */
+    __u32 tree_level;     /* depth of the tree below the cgroup2 root (root = 0) */
+    __u32 pad;
+};
+
 /* ---- hooks of the lsm backend, numbered after the cgroup backend's enum mnc_hook so that
  * one event stream can carry both. */
 enum mnc_lsm_hook {

@@ -27,6 +27,14 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } ipc_sinks SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct mnc_lsm_tree);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} lsm_tree SEC(".maps");
+
 /* Who is calling. */
 #define MNC_SUBJ_NONE 0    /* not an mnc agent and not inside the tree: never gated */
 #define MNC_SUBJ_AGENT 1   /* registered agent cgroup */
@@ -40,13 +48,25 @@ struct mnc_subject {
 
 static __always_inline int mnc_lsm_subject(struct mnc_subject *s)
 {
+    __u32 zero = 0;
+    s->a = 0;
+    s->cgid = 0;
+    s->kind = MNC_SUBJ_NONE;
+    struct mnc_lsm_tree *lt = bpf_map_lookup_elem(&lsm_tree, &zero);
+    if (lt && lt->tree_level) {
+        /* fast path: outside the tree (nearly every write on the host) costs one helper */
+        if (bpf_get_current_ancestor_cgroup_id(lt->tree_level) != lt->tree_cgroup_id)
+            return MNC_SUBJ_NONE;
+        s->a = mnc_current_agent(&s->cgid);
+        s->kind = s->a ? MNC_SUBJ_AGENT : MNC_SUBJ_UNKNOWN;
+        return s->kind;
+    }
+    /* lsm_tree not written (older loader): agents first, then search the tree upwards */
     s->a = mnc_current_agent(&s->cgid);
     if (s->a) {
         s->kind = MNC_SUBJ_AGENT;
         return s->kind;
     }
-    s->kind = MNC_SUBJ_NONE;
-    __u32 zero = 0;
     struct mnc_config *c = bpf_map_lookup_elem(&settings, &zero);
     if (!c || !c->tree_cgroup_id)
         return s->kind;

@@ -152,6 +152,39 @@ static int attach_obj(struct bpf_object *obj, const char *root, char created[][6
     return 0;
 }
 
+/* Depth of the cgroup directory `path` below the cgroup2 mount (the mount itself is 0): what
+ * bpf_get_current_ancestor_cgroup_id() takes. Counted from the path, which must lie under the
+ * mount and be canonical (no "." / ".." / "//"), as mnc_kern_attach resolves it. */
+static int tree_level(const char *path, __u32 *level)
+{
+    char mnt[256];
+    int rc = mnc_cgroup2_mount(mnt, sizeof(mnt));
+    if (rc)
+        return rc;
+    size_t l = strlen(mnt);
+    while (l > 1 && mnt[l - 1] == '/')
+        l--;
+    if (strncmp(path, mnt, l) != 0 || path[l] != '/')
+        return -EXDEV;
+    __u32 n = 0;
+    for (const char *p = path + l; *p;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        const char *e = strchr(p, '/');
+        size_t cl = e ? (size_t)(e - p) : strlen(p);
+        if ((cl == 1 && p[0] == '.') || (cl == 2 && p[0] == '.' && p[1] == '.'))
+            return -EINVAL;
+        n++;
+        p += cl;
+    }
+    if (n == 0)
+        return -EINVAL; /* the root cgroup cannot be the tree */
+    *level = n;
+    return 0;
+}
+
 int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, char *err, size_t errlen)
 {
     if (!root || !*root)
@@ -192,6 +225,16 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
         if (bpf_map_update_elem(bpf_map__fd(o.files->maps.settings), &key, &cfg, BPF_ANY) != 0) {
             rc = -errno;
             lerr(err, errlen, rc, "write settings: %s", strerror(-rc));
+            goto out;
+        }
+        struct mnc_lsm_tree lt = {.tree_cgroup_id = tree_id};
+        if ((rc = tree_level(tree_path, &lt.tree_level)) != 0) {
+            lerr(err, errlen, rc, "cgroup level of %s: %s", tree_path, strerror(-rc));
+            goto out;
+        }
+        if (bpf_map_update_elem(bpf_map__fd(o.files->maps.lsm_tree), &key, &lt, BPF_ANY) != 0) {
+            rc = -errno;
+            lerr(err, errlen, rc, "write lsm_tree: %s", strerror(-rc));
             goto out;
         }
     }
