@@ -91,6 +91,11 @@ static void t_expiry_turns(void **state)
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_OK);
     m->sched.turns_left = 0; /* the one turn was consumed by the delivery */
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_R_EXPIRED);
+    /* onward operations are judged by the scope, so the reason names it */
+    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &m->sched, NOW), MNC_R_SINK);
+    m->share.turns_left = 0;
+    assert_int_equal(chk(m, f->coordinator, f->external, "share_availability", MNC_CH_FORWARD, &m->share, NOW), MNC_OK);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW), MNC_R_EXPIRED);
     m->sched.turns_left = 1;
 }
 
@@ -221,10 +226,10 @@ static void t_worked_example(void **state)
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &d, NOW + 1), MNC_OK);
     mnc_set_add(&d.holders, (unsigned)f->coordinator);
     d.turns_left--; /* the delivery consumed the one turn */
-    /* forward, log, memory write: denied */
-    assert_int_not_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &d, NOW + 2), MNC_OK);
-    assert_int_not_equal(chk(m, f->coordinator, f->ops_log, "schedule_meeting", MNC_CH_LOG, &d, NOW + 2), MNC_OK);
-    assert_int_not_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &d, NOW + 2), MNC_OK);
+    /* forward, log, memory write: denied, each for its scope reason */
+    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &d, NOW + 2), MNC_R_SINK);
+    assert_int_equal(chk(m, f->coordinator, f->ops_log, "schedule_meeting", MNC_CH_LOG, &d, NOW + 2), MNC_R_LOG);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &d, NOW + 2), MNC_R_MEMORY);
     /* read after expiry: denied, by turns and by time */
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &d, NOW + 3), MNC_R_EXPIRED);
     d.turns_left = 1;

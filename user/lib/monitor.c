@@ -45,11 +45,14 @@ mnc_reason mnc_monitor_check(const mnc_policy *p, const mnc_op *op, const mnc_di
         return MNC_R_REVOKED;
     if (d->expires_ms && op->now_ms >= d->expires_ms)
         return MNC_R_EXPIRED;
-    if (d->turns_left == 0)
+    /* Turns count deliveries to the recipient, so they bound its reads. An onward operation
+     * by a holder is judged by the scope (φ, μ) and the clock, so its denial names the real
+     * reason (sink_not_allowed, not expired). */
+    bool is_read = op->ch == MNC_CH_MEMORY_READ || op->ch == MNC_CH_RECV;
+    if (is_read && d->turns_left == 0)
         return MNC_R_EXPIRED;
 
     const mnc_scope *sc = &d->scope;
-    bool is_read = op->ch == MNC_CH_MEMORY_READ || op->ch == MNC_CH_RECV;
     /* Reads are by the scope's recipient only: a memory read repeats the recipient check. */
     if (is_read ? op->sender != sc->recipient : !mnc_set_has(&d->holders, (unsigned)op->sender))
         return is_read ? MNC_R_RECIPIENT : MNC_R_NOT_HOLDER;

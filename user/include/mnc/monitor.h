@@ -38,7 +38,8 @@ typedef struct mnc_op {
 } mnc_op;
 
 /* Returns MNC_OK (allow) or the first failing check, in this order:
- *   unknown principal, existence (d == NULL), revocation, expiry (time, then turns),
+ *   unknown principal, existence (d == NULL), revocation, expiry (time for every channel;
+ *   turns for recv and memory_read, since a turn is one delivery to the recipient),
  *   holder (s ∈ holders; for memory_read/recv s must be the recipient r of the scope),
  *   purpose, fields ⊆ F, then the channel rule:
  *     message: receiver == scope recipient
