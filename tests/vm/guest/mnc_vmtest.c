@@ -442,6 +442,39 @@ static int attach_empty_lsm(void)
     return lfd < 0 ? -e : lfd;
 }
 
+/* A process in a cgroup inside the mnc tree that nobody registered: it must fail closed on
+ * sinks and sockets, and still write ordinary files. Returns the three errnos packed. */
+static void stranger(const char *procs, int out[3])
+{
+    out[0] = out[1] = out[2] = -1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int r[3] = {-1, -1, -1};
+        char pid_s[32];
+        snprintf(pid_s, sizeof(pid_s), "%d\n", (int)getpid());
+        int fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0 && write(fd, pid_s, strlen(pid_s)) == (ssize_t)strlen(pid_s)) {
+            r[0] = try_open_write(LOG, O_APPEND);
+            r[1] = tcp_connect(NULL);
+            r[2] = try_open_write(WS "/scratch.txt", O_APPEND);
+        }
+        if (write_full(p[1], r, sizeof(r)) != 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    if (pid > 0) {
+        if (read_full(p[0], out, 3 * sizeof(int)) != 0)
+            out[0] = out[1] = out[2] = -1;
+        waitpid(pid, NULL, 0);
+    }
+    close(p[0]);
+}
+
 /* ---------------------------------------------------------------- admin side */
 struct child {
     pid_t pid;
@@ -522,7 +555,7 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 }
 
 struct ev_stats {
-    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice;
+    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -530,6 +563,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
     s->n++;
     if (ev->agent_id == ID_ALICE)
         s->alice++;
+    if (ev->reason == MNC_K_DENY_UNKNOWN_AGENT)
+        s->unknown++;
     if (ev->hook == MNC_HOOK_LSM_FILE_PERMISSION && ev->reason == MNC_K_DENY_LOG)
         s->file_perm_log++;
     if (ev->hook == MNC_HOOK_LSM_FILE_OPEN && ev->reason == MNC_K_DENY_LOG)
@@ -647,6 +682,22 @@ static int scenario(void)
     struct reply r1 = agent_cmd(&ag, CMD_ROUND, 1);
     check_round("tainted", &r1, 1);
 
+    /* an unregistered cgroup inside the tree fails closed */
+    char sdir[640], sprocs[680];
+    snprintf(sdir, sizeof(sdir), "%s/stranger", tree);
+    snprintf(sprocs, sizeof(sprocs), "%s/cgroup.procs", sdir);
+    if (mkdir(sdir, 0755) != 0 && errno != EEXIST)
+        die("mkdir %s: %s", sdir, strerror(errno));
+    int sr[3];
+    stranger(sprocs, sr);
+    tap(sr[0] == EPERM, "unknown cgroup in the tree: open(O_WRONLY) log sink: want EPERM, got %s",
+        sr[0] > 0 ? strerror(sr[0]) : sr[0] == 0 ? "allowed" : "not run");
+    tap(sr[1] == EPERM, "unknown cgroup in the tree: connect() TCP: want EPERM, got %s",
+        sr[1] > 0 ? strerror(sr[1]) : sr[1] == 0 ? "allowed" : "not run");
+    tap(sr[2] == 0, "unknown cgroup in the tree: write a non-sink file: want allowed, got %s",
+        sr[2] > 0 ? strerror(sr[2]) : sr[2] == 0 ? "allowed" : "not run");
+    rmdir(sdir);
+
     /* 4. kill -9 the loader: enforcement is pinned, it stays */
     kill(ld.pid, SIGKILL);
     int ws = 0;
@@ -658,8 +709,9 @@ static int scenario(void)
     /* events and counters */
     struct ev_stats es = {0};
     int pe = mnc_kern_poll_events(k, 100, count_ev, &es);
-    tap(pe >= 0 && es.alice >= 2 * FIRST_CONTROL,
-        "events: %d deny events for alice (>= %d expected), %d total", es.alice, 2 * FIRST_CONTROL, es.n);
+    tap(pe >= 0 && es.alice >= 2 * FIRST_CONTROL && es.unknown >= 2,
+        "events: %d deny events for alice (>= %d expected), %d for the unknown cgroup, %d total", es.alice,
+        2 * FIRST_CONTROL, es.unknown, es.n);
     tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2,
         "events: file_permission/deny_log %d, file_open/deny_log %d, msgsnd/deny_scope %d, "
         "connect/deny_external %d, path hooks/deny_memory %d",
