@@ -136,6 +136,9 @@ install: all
 	install -m 0644 $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(DESTDIR)/usr/local/lib/
 	install -m 0644 $(BUILD)/libmnc.pc $(DESTDIR)/usr/local/lib/pkgconfig/
 	install -m 0644 user/include/mnc/*.h bpf/mnc_abi.h $(DESTDIR)/usr/local/include/mnc/
+	install -d $(DESTDIR)/usr/local/share/mnc/policies/examples
+	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
+	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
 
 clean:
 	rm -rf build build-asan
