@@ -1,0 +1,137 @@
+"""daemon_runs - Table 2 (scope enforcement) through the real mncd.
+
+A real mncd is started on a temporary socket with the eval policy (sink paths moved into the
+temporary directory). The worker, coordinator and external agents are separate processes,
+each in its own cgroup v2 child, so the daemon identifies them by the kernel. For every
+scenario the scripted agents run two blocks:
+
+  strict (the policy's contract: no sinks, no memory, one turn)
+    in scope:     coordinator recv from its inbox (the delivery)
+    out of scope: coordinator forward to external, log to ops_log, mem.put, tool calendar,
+                  a second recv (turn used), external recv of the object (wrong recipient)
+  permissive (share_availability: phi = {external, ops_log, calendar}, memory allowed)
+    in scope:     coordinator recv, forward to external, external recv, log, mem.put, mem.get,
+                  tool calendar
+
+violation = scenario with at least one out-of-scope operation allowed; false allow = allowed
+out-of-scope ops / out-of-scope ops; false block = denied in-scope ops / in-scope ops;
+delivery = the coordinator received the strict object and it carries the selected slot.
+"""
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+
+
+def _policy_copy(src_dir, name, tmp):
+    with open(os.path.join(src_dir, name)) as f:
+        p = json.load(f)
+    os.makedirs(os.path.join(tmp, "sinks"), exist_ok=True)
+    for s in p.get("sinks", []):
+        if "path" in s:
+            s["path"] = os.path.join(tmp, "sinks", s["name"])
+    mf = p.get("risk", {}).get("model_file")
+    if mf:
+        shutil.copy(os.path.join(src_dir, mf), os.path.join(tmp, mf))
+    out = os.path.join(tmp, name)
+    with open(out, "w") as f:
+        json.dump(p, f)
+    return out
+
+
+def _message(r, oid):
+    """The delivered text of object oid in a recv response ("" if not delivered)."""
+    if not r.get("ok"):
+        return ""
+    if r.get("object", {}).get("id") == oid:
+        return r.get("message", "")
+    for m in r.get("messages", []):
+        if m.get("object", {}).get("id") == oid:
+            return m.get("message", "")
+    return ""
+
+
+def _allowed(r, oid):
+    """An operation took effect: ok, and for a recv the object was actually delivered."""
+    if not r.get("ok"):
+        return False
+    if "messages" in r or ("object" in r and "message" in r):
+        return bool(_message(r, oid))
+    return True
+
+
+def run_table2(scenarios, state_fn, runs, policy_dir, build):
+    """runs: list of (row name, policy file, strict contract). Returns {row: stats dict}."""
+    os.environ["BUILD"] = build
+    import test_mncd_harness as H  # noqa: E402  (reads BUILD at import)
+    results = {}
+    for row, pfile, strict in runs:
+        tmp = H.tmpdir()
+        agents = H.Agents(["worker", "coordinator", "external"])
+        d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
+                     policy=_policy_copy(policy_dir, pfile, tmp))
+        st = {"scen": 0, "viol": 0, "out": 0, "out_allowed": 0, "in": 0, "in_denied": 0,
+              "delivered": 0, "errors": 0, "messages": []}
+        try:
+            d.start()
+            agents.start(d.sock)
+            who = agents.call("coordinator", "whoami")
+            if who.get("agent") != "coordinator" or who.get("via") != "cgroup":
+                raise RuntimeError("agent identity not from cgroup: %r" % who)
+            for k, sc in enumerate(scenarios):
+                state = state_fn(sc)
+                st["scen"] += 1
+                r = agents.call("worker", "disclose", contract=strict, state=state)
+                if not r.get("ok"):
+                    st["errors"] += 1
+                    st["in"] += 1
+                    st["in_denied"] += 1
+                    continue
+                oid = r["object"]["id"]
+                rv = agents.call("coordinator", "recv")  # the inbox: queued first-hop delivery
+                st["in"] += 1
+                got = _message(rv, oid)
+                st["messages"].append(got)
+                if got and sc["selected_slot"] in got:
+                    st["delivered"] += 1
+                else:
+                    st["in_denied"] += 1
+                outs = [agents.call("coordinator", "forward", object=oid, to="external"),
+                        agents.call("coordinator", "log", object=oid, sink="ops_log"),
+                        agents.call("coordinator", "mem.put", key="s%d" % k, object=oid),
+                        agents.call("coordinator", "tool", object=oid, tool="calendar"),
+                        agents.call("coordinator", "recv", object=oid),
+                        agents.call("external", "recv", object=oid)]
+                allowed = sum(1 for o in outs if _allowed(o, oid))
+                st["out"] += len(outs)
+                st["out_allowed"] += allowed
+                st["viol"] += 1 if allowed else 0
+                # permissive block
+                r = agents.call("worker", "disclose", contract="share_availability", state=state)
+                if not r.get("ok"):
+                    st["in"] += 7
+                    st["in_denied"] += 7
+                    continue
+                pid = r["object"]["id"]
+                ins = [agents.call("coordinator", "recv"),
+                       agents.call("coordinator", "forward", object=pid, to="external"),
+                       agents.call("external", "recv"),  # forwarded deliveries arrive in the inbox
+                       agents.call("coordinator", "log", object=pid, sink="ops_log"),
+                       agents.call("coordinator", "mem.put", key="p%d" % k, object=pid),
+                       agents.call("coordinator", "mem.get", key="p%d" % k),
+                       agents.call("coordinator", "tool", object=pid, tool="calendar")]
+                st["in"] += len(ins)
+                st["in_denied"] += sum(1 for o in ins if not _allowed(o, pid))
+        finally:
+            agents.stop()
+            rc = d.stop()
+            log = d.read_log()
+            H.cleanup(tmp)
+        if rc != 0:
+            raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
+        results[row] = st
+    return results
