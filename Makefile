@@ -56,7 +56,7 @@ BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo test unit asan bench fuzz clean install vmtest
+.PHONY: all deps demo test unit asan bench fuzz clean install vmtest eval
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -120,6 +120,11 @@ test: all $(TESTS)
 
 asan:
 	$(MAKE) BUILD=build-asan SAN=1 unit
+
+# the paper's Tables 1-4 on CalBench/AgentLeak (tests/eval; docs/eval.md); EVAL_ARGS=--quick for CI
+EVAL_ARGS ?= --doc docs/eval.md
+eval: all
+	BUILD=$(BUILD) tests/eval/run-eval $(EVAL_ARGS)
 
 bench: all $(BENCHES)
 	BUILD=$(BUILD) tests/run-bench
