@@ -17,6 +17,7 @@ static const char *const verb_names[MNC_V_COUNT] = {
     [MNC_V_MEM_PUT] = "mem.put",   [MNC_V_MEM_GET] = "mem.get", [MNC_V_TOOL] = "tool",
     [MNC_V_WHOAMI] = "whoami",     [MNC_V_STATUS] = "status",   [MNC_V_LIST] = "list",
     [MNC_V_REVOKE] = "revoke",     [MNC_V_APPROVE] = "approve", [MNC_V_AUDIT] = "audit",
+    [MNC_V_AGENT_REGISTER] = "agent.register", [MNC_V_TAINT_RESET] = "taint.reset",
 };
 
 const char *mnc_verb_name(mnc_verb v)
@@ -69,6 +70,8 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_REVOKE] = {A("object", K_OID, true, object)},
     [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
+    [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup)},
+    [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
 };
 
 static bool valid_name(const char *s)

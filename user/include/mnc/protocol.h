@@ -49,6 +49,8 @@ typedef enum mnc_verb {
     MNC_V_REVOKE,
     MNC_V_APPROVE,
     MNC_V_AUDIT,
+    MNC_V_AGENT_REGISTER, /* kernel layer: cgroup -> agent (mncctl run) */
+    MNC_V_TAINT_RESET,    /* kernel layer: clear an agent's taint and registrations */
     MNC_V_COUNT
 } mnc_verb;
 
@@ -81,6 +83,8 @@ typedef struct mnc_request {
     int memory;             /* derive */
     const char *request_id; /* approve */
     int max;                /* recv / list / audit (n) */
+    const char *agent;      /* agent.register / taint.reset: agent name */
+    const char *cgroup;     /* agent.register: cgroup v2 directory (absolute path) */
 } mnc_request;
 
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).
