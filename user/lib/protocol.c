@@ -18,6 +18,8 @@ static const char *const verb_names[MNC_V_COUNT] = {
     [MNC_V_WHOAMI] = "whoami",     [MNC_V_STATUS] = "status",   [MNC_V_LIST] = "list",
     [MNC_V_REVOKE] = "revoke",     [MNC_V_APPROVE] = "approve", [MNC_V_AUDIT] = "audit",
     [MNC_V_AGENT_REGISTER] = "agent.register", [MNC_V_TAINT_RESET] = "taint.reset",
+    [MNC_V_DISCLOSE_STATUS] = "disclose.status", [MNC_V_BROKER_NEXT] = "broker.next",
+    [MNC_V_BROKER_REPLY] = "broker.reply",       [MNC_V_APPROVALS] = "approvals",
 };
 
 const char *mnc_verb_name(mnc_verb v)
@@ -72,6 +74,12 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
+    [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
+    [MNC_V_BROKER_NEXT] = {{0}},
+    [MNC_V_BROKER_REPLY] = {A("request", K_TEXT, true, request_id),
+                            A("receipt", K_OBJECT, false, receipt),
+                            A("failure", K_NAME, false, failure)},
+    [MNC_V_APPROVALS] = {A("max", K_INT, false, max)},
 };
 
 static bool valid_name(const char *s)
@@ -288,6 +296,10 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
             snprintf(err, errlen, "verb %s needs \"%s\"", verb_names[v], args[i].key);
             goto fail;
         }
+    if (v == MNC_V_BROKER_REPLY && (out->receipt != NULL) == (out->failure != NULL)) {
+        snprintf(err, errlen, "broker.reply needs exactly one of \"receipt\" and \"failure\"");
+        goto fail;
+    }
     if (v == MNC_V_DISCLOSE) {
         bool by_contract = out->contract != NULL;
         bool by_purpose = out->purpose != NULL || out->recipient != NULL;

@@ -43,6 +43,9 @@ typedef enum mnc_verb {
     MNC_V_MEM_GET,
     MNC_V_TOOL,
     MNC_V_WHOAMI,
+    MNC_V_DISCLOSE_STATUS, /* MNC-D: poll a pending delegation / approval (issuer) */
+    MNC_V_BROKER_NEXT,     /* MNC-D: broker role only - take the next delegation request */
+    MNC_V_BROKER_REPLY,    /* MNC-D: broker role only - answer it (receipt or failure code) */
     /* admin verbs (admin uid only) */
     MNC_V_STATUS,
     MNC_V_LIST,
@@ -51,6 +54,7 @@ typedef enum mnc_verb {
     MNC_V_AUDIT,
     MNC_V_AGENT_REGISTER, /* kernel layer: cgroup -> agent (mncctl run) */
     MNC_V_TAINT_RESET,    /* kernel layer: clear an agent's taint and registrations */
+    MNC_V_APPROVALS,      /* MNC-D: list the approval queue */
     MNC_V_COUNT
 } mnc_verb;
 
@@ -81,7 +85,9 @@ typedef struct mnc_request {
     const cJSON *sinks;     /* derive: array of principal names */
     const cJSON *lifetime;  /* derive: {"seconds": N, "turns": N} */
     int memory;             /* derive */
-    const char *request_id; /* approve */
+    const char *request_id; /* approve, disclose.status, broker.reply */
+    const cJSON *receipt;   /* broker.reply: {"field": "value", ...} */
+    const char *failure;    /* broker.reply: a failure code (name) */
     int max;                /* recv / list / audit (n) */
     const char *agent;      /* agent.register / taint.reset: agent name */
     const char *cgroup;     /* agent.register: cgroup v2 directory (absolute path) */
