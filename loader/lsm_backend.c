@@ -536,3 +536,52 @@ int mnc_lsm_ipc_del(const char *root, unsigned kind, int ipc_id)
     close(fd);
     return rc;
 }
+
+/* ---- the lsm branch of mnc_kern_attach / mnc_kern_detach */
+int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest,
+                            mnc_kern **out, mnc_selftest *st, char *err, size_t errlen)
+{
+    *out = NULL;
+    /* fresh = no LSM link pinned yet: only then may a failure take the links away again
+     * (removing replaced programs would lower enforcement) */
+    bool fresh = mnc_lsm_links_present(root, NULL, 0) == 0;
+    int rc = mnc_lsm_attach(root, tree, tree_id, err, errlen);
+    if (rc)
+        return rc;
+    mnc_kern *k = NULL;
+    if ((rc = mnc_kern_open(root, &k, err, errlen)) != 0) {
+        if (fresh)
+            (void)mnc_lsm_detach(root, NULL, 0);
+        return rc;
+    }
+    if (!skip_selftest) {
+        mnc_selftest local;
+        mnc_selftest *s = st ? st : &local;
+        rc = mnc_lsm_selftest(k, s);
+        if (rc) {
+            lerr(err, errlen, -ENOTRECOVERABLE,
+                 "backend lsm: functional self-test failed: %s",
+                 s->error[0] ? s->error
+                             : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
+            mnc_kern_close(k);
+            if (fresh)
+                (void)mnc_lsm_detach(root, NULL, 0);
+            return -ENOTRECOVERABLE;
+        }
+    }
+    *out = k;
+    return 0;
+}
+
+int mnc_lsm_purge(const char *root, char *err, size_t errlen)
+{
+    static const char *const maps[] = {"ipc_sinks", "lsm_tree"};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+        char p[PATH_MAX + 16];
+        snprintf(p, sizeof(p), "%s/%s", root, maps[i]);
+        if (unlink(p) != 0 && errno != ENOENT && rc == 0)
+            rc = lerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+    }
+    return rc;
+}

@@ -58,6 +58,16 @@ int mnc_lsm_links_present(const char *root, char *missing, size_t len);
  * other -errno if the test could not run (st->error says why). */
 int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st);
 
+/* The lsm branch of mnc_kern_attach: mnc_lsm_attach, then a handle on the pinned maps, then
+ * (unless skip_selftest) mnc_lsm_selftest. If the self-test fails (-ENOTRECOVERABLE, reason in
+ * err) and no LSM link was pinned before this call, the new links are removed again; replaced
+ * links stay. On success *out is an open handle. */
+int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest,
+                            mnc_kern **out, mnc_selftest *st, char *err, size_t errlen);
+
+/* With detach --purge: unpins the maps only the lsm backend has (ipc_sinks, lsm_tree). */
+int mnc_lsm_purge(const char *root, char *err, size_t errlen);
+
 /* ---- SysV IPC sinks (<root>/ipc_sinks) */
 /* Key of IPC object ipc_id (as returned by msgget/shmget) of kind MNC_IPC_* in the caller's
  * IPC namespace. */

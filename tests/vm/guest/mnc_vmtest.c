@@ -357,21 +357,27 @@ static void loader_main(int cmd_fd, int rep_fd, const char *tree, uint64_t tree_
                         int qid, int qid_bob)
 {
     char err[512] = "";
-    int rc = mnc_lsm_attach(root_path(), tree, tree_id, err, sizeof(err));
-    int status[4] = {rc, 0, 0, 0};
+    /* the loader's real entry point, as `mncctl kern attach --backend lsm` calls it: backend
+     * choice, attach + pin, functional self-test (a failure would be final: no fallback) */
+    mnc_kern_opts o = {.tree = tree, .backend = MNC_BACKEND_LSM};
     mnc_kern *k = NULL;
     mnc_selftest st;
     memset(&st, 0, sizeof(st));
-    if (rc == 0)
-        rc = mnc_kern_open(root_path(), &k, err, sizeof(err));
-    if (rc == 0) {
-        status[1] = mnc_lsm_selftest(k, &st);
+    (void)tree_id;
+    int rc = mnc_kern_attach(&o, &k, &st, err, sizeof(err));
+    int status[4] = {rc, rc == -ENOTRECOVERABLE ? rc : 0, 0, 0};
+    if (rc == 0 || rc == -ENOTRECOVERABLE) {
         for (int i = 0; i < st.n; i++)
             printf("#   self-test: %s: want %d got %d %s\n", st.c[i].name, st.c[i].want, st.c[i].got,
                    st.c[i].pass ? "pass" : "FAIL");
         if (st.error[0])
             printf("#   self-test error: %s\n", st.error);
         fflush(stdout);
+    }
+    if (rc == 0) {
+        mnc_kern_status ks;
+        int sr = mnc_kern_status_get(k, &ks);
+        status[3] = sr ? sr : ks.cfg.backend == MNC_BACKEND_LSM && ks.n_links == ks.n_links_expected ? 0 : -EPROTO;
     }
     if (rc == 0) {
         /* alice: untainted, with the base right to write her own log and memory directly */
@@ -632,8 +638,10 @@ static int scenario(void)
     int st[4];
     if (read_full(ld.rep, st, sizeof(st)) != 0 || read_full(ld.rep, err, sizeof(err)) != 0)
         die("loader died before reporting");
-    tap(st[0] == 0, "loader: LSM programs attached and links pinned%s%s", st[0] ? ": " : "", st[0] ? err : "");
+    tap(st[0] == 0, "loader: mnc_kern_attach(--backend lsm) attached and pinned%s%s", st[0] ? ": " : "",
+        st[0] ? err : "");
     tap(st[0] == 0 && st[1] == 0, "loader: functional self-test passed (rc %d)", st[1]);
+    tap(st[0] == 0 && st[3] == 0, "loader: status says backend lsm, all links pinned (rc %d)", st[3]);
     tap(st[0] == 0 && st[2] == 0, "loader: alice, base rights and sinks registered%s%s", st[2] ? ": " : "",
         st[2] ? err : "");
     if (st[0] || st[1] || st[2])
@@ -760,6 +768,22 @@ static int scenario(void)
            "ratio %.3f (the trampoline's own share)\n", empty, det > 0 ? empty / det : 0);
     tap(att > 0 && det > 0, "perf: benchmark ran (ratio %.3f reported above)", det > 0 ? att / det : 0);
 
+    /* auto picks lsm here, replacing the pinned links in place and passing its self-test */
+    {
+        mnc_kern_opts ao = {.tree = tree};
+        mnc_kern *ak = NULL;
+        mnc_selftest ast;
+        int ar = mnc_kern_attach(&ao, &ak, &ast, err, sizeof(err));
+        mnc_kern_status ks;
+        int ks_rc = ar == 0 ? mnc_kern_status_get(ak, &ks) : ar;
+        tap(ar == 0 && ks_rc == 0 && ks.cfg.backend == MNC_BACKEND_LSM && !mnc_kern_notice(ak)[0],
+            "loader: backend auto picks lsm (rc %d%s%s)", ar, ar ? ": " : "", ar ? err : "");
+        mnc_kern_close(ak);
+    }
+    /* the loader's own detach (mncctl kern detach) must take the LSM links away */
+    if (mnc_kern_detach(root_path(), false, err, sizeof(err)) != 0)
+        die("mnc_kern_detach: %s", err);
+
     /* 6. negative control: programs detached (above), same binaries, same taint: allowed */
     nl = mnc_lsm_links_present(root_path(), missing, sizeof(missing));
     tap(nl == 0, "detach: no LSM link pinned (%d)", nl);
@@ -817,6 +841,20 @@ static int trap(void)
         tap(0, "trap: could not open the pinned maps: %s", err);
     }
     (void)mnc_lsm_detach(root_path(), err, sizeof(err));
+
+    /* the attach path the loader uses after a positive probe: it must refuse and leave no
+     * link behind */
+    mnc_kern *vk = NULL;
+    mnc_selftest vst;
+    int vr = mnc_lsm_attach_verified(root_path(), tree, tree_id, false, &vk, &vst, err, sizeof(err));
+    int left = mnc_lsm_links_present(root_path(), NULL, 0);
+    tap(vr == -ENOTRECOVERABLE && left == 0, "trap: verified attach refuses (rc %d: %s) and unpins its links (%d left)",
+        vr, err, left);
+    mnc_kern_close(vk);
+    mnc_kern_opts o = {.tree = tree, .backend = MNC_BACKEND_LSM};
+    vr = mnc_kern_attach(&o, &vk, &vst, err, sizeof(err));
+    tap(vr == -EOPNOTSUPP, "trap: mnc_kern_attach(--backend lsm) refuses (rc %d: %s)", vr, err);
+    mnc_kern_close(vk);
     printf("MNC-VMTEST-DONE pass=%d fail=%d\n", n_ok, n_fail);
     return n_fail ? 1 : 0;
 }
