@@ -20,6 +20,7 @@ struct mnc_kern {
     void *cb_ctx;
     int cb_count;
     int cb_stop;
+    char notice[320]; /* why attach fell back from lsm to cgroup, "" otherwise */
 };
 
 /* printf into err (bounded); returns rc so callers can `return kerr(...)` */

@@ -20,6 +20,7 @@
 #include <linux/seccomp.h>
 
 #include "kern_int.h"
+#include "lsm_backend.h"
 #include "sock_addr.skel.h"
 #include "sock_create.skel.h"
 
@@ -204,9 +205,12 @@ int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err
                             "backend lsm unavailable: BPF LSM programs do not load here (%s); "
                             "use --backend cgroup; refusing rather than falling back",
                             strerror(f->lsm_load_errno));
-        return mnc_kerr(err, errlen, -EOPNOTSUPP,
-                        "backend lsm is not implemented in this build yet; use --backend cgroup");
+        /* lsm backend (issue 5, loader/lsm_backend.c); mnc_kern_attach still has to see
+         * its functional self-test pass */
+        return mnc_lsm_available(f, err, errlen) == 0 ? (int)MNC_BACKEND_LSM : -EOPNOTSUPP;
     }
+    if (requested == 0 && mnc_lsm_available(f, NULL, 0) == 0)
+        return MNC_BACKEND_LSM; /* auto: preferred when it can run; attach falls back if it fails */
     if (requested != 0 && requested != MNC_BACKEND_CGROUP)
         return mnc_kerr(err, errlen, -EINVAL, "unknown backend %u", requested);
     if (!f->cgroup2[0])
@@ -348,6 +352,7 @@ int mnc_kern_open(const char *pin_root, mnc_kern **out, char *err, size_t errlen
 }
 
 const char *mnc_kern_root(const mnc_kern *k) { return k->root; }
+const char *mnc_kern_notice(const mnc_kern *k) { return k->notice; }
 const char *mnc_kern_tree(const mnc_kern *k) { return k->tree; }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -484,6 +489,29 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
         }
     }
 
+    if (backend == MNC_BACKEND_LSM) {
+        /* issue 5: attach, pin, self-test (loader/lsm_backend.c). --backend lsm: a failure is
+         * final. auto: fall back to cgroup and keep the reason as the handle's notice. */
+        mnc_kern *lk = NULL;
+        char why[sizeof(k->notice)] = "";
+        rc = mnc_lsm_attach_verified(root, tree, tree_id, o->skip_selftest, &lk, st, why, sizeof(why));
+        if (rc == 0 || o->backend == MNC_BACKEND_LSM) {
+            mnc_kern_close(k);
+            if (rc)
+                return mnc_kerr(err, errlen, rc, "%s", why);
+            *out = lk;
+            return 0;
+        }
+        snprintf(k->notice, sizeof(k->notice), "backend lsm not used (%s); falling back to cgroup", why);
+        if (st)
+            memset(st, 0, sizeof(*st));
+        backend = mnc_kern_choose_backend(&f, MNC_BACKEND_CGROUP, err, errlen);
+        if (backend < 0) {
+            mnc_kern_close(k);
+            return backend;
+        }
+    }
+
     int cg_fd = open(tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (cg_fd < 0) {
         rc = -errno;
@@ -569,6 +597,9 @@ int mnc_kern_detach(const char *pin_root, bool purge, char *err, size_t errlen)
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
             rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
+    int lr = mnc_lsm_detach(root, rc ? NULL : err, errlen); /* the lsm backend's links */
+    if (lr && rc == 0)
+        rc = lr;
     snprintf(p, sizeof(p), "%s/links", root);
     if (rmdir(p) != 0 && errno != ENOENT && rc == 0)
         rc = mnc_kerr(err, errlen, -errno, "rmdir %s: %s", p, strerror(errno));
@@ -579,6 +610,9 @@ int mnc_kern_detach(const char *pin_root, bool purge, char *err, size_t errlen)
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
             rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
+    lr = mnc_lsm_purge(root, rc ? NULL : err, errlen);
+    if (lr && rc == 0)
+        rc = lr;
     if (rmdir(root) != 0 && errno != ENOENT && rc == 0)
         rc = mnc_kerr(err, errlen, -errno, "rmdir %s: %s", root, strerror(errno));
     return rc;
@@ -614,6 +648,10 @@ int mnc_kern_status_get(mnc_kern *k, mnc_kern_status *s)
             size_t l = strlen(s->missing);
             snprintf(s->missing + l, sizeof(s->missing) - l, "%s%s", l ? " " : "", hooks[i].program);
         }
+    }
+    if (s->cfg.backend == MNC_BACKEND_LSM) {
+        mnc_lsm_hooks(&s->n_links_expected);
+        s->n_links = mnc_lsm_links_present(k->root, s->missing, sizeof(s->missing));
     }
     s->n_agents = count_keys(k->fd_agents, sizeof(struct mnc_agent_key));
     s->n_taints = count_keys(k->fd_taint, sizeof(__u32));

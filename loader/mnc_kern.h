@@ -51,8 +51,9 @@ void mnc_kern_probe(mnc_features *f);
 
 /* Chooses the backend for `requested` (0 = auto, MNC_BACKEND_CGROUP, MNC_BACKEND_LSM).
  * Returns the backend, or -EOPNOTSUPP with the reason in err: an unavailable requested backend
- * is refused, never replaced by another one. (The lsm backend is not implemented in this
- * tree yet, so requesting it is always refused; auto picks cgroup.) */
+ * is refused, never replaced by another one. Auto prefers lsm (loader/lsm_backend.h) when
+ * mnc_lsm_available() passes; mnc_kern_attach then falls back to cgroup, with the reason in
+ * mnc_kern_notice(), if the lsm functional self-test fails. */
 int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err, size_t errlen);
 
 /* One hook: its program, its attach point and what it covers (for doctor and docs). */
@@ -145,6 +146,9 @@ typedef struct mnc_kern_status {
 int mnc_kern_status_get(mnc_kern *k, mnc_kern_status *s);
 
 const char *mnc_kern_root(const mnc_kern *k);  /* the handle's pin root */
+/* After mnc_kern_attach with backend auto: why the lsm backend was not used ("" if it was, or
+ * was never a candidate). Callers should print it: the fallback must not be silent. */
+const char *mnc_kern_notice(const mnc_kern *k);
 /* The tree's absolute path (from the settings map), "" before the first attach. */
 const char *mnc_kern_tree(const mnc_kern *k);
 

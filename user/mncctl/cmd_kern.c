@@ -102,7 +102,12 @@ static int do_attach(const char *root, int argc, char **argv)
             print_selftest(&st);
         return 1;
     }
-    printf("attached: backend cgroup, tree %s, pinned under %s\n", mnc_kern_tree(k), mnc_kern_root(k));
+    if (mnc_kern_notice(k)[0])
+        printf("notice: %s\n", mnc_kern_notice(k));
+    mnc_kern_status ks;
+    printf("attached: backend %s, tree %s, pinned under %s\n",
+           mnc_kern_status_get(k, &ks) == 0 && ks.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "cgroup",
+           mnc_kern_tree(k), mnc_kern_root(k));
     if (o.skip_selftest) {
         printf("self-test: skipped (--no-selftest): enforcement NOT verified\n");
     } else {
@@ -131,7 +136,7 @@ static int do_status(const char *root, bool json)
         printf("{\"pin_root\":\"%s\",\"abi\":%u,\"backend\":\"%s\",\"tree\":\"%.*s\",\"tree_cgroup_id\":%" PRIu64
                ",\"links\":%d,\"links_expected\":%d,\"agents\":%u,\"taints\":%u,\"sock_unix\":%u,"
                "\"sock_inet\":%u,\"file_sinks\":%u,\"names\":%u",
-               mnc_kern_root(k), s.cfg.abi_version, s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : "none",
+               mnc_kern_root(k), s.cfg.abi_version, s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : s.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "none",
                (int)sizeof(s.cfg.tree_path), s.cfg.tree_path, (uint64_t)s.cfg.tree_cgroup_id, s.n_links,
                s.n_links_expected, s.n_agents, s.n_taints, s.n_unix, s.n_inet, s.n_files, s.n_names);
         if (crc == 0) {
@@ -144,7 +149,7 @@ static int do_status(const char *root, bool json)
         printf("}\n");
     } else {
         printf("pin root:  %s (ABI %u)\n", mnc_kern_root(k), s.cfg.abi_version);
-        printf("backend:   %s\n", s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : "none");
+        printf("backend:   %s\n", s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : s.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "none");
         printf("tree:      %.*s (cgroup id %" PRIu64 ")\n", (int)sizeof(s.cfg.tree_path), s.cfg.tree_path,
                (uint64_t)s.cfg.tree_cgroup_id);
         printf("links:     %d of %d pinned%s%s\n", s.n_links, s.n_links_expected, s.missing[0] ? "; missing: " : "",
