@@ -25,6 +25,7 @@
 #include "mnc/policy.h"
 #include "mnc/protocol.h"
 #include "mnc/registry.h"
+#include "mnc/select.h"
 
 #define MNCD_VERSION "0.1.0"
 #define MNCD_DEFAULT_SOCKET "/run/mnc/mncd.sock"
@@ -49,6 +50,15 @@ typedef struct mncd_config {
     /* cgroup v2 path (as in /proc/PID/cgroup, e.g. "/mnc/worker") -> agent */
     struct { char path[512]; char agent[MNC_NAME_MAX]; } cgroups[MNCD_MAX_MAP];
     int n_cgroups;
+    /* MNC-D (mncl.c): how long a delegation waits for the broker's reply, and how long an
+     * approval request waits for `mncctl approve` before it is denied */
+    uint32_t broker_timeout_ms;
+    uint32_t approval_timeout_ms;
+    /* kernel layer (kern.c): --kernel / "kernel", --pin-root / "pin_root", --cgroup-tree /
+     * "cgroup_tree"; "" = the loader's default */
+    int kernel;                 /* enum mncd_kmode */
+    char pin_root[PATH_MAX];
+    char cgroup_tree[256];
 } mncd_config;
 
 /* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
@@ -140,6 +150,8 @@ typedef struct mncd {
     size_t n_clients;
     uint64_t n_requests;
     bool fatal; /* a durability failure: stop serving (fail closed) */
+    struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl.c) */
+    struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
 uint64_t mncd_now_ms(void);
@@ -153,5 +165,57 @@ void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 
 /* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
 int mncd_run(mncd *d);
+
+/* ---- MNC-L and MNC-D (mncl.c)
+ *
+ * MNC-L: the leakage ledger STATE_DIR/ledger (mnc/ledger.h). A disclose whose state names a
+ * subject is selected against the subject's realised history and the contract's ε/B; the
+ * chosen release is charged durably before the object is stored, queued or answered.
+ * MNC-D: when nothing is admissible, the contract's failure order (delegate to the broker
+ * agent, approval queue, abstain). Pending requests live in STATE_DIR/mncd-d.journal. */
+#define MNCD_DEFAULT_BROKER_TIMEOUT_MS 5000u
+#define MNCD_DEFAULT_APPROVAL_TIMEOUT_MS 600000u
+#define MNCD_DELEGATED_FORM "mnc-d:delegated" /* form name of a broker-computed receipt */
+
+/* Per-disclose MNC-L context (the history and limits the selection request points into). */
+typedef struct mncd_mncl_ctx {
+    bool ledger;         /* the release will be charged (the state names a subject) */
+    mnc_obs *history;    /* heap block from mnc_ledger_history, or NULL */
+    size_t n_history;
+    mnc_limits limits;   /* ε, B (< 0: none) and Σ spent so far */
+    bool capped;         /* the contract declares ε or B */
+    double charged;      /* ΔR charged for the release (after mncd_mncl_charge) */
+} mncd_mncl_ctx;
+
+/* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
+ * a corrupt record makes it return -1 after printing the error naming it (refuse to start). */
+int mncd_mncl_open(mncd *d);
+void mncd_mncl_close(mncd *d);
+/* Connection accounting (is a broker connected?): delta +1 on accept, -1 on close. */
+void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta);
+/* Expires overdue delegations (next failure step) and approvals (denied). Cheap when idle. */
+void mncd_mncl_tick(mncd *d);
+/* Before selection: loads the subject's history and the contract's limits into sr. Returns
+ * NULL, or an error response (e.g. a budgeted contract without state.subject). */
+void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
+                        const mnc_state *st, mnc_select_req *sr,
+                        mncd_mncl_ctx *x);
+void mncd_mncl_ctx_free(mncd_mncl_ctx *x);
+/* After the first-hop check, before the object is stored: durably charges the chosen
+ * release (release id = object id). Returns NULL, or a deny/error response (nothing may be
+ * released then). */
+void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
+                       const mnc_state *st, const mnc_disclosure *o, double risk,
+                       mncd_mncl_ctx *x);
+/* Adds outcome "selected" and the MNC-L figures to a successful disclose response. */
+void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x);
+/* Nothing admissible: runs the contract's failure order; returns the response. */
+void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+                        const mnc_state *st, const mnc_selection *sel,
+                        mncd_mncl_ctx *x);
+/* Verbs: disclose.status, broker.next, broker.reply, approve, approvals. */
+void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* Adds "mnc_l" and "mnc_d" objects to a status response. */
+void mncd_mncl_status(mncd *d, void *resp);
 
 #endif
