@@ -218,4 +218,45 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
 void mncd_mncl_status(mncd *d, void *resp);
 
+/* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
+ * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the
+ * policy, registers agent cgroups for `mncctl run` (agent.register), tightens the recipient's
+ * taint before every delivery, clears an agent's taint and registrations when its cgroup
+ * empties or disappears, and turns the kernel's deny events into audit records. */
+typedef enum mncd_kmode {
+    MNCD_KERN_AUTO = 0, /* default: the best backend the host runs; refuse if none */
+    MNCD_KERN_OFF,      /* explicit: userspace monitor only (unprivileged / test runs) */
+    MNCD_KERN_CGROUP,
+    MNCD_KERN_LSM,
+} mncd_kmode;
+#define MNCD_KERN_MAX_FDS 3
+
+/* Config/flag values. key: "kernel" (off|auto|cgroup|lsm), "pin_root", "cgroup_tree".
+ * Returns 0, 1 if key is not a kernel key, -1 after printing a clear message. */
+int mncd_kern_option(mncd_config *c, const char *key, const char *val, const char *where);
+/* Starts the layer as configured (after the policy, audit log and store are open). Off: records
+ * that in the audit log and returns 0. Otherwise attaches or adopts (never wipes pinned state),
+ * requires the functional self-test to pass, registers names and sinks, adopts the agent
+ * cgroups still registered. Returns 0, or -1 after printing why (mncd must refuse to start:
+ * a requested enforcement mode that is unavailable is never replaced by monitor-only). */
+int mncd_kern_start(mncd *d);
+void mncd_kern_stop(mncd *d); /* closes fds; enforcement stays pinned */
+/* fds for the event loop (EPOLLIN): deny events, cgroup watches, a 1 s timer. Returns how many
+ * were written to fds (0 when off). mncd_kern_ready handles one of them being readable. */
+int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS]);
+void mncd_kern_ready(mncd *d, int fd);
+/* Before a delivery of o to agent (recv, mem.get): tightens the agent's taint by o's scope.
+ * Returns 0 (also when off), -1 if the map update failed: the caller must refuse the delivery
+ * (fail closed); the failure is already audited. */
+int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
+/* A caller inside the mnc cgroup tree that is not a registered agent is nobody (not admin,
+ * not an agent by uid): fail closed. Called right after mncd_ident_resolve. */
+void mncd_kern_ident(mncd *d, mncd_ident *id);
+/* agent.register / taint.reset (admin checked by the caller). Returns a response (cJSON *). */
+void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* Adds the "kernel" object (mode, backend, counters...) to a status response (cJSON *). */
+void mncd_kern_status(mncd *d, void *resp);
+/* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
+int mncd_ident_unregister_cgroup(const char *cgroup_path);
+
 #endif
