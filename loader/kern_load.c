@@ -493,7 +493,7 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
         /* issue 5: attach, pin, self-test (loader/lsm_backend.c). --backend lsm: a failure is
          * final. auto: fall back to cgroup and keep the reason as the handle's notice. */
         mnc_kern *lk = NULL;
-        char why[sizeof(k->notice)] = "";
+        char why[256] = "";
         rc = mnc_lsm_attach_verified(root, tree, tree_id, o->skip_selftest, &lk, st, why, sizeof(why));
         if (rc == 0 || o->backend == MNC_BACKEND_LSM) {
             mnc_kern_close(k);
@@ -502,7 +502,7 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
             *out = lk;
             return 0;
         }
-        snprintf(k->notice, sizeof(k->notice), "backend lsm not used (%s); falling back to cgroup", why);
+        snprintf(k->notice, sizeof(k->notice), "backend lsm not used (%.250s); falling back to cgroup", why);
         if (st)
             memset(st, 0, sizeof(*st));
         backend = mnc_kern_choose_backend(&f, MNC_BACKEND_CGROUP, err, errlen);
