@@ -31,6 +31,11 @@ static void usage(FILE *f)
             "  --state-dir DIR   durable state and audit log (default %s)\n"
             "  --policy FILE     policy file, repeatable (default: the bundled scheduling "
             "policy)\n"
+            "  --kernel MODE     kernel enforcement: auto (default: the best backend this host\n"
+            "                    runs; refuses to start if none), cgroup, lsm, or off (userspace\n"
+            "                    monitor only; explicit, for unprivileged runs)\n"
+            "  --pin-root DIR    bpffs pin root (default $MNC_PIN_ROOT or /sys/fs/bpf/mnc)\n"
+            "  --cgroup-tree T   cgroup v2 tree of the agents (default mnc under the cgroup2 mount)\n"
             "  --version, --help\n",
             MNCD_DEFAULT_SOCKET, MNCD_DEFAULT_STATE);
 }
@@ -173,6 +178,8 @@ static int load_file(mncd_config *c, const char *path)
                         c->n_cgroups++;
                 }
             }
+        } else if (cJSON_IsString(it) && (rc = mncd_kern_option(c, k, it->valuestring, path)) != 1) {
+            /* "kernel", "pin_root", "cgroup_tree" (kern.c): rc is 0 or -1 */
         } else {
             fprintf(stderr, "mncd: config %s: unknown or malformed key \"%s\"\n", path, k);
             rc = -1;
@@ -222,6 +229,8 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
         {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
         {"state-dir", required_argument, NULL, 'd'}, {"policy", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+        {"kernel", required_argument, NULL, 'K'}, {"pin-root", required_argument, NULL, 'P'},
+        {"cgroup-tree", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0}};
     /* First pass: only --config (so flags override it regardless of order). */
     const char *config = NULL;
@@ -258,6 +267,9 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
             rc = set_str(c->socket, sizeof(c->socket), optarg, "--socket");
         else if (o == 'd')
             rc = set_str(c->state_dir, sizeof(c->state_dir), optarg, "--state-dir");
+        else if (o == 'K' || o == 'P' || o == 'T')
+            rc = mncd_kern_option(c, o == 'K' ? "kernel" : o == 'P' ? "pin_root" : "cgroup_tree", optarg,
+                                  o == 'K' ? "--kernel" : o == 'P' ? "--pin-root" : "--cgroup-tree");
         else if (o == 'p') {
             if (!cli_policy) { /* --policy replaces the config's list */
                 for (int i = 0; i < c->n_policies; i++)

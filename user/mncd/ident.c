@@ -46,6 +46,16 @@ int mncd_ident_register_cgroup(const char *cgroup_path, int agent)
 
 void mncd_ident_clear(void) { n_cg = 0; }
 
+int mncd_ident_unregister_cgroup(const char *cgroup_path)
+{
+    for (int i = 0; i < n_cg; i++)
+        if (strcmp(cg_table[i].path, cgroup_path) == 0) {
+            cg_table[i] = cg_table[--n_cg]; /* order does not matter: paths are unique */
+            return 0;
+        }
+    return -1;
+}
+
 /* The cgroup v2 path of pid ("0::/path" line). Returns 0 or -1. */
 static int read_cgroup(pid_t pid, char *out, size_t n)
 {

@@ -1,0 +1,725 @@
+/* kern.c - mncd's side of the kernel enforcement layer (see mncd.h and loader/mnc_kern.h).
+ *
+ * mncd is the single writer of the taint map. The invariants it keeps:
+ *   - before any response that carries an object leaves mncd, the recipient's taint already
+ *     includes that object's scope (mncd_kern_hold runs inside the handler, responses are sent
+ *     after the iteration's commit); a failed map update refuses the delivery;
+ *   - taint only tightens, until every cgroup of the agent is gone (watched with inotify on
+ *     cgroup.events plus a 1 s re-check) or an admin resets it;
+ *   - nothing pinned is wiped at start: mnc_kern_attach adopts maps and replaces links
+ *     atomically; registrations whose cgroup vanished while mncd was down are removed then;
+ *   - a process inside the mnc tree that is not a registered agent is nobody to mncd.
+ */
+#include <bpf/bpf.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "mnc_kern.h"
+#include "mncd.h"
+
+#define MAX_WATCH 4096
+
+typedef struct kwatch {
+    char path[PATH_MAX]; /* absolute cgroup directory */
+    uint64_t cgid;
+    int agent;
+    int wd;              /* inotify watch on cgroup.events, -1 if none */
+    bool populated_seen; /* registered before its first process: empty is not "exited" yet */
+} kwatch;
+
+typedef struct mncd_kern {
+    mnc_kern *k;
+    unsigned backend;
+    char cg2[256];
+    char tree[MNC_TREE_PATH_MAX]; /* absolute */
+    char tree_rel[512];           /* as /proc/PID/cgroup shows it, e.g. "/mnc" */
+    int ino_fd, timer_fd, ev_fd;
+    kwatch *w;
+    int n_w;
+    mnc_selftest st;
+    uint64_t n_deny_events, n_holds, n_hold_failures, n_registered, n_exited, n_adopted;
+} mncd_kern;
+
+static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
+                                         [MNCD_KERN_CGROUP] = "cgroup", [MNCD_KERN_LSM] = "lsm"};
+
+int mncd_kern_option(mncd_config *c, const char *key, const char *val, const char *where)
+{
+    if (strcmp(key, "kernel") == 0) {
+        for (int m = 0; m < (int)(sizeof(mode_names) / sizeof(mode_names[0])); m++)
+            if (strcmp(val, mode_names[m]) == 0) {
+                c->kernel = m;
+                return 0;
+            }
+        fprintf(stderr, "mncd: %s: kernel mode must be off, auto, cgroup or lsm (got \"%s\")\n", where, val);
+        return -1;
+    }
+    char *dst = NULL;
+    size_t n = 0;
+    if (strcmp(key, "pin_root") == 0)
+        dst = c->pin_root, n = sizeof(c->pin_root);
+    else if (strcmp(key, "cgroup_tree") == 0)
+        dst = c->cgroup_tree, n = sizeof(c->cgroup_tree);
+    else
+        return 1;
+    if (!*val || strlen(val) >= n) {
+        fprintf(stderr, "mncd: %s: %s must be 1..%zu bytes\n", where, key, n - 1);
+        return -1;
+    }
+    if (dst == c->pin_root && val[0] != '/') {
+        fprintf(stderr, "mncd: %s: pin_root must be an absolute path under a bpf filesystem\n", where);
+        return -1;
+    }
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+static const char *pname(const mncd *d, long id)
+{
+    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
+}
+
+/* An audit record with a kernel reason name (mncd_audit takes monitor reasons). */
+static void kaudit(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
+                   const char *decision, const char *reason, const char *detail)
+{
+    char hex[MNC_OID_HEX];
+    if (obj)
+        mnc_oid_hex(obj, hex);
+    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = op, .sender = sender, .receiver = receiver,
+                       .object = obj ? hex : NULL, .decision = decision, .reason = reason, .detail = detail};
+    if (mnc_audit_append(d->audit, &r) != 0) {
+        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
+        d->fatal = true;
+    }
+}
+
+/* ---- watches */
+
+static int read_populated(const char *cg)
+{
+    char p[PATH_MAX + 32], buf[256];
+    snprintf(p, sizeof(p), "%s/cgroup.events", cg);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1; /* gone */
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *s = strstr(buf, "populated ");
+    return s ? s[10] == '1' : -1;
+}
+
+static const char *rel_path(const mncd_kern *kk, const char *abs)
+{
+    return abs + strlen(kk->cg2); /* callers only pass paths inside the tree */
+}
+
+static int watch_add(mncd_kern *kk, const char *path, uint64_t cgid, int agent)
+{
+    for (int i = 0; i < kk->n_w; i++)
+        if (kk->w[i].cgid == cgid)
+            return 0;
+    if (kk->n_w >= MAX_WATCH)
+        return -ENOSPC;
+    kwatch *n = realloc(kk->w, (size_t)(kk->n_w + 1) * sizeof(*n));
+    if (!n)
+        return -ENOMEM;
+    kk->w = n;
+    kwatch *w = &kk->w[kk->n_w];
+    memset(w, 0, sizeof(*w));
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    w->cgid = cgid;
+    w->agent = agent;
+    char ev[PATH_MAX + 32];
+    snprintf(ev, sizeof(ev), "%s/cgroup.events", path);
+    /* no watch is not fatal: the 1 s timer re-checks every registration */
+    w->wd = kk->ino_fd >= 0 ? inotify_add_watch(kk->ino_fd, ev, IN_MODIFY) : -1;
+    w->populated_seen = read_populated(path) == 1;
+    kk->n_w++;
+    return 0;
+}
+
+/* The agent's cgroup emptied or vanished: drop the registration; when it was the agent's
+ * last cgroup, its taint goes too (taint is sticky for the agent's lifetime only). */
+static void agent_gone(mncd *d, int i, const char *why)
+{
+    mncd_kern *kk = d->kern;
+    kwatch w = kk->w[i];
+    kk->w[i] = kk->w[--kk->n_w];
+    if (w.wd >= 0)
+        inotify_rm_watch(kk->ino_fd, w.wd); /* EINVAL if already gone: fine */
+    int r = mnc_kern_unregister_cgroup(kk->k, w.cgid);
+    mncd_ident_unregister_cgroup(rel_path(kk, w.path));
+    int left = mnc_kern_agent_cgroups(kk->k, (uint32_t)w.agent);
+    int c = 0;
+    if (left == 0)
+        c = mnc_kern_clear_agent(kk->k, (uint32_t)w.agent);
+    char det[PATH_MAX + 200];
+    snprintf(det, sizeof(det), "cgroup %.3000s %s; %s", rel_path(kk, w.path), why,
+             left == 0 ? (c == 0 ? "last instance: taint cleared" : "last instance: taint clear FAILED")
+                       : "other instances remain: taint kept");
+    kaudit(d, "agent.exit", pname(d, w.agent), NULL, NULL, (r == 0 || r == -ENOENT) && c == 0 ? "allow" : "error",
+           "ok", det);
+    kk->n_exited++;
+}
+
+static void check_watches(mncd *d)
+{
+    mncd_kern *kk = d->kern;
+    for (int i = kk->n_w - 1; i >= 0; i--) {
+        int p = read_populated(kk->w[i].path);
+        if (p == 1)
+            kk->w[i].populated_seen = true;
+        else if (p < 0)
+            agent_gone(d, i, "removed");
+        else if (kk->w[i].populated_seen)
+            agent_gone(d, i, "empty (no process left)");
+    }
+}
+
+/* ---- start */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+        return -ENAMETOOLONG;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        *s = '/';
+    }
+    if (mkdir(p, mode) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* Log and memory sinks are keyed by inode: they must exist before they can be protected. */
+static int ensure_file_sink(const char *path, bool dir)
+{
+    if (dir)
+        return mkdir_p(path, 0700);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s", path);
+    char *sl = strrchr(parent, '/');
+    if (sl && sl != parent) {
+        *sl = 0;
+        int r = mkdir_p(parent, 0755);
+        if (r)
+            return r;
+    }
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    return 0;
+}
+
+static int register_policy(mncd *d, char *err, size_t errlen)
+{
+    mncd_kern *kk = d->kern;
+    const mnc_policy *p = d->policy;
+    for (int i = 0; i < p->n_principals; i++) {
+        const mnc_principal *s = &p->principals[i];
+        int r = mnc_kern_name_set(kk->k, (uint32_t)i, s->name, s->cls);
+        if (r) {
+            snprintf(err, errlen, "names map: %s: %s", s->name, strerror(-r));
+            return -1;
+        }
+        char path[PATH_MAX + 64] = "";
+        if (s->cls == MNC_SINK_LOG)
+            snprintf(path, sizeof(path), s->path[0] ? "%s" : "%s/logs/%s.log", s->path[0] ? s->path : d->cfg.state_dir,
+                     s->name);
+        else if (s->cls == MNC_SINK_MEMORY && s->path[0])
+            snprintf(path, sizeof(path), "%s", s->path);
+        if (path[0]) {
+            if ((r = ensure_file_sink(path, s->cls == MNC_SINK_MEMORY)) != 0 ||
+                (r = mnc_kern_sink_file_add(kk->k, path, (uint32_t)i, s->cls)) != 0) {
+                snprintf(err, errlen, "%s sink %s (%.600s) cannot be protected: %s", mnc_sink_class_name(s->cls),
+                         s->name, path, strerror(-r));
+                return -1;
+            }
+        }
+        if (s->address[0]) {
+            bool unix_ = strncmp(s->address, "unix:", 5) == 0;
+            r = unix_ ? mnc_kern_sink_unix_add(kk->k, s->address + 5, (uint32_t)i, s->cls)
+                      : mnc_kern_sink_inet_add(kk->k, s->address, (uint32_t)i, s->cls);
+            if (r) {
+                snprintf(err, errlen, "socket sink %s (%s): %s", s->name, s->address, strerror(-r));
+                return -1;
+            }
+        }
+    }
+    /* The monitor's own socket: always reachable, also for tainted agents. */
+    char sock[PATH_MAX + 112];
+    if (d->cfg.socket[0] == '/') {
+        snprintf(sock, sizeof(sock), "%s", d->cfg.socket);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd))) {
+            snprintf(err, errlen, "getcwd: %s", strerror(errno));
+            return -1;
+        }
+        snprintf(sock, sizeof(sock), "%s/%s", cwd, d->cfg.socket);
+    }
+    int r = mnc_kern_sink_unix_add(kk->k, sock, MNC_ID_NONE, MNC_SINK_MNCD);
+    if (r) {
+        snprintf(err, errlen, "mncd socket %.200s as class mncd: %s", sock, strerror(-r));
+        return -1;
+    }
+    return 0;
+}
+
+/* After a restart: registrations in the pinned agents map whose cgroup still exists in the tree
+ * are adopted (identity + watch); the others belonged to agents that ended while mncd was
+ * down: they are removed, and so is the taint of an agent with no cgroup left. */
+static int adopt_agents(mncd *d, char *err, size_t errlen)
+{
+    mncd_kern *kk = d->kern;
+    char mp[PATH_MAX + 16];
+    snprintf(mp, sizeof(mp), "%s/agents", mnc_kern_root(kk->k));
+    int fd = bpf_obj_get(mp);
+    if (fd < 0) {
+        snprintf(err, errlen, "open pinned %.600s: %s", mp, strerror(errno));
+        return -1;
+    }
+    struct mnc_agent_key cur, next, *prev = NULL;
+    struct { uint64_t cgid; struct mnc_agent a; } *ents = NULL;
+    int n = 0, cap = 0, rc = 0;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        cur = next;
+        prev = &cur;
+        struct mnc_agent a;
+        if (bpf_map_lookup_elem(fd, &cur, &a) != 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            void *t = realloc(ents, (size_t)cap * sizeof(*ents));
+            if (!t) {
+                rc = -1;
+                snprintf(err, errlen, "out of memory");
+                break;
+            }
+            ents = t;
+        }
+        ents[n].cgid = cur.cgroup_id;
+        ents[n].a = a;
+        n++;
+    }
+    close(fd);
+    DIR *dir = rc == 0 ? opendir(kk->tree) : NULL;
+    if (rc == 0 && !dir) {
+        snprintf(err, errlen, "open the mnc tree %s: %s", kk->tree, strerror(errno));
+        rc = -1;
+    }
+    /* cgroup ids of the tree's children (mncctl run creates <tree>/<agent>.<pid>) */
+    struct { uint64_t id; char name[256]; } *kids = NULL;
+    int nk = 0, ck = 0;
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        uint64_t id;
+        if (snprintf(p, sizeof(p), "%s/%s", kk->tree, e->d_name) >= (int)sizeof(p) || mnc_cgroup_id(p, &id) != 0)
+            continue;
+        if (nk == ck) {
+            ck = ck ? ck * 2 : 16;
+            void *t = realloc(kids, (size_t)ck * sizeof(*kids));
+            if (!t)
+                break;
+            kids = t;
+        }
+        kids[nk].id = id;
+        snprintf(kids[nk].name, sizeof(kids[nk].name), "%s", e->d_name);
+        nk++;
+    }
+    if (dir)
+        closedir(dir);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        uint32_t ag = ents[i].a.agent_id;
+        if (ents[i].a.flags & MNC_AGENT_F_SELFTEST || ag >= MNC_SELFTEST_AGENT_BASE)
+            continue; /* the loader's own scratch entries */
+        int j = 0;
+        while (j < nk && kids[j].id != ents[i].cgid)
+            j++;
+        char det[PATH_MAX + 128];
+        if (j < nk && (int)ag < d->policy->n_principals && d->policy->principals[ag].cls == MNC_SINK_AGENT) {
+            char p[PATH_MAX];
+            snprintf(p, sizeof(p), "%.3000s/%.255s", kk->tree, kids[j].name);
+            if (watch_add(kk, p, ents[i].cgid, (int)ag) != 0 || mncd_ident_register_cgroup(rel_path(kk, p), (int)ag) != 0) {
+                snprintf(err, errlen, "cannot track adopted cgroup %.600s", p);
+                rc = -1;
+                break;
+            }
+            snprintf(det, sizeof(det), "adopted pinned registration of cgroup %.3000s", rel_path(kk, p));
+            kaudit(d, "agent.adopt", pname(d, ag), NULL, NULL, "allow", "ok", det);
+            kk->n_adopted++;
+        } else if (j == nk) {
+            mnc_kern_unregister_cgroup(kk->k, ents[i].cgid);
+            int c = mnc_kern_agent_cgroups(kk->k, ag) == 0 ? mnc_kern_clear_agent(kk->k, ag) : 0;
+            snprintf(det, sizeof(det), "cgroup id %" PRIu64 " gone while mncd was down; registration removed%s",
+                     ents[i].cgid, c == 0 ? "" : "; taint clear FAILED");
+            kaudit(d, "agent.exit", pname(d, ag), NULL, NULL, c == 0 ? "allow" : "error", "ok", det);
+        }
+        /* a live cgroup registered to a non-agent id (kernel-only tooling): left as it is */
+    }
+    free(ents);
+    free(kids);
+    return rc;
+}
+
+int mncd_kern_start(mncd *d)
+{
+    const mncd_config *c = &d->cfg;
+    if (c->kernel == MNCD_KERN_OFF) {
+        fprintf(stderr, "mncd: kernel layer off (--kernel off): userspace monitor only, agents are NOT confined by the kernel\n");
+        kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", "mode off: no kernel enforcement");
+        return 0;
+    }
+    mncd_kern *kk = calloc(1, sizeof(*kk));
+    if (!kk) {
+        fprintf(stderr, "mncd: out of memory\n");
+        return -1;
+    }
+    kk->ino_fd = kk->timer_fd = kk->ev_fd = -1;
+    d->kern = kk;
+    mnc_kern_opts o = {.pin_root = c->pin_root[0] ? c->pin_root : NULL,
+                       .tree = c->cgroup_tree[0] ? c->cgroup_tree : NULL,
+                       .backend = c->kernel == MNCD_KERN_CGROUP ? MNC_BACKEND_CGROUP
+                                  : c->kernel == MNCD_KERN_LSM  ? MNC_BACKEND_LSM
+                                                                : 0};
+    char err[1024] = "";
+    int rc = mnc_kern_attach(&o, &kk->k, &kk->st, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr,
+                "mncd: refusing to start: kernel enforcement (--kernel %s) is unavailable: %s%s\n"
+                "mncd: (never falling back to monitor-only silently; to run the userspace monitor without "
+                "kernel enforcement, start with --kernel off)\n",
+                mode_names[c->kernel], err,
+                geteuid() != 0 ? " [not running as root: attaching BPF programs needs CAP_BPF and CAP_SYS_ADMIN]" : "");
+        for (int i = 0; i < kk->st.n; i++)
+            if (!kk->st.c[i].pass)
+                fprintf(stderr, "mncd:   self-test %s: want errno %d, got %d\n", kk->st.c[i].name, kk->st.c[i].want,
+                        kk->st.c[i].got);
+        return -1;
+    }
+    mnc_kern_status s;
+    if ((rc = mnc_kern_status_get(kk->k, &s)) != 0 || s.n_links != s.n_links_expected) {
+        fprintf(stderr, "mncd: refusing to start: kernel programs not all attached after attach (%s)\n",
+                rc ? strerror(-rc) : s.missing);
+        return -1;
+    }
+    kk->backend = s.cfg.backend;
+    snprintf(kk->tree, sizeof(kk->tree), "%s", mnc_kern_tree(kk->k));
+    if (mnc_cgroup2_mount(kk->cg2, sizeof(kk->cg2)) != 0 || strncmp(kk->tree, kk->cg2, strlen(kk->cg2)) != 0) {
+        fprintf(stderr, "mncd: refusing to start: the mnc tree %s is not under the cgroup2 mount\n", kk->tree);
+        return -1;
+    }
+    snprintf(kk->tree_rel, sizeof(kk->tree_rel), "%s", rel_path(kk, kk->tree));
+    kk->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    kk->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct itimerspec its = {.it_interval = {1, 0}, .it_value = {1, 0}};
+    kk->ev_fd = mnc_kern_events_fd(kk->k);
+    if (kk->ino_fd < 0 || kk->timer_fd < 0 || timerfd_settime(kk->timer_fd, 0, &its, NULL) != 0 || kk->ev_fd < 0) {
+        fprintf(stderr, "mncd: refusing to start: kernel layer fds (inotify/timerfd/ring buffer): %s\n",
+                strerror(kk->ev_fd < 0 ? -kk->ev_fd : errno));
+        return -1;
+    }
+    if (register_policy(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
+        fprintf(stderr, "mncd: refusing to start: kernel layer: %s\n", err);
+        return -1;
+    }
+    int pass = 0;
+    for (int i = 0; i < kk->st.n; i++)
+        pass += kk->st.c[i].pass;
+    char det[1024];
+    snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64 " agent cgroup(s) adopted",
+             kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup", mnc_kern_root(kk->k), kk->tree, pass, kk->st.n,
+             kk->n_adopted);
+    fprintf(stderr, "mncd: kernel layer: %s\n", det);
+    kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
+    return 0;
+}
+
+void mncd_kern_stop(mncd *d)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk)
+        return;
+    if (kk->ino_fd >= 0)
+        close(kk->ino_fd);
+    if (kk->timer_fd >= 0)
+        close(kk->timer_fd);
+    mnc_kern_close(kk->k); /* also the ring buffer fd */
+    free(kk->w);
+    free(kk);
+    d->kern = NULL;
+}
+
+int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS])
+{
+    if (!d->kern)
+        return 0;
+    fds[0] = d->kern->ev_fd;
+    fds[1] = d->kern->ino_fd;
+    fds[2] = d->kern->timer_fd;
+    return 3;
+}
+
+static int on_event(const struct mnc_event *ev, void *ctx)
+{
+    mncd *d = ctx;
+    char json[1024], det[1100];
+    if (mnc_kern_event_json(ev, json, sizeof(json)) < 0)
+        snprintf(json, sizeof(json), "{}");
+    /* the JSON names hook, reason, destination, pid, cgroup id, generation; comm is the agent's
+     * own process name (agent-chosen text): dropped from the audit detail */
+    char *cm = strstr(json, "\"comm\":\"");
+    if (cm) {
+        char *end = strstr(cm, "\",\"agent_id\"");
+        if (end)
+            memmove(cm, end + 3, strlen(end + 3) + 1);
+    }
+    snprintf(det, sizeof(det), "%s", json);
+    kaudit(d, "kernel.deny", ev->agent_id == 0xffffffffu ? NULL : pname(d, ev->agent_id),
+           ev->dst_id == MNC_ID_NONE ? NULL : pname(d, ev->dst_id), NULL, "deny", mnc_kreason_name(ev->reason), det);
+    d->kern->n_deny_events++;
+    return d->fatal;
+}
+
+void mncd_kern_ready(mncd *d, int fd)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk)
+        return;
+    if (fd == kk->ev_fd) {
+        int r = mnc_kern_poll_events(kk->k, 0, on_event, d);
+        if (r < 0 && r != -EINTR)
+            fprintf(stderr, "mncd: kernel deny events: %s\n", strerror(-r));
+    } else if (fd == kk->ino_fd) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        while (read(kk->ino_fd, buf, sizeof(buf)) > 0)
+            ; /* which cgroup changed does not matter: re-check them all (few, cheap) */
+        check_watches(d);
+    } else if (fd == kk->timer_fd) {
+        uint64_t ticks;
+        if (read(kk->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+            fprintf(stderr, "mncd: timerfd: %s\n", strerror(errno));
+        check_watches(d);
+    }
+}
+
+/* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
+int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk)
+        return 0;
+    const mnc_policy *p = d->policy;
+    mnc_set sinks = o->scope.sinks;
+    bool may_log = false, may_forward = false, may_external = false;
+    for (int i = 0; i < p->n_principals; i++) {
+        const mnc_principal *s = &p->principals[i];
+        if (s->cls == MNC_SINK_MEMORY && o->scope.memory)
+            mnc_set_add(&sinks, (unsigned)i); /* μ: the monitor lets any memory store take it */
+        if (!mnc_set_has(&o->scope.sinks, (unsigned)i))
+            continue;
+        may_log |= s->cls == MNC_SINK_LOG;
+        may_forward |= s->cls == MNC_SINK_AGENT;
+        /* an external sink without an address cannot be told apart from any other unregistered
+         * destination: only then may the agent reach unregistered destinations at all */
+        may_external |= s->cls == MNC_SINK_EXTERNAL && !s->address[0];
+    }
+    uint64_t gen = 0;
+    int r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, sinks.w, may_log, o->scope.memory, may_forward, may_external,
+                                &gen);
+    if (r != 0) {
+        char det[200];
+        snprintf(det, sizeof(det), "%s refused: taint map update failed (%s); fail closed", op, strerror(-r));
+        kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+        kk->n_hold_failures++;
+        return -1;
+    }
+    kk->n_holds++;
+    return 0;
+}
+
+void mncd_kern_ident(mncd *d, mncd_ident *id)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk || id->via == MNCD_VIA_CGROUP || !id->cgroup[0])
+        return;
+    size_t n = strlen(kk->tree_rel);
+    if (strncmp(id->cgroup, kk->tree_rel, n) == 0 && (id->cgroup[n] == '/' || id->cgroup[n] == 0)) {
+        id->agent = -1;
+        id->via = MNCD_VIA_NONE;
+        id->admin = false;
+    }
+}
+
+/* ---- admin verbs */
+
+static cJSON *v_register(mncd *d, const mnc_request *q)
+{
+    mncd_kern *kk = d->kern;
+    int agent = mnc_policy_agent(d->policy, q->agent);
+    if (agent < 0) {
+        kaudit(d, "agent.register", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "\"%s\" is not an agent of the policy", q->agent);
+    }
+    char real[PATH_MAX];
+    size_t tl = strlen(kk->tree);
+    const char *why = NULL;
+    if (q->cgroup[0] != '/')
+        why = "the cgroup must be an absolute path";
+    else if (!realpath(q->cgroup, real))
+        why = strerror(errno);
+    else if (strncmp(real, kk->tree, tl) != 0 || real[tl] != '/' || strchr(real + tl + 1, '/'))
+        why = "not a child cgroup of the mnc tree";
+    int pop = why ? -1 : read_populated(real);
+    if (!why && pop < 0)
+        why = "not a cgroup v2 directory";
+    else if (!why && pop == 1)
+        why = "the cgroup already has processes: register it before anything runs in it";
+    uint64_t cgid = 0;
+    int r = why ? 0 : mnc_cgroup_id(real, &cgid);
+    if (!why && r)
+        why = strerror(-r);
+    struct mnc_agent prev;
+    if (!why && mnc_kern_lookup_cgroup(kk->k, cgid, &prev) == 0 && prev.agent_id != (uint32_t)agent)
+        why = "the cgroup is registered to another agent";
+    char det[PATH_MAX + 200];
+    if (why) {
+        snprintf(det, sizeof(det), "cgroup %.3000s: %s", q->cgroup, why);
+        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "deny", "invalid", det);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "agent.register refused: %s", det);
+    }
+    /* taint entry first (untainted if new, kept if the agent is already tainted): a
+     * registered cgroup without one would be denied everything (deny_no_taint) */
+    if ((r = mnc_kern_taint_ensure(kk->k, (uint32_t)agent)) != 0 ||
+        (r = mnc_kern_register_cgroup(kk->k, cgid, (uint32_t)agent, MNC_AGENT_F_LAUNCHED)) != 0 ||
+        (r = watch_add(kk, real, cgid, agent)) != 0 || (r = mncd_ident_register_cgroup(rel_path(kk, real), agent)) != 0) {
+        if (r == -1)
+            r = -ENOSPC;
+        mnc_kern_unregister_cgroup(kk->k, cgid);
+        snprintf(det, sizeof(det), "cgroup %.3000s: registration failed: %s", rel_path(kk, real), strerror(-r));
+        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
+    }
+    snprintf(det, sizeof(det), "cgroup %.3000s (id %" PRIu64 ")", rel_path(kk, real), cgid);
+    kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
+    kk->n_registered++;
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp) {
+        cJSON_AddStringToObject(resp, "agent", pname(d, agent));
+        cJSON_AddNumberToObject(resp, "agent_id", agent);
+        cJSON_AddNumberToObject(resp, "cgroup_id", (double)cgid);
+        cJSON_AddStringToObject(resp, "cgroup", rel_path(kk, real));
+    }
+    return resp;
+}
+
+static cJSON *v_reset(mncd *d, const mnc_request *q)
+{
+    mncd_kern *kk = d->kern;
+    int agent = mnc_policy_agent(d->policy, q->agent);
+    if (agent < 0) {
+        kaudit(d, "taint.reset", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "\"%s\" is not an agent of the policy", q->agent);
+    }
+    struct mnc_taint before;
+    bool had = mnc_kern_taint_get(kk->k, (uint32_t)agent, &before) == 0;
+    /* Delete, then (if instances still run) give them a fresh untainted entry: a running
+     * agent keeps working, it is simply no longer tainted. Replacing in one update would be
+     * the same to the programs; two steps keep mnc_kern_taint_ensure the only creator. */
+    struct mnc_taint clean;
+    memset(&clean, 0, sizeof(clean));
+    clean.generation = had ? before.generation + 1 : 1;
+    int live = mnc_kern_agent_cgroups(kk->k, (uint32_t)agent);
+    int r = live > 0 ? mnc_kern_taint_set(kk->k, (uint32_t)agent, &clean) : mnc_kern_clear_agent(kk->k, (uint32_t)agent);
+    char det[160];
+    snprintf(det, sizeof(det), "%s; %d live cgroup(s)%s", had ? (before.tainted ? "was tainted" : "was untainted") : "no entry",
+             live < 0 ? 0 : live, r ? ": map update FAILED" : "");
+    kaudit(d, "taint.reset", NULL, pname(d, agent), NULL, r ? "error" : "allow", r ? "internal" : "ok", det);
+    if (r)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "taint.reset %s: %s", q->agent, strerror(-r));
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp) {
+        cJSON_AddStringToObject(resp, "agent", pname(d, agent));
+        cJSON_AddBoolToObject(resp, "was_tainted", had && before.tainted);
+        cJSON_AddNumberToObject(resp, "live_cgroups", live < 0 ? 0 : live);
+    }
+    return resp;
+}
+
+void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    (void)w;
+    if (!d->kern) {
+        kaudit(d, mnc_verb_name(q->verb), NULL, NULL, NULL, "error", "invalid", "kernel layer off");
+        return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
+                              mnc_verb_name(q->verb));
+    }
+    return q->verb == MNC_V_AGENT_REGISTER ? v_register(d, q) : v_reset(d, q);
+}
+
+void mncd_kern_status(mncd *d, void *resp)
+{
+    cJSON *k = cJSON_AddObjectToObject(resp, "kernel");
+    if (!k)
+        return;
+    cJSON_AddStringToObject(k, "mode", mode_names[d->cfg.kernel]);
+    mncd_kern *kk = d->kern;
+    if (!kk) {
+        cJSON_AddStringToObject(k, "backend", "none");
+        cJSON_AddStringToObject(k, "note", "userspace monitor only: agents are not confined by the kernel");
+        return;
+    }
+    cJSON_AddStringToObject(k, "backend", kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup");
+    cJSON_AddStringToObject(k, "pin_root", mnc_kern_root(kk->k));
+    cJSON_AddStringToObject(k, "tree", kk->tree);
+    int pass = 0;
+    for (int i = 0; i < kk->st.n; i++)
+        pass += kk->st.c[i].pass;
+    char st[64];
+    snprintf(st, sizeof(st), "%d/%d passed at start", pass, kk->st.n);
+    cJSON_AddStringToObject(k, "selftest", st);
+    mnc_kern_status s;
+    if (mnc_kern_status_get(kk->k, &s) == 0) {
+        cJSON_AddNumberToObject(k, "links", s.n_links);
+        cJSON_AddNumberToObject(k, "links_expected", s.n_links_expected);
+        cJSON_AddNumberToObject(k, "agent_cgroups", s.n_agents);
+        cJSON_AddNumberToObject(k, "taints", s.n_taints);
+        cJSON_AddNumberToObject(k, "unix_sinks", s.n_unix);
+        cJSON_AddNumberToObject(k, "inet_sinks", s.n_inet);
+        cJSON_AddNumberToObject(k, "file_sinks", s.n_files);
+    }
+    cJSON_AddNumberToObject(k, "watched_cgroups", kk->n_w);
+    cJSON_AddNumberToObject(k, "registered", (double)kk->n_registered);
+    cJSON_AddNumberToObject(k, "exited", (double)kk->n_exited);
+    cJSON_AddNumberToObject(k, "adopted", (double)kk->n_adopted);
+    cJSON_AddNumberToObject(k, "taint_holds", (double)kk->n_holds);
+    cJSON_AddNumberToObject(k, "taint_hold_failures", (double)kk->n_hold_failures);
+    cJSON_AddNumberToObject(k, "deny_events_audited", (double)kk->n_deny_events);
+    uint64_t cnt[MNC_K__COUNT];
+    cJSON *c = cJSON_AddObjectToObject(k, "counters");
+    if (c && mnc_kern_counters(kk->k, cnt) == 0)
+        for (int r = 0; r < MNC_K__COUNT; r++)
+            cJSON_AddNumberToObject(c, mnc_kreason_name((unsigned)r), (double)cnt[r]);
+}
