@@ -223,8 +223,9 @@ int main(int argc, char **argv)
     FILE *f = fopen(cfg, "w");
     if (!f)
         return 1;
-    fprintf(f, "{\"agents\": {\"worker\": {\"uid\": %d}, \"coordinator\": {\"uid\": %d}}}\n", UID_W,
-            UID_C);
+    /* kernel layer off: this bench measures the userspace monitor (bench_kernel the programs) */
+    fprintf(f, "{\"kernel\": \"off\", \"agents\": {\"worker\": {\"uid\": %d}, \"coordinator\": {\"uid\": %d}}}\n",
+            UID_W, UID_C);
     fclose(f);
     pid_t pid = fork();
     if (pid == 0) {

@@ -86,7 +86,10 @@ class Daemon:
         self.policy = policy or test_policy(tmp)
         self.cfg = os.path.join(tmp, "config.json")
         with open(self.cfg, "w") as f:
-            json.dump(config or {}, f)
+            # The kernel layer defaults to on (auto) and would attach to the host's default pin
+            # root; these tests exercise the userspace monitor, so they say "off" explicitly
+            # (a test may still pass its own "kernel").
+            json.dump(dict({"kernel": "off"}, **(config or {})), f)
         self.wrapper = wrapper or []
         self.proc = None
         self.log = os.path.join(tmp, "mncd.log")

@@ -309,6 +309,7 @@ static void do_accept(loop *l)
             free(c);
             continue;
         }
+        mncd_kern_ident(l->d, &c->who); /* unregistered cgroup in the mnc tree: nobody */
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
         if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
             close(fd);
@@ -414,6 +415,15 @@ int mncd_run(mncd *d)
         fprintf(stderr, "mncd: epoll: %s\n", strerror(errno));
         goto out;
     }
+    int kfds[MNCD_KERN_MAX_FDS]; /* kernel layer: deny events, cgroup watches, timer */
+    int nk = mncd_kern_fds(d, kfds);
+    for (int i = 0; i < nk; i++) {
+        struct epoll_event kev = {.events = EPOLLIN, .data.ptr = &kfds[i]};
+        if (epoll_ctl(l.ep, EPOLL_CTL_ADD, kfds[i], &kev) != 0) {
+            fprintf(stderr, "mncd: epoll (kernel layer): %s\n", strerror(errno));
+            goto out;
+        }
+    }
     fprintf(stderr, "mncd %s: listening on %s, state in %s, %d contract(s)\n", MNCD_VERSION,
             d->cfg.socket, d->cfg.state_dir, d->policy->n_contracts);
 
@@ -433,6 +443,8 @@ int mncd_run(mncd *d)
                 struct signalfd_siginfo si;
                 while (read(l.sfd, &si, sizeof(si)) == sizeof(si))
                     l.stopping = true;
+            } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {
+                mncd_kern_ready(d, *(int *)evs[i].data.ptr);
             } else {
                 client *c = evs[i].data.ptr;
                 if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))

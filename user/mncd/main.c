@@ -94,8 +94,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");
         goto out;
     }
+    /* kernel layer (kern.c): an unavailable requested mode refuses the start */
+    if (mncd_kern_start(&d) != 0)
+        goto out;
     rc = mncd_run(&d);
 out:
+    mncd_kern_stop(&d);
     if (d.store.p)
         mncd_store_close(&d.store);
     mnc_audit_close(d.audit);

@@ -374,6 +374,9 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, "recv");
+        if (mncd_kern_hold(d, w->agent, o, "recv") != 0) /* taint before delivery (kern.c) */
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "recv refused: the kernel taint could not "
+                                  "be updated (fail closed)");
         if (deliver(d, o, w->agent) != 0)
             return oom(q);
         cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -419,6 +422,18 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddStringToObject(x, "reason", mnc_reason_name(r));
             cJSON_AddItemToArray(denied, x);
             continue;
+        }
+        if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
+            /* taint before delivery failed (kern.c): not delivered, fail closed; the message
+             * goes back to the inbox (at its tail) and the caller is told */
+            if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
+                d->fatal = true;
+            cJSON_AddStringToObject(x, "object", hex);
+            cJSON_AddStringToObject(x, "decision", "error");
+            cJSON_AddStringToObject(x, "reason", mnc_reason_name(MNC_R_INTERNAL));
+            cJSON_AddStringToObject(x, "error", "kernel taint update failed; kept queued");
+            cJSON_AddItemToArray(denied, x);
+            break;
         }
         if (deliver(d, o, w->agent) != 0 || add_object(d, x, o, true) != 0) {
             cJSON_Delete(x);
@@ -547,6 +562,9 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
                          m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
+    if (mncd_kern_hold(d, w->agent, o, op) != 0) /* taint before delivery (kern.c) */
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "mem.get refused: the kernel taint could not "
+                              "be updated (fail closed)");
     if (deliver(d, o, w->agent) != 0)
         return oom(q);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -636,7 +654,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddStringToObject(r, "audit_log", d->audit_path);
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
-        cJSON_AddStringToObject(r, "kernel", "not integrated (userspace monitor only)");
+        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern.c) */
         return r;
     }
     case MNC_V_LIST: {
@@ -690,6 +708,9 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddItemToObject(r, "records", t);
         return r;
     }
+    case MNC_V_AGENT_REGISTER:
+    case MNC_V_TAINT_RESET:
+        return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "not an admin verb");
     }
