@@ -135,6 +135,10 @@ static int load_file(mncd_config *c, const char *path)
             uint32_t v;
             rc = get_u32(it, "max_output", &v, 65536, 1u << 30);
             c->max_output = v;
+        } else if (strcmp(k, "broker_timeout_ms") == 0) { /* MNC-D (mncl.c) */
+            rc = get_u32(it, "broker_timeout_ms", &c->broker_timeout_ms, 1, 86400000u);
+        } else if (strcmp(k, "approval_timeout_ms") == 0) {
+            rc = get_u32(it, "approval_timeout_ms", &c->approval_timeout_ms, 1, 2592000000u);
         } else if (strcmp(k, "agents") == 0 && cJSON_IsObject(it)) {
             for (const cJSON *a = it->child; a && rc == 0; a = a->next) {
                 const cJSON *uid = cJSON_GetObjectItemCaseSensitive(a, "uid");

@@ -247,6 +247,7 @@ static void client_free(loop *l, client *c)
     close(c->fd);
     free(c->in);
     free(c->out);
+    mncd_mncl_conn(l->d, &c->who, -1);
     free(c);
     l->d->n_clients--;
 }
@@ -317,6 +318,7 @@ static void do_accept(loop *l)
             continue;
         }
         l->d->n_clients++;
+        mncd_mncl_conn(l->d, &c->who, +1); /* MNC-D: is a broker connected? */
         c->next = l->clients;
         if (l->clients)
             l->clients->prev = c;

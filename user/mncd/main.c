@@ -86,6 +86,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: state: %s\n", d.store.err);
         goto out;
     }
+    /* MNC-L ledger and MNC-D queue (mncl.c): a corrupt ledger record refuses the start */
+    if (mncd_mncl_open(&d) != 0)
+        goto out;
     char det[160];
     snprintf(det, sizeof(det), "mncd %s; %zu objects, %zu memory entries restored", MNCD_VERSION,
              d.store.reg.n, d.store.mem_n);
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
     rc = mncd_run(&d);
 out:
     mncd_kern_stop(&d);
+    mncd_mncl_close(&d);
     if (d.store.p)
         mncd_store_close(&d.store);
     mnc_audit_close(d.audit);

@@ -154,6 +154,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     mnc_state st;
     mnc_state_init(&st);
+    mncd_mncl_ctx mx = {0}; /* MNC-L: history and limits (mncl.c) */
     mnc_errors e;
     mnc_errors_init(&e);
     if (mnc_state_from_json(p, q->state, &st, "state", &e) != 0) {
@@ -195,6 +196,8 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     mnc_select_req sr = {.contract = c, .recipient = ct->scope.recipient, .state = &st,
                          .submitted = sub, .n_submitted = nsub};
+    if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
+        goto out;
     mnc_selection *sel = malloc(sizeof(*sel));
     if (!sel) {
         resp = oom(q);
@@ -224,20 +227,9 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddItemToArray(cands, x);
     }
     if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
-        /* MNC-D: the contract's failure order. Each outcome is its own decision, never a
-         * success. */
-        mnc_failure f = ct->n_failure > 0 ? ct->failure[0] : MNC_FAIL_ABSTAIN;
-        const char *dec = f == MNC_FAIL_DELEGATE   ? "delegate"
-                          : f == MNC_FAIL_APPROVAL ? "approval"
-                                                   : "abstain";
-        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, dec, MNC_R_NO_CANDIDATE,
-                   ct->id);
-        resp = mnc_resp_new(q->id, false, dec, MNC_R_NO_CANDIDATE);
-        if (resp && f == MNC_FAIL_DELEGATE && ct->broker != MNC_NO_ID)
-            cJSON_AddStringToObject(resp, "broker", pname(d, ct->broker));
-        if (resp && f == MNC_FAIL_APPROVAL)
-            cJSON_AddStringToObject(resp, "note", "approval queue not implemented yet (MNC-D "
-                                                  "ledger issue): nothing was queued");
+        /* MNC-D: the contract's failure order (mncl.c). Each outcome is its own decision,
+         * never a success. */
+        resp = mncd_mncl_failure(d, w, q, c, &st, sel, &mx);
     } else {
         const mnc_scored *ch = &sel->c[sel->chosen];
         const char *form = ch->submitted ? "" : ch->name;
@@ -257,6 +249,10 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 mnc_disclosure_free(o);
                 free(o);
                 resp = deny(q, mr, "first hop");
+            } else if ((resp = mncd_mncl_charge(d, q, c, w->agent, &st, o, ch->risk, &mx))) {
+                /* MNC-L: the charge is durable before anything leaves, or nothing does */
+                mnc_disclosure_free(o);
+                free(o);
             } else if (mncd_store_put_object(&d->store, o) != 0) {
                 mnc_disclosure_free(o);
                 free(o);
@@ -273,6 +269,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                     cJSON_Delete(resp);
                     resp = oom(q);
                 }
+                mncd_mncl_selected(d, resp, &mx);
             }
         }
     }
@@ -282,6 +279,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_Delete(cands);
     free(sel);
 out:
+    mncd_mncl_ctx_free(&mx);
     mnc_state_free(&st);
     return resp;
 }
@@ -654,6 +652,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddStringToObject(r, "audit_log", d->audit_path);
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
+        mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
         mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern.c) */
         return r;
     }
@@ -691,9 +690,8 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         return mnc_resp_new(q->id, true, "allow", MNC_OK);
     }
     case MNC_V_APPROVE:
-        mncd_audit(d, "approve", -1, -1, NULL, "error", MNC_R_INVALID, "not implemented");
-        return mnc_resp_error(q->id, MNC_R_INVALID, "approve: the MNC-D approval queue is not "
-                              "implemented yet (ledger issue); nothing to approve");
+    case MNC_V_APPROVALS:
+        return mncd_mncl_verb(d, w, q); /* MNC-D approval queue (mncl.c) */
     case MNC_V_AUDIT: {
         if (mnc_audit_sync(d->audit) != 0) {
             d->fatal = true;
@@ -738,6 +736,7 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
 void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     d->n_requests++;
+    mncd_mncl_tick(d); /* MNC-D deadlines (evaluated lazily, before any request is served) */
     const char *me = pname(d, w->agent);
     if (q->as && (!me || strcmp(q->as, me) != 0)) {
         mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
@@ -784,6 +783,10 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
         return v_mem(d, w, q, true);
     case MNC_V_MEM_GET:
         return v_mem(d, w, q, false);
+    case MNC_V_DISCLOSE_STATUS:
+    case MNC_V_BROKER_NEXT:
+    case MNC_V_BROKER_REPLY:
+        return mncd_mncl_verb(d, w, q); /* MNC-D (mncl.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "unhandled verb");
     }

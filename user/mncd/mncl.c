@@ -1,0 +1,1225 @@
+/* mncl.c - MNC-L (the leakage ledger inside selection) and MNC-D (delegate, approval,
+ * abstain) in mncd. Interface: the "MNC-L and MNC-D" section of mncd.h; design: docs/mncd.md,
+ * verbs: docs/protocol.md, ledger rules: docs/risk.md.
+ *
+ * MNC-L. STATE_DIR/ledger is opened at startup (a torn tail is truncated, printed and
+ * audited; a corrupt record refuses the start, naming it). A disclose whose state names a
+ * subject is selected against that subject's realised history with the contract's ε and B,
+ * and the chosen release is charged with mnc_ledger_charge - durable (fdatasync) - before the
+ * object is stored, queued or answered. If the charge fails nothing is released.
+ *
+ * MNC-D. When nothing is admissible the contract's failure order runs, one step at a time:
+ *   delegate  if the contract's broker agent is connected, the request waits for it
+ *             (broker.next hands it the state and contract inside the trusted boundary;
+ *             broker.reply returns a receipt or a failure code). A receipt is validated
+ *             (fields ⊆ F, need met, no private value of another field in it, risk
+ *             computable, ε/B) and released as an object of form "mnc-d:delegated". No broker,
+ *             a failure code, an invalid receipt or no reply within broker_timeout_ms: next
+ *             step.
+ *   approval  if some candidate is valid for the contract but was refused only by need or
+ *             by ε/B, the request waits for `approve` (admin), which releases the best such
+ *             candidate (the one the approver was shown); after approval_timeout_ms it is
+ *             denied. The approval is the human override of ε/B: the release is still
+ *             charged, without caps.
+ *   abstain   nothing is released.
+ * Every step is audited and counted; pending requests are journaled (STATE_DIR/mncd-d.journal)
+ * so they survive a restart, and the issuer polls them with disclose.status. Deadlines are
+ * evaluated when a request arrives (mncd_mncl_tick from mncd_handle): a timeout is observable
+ * only through a request, so nothing is lost by evaluating it lazily.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "mnc/ledger.h"
+#include "mnc/monitor.h"
+#include "mnc/risk.h"
+#include "mnc/select.h"
+#include "mnc/state.h"
+#include "mncd.h"
+
+#define MAX_PENDING 4096 /* pending MNC-D requests; beyond this a request abstains */
+#define KEEP_DONE 1024   /* finished requests kept in memory for disclose.status */
+#define RID_LEN 24       /* "d-" + 16 hex + NUL, rounded */
+
+typedef enum rstatus {
+    RS_DELEGATING = 0,
+    RS_APPROVAL,
+    RS_DELEGATED,
+    RS_APPROVED,
+    RS_TIMEOUT, /* approval denied by timeout */
+    RS_ABSTAINED,
+    RS_COUNT
+} rstatus;
+
+static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
+                                              "delegated",          "approved",
+                                              "approval_timeout",   "abstained"};
+
+typedef struct dreq {
+    char id[RID_LEN];
+    int contract;
+    int issuer;
+    cJSON *state;     /* the disclose's state document (private values; trusted boundary) */
+    int step;         /* index into the contract's failure order */
+    rstatus st;
+    uint64_t created_ms, deadline_ms;
+    bool handed;      /* broker.next gave it out (not persisted: re-offered after restart) */
+    char cand[MNC_NAME_MAX]; /* best approvable candidate, "" if none */
+    mnc_set cand_fields;
+    double cand_risk;
+    cJSON *approvable; /* [{name, fields, risk, verdict, detail}] shown to the approver */
+    char object[MNC_OID_HEX]; /* released object, "" if none */
+    char detail[512];
+    struct dreq *prev, *next;
+} dreq;
+
+typedef struct counters {
+    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
+    double bits;
+    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
+        abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
+        approval_skipped;
+} counters;
+
+struct mncd_mncl {
+    mnc_ledger *ledger;
+    char ledger_path[PATH_MAX];
+    mnc_journal *j;
+    char jpath[PATH_MAX];
+    dreq *head, *tail;
+    size_t n_pending, n_done;
+    int conns[MNC_MAX_PRINCIPALS];
+    counters c;
+    const mnc_policy *p; /* for replay */
+    char err[512];
+};
+
+static const char *pname(const mncd *d, int id)
+{
+    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
+}
+
+static bool pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
+
+/* ---- the request table */
+
+static void req_free(dreq *r)
+{
+    if (!r)
+        return;
+    cJSON_Delete(r->state);
+    cJSON_Delete(r->approvable);
+    free(r);
+}
+
+static void req_link(struct mncd_mncl *m, dreq *r)
+{
+    r->prev = m->tail;
+    r->next = NULL;
+    if (m->tail)
+        m->tail->next = r;
+    else
+        m->head = r;
+    m->tail = r;
+    if (pending(r))
+        m->n_pending++;
+    else
+        m->n_done++;
+}
+
+static void req_unlink(struct mncd_mncl *m, dreq *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        m->head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        m->tail = r->prev;
+    if (pending(r))
+        m->n_pending--;
+    else
+        m->n_done--;
+}
+
+static dreq *req_find(struct mncd_mncl *m, const char *id)
+{
+    for (dreq *r = m->head; r; r = r->next)
+        if (strcmp(r->id, id) == 0)
+            return r;
+    return NULL;
+}
+
+/* Moves r to a final status (keeps the pending/done counts right). */
+static void req_finish(struct mncd_mncl *m, dreq *r, rstatus st)
+{
+    if (pending(r) && !(st == RS_DELEGATING || st == RS_APPROVAL)) {
+        m->n_pending--;
+        m->n_done++;
+    }
+    r->st = st;
+}
+
+/* Forgets the oldest finished requests beyond KEEP_DONE (memory bound; the journal keeps
+ * them until the next start's compaction). */
+static void req_prune(struct mncd_mncl *m)
+{
+    for (dreq *r = m->head; r && m->n_done > KEEP_DONE;) {
+        dreq *nx = r->next;
+        if (!pending(r)) {
+            req_unlink(m, r);
+            req_free(r);
+        }
+        r = nx;
+    }
+}
+
+static cJSON *fields_json(const mnc_policy *p, const mnc_set *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int f = mnc_set_next(s, -1); a && f >= 0; f = mnc_set_next(s, f))
+        cJSON_AddItemToArray(a, cJSON_CreateString(p->fields[f].name));
+    return a;
+}
+
+/* The persisted form of a request (a full snapshot: replay keeps the last one per id). */
+static cJSON *req_json(const mncd *d, const dreq *r)
+{
+    const mnc_policy *p = d->policy;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    bool ok = cJSON_AddStringToObject(o, "id", r->id) &&
+              cJSON_AddStringToObject(o, "contract", p->contracts[r->contract].id) &&
+              cJSON_AddStringToObject(o, "issuer", pname(d, r->issuer)) &&
+              cJSON_AddItemToObject(o, "state", cJSON_Duplicate(r->state, true)) &&
+              cJSON_AddNumberToObject(o, "step", r->step) &&
+              cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
+              cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms) &&
+              cJSON_AddNumberToObject(o, "deadline_ms", (double)r->deadline_ms) &&
+              cJSON_AddStringToObject(o, "candidate", r->cand) &&
+              cJSON_AddItemToObject(o, "candidate_fields", fields_json(p, &r->cand_fields)) &&
+              cJSON_AddNumberToObject(o, "candidate_risk",
+                                      isfinite(r->cand_risk) ? r->cand_risk : 0) &&
+              cJSON_AddItemToObject(o, "approvable", r->approvable
+                                                          ? cJSON_Duplicate(r->approvable, true)
+                                                          : cJSON_CreateArray()) &&
+              cJSON_AddStringToObject(o, "object", r->object) &&
+              cJSON_AddStringToObject(o, "detail", r->detail);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Appends r's snapshot to the MNC-D journal (durable on return). 0 or -1. */
+static int persist(mncd *d, const dreq *r)
+{
+    cJSON *o = req_json(d, r);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    int rc = s ? mnc_journal_append(d->mncl->j, s, strlen(s), NULL) : -1;
+    if (rc != 0)
+        fprintf(stderr, "mncd: MNC-D journal append failed: %s\n", strerror(errno));
+    cJSON_free(s);
+    return rc;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *k, bool *ok)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v)) {
+        *ok = false;
+        return 0;
+    }
+    return v->valuedouble;
+}
+
+typedef struct replay_ctx {
+    mncd *d;
+    char *err;
+    size_t errlen;
+} replay_ctx;
+
+/* One journaled snapshot -> the table. A record that does not parse is corruption of a
+ * CRC-valid record: refuse (the caller refuses to start). A record naming a contract or
+ * agent the current policy lacks cannot be released any more: it is kept as abstained. */
+static int replay_one(void *arg, uint64_t seq, const void *payload, size_t len)
+{
+    replay_ctx *rc = arg;
+    mncd *d = rc->d;
+    struct mncd_mncl *m = d->mncl;
+    cJSON *o = cJSON_ParseWithLength(payload, len);
+    const char *id = jstr(o, "id"), *ct = jstr(o, "contract"), *is = jstr(o, "issuer"),
+               *stn = jstr(o, "status"), *cand = jstr(o, "candidate"), *obj = jstr(o, "object"),
+               *det = jstr(o, "detail");
+    const cJSON *state = cJSON_GetObjectItemCaseSensitive(o, "state");
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "candidate_fields");
+    const cJSON *ap = cJSON_GetObjectItemCaseSensitive(o, "approvable");
+    bool ok = true;
+    double step = jnum(o, "step", &ok), cr = jnum(o, "created_ms", &ok),
+           dl = jnum(o, "deadline_ms", &ok), risk = jnum(o, "candidate_risk", &ok);
+    int st = -1;
+    for (int i = 0; stn && i < RS_COUNT; i++)
+        if (strcmp(stn, rs_name[i]) == 0)
+            st = i;
+    if (!o || !id || strlen(id) >= RID_LEN || !ct || !is || st < 0 || !cand ||
+        strlen(cand) >= MNC_NAME_MAX || !obj || strlen(obj) >= MNC_OID_HEX || !det ||
+        !cJSON_IsObject(state) || !cJSON_IsArray(cf) || !cJSON_IsArray(ap) || !ok) {
+        snprintf(rc->err, rc->errlen, "record #%llu is not a well-formed MNC-D request",
+                 (unsigned long long)seq);
+        cJSON_Delete(o);
+        return -1;
+    }
+    dreq *r = req_find(m, id);
+    if (r) {
+        req_unlink(m, r);
+        req_free(r);
+    }
+    r = calloc(1, sizeof(*r));
+    if (!r) {
+        snprintf(rc->err, rc->errlen, "out of memory");
+        cJSON_Delete(o);
+        return -1;
+    }
+    snprintf(r->id, sizeof(r->id), "%s", id);
+    r->contract = mnc_policy_contract(d->policy, ct);
+    r->issuer = mnc_policy_agent(d->policy, is);
+    r->state = cJSON_Duplicate(state, true);
+    r->approvable = cJSON_Duplicate(ap, true);
+    r->step = (int)step;
+    r->st = (rstatus)st;
+    r->created_ms = (uint64_t)cr;
+    r->deadline_ms = (uint64_t)dl;
+    snprintf(r->cand, sizeof(r->cand), "%s", cand);
+    r->cand_risk = risk;
+    snprintf(r->object, sizeof(r->object), "%s", obj);
+    snprintf(r->detail, sizeof(r->detail), "%s", det);
+    for (const cJSON *f = cf->child; f; f = f->next) {
+        int fid = cJSON_IsString(f) ? mnc_policy_field(d->policy, f->valuestring) : -1;
+        if (fid < 0) {
+            r->cand[0] = '\0'; /* the candidate no longer exists under this policy */
+            break;
+        }
+        mnc_set_add(&r->cand_fields, (unsigned)fid);
+    }
+    if (!r->state || !r->approvable) {
+        req_free(r);
+        snprintf(rc->err, rc->errlen, "out of memory");
+        cJSON_Delete(o);
+        return -1;
+    }
+    if (r->contract < 0 || r->issuer < 0 ||
+        (r->st == RS_APPROVAL && !r->cand[0])) {
+        if (r->contract < 0)
+            r->contract = 0; /* only for printing; it can never be released */
+        if (pending(r)) {
+            r->st = RS_ABSTAINED;
+            snprintf(r->detail, sizeof(r->detail), "the current policy no longer has its "
+                     "contract, issuer or candidate: abstained at restart");
+        }
+    }
+    req_link(m, r);
+    cJSON_Delete(o);
+    return 0;
+}
+
+/* ---- startup / shutdown */
+
+int mncd_mncl_open(mncd *d)
+{
+    struct mncd_mncl *m = calloc(1, sizeof(*m));
+    if (!m) {
+        fprintf(stderr, "mncd: out of memory\n");
+        return -1;
+    }
+    d->mncl = m;
+    m->p = d->policy;
+    if (!d->cfg.broker_timeout_ms)
+        d->cfg.broker_timeout_ms = MNCD_DEFAULT_BROKER_TIMEOUT_MS;
+    if (!d->cfg.approval_timeout_ms)
+        d->cfg.approval_timeout_ms = MNCD_DEFAULT_APPROVAL_TIMEOUT_MS;
+    if (snprintf(m->ledger_path, sizeof(m->ledger_path), "%s/ledger", d->cfg.state_dir) >=
+            (int)sizeof(m->ledger_path) ||
+        snprintf(m->jpath, sizeof(m->jpath), "%s/mncd-d.journal", d->cfg.state_dir) >=
+            (int)sizeof(m->jpath)) {
+        fprintf(stderr, "mncd: state dir path too long\n");
+        return -1;
+    }
+    char notice[768], err[768];
+    m->ledger = mnc_ledger_open(m->ledger_path, notice, sizeof(notice), err, sizeof(err));
+    if (!m->ledger) {
+        /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
+        fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
+        return -1;
+    }
+    if (notice[0]) {
+        fprintf(stderr, "mncd: notice: %s\n", notice);
+        mncd_audit(d, "ledger.recover", -1, -1, NULL, "allow", MNC_OK, notice);
+    }
+    replay_ctx rc = {.d = d, .err = m->err, .errlen = sizeof(m->err)};
+    m->err[0] = '\0';
+    m->j = mnc_journal_open(m->jpath, replay_one, &rc, notice, sizeof(notice), err, sizeof(err));
+    if (!m->j) {
+        fprintf(stderr, "mncd: refusing to start: MNC-D queue %s: %s%s%s\n", m->jpath, err,
+                m->err[0] ? ": " : "", m->err);
+        return -1;
+    }
+    if (notice[0]) {
+        fprintf(stderr, "mncd: notice: MNC-D queue: %s\n", notice);
+        mncd_audit(d, "mnc-d.recover", -1, -1, NULL, "allow", MNC_OK, notice);
+    }
+    req_prune(m);
+    /* Compact: one snapshot per request still kept. */
+    size_t n = 0;
+    for (dreq *r = m->head; r; r = r->next)
+        n++;
+    char **pl = calloc(n ? n : 1, sizeof(*pl));
+    size_t *lens = calloc(n ? n : 1, sizeof(*lens));
+    size_t k = 0;
+    bool ok = pl && lens;
+    for (dreq *r = m->head; ok && r; r = r->next) {
+        cJSON *o = req_json(d, r);
+        pl[k] = o ? cJSON_PrintUnformatted(o) : NULL;
+        cJSON_Delete(o);
+        ok = pl[k] != NULL;
+        if (ok)
+            lens[k] = strlen(pl[k]);
+        k++;
+    }
+    if (ok && mnc_journal_compact(m->j, (const void *const *)pl, lens, k) != 0)
+        ok = false;
+    for (size_t i = 0; pl && i < k; i++)
+        cJSON_free(pl[i]);
+    free(pl);
+    free(lens);
+    if (!ok) {
+        fprintf(stderr, "mncd: refusing to start: cannot compact the MNC-D queue %s: %s\n",
+                m->jpath, strerror(errno));
+        return -1;
+    }
+    size_t subjects = 0, charges = 0;
+    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    char det[256];
+    snprintf(det, sizeof(det), "ledger %zu charges over %zu subjects; MNC-D %zu pending",
+             charges, subjects, m->n_pending);
+    mncd_audit(d, "mnc-l.open", -1, -1, NULL, "allow", MNC_OK, det);
+    return d->fatal ? -1 : 0;
+}
+
+void mncd_mncl_close(mncd *d)
+{
+    struct mncd_mncl *m = d->mncl;
+    if (!m)
+        return;
+    if (m->ledger && mnc_ledger_close(m->ledger) != 0)
+        fprintf(stderr, "mncd: ledger close reported an earlier I/O error\n");
+    if (m->j && mnc_journal_close(m->j) != 0)
+        fprintf(stderr, "mncd: MNC-D journal close reported an earlier I/O error\n");
+    while (m->head) {
+        dreq *r = m->head;
+        m->head = r->next;
+        req_free(r);
+    }
+    free(m);
+    d->mncl = NULL;
+}
+
+void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta)
+{
+    if (!d->mncl || !who || who->agent < 0 || who->agent >= MNC_MAX_PRINCIPALS)
+        return;
+    int *n = &d->mncl->conns[who->agent];
+    *n += delta;
+    if (*n < 0)
+        *n = 0;
+}
+
+/* ---- MNC-L */
+
+void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
+                        mnc_select_req *sr, mncd_mncl_ctx *x)
+{
+    const mnc_contract *ct = &d->policy->contracts[contract];
+    memset(x, 0, sizeof(*x));
+    x->limits = (mnc_limits){.epsilon = ct->epsilon, .budget = ct->budget, .spent = 0};
+    x->capped = ct->epsilon >= 0 || ct->budget >= 0;
+    if (!st->subject[0]) {
+        if (!x->capped)
+            return NULL; /* MNC-C: no subject, no ledger */
+        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INVALID,
+                   "MNC-L contract without state.subject");
+        return mnc_resp_error(q->id, MNC_R_INVALID, "contract %s has an MNC-L cap (epsilon/"
+                              "budget): the state must name its protected \"subject\"", ct->id);
+    }
+    struct mncd_mncl *m = d->mncl;
+    mnc_obs *h = NULL;
+    size_t nh = 0;
+    double spent = 0;
+    if (!m || !m->ledger || mnc_ledger_history(m->ledger, d->policy, st->subject, &h, &nh) != 0 ||
+        mnc_ledger_spent(m->ledger, st->subject, NULL, &spent) != 0) {
+        free(h);
+        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
+                   "ledger history cannot be evaluated");
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "the ledger history of subject \"%s\" "
+                              "cannot be evaluated under this policy (fail closed)",
+                              st->subject);
+    }
+    x->ledger = true;
+    x->history = h;
+    x->n_history = nh;
+    x->limits.spent = spent;
+    sr->history = h;
+    sr->n_history = nh;
+    sr->limits = x->capped ? &x->limits : NULL;
+    return NULL;
+}
+
+void mncd_mncl_ctx_free(mncd_mncl_ctx *x)
+{
+    free(x->history);
+    x->history = NULL;
+    x->n_history = 0;
+}
+
+/* Durably charges release `o` (its values are the observations) for subject. lim NULL = no
+ * caps (approval override). Returns the ledger rc; *why gets a message on failure. */
+static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subject,
+                            double delta, const mnc_ledger_limits *lim, char *why, size_t n)
+{
+    struct mncd_mncl *m = d->mncl;
+    mnc_obs obs[MNC_MAX_FIELDS];
+    size_t k = 0;
+    for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
+        obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(&o->id, hex);
+    mnc_ledger_rc rc = !isfinite(delta) || delta < 0
+                           ? MNC_LEDGER_ERROR
+                           : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
+                                                   pname(d, o->scope.recipient), hex, obs, k,
+                                                   delta, lim);
+    char det[256];
+    if (rc == MNC_LEDGER_OK) {
+        m->c.charges++;
+        m->c.bits += delta;
+        double spent = 0;
+        mnc_ledger_spent(m->ledger, subject, NULL, &spent);
+        snprintf(det, sizeof(det), "subject %s charged %.6g, spent %.6g%s", subject, delta, spent,
+                 lim ? "" : " (approved: no caps)");
+        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
+                   det);
+        return rc;
+    }
+    m->c.charge_failed++;
+    const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
+                       : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
+                       : rc == MNC_LEDGER_DUPLICATE   ? "release already charged"
+                                                      : "ledger write failed";
+    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, delta,
+             rc == MNC_LEDGER_ERROR ? ": " : "", rc == MNC_LEDGER_ERROR ? strerror(errno) : "");
+    mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
+               rc == MNC_LEDGER_ERROR ? "error" : "deny",
+               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
+               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
+                                              : MNC_R_INTERNAL,
+               why);
+    return rc;
+}
+
+void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
+                       const mnc_state *st, const mnc_disclosure *o, double risk,
+                       mncd_mncl_ctx *x)
+{
+    (void)issuer;
+    if (!x->ledger)
+        return NULL;
+    const mnc_contract *ct = &d->policy->contracts[contract];
+    mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
+    char why[320];
+    mnc_ledger_rc rc = charge(d, o, st->subject, risk, x->capped ? &lim : NULL, why, sizeof(why));
+    if (rc == MNC_LEDGER_OK) {
+        x->charged = risk;
+        return NULL;
+    }
+    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET)
+        return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
+                                                                  : MNC_R_OVER_BUDGET,
+                             "not released: %s", why);
+    return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
+}
+
+void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x)
+{
+    cJSON *r = resp;
+    if (d->mncl)
+        d->mncl->c.selected++;
+    if (!r)
+        return;
+    cJSON_AddStringToObject(r, "outcome", "selected");
+    if (x->ledger) {
+        cJSON_AddNumberToObject(r, "charge", x->charged);
+        cJSON_AddNumberToObject(r, "spent", x->limits.spent + x->charged);
+        if (x->limits.epsilon >= 0)
+            cJSON_AddNumberToObject(r, "epsilon", x->limits.epsilon);
+        if (x->limits.budget >= 0)
+            cJSON_AddNumberToObject(r, "budget", x->limits.budget);
+    }
+}
+
+/* ---- MNC-D */
+
+static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision,
+                      mnc_reason why, const char *detail)
+{
+    char det[700];
+    snprintf(det, sizeof(det), "%s %s: %s", r->id, d->policy->contracts[r->contract].id,
+             detail ? detail : "");
+    mncd_audit(d, op, r->issuer, d->policy->contracts[r->contract].scope.recipient, NULL,
+               decision, why, det);
+}
+
+/* Runs the failure order from the step after r->step: stops at the first step that can
+ * wait (delegate with a connected broker, approval with an approvable candidate), else
+ * abstains. Journals nothing (the caller persists). */
+static void advance(mncd *d, dreq *r, uint64_t now)
+{
+    struct mncd_mncl *m = d->mncl;
+    const mnc_contract *ct = &d->policy->contracts[r->contract];
+    int nf = ct->n_failure;
+    for (r->step++; r->step < nf; r->step++) {
+        mnc_failure f = ct->failure[r->step];
+        if (f == MNC_FAIL_ABSTAIN)
+            break;
+        if (f == MNC_FAIL_DELEGATE) {
+            if (ct->broker != MNC_NO_ID && ct->broker < MNC_MAX_PRINCIPALS &&
+                m->conns[ct->broker] > 0 && m->n_pending < MAX_PENDING) {
+                r->st = RS_DELEGATING;
+                r->handed = false;
+                r->deadline_ms = now + d->cfg.broker_timeout_ms;
+                m->c.pending_delegation++;
+                audit_req(d, "mnc-d.delegate", r, "delegate", MNC_R_NO_CANDIDATE,
+                          "waiting for the broker");
+                return;
+            }
+            m->c.broker_unavailable++;
+            audit_req(d, "mnc-d.delegate", r, "deny", MNC_R_NO_CANDIDATE,
+                      "no broker connected (or queue full): next step");
+            continue;
+        }
+        /* approval */
+        if (r->cand[0] && m->n_pending < MAX_PENDING) {
+            r->st = RS_APPROVAL;
+            r->deadline_ms = now + d->cfg.approval_timeout_ms;
+            m->c.pending_approval++;
+            audit_req(d, "mnc-d.approval", r, "approval", MNC_R_NO_CANDIDATE,
+                      "waiting for approve");
+            return;
+        }
+        m->c.approval_skipped++;
+        audit_req(d, "mnc-d.approval", r, "deny", MNC_R_NO_CANDIDATE,
+                  "no candidate an approver could release (or queue full): next step");
+    }
+    r->st = RS_ABSTAINED;
+    m->c.abstained++;
+    audit_req(d, "mnc-d.abstain", r, "abstain", MNC_R_NO_CANDIDATE, r->detail);
+}
+
+/* advance() for a request that is in the table (keeps the counts right). */
+static void advance_linked(mncd *d, dreq *r, uint64_t now)
+{
+    struct mncd_mncl *m = d->mncl;
+    m->n_pending--;
+    advance(d, r, now);
+    if (pending(r))
+        m->n_pending++;
+    else
+        m->n_done++;
+}
+
+void mncd_mncl_tick(mncd *d)
+{
+    struct mncd_mncl *m = d->mncl;
+    if (!m || !m->n_pending)
+        return;
+    uint64_t now = mncd_now_ms();
+    for (dreq *r = m->head; r; r = r->next) {
+        if (!pending(r) || now < r->deadline_ms)
+            continue;
+        if (r->st == RS_DELEGATING) {
+            m->c.broker_timeout++;
+            snprintf(r->detail, sizeof(r->detail), "the broker did not reply within %u ms",
+                     d->cfg.broker_timeout_ms);
+            audit_req(d, "mnc-d.delegate", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+            advance_linked(d, r, now);
+        } else {
+            m->c.approval_timeout++;
+            snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
+                     d->cfg.approval_timeout_ms);
+            req_finish(m, r, RS_TIMEOUT);
+            audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        }
+        if (persist(d, r) != 0)
+            d->fatal = true; /* the queue's durable state is unknown: stop (fail closed) */
+    }
+    req_prune(m);
+}
+
+static int new_id(char out[RID_LEN])
+{
+    uint8_t b[8];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        return -1;
+    snprintf(out, RID_LEN, "d-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+             b[5], b[6], b[7]);
+    return 0;
+}
+
+/* Adds the response members describing r's status. */
+static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
+{
+    const mnc_contract *ct = &d->policy->contracts[r->contract];
+    bool released = r->st == RS_DELEGATED || r->st == RS_APPROVED;
+    const char *dec = r->st == RS_DELEGATING || r->st == RS_DELEGATED ? "delegate"
+                      : r->st == RS_ABSTAINED                         ? "abstain"
+                                                                      : "approval";
+    cJSON *resp = mnc_resp_new(q->id, released, dec, released ? MNC_OK : MNC_R_NO_CANDIDATE);
+    if (!resp)
+        return NULL;
+    cJSON_AddStringToObject(resp, "outcome", rs_name[r->st]);
+    cJSON_AddStringToObject(resp, "request", r->id);
+    cJSON_AddStringToObject(resp, "contract", ct->id);
+    if (r->detail[0])
+        cJSON_AddStringToObject(resp, "detail", r->detail);
+    if (r->st == RS_DELEGATING) {
+        cJSON_AddStringToObject(resp, "broker", pname(d, ct->broker));
+        cJSON_AddNumberToObject(resp, "deadline_ms", (double)r->deadline_ms);
+    } else if (r->st == RS_APPROVAL) {
+        cJSON_AddNumberToObject(resp, "expires_ms", (double)r->deadline_ms);
+        cJSON_AddStringToObject(resp, "candidate", r->cand);
+    }
+    if (released) {
+        cJSON_AddBoolToObject(resp, "delegated", r->st == RS_DELEGATED);
+        cJSON_AddStringToObject(resp, "queued_to", pname(d, ct->scope.recipient));
+        mnc_oid oid;
+        const mnc_disclosure *o = mnc_oid_parse(r->object, &oid) == 0
+                                      ? mnc_registry_get(&d->store.reg, &oid)
+                                      : NULL;
+        if (o) {
+            cJSON *j = mnc_disclosure_to_json(d->policy, o);
+            char *msg = mnc_disclosure_render(d->policy, o);
+            if (j)
+                cJSON_AddItemToObject(resp, "object", j);
+            if (msg)
+                cJSON_AddStringToObject(resp, "message", msg);
+            free(msg);
+            cJSON_AddStringToObject(resp, "form", o->form);
+        } else {
+            cJSON_AddStringToObject(resp, "object_id", r->object);
+        }
+    }
+    return resp;
+}
+
+void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+                        const mnc_state *st, const mnc_selection *sel, mncd_mncl_ctx *x)
+{
+    (void)x;
+    (void)st;
+    struct mncd_mncl *m = d->mncl;
+    const mnc_policy *p = d->policy;
+    dreq *r = calloc(1, sizeof(*r));
+    if (!r || !m || new_id(r->id) != 0) {
+        free(r);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D: out of memory");
+    }
+    r->contract = contract;
+    r->issuer = w->agent;
+    r->step = -1;
+    r->created_ms = mncd_now_ms();
+    r->cand_risk = NAN;
+    r->state = cJSON_Duplicate(q->state, true);
+    r->approvable = cJSON_CreateArray();
+    if (!r->state || !r->approvable) {
+        req_free(r);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D: out of memory");
+    }
+    /* What an approver may release: a policy form valid for the contract whose values exist,
+     * refused only by need or by the MNC-L caps. Best = lowest risk, then fewer fields. */
+    int best = -1;
+    for (int i = 0; i < sel->n; i++) {
+        const mnc_scored *c = &sel->c[i];
+        if (c->verdict == MNC_R_OVER_EPSILON)
+            m->c.over_epsilon++;
+        if (c->verdict == MNC_R_OVER_BUDGET)
+            m->c.over_budget++;
+        bool ok = !c->submitted && isfinite(c->risk) &&
+                  (c->verdict == MNC_R_OVER_EPSILON || c->verdict == MNC_R_OVER_BUDGET ||
+                   c->verdict == MNC_R_INSUFFICIENT);
+        if (!ok)
+            continue;
+        cJSON *a = cJSON_CreateObject();
+        if (a) {
+            cJSON_AddStringToObject(a, "name", c->name);
+            cJSON_AddItemToObject(a, "fields", fields_json(p, &c->fields));
+            cJSON_AddNumberToObject(a, "risk", c->risk);
+            cJSON_AddStringToObject(a, "verdict", mnc_reason_name(c->verdict));
+            cJSON_AddStringToObject(a, "detail", c->detail);
+            cJSON_AddItemToArray(r->approvable, a);
+        }
+        if (best < 0 || c->risk < sel->c[best].risk ||
+            (c->risk == sel->c[best].risk &&
+             mnc_set_count(&c->fields) < mnc_set_count(&sel->c[best].fields)))
+            best = i;
+    }
+    if (best >= 0) {
+        snprintf(r->cand, sizeof(r->cand), "%s", sel->c[best].name);
+        r->cand_fields = sel->c[best].fields;
+        r->cand_risk = sel->c[best].risk;
+    }
+    snprintf(r->detail, sizeof(r->detail), "nothing admissible");
+    advance(d, r, r->created_ms);
+    if (!pending(r)) {
+        /* Final at once: nothing to poll, nothing queued. */
+        cJSON *resp = req_response(d, q, r);
+        if (resp)
+            cJSON_DeleteItemFromObjectCaseSensitive(resp, "request");
+        req_free(r);
+        return resp;
+    }
+    if (persist(d, r) != 0) {
+        req_free(r);
+        mncd_audit(d, "disclose", w->agent, p->contracts[contract].scope.recipient, NULL,
+                   "error", MNC_R_INTERNAL, "MNC-D journal append failed");
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D: cannot journal the request; "
+                              "nothing was queued");
+    }
+    req_link(m, r);
+    req_prune(m);
+    return req_response(d, q, r);
+}
+
+/* Issues, first-hop-checks, charges, stores and queues one MNC-D release. vals supplies the
+ * values (the broker's receipt, or the original state); lim NULL = approval (no caps).
+ * Returns 0 with r->object set, or -1 with why. */
+static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
+                   const mnc_state *vals, const char *subject, bool capped, char *why, size_t n)
+{
+    const mnc_policy *p = d->policy;
+    const mnc_contract *ct = &p->contracts[r->contract];
+    uint64_t now = mncd_now_ms();
+    mnc_disclosure *o = calloc(1, sizeof(*o));
+    mnc_reason ir = o ? mnc_disclosure_issue(p, r->contract, r->issuer, form, fields, vals, now, o)
+                      : MNC_R_INTERNAL;
+    if (ir != MNC_OK) {
+        free(o);
+        snprintf(why, n, "issue refused: %s", mnc_reason_name(ir));
+        return -1;
+    }
+    mnc_op e = {.sender = r->issuer, .receiver = ct->scope.recipient, .purpose = ct->purpose,
+                .ch = MNC_CH_MESSAGE, .fields = NULL, .now_ms = now};
+    mnc_reason mr = mnc_monitor_check(p, &e, o);
+    mncd_audit(d, "disclose", r->issuer, ct->scope.recipient, &o->id,
+               mr == MNC_OK ? "allow" : "deny", mr, "MNC-D release, first hop");
+    if (mr != MNC_OK) {
+        snprintf(why, n, "first hop denied: %s", mnc_reason_name(mr));
+        goto fail;
+    }
+    if (subject && subject[0]) {
+        /* Charged against the history as it is now (it may have grown since the request). */
+        mnc_obs *h = NULL;
+        size_t nh = 0;
+        mnc_obs obs[MNC_MAX_FIELDS];
+        size_t k = 0;
+        for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
+            obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
+        double delta = NAN;
+        if (mnc_ledger_history(d->mncl->ledger, p, subject, &h, &nh) != 0 ||
+            mnc_risk_charge(p, h, nh, obs, k, &delta) != 0) {
+            free(h);
+            snprintf(why, n, "the risk model cannot evaluate this release (fail closed)");
+            goto fail;
+        }
+        free(h);
+        mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
+        if (charge(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
+            goto fail;
+    } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
+        snprintf(why, n, "MNC-L contract without a subject");
+        goto fail;
+    }
+    if (mncd_store_put_object(&d->store, o) != 0) {
+        snprintf(why, n, "out of memory");
+        goto fail;
+    }
+    mnc_oid_hex(&o->id, r->object);
+    if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, r->issuer, false,
+                        o->issued_ms) != 0) {
+        snprintf(why, n, "recipient inbox full or out of memory (object stored, not queued)");
+        return -1;
+    }
+    return 0;
+fail:
+    mnc_disclosure_free(o);
+    free(o);
+    return -1;
+}
+
+/* Parses a request's stored state document. 0 or -1. */
+static int req_state(mncd *d, const dreq *r, mnc_state *st)
+{
+    mnc_errors e;
+    mnc_errors_init(&e);
+    mnc_state_init(st);
+    int rc = mnc_state_from_json(d->policy, r->state, st, "state", &e);
+    mnc_errors_free(&e);
+    return rc;
+}
+
+static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    struct mncd_mncl *m = d->mncl;
+    const mnc_policy *p = d->policy;
+    uint64_t now = mncd_now_ms();
+    dreq *r = m->head;
+    for (; r; r = r->next)
+        if (r->st == RS_DELEGATING && !r->handed && now < r->deadline_ms &&
+            p->contracts[r->contract].broker == w->agent)
+            break;
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (!resp)
+        return NULL;
+    if (!r) {
+        cJSON_AddNullToObject(resp, "request");
+        return resp;
+    }
+    const mnc_contract *ct = &p->contracts[r->contract];
+    const mnc_requirement *need = mnc_policy_requirement(p, ct->scope.recipient, ct->purpose);
+    mnc_set none;
+    mnc_set_clear(&none);
+    cJSON *x = cJSON_CreateObject();
+    if (!x || !cJSON_AddStringToObject(x, "id", r->id) ||
+        !cJSON_AddStringToObject(x, "contract", ct->id) ||
+        !cJSON_AddStringToObject(x, "purpose", ct->purpose) ||
+        !cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer)) ||
+        !cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient)) ||
+        !cJSON_AddItemToObject(x, "fields", fields_json(p, &ct->scope.fields)) ||
+        !cJSON_AddItemToObject(x, "needs", fields_json(p, need ? &need->needs : &none)) ||
+        !cJSON_AddItemToObject(x, "state", cJSON_Duplicate(r->state, true)) ||
+        !cJSON_AddNumberToObject(x, "deadline_ms", (double)r->deadline_ms)) {
+        cJSON_Delete(x);
+        cJSON_Delete(resp);
+        return NULL;
+    }
+    cJSON_AddItemToObject(resp, "request", x);
+    r->handed = true;
+    mncd_audit(d, "broker.next", r->issuer, w->agent, NULL, "allow", MNC_OK, r->id);
+    return resp;
+}
+
+/* Validates a broker receipt against the contract; fills fields/vals. 0 or -1 with why. */
+static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc_state *orig,
+                         mnc_set *fields, mnc_state *vals, char *why, size_t n)
+{
+    const mnc_policy *p = d->policy;
+    const mnc_contract *ct = &p->contracts[r->contract];
+    mnc_set_clear(fields);
+    mnc_state_init(vals);
+    snprintf(vals->subject, sizeof(vals->subject), "%s", orig->subject);
+    size_t tlen = 1;
+    for (const cJSON *it = receipt->child; it; it = it->next) {
+        int f = mnc_policy_field(p, it->string);
+        if (f < 0 || !mnc_set_has(&ct->scope.fields, (unsigned)f)) {
+            snprintf(why, n, "receipt field \"%.64s\" is %s", it->string,
+                     f < 0 ? "not a policy field" : "outside the contract's fields");
+            return -1;
+        }
+        char num[64];
+        const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
+        if (cJSON_IsBool(it))
+            v = cJSON_IsTrue(it) ? "true" : "false";
+        else if (cJSON_IsNumber(it)) {
+            snprintf(num, sizeof(num), "%.17g", it->valuedouble);
+            v = num;
+        }
+        if (!v || !*v || strlen(v) >= MNC_LEDGER_VALUE_MAX) {
+            snprintf(why, n, "receipt field %s: a value is a string, number or boolean of "
+                     "1..%d bytes", it->string, MNC_LEDGER_VALUE_MAX - 1);
+            return -1;
+        }
+        if (mnc_state_set(vals, f, v) != 0) {
+            snprintf(why, n, "out of memory");
+            return -1;
+        }
+        mnc_set_add(fields, (unsigned)f);
+        tlen += strlen(v) + 1;
+    }
+    if (mnc_set_empty(fields)) {
+        snprintf(why, n, "empty receipt");
+        return -1;
+    }
+    if (mnc_need(p, fields, ct->purpose, ct->scope.recipient) != MNC_OK) {
+        snprintf(why, n, "receipt does not meet the recipient's need");
+        return -1;
+    }
+    /* No direct exposure: no private value of a field outside the receipt may appear in it
+     * (the broker sees the whole state; only the receipt's own fields may leave). */
+    char *text = malloc(tlen);
+    if (!text) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    text[0] = '\0';
+    size_t off = 0;
+    for (int f = mnc_set_next(fields, -1); f >= 0; f = mnc_set_next(fields, f)) {
+        size_t l = strlen(vals->value[f]);
+        memcpy(text + off, vals->value[f], l);
+        text[off + l] = '\n';
+        off += l + 1;
+    }
+    text[off ? off - 1 : 0] = '\0';
+    int ex = mnc_exposure_scan(orig, fields, text);
+    free(text);
+    if (ex >= 0) {
+        snprintf(why, n, "receipt contains the private value of field %s (direct exposure)",
+                 p->fields[ex].name);
+        return -1;
+    }
+    return 0;
+}
+
+static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    struct mncd_mncl *m = d->mncl;
+    const mnc_policy *p = d->policy;
+    dreq *r = req_find(m, q->request_id);
+    if (!r || r->st != RS_DELEGATING || p->contracts[r->contract].broker != w->agent) {
+        mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID,
+                   q->request_id);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not waiting for this "
+                             "broker (%s)", q->request_id,
+                             !r ? "unknown or forgotten" : rs_name[r->st]);
+    }
+    uint64_t now = mncd_now_ms();
+    cJSON *resp = NULL;
+    if (q->failure) {
+        m->c.broker_failure++;
+        snprintf(r->detail, sizeof(r->detail), "broker failure: %s", q->failure);
+        audit_req(d, "broker.reply", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        advance_linked(d, r, now);
+        resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    } else {
+        mnc_state orig, vals;
+        mnc_set fields;
+        char why[320];
+        int rc = req_state(d, r, &orig);
+        if (rc != 0)
+            snprintf(why, sizeof(why), "stored state no longer parses under this policy");
+        else
+            rc = check_receipt(d, r, q->receipt, &orig, &fields, &vals, why, sizeof(why));
+        if (rc == 0)
+            rc = release(d, r, MNCD_DELEGATED_FORM, &fields, &vals, orig.subject, true, why,
+                         sizeof(why));
+        if (rc == 0) {
+            m->c.delegated++;
+            snprintf(r->detail, sizeof(r->detail), "broker receipt released as %s",
+                     r->object);
+            req_finish(m, r, RS_DELEGATED);
+            audit_req(d, "mnc-d.delegate", r, "allow", MNC_OK, r->detail);
+            resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+            if (resp)
+                cJSON_AddStringToObject(resp, "object_id", r->object);
+        } else {
+            m->c.receipt_rejected++;
+            snprintf(r->detail, sizeof(r->detail), "receipt rejected: %s", why);
+            audit_req(d, "broker.reply", r, "deny", MNC_R_INVALID, r->detail);
+            if (!r->object[0])
+                advance_linked(d, r, now);
+            else
+                req_finish(m, r, RS_DELEGATED); /* stored but not queued: still released */
+            resp = mnc_resp_deny(q->id, MNC_R_INVALID, "%s", r->detail);
+        }
+        mnc_state_free(&vals);
+        mnc_state_free(&orig);
+    }
+    if (persist(d, r) != 0)
+        d->fatal = true;
+    if (resp) {
+        cJSON_AddStringToObject(resp, "outcome", rs_name[r->st]);
+        cJSON_AddStringToObject(resp, "request", r->id);
+    }
+    req_prune(m);
+    return resp;
+}
+
+static cJSON *v_approve(mncd *d, const mnc_request *q)
+{
+    struct mncd_mncl *m = d->mncl;
+    dreq *r = req_find(m, q->request_id);
+    if (!r || r->st != RS_APPROVAL) {
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)",
+                             q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
+    }
+    mnc_state orig;
+    char why[320];
+    int rc = req_state(d, r, &orig);
+    if (rc != 0)
+        snprintf(why, sizeof(why), "stored state no longer parses under this policy");
+    else
+        rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
+                     sizeof(why));
+    mnc_state_free(&orig);
+    cJSON *resp;
+    if (rc == 0 || r->object[0]) {
+        m->c.approved++;
+        snprintf(r->detail, sizeof(r->detail), "approved: candidate %s released as %s",
+                 r->cand, r->object);
+        req_finish(m, r, RS_APPROVED);
+        audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
+        resp = req_response(d, q, r);
+    } else {
+        m->c.abstained++;
+        snprintf(r->detail, sizeof(r->detail), "approved, but the release failed: %s", why);
+        req_finish(m, r, RS_ABSTAINED);
+        audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
+        resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail);
+    }
+    if (persist(d, r) != 0)
+        d->fatal = true;
+    req_prune(m);
+    return resp;
+}
+
+static cJSON *v_approvals(mncd *d, const mnc_request *q)
+{
+    struct mncd_mncl *m = d->mncl;
+    const mnc_policy *p = d->policy;
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    cJSON *arr = cJSON_CreateArray();
+    if (!resp || !arr) {
+        cJSON_Delete(resp);
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    int left = q->max > 0 ? q->max : 100;
+    for (dreq *r = m->head; r && left > 0; r = r->next) {
+        if (r->st != RS_APPROVAL)
+            continue;
+        left--;
+        const mnc_contract *ct = &p->contracts[r->contract];
+        const cJSON *subj = cJSON_GetObjectItemCaseSensitive(r->state, "subject");
+        cJSON *x = cJSON_CreateObject();
+        if (!x)
+            break;
+        cJSON_AddStringToObject(x, "request", r->id);
+        cJSON_AddStringToObject(x, "contract", ct->id);
+        cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer));
+        cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient));
+        if (cJSON_IsString(subj))
+            cJSON_AddStringToObject(x, "subject", subj->valuestring);
+        cJSON_AddNumberToObject(x, "created_ms", (double)r->created_ms);
+        cJSON_AddNumberToObject(x, "expires_ms", (double)r->deadline_ms);
+        cJSON_AddStringToObject(x, "candidate", r->cand);
+        cJSON_AddItemToObject(x, "candidate_fields", fields_json(p, &r->cand_fields));
+        cJSON_AddNumberToObject(x, "candidate_risk", r->cand_risk);
+        cJSON_AddItemToObject(x, "approvable", cJSON_Duplicate(r->approvable, true));
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON_AddNumberToObject(resp, "pending", (double)m->n_pending);
+    cJSON_AddItemToObject(resp, "approvals", arr);
+    return resp;
+}
+
+void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    struct mncd_mncl *m = d->mncl;
+    if (!m)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D is not initialised");
+    switch (q->verb) {
+    case MNC_V_APPROVE:
+        return v_approve(d, q);
+    case MNC_V_APPROVALS:
+        return v_approvals(d, q);
+    case MNC_V_BROKER_NEXT:
+    case MNC_V_BROKER_REPLY:
+        if (w->agent < 0 || d->policy->principals[w->agent].role != MNC_ROLE_BROKER) {
+            mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny",
+                       MNC_R_UNKNOWN_AGENT, "not a broker");
+            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is for agents in the broker "
+                                 "role; %s is not one", mnc_verb_name(q->verb),
+                                 pname(d, w->agent) ? pname(d, w->agent) : "this caller");
+        }
+        return q->verb == MNC_V_BROKER_NEXT ? v_broker_next(d, w, q) : v_broker_reply(d, w, q);
+    case MNC_V_DISCLOSE_STATUS: {
+        dreq *r = req_find(m, q->request_id);
+        if (!r || r->issuer != w->agent)
+            return mnc_resp_error(q->id, MNC_R_INVALID, "no MNC-D request %s of this agent "
+                                  "(unknown, forgotten, or another agent's)", q->request_id);
+        return req_response(d, q, r);
+    }
+    default:
+        return mnc_resp_error(q->id, MNC_R_INVALID, "not an MNC-D verb");
+    }
+}
+
+void mncd_mncl_status(mncd *d, void *resp)
+{
+    struct mncd_mncl *m = d->mncl;
+    cJSON *r = resp;
+    if (!m || !r)
+        return;
+    size_t subjects = 0, charges = 0;
+    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    cJSON *l = cJSON_AddObjectToObject(r, "mnc_l");
+    if (l) {
+        cJSON_AddStringToObject(l, "ledger", m->ledger_path);
+        cJSON_AddNumberToObject(l, "subjects", (double)subjects);
+        cJSON_AddNumberToObject(l, "charges", (double)charges);
+        cJSON_AddNumberToObject(l, "charged_since_start", (double)m->c.charges);
+        cJSON_AddNumberToObject(l, "bits_since_start", m->c.bits);
+        cJSON_AddNumberToObject(l, "charge_failures", (double)m->c.charge_failed);
+        cJSON_AddNumberToObject(l, "rejected_over_epsilon", (double)m->c.over_epsilon);
+        cJSON_AddNumberToObject(l, "rejected_over_budget", (double)m->c.over_budget);
+    }
+    cJSON *x = cJSON_AddObjectToObject(r, "mnc_d");
+    if (!x)
+        return;
+    size_t pd = 0, pa = 0;
+    for (const dreq *q = m->head; q; q = q->next) {
+        pd += q->st == RS_DELEGATING;
+        pa += q->st == RS_APPROVAL;
+    }
+    cJSON_AddNumberToObject(x, "selected", (double)m->c.selected);
+    cJSON_AddNumberToObject(x, "delegated", (double)m->c.delegated);
+    cJSON_AddNumberToObject(x, "approved", (double)m->c.approved);
+    cJSON_AddNumberToObject(x, "approval_timeout", (double)m->c.approval_timeout);
+    cJSON_AddNumberToObject(x, "abstained", (double)m->c.abstained);
+    cJSON_AddNumberToObject(x, "delegations_started", (double)m->c.pending_delegation);
+    cJSON_AddNumberToObject(x, "approvals_requested", (double)m->c.pending_approval);
+    cJSON_AddNumberToObject(x, "pending_delegation", (double)pd);
+    cJSON_AddNumberToObject(x, "pending_approval", (double)pa);
+    cJSON_AddNumberToObject(x, "broker_unavailable", (double)m->c.broker_unavailable);
+    cJSON_AddNumberToObject(x, "broker_timeout", (double)m->c.broker_timeout);
+    cJSON_AddNumberToObject(x, "broker_failure", (double)m->c.broker_failure);
+    cJSON_AddNumberToObject(x, "receipt_rejected", (double)m->c.receipt_rejected);
+    cJSON_AddNumberToObject(x, "approval_skipped", (double)m->c.approval_skipped);
+    cJSON *b = cJSON_AddArrayToObject(x, "brokers_connected");
+    for (int i = 0; b && i < d->policy->n_principals && i < MNC_MAX_PRINCIPALS; i++)
+        if (d->policy->principals[i].cls == MNC_SINK_AGENT &&
+            d->policy->principals[i].role == MNC_ROLE_BROKER && m->conns[i] > 0)
+            cJSON_AddItemToArray(b, cJSON_CreateString(d->policy->principals[i].name));
+}
