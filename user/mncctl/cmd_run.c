@@ -1,6 +1,7 @@
 /* cmd_run.c - `mncctl run`: launch an agent under kernel enforcement.
  *
- *   mncctl run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] -- CMD [ARGS...]
+ *   mncctl [--socket PATH] run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR]
+ *          [--kernel-only] -- CMD [ARGS...]
  *
  * 1. Opens the pinned kernel state (refuses if the programs are not attached: an agent never
  *    runs unenforced by accident).
@@ -8,15 +9,20 @@
  *    else the policy's). Refuses a workspace that contains, or lies inside, a log or memory
  *    sink: by the policy's paths and by (dev, ino) against the file_sinks map, so hard links
  *    to a sink inside the workspace are found too.
- * 3. Creates <tree>/<agent>.<pid>, registers its cgroup id -> agent (and an untainted taint
- *    entry if the agent has none) BEFORE any agent process runs in it.
+ * 3. Creates <tree>/<agent>.<pid> and has mncd register it (admin verb agent.register: mncd
+ *    checks the caller, resolves the cgroup id itself, writes cgroup id -> agent and an
+ *    untainted taint entry if the agent has none, and from then on knows the agent by that
+ *    cgroup) BEFORE any agent process runs in it. If mncd cannot be reached the launch is
+ *    refused (fail closed: nobody would maintain the agent's taint), unless --kernel-only asks
+ *    for a launch under the kernel programs alone, which registers directly in the maps.
  * 4. Forks; the child enters the cgroup, sets no_new_privs, applies Landlock (writes only in the
  *    workspace and a few device nodes; no abstract UNIX sockets or signals outside its domain)
  *    and a seccomp filter (SysV msg/shm, POSIX mqueues and AF_PACKET sockets -> EPERM), then
  *    execs CMD.
- * 5. When CMD exits, kills what is left in the cgroup, removes it, unregisters it, and deletes
- *    the agent's taint if no other instance of the agent is registered. Exit status: CMD's
- *    (128 + signal if it was killed), 1 on a launcher error. */
+ * 5. When CMD exits, kills what is left in the cgroup and removes it; mncd sees the cgroup go
+ *    and drops the registration (and the taint with the agent's last instance). With
+ *    --kernel-only the launcher does that itself. Exit status: CMD's (128 + signal if it was
+ *    killed), 1 on a launcher error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -37,6 +43,7 @@
 #include <unistd.h>
 
 #include "mnc/policy.h"
+#include "mnc/protocol.h"
 #include "mnc_kern.h"
 #include "mncctl.h"
 #include "util.h"
@@ -259,10 +266,47 @@ static void remove_cgroup(const char *cg)
     mncctl_err("could not remove cgroup %s: %s", cg, strerror(errno));
 }
 
+/* agent.register through mncd. 0, or -1 after printing why. */
+static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id)
+{
+    char err[512];
+    int fd = mnc_client_connect(sock, err, sizeof(err));
+    if (fd < 0) {
+        mncctl_err("run refused: mncd is not reachable (%s): nobody would maintain the agent's taint; "
+                   "start mncd, or pass --kernel-only to launch under the kernel programs alone",
+                   err);
+        return -1;
+    }
+    cJSON *req = cJSON_CreateObject(), *resp = NULL;
+    int rc = -1;
+    if (!req || !cJSON_AddStringToObject(req, "verb", "agent.register") ||
+        !cJSON_AddStringToObject(req, "agent", agent) || !cJSON_AddStringToObject(req, "cgroup", cg)) {
+        mncctl_err("run: out of memory");
+    } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
+        mncctl_err("run refused: agent.register: %s", err);
+    } else {
+        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(resp, "ok");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(resp, "agent_id");
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+        if (!cJSON_IsTrue(ok))
+            mncctl_err("run refused: mncd did not register the cgroup: %s",
+                       cJSON_IsString(e) ? e->valuestring : "(no reason given)");
+        else if (!cJSON_IsNumber(id) || (uint32_t)id->valuedouble != agent_id)
+            mncctl_err("run refused: mncd knows agent \"%s\" under another id than the launcher's "
+                       "policy/names map (%u): policies differ", agent, agent_id);
+        else
+            rc = 0;
+    }
+    cJSON_Delete(req);
+    cJSON_Delete(resp);
+    close(fd);
+    return rc;
+}
+
 static int cmd_run(int argc, char **argv, const mncctl_global *g)
 {
-    (void)g;
     const char *agent = NULL, *root = NULL;
+    bool kernel_only = false;
     const char *policies[16];
     int n_pol = 0;
     char *ws_arg[MAX_WS];
@@ -289,13 +333,16 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             ws_arg[n_ws++] = argv[++i];
         } else if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
             root = argv[++i];
+        } else if (strcmp(argv[i], "--kernel-only") == 0) {
+            kernel_only = true;
         } else {
             mncctl_err("run: unknown argument %s", argv[i]);
             return 2;
         }
     }
     if (!agent || i >= argc) {
-        mncctl_err("usage: run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] -- CMD [ARGS...]");
+        mncctl_err("usage: run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] [--kernel-only] "
+                   "-- CMD [ARGS...]");
         return 2;
     }
     char **cmd = argv + i;
@@ -369,16 +416,22 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         cg[0] = 0;
         goto out;
     }
-    int r = mnc_cgroup_id(cg, &cgid);
-    if (r == 0)
-        r = mnc_kern_taint_ensure(k, agent_id);
-    if (r == 0)
-        r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED);
-    if (r != 0) {
-        mncctl_err("run: register cgroup %s: %s", cg, strerror(-r));
-        goto out;
+    if (!kernel_only) {
+        /* mncd registers it and owns it from now on (taint, exit cleanup) */
+        if (register_via_mncd(g->socket, agent, cg, agent_id) != 0)
+            goto out;
+    } else {
+        int r = mnc_cgroup_id(cg, &cgid);
+        if (r == 0)
+            r = mnc_kern_taint_ensure(k, agent_id);
+        if (r == 0)
+            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED);
+        if (r != 0) {
+            mncctl_err("run: register cgroup %s: %s", cg, strerror(-r));
+            goto out;
+        }
+        registered = true;
     }
-    registered = true;
 
     int sync_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) != 0) {
@@ -457,5 +510,6 @@ out:
     return rc;
 }
 
-MNCCTL_COMMAND(run_cmd, "run", "run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] -- CMD...",
+MNCCTL_COMMAND(run_cmd, "run",
+               "run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] [--kernel-only] -- CMD...",
                cmd_run)
