@@ -859,12 +859,53 @@ static int trap(void)
     return n_fail ? 1 : 0;
 }
 
+/* Small probes for shell scripts (tests/vm/worked-example.sh): print "ok" or the errno name's
+ * text, exit 0 if the operation succeeded, 1 if it was refused. */
+static int probe(int argc, char **argv)
+{
+    int r = EINVAL;
+    if (argc == 4 && strcmp(argv[2], "write") == 0) {
+        int fd = open(argv[3], O_WRONLY | O_APPEND | O_CLOEXEC);
+        r = fd < 0 ? errno : try_write_fd(fd);
+        if (fd >= 0)
+            close(fd);
+    } else if (argc == 4 && strcmp(argv[2], "connect-unix") == 0) {
+        r = unix_connect(argv[3]);
+    } else {
+        fprintf(stderr, "usage: mnc-vmtest probe write FILE | connect-unix PATH\n");
+        return 2;
+    }
+    printf("%s\n", r ? (r == EPERM ? "EPERM" : r == EACCES ? "EACCES" : strerror(r)) : "ok");
+    return r ? 1 : 0;
+}
+
+/* A UNIX stream listener that stays until killed (an "external agent" endpoint). */
+static int listen_forever(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (fd < 0 || strlen(path) >= sizeof(a.sun_path))
+        return 1;
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 64) != 0) {
+        perror("listen-unix");
+        return 1;
+    }
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "probe") == 0)
+        return probe(argc, argv);
+    if (argc == 3 && strcmp(argv[1], "listen-unix") == 0)
+        return listen_forever(argv[2]);
     if (argc == 2 && strcmp(argv[1], "scenario") == 0)
         return scenario();
     if (argc == 2 && strcmp(argv[1], "trap") == 0)
         return trap();
-    fprintf(stderr, "usage: mnc-vmtest scenario|trap\n");
+    fprintf(stderr, "usage: mnc-vmtest scenario|trap|probe ...|listen-unix PATH\n");
     return 2;
 }
