@@ -216,7 +216,8 @@ static int ensure_file_sink(const char *path, bool dir)
     if (dir)
         return mkdir_p(path, 0700);
     char parent[PATH_MAX];
-    snprintf(parent, sizeof(parent), "%s", path);
+    if (snprintf(parent, sizeof(parent), "%s", path) >= (int)sizeof(parent))
+        return -ENAMETOOLONG;
     char *sl = strrchr(parent, '/');
     if (sl && sl != parent) {
         *sl = 0;
