@@ -249,7 +249,7 @@ static int run(int argc, char **argv, const mncctl_global *g, const char *verb,
 #define U_TOOL "tool OBJECT TOOL"
 #define U_LIST "list [--max N]            (admin)"
 #define U_REVOKE "revoke OBJECT            (admin)"
-#define U_APPROVE "approve REQUEST          (admin; not implemented yet)"
+#define U_APPROVE "approve REQUEST          (admin; release a pending MNC-D approval)"
 #define U_CALL "call JSON                 (send one raw protocol request)"
 
 static int c_disclose(int argc, char **argv, const mncctl_global *g)
