@@ -23,6 +23,9 @@ struct mnc_kern {
     char notice[320]; /* why attach fell back from lsm to cgroup, "" otherwise */
 };
 
+/* Records one self-test case (ignored past the table's capacity). */
+void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);
+
 /* printf into err (bounded); returns rc so callers can `return kerr(...)` */
 int mnc_kerr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

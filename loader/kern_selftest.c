@@ -22,7 +22,7 @@
 
 #include "kern_int.h"
 
-static void add_case(mnc_selftest *st, const char *name, int want, int got)
+void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got)
 {
     if (st->n >= (int)(sizeof(st->c) / sizeof(st->c[0])))
         return;
@@ -92,7 +92,7 @@ static int try_unix(const char *path, bool send)
     return e;
 }
 
-static int write_file(const char *path, const char *s)
+int mnc_write_file(const char *path, const char *s)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -107,7 +107,7 @@ static int write_file(const char *path, const char *s)
  * through the inherited map fds (map syscalls are not subject to the socket hooks). */
 static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgid, uint32_t agent)
 {
-    if (write_file(procs, "0") != 0) {
+    if (mnc_write_file(procs, "0") != 0) {
         snprintf(st->error, sizeof(st->error), "cannot enter scratch cgroup %.300s: %s", procs, strerror(errno));
         _exit(2);
     }
@@ -117,8 +117,8 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
     int skip;
 
     /* A: registered nowhere: fail closed */
-    add_case(st, "sock_create: unknown cgroup in the tree is denied", EPERM, try_socket(AF_INET, SOCK_DGRAM, 0));
-    add_case(st, "connect_unix: unknown cgroup in the tree is denied", EPERM, try_unix(path, false));
+    mnc_selftest_add(st, "sock_create: unknown cgroup in the tree is denied", EPERM, try_socket(AF_INET, SOCK_DGRAM, 0));
+    mnc_selftest_add(st, "connect_unix: unknown cgroup in the tree is denied", EPERM, try_unix(path, false));
 
     /* B: registered, tainted, nothing allowed */
     struct mnc_taint t;
@@ -129,21 +129,21 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
         snprintf(st->error, sizeof(st->error), "cannot write the maps: %s", strerror(errno));
         _exit(2);
     }
-    add_case(st, "connect4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, false, &skip));
-    add_case(st, "sendmsg4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, true, &skip));
+    mnc_selftest_add(st, "connect4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, false, &skip));
+    mnc_selftest_add(st, "sendmsg4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, true, &skip));
     skip = 0;
     int e6 = try_inet(AF_INET6, false, &skip);
     if (!skip)
-        add_case(st, "connect6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
+        mnc_selftest_add(st, "connect6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
     skip = 0;
     e6 = try_inet(AF_INET6, true, &skip);
     if (!skip)
-        add_case(st, "sendmsg6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
-    add_case(st, "connect_unix: tainted -> unregistered path denied", EPERM, try_unix(path, false));
-    add_case(st, "sendmsg_unix: tainted -> unregistered path denied", EPERM, try_unix(path, true));
+        mnc_selftest_add(st, "sendmsg6: tainted -> unregistered [::1]:9 denied", EPERM, e6);
+    mnc_selftest_add(st, "connect_unix: tainted -> unregistered path denied", EPERM, try_unix(path, false));
+    mnc_selftest_add(st, "sendmsg_unix: tainted -> unregistered path denied", EPERM, try_unix(path, true));
     /* allowed by the hook, then the kernel finds no socket there: ENOENT, not EPERM */
-    add_case(st, "connect_unix: tainted -> mncd socket allowed", ENOENT, try_unix(mncd, false));
-    add_case(st, "sock_create: raw IPv4 socket denied", EPERM, try_socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+    mnc_selftest_add(st, "connect_unix: tainted -> mncd socket allowed", ENOENT, try_unix(mncd, false));
+    mnc_selftest_add(st, "sock_create: raw IPv4 socket denied", EPERM, try_socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
 
     /* C: untainted: no false blocks */
     memset(&t, 0, sizeof(t));
@@ -151,9 +151,9 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
         snprintf(st->error, sizeof(st->error), "cannot write the taint map: %s", strerror(errno));
         _exit(2);
     }
-    add_case(st, "connect4: untainted -> 127.0.0.1:9 allowed", 0, try_inet(AF_INET, false, &skip));
-    add_case(st, "sendmsg_unix: untainted -> path allowed (ENOENT)", ENOENT, try_unix(path, true));
-    add_case(st, "sock_create: untainted UDP socket allowed", 0, try_socket(AF_INET, SOCK_DGRAM, 0));
+    mnc_selftest_add(st, "connect4: untainted -> 127.0.0.1:9 allowed", 0, try_inet(AF_INET, false, &skip));
+    mnc_selftest_add(st, "sendmsg_unix: untainted -> path allowed (ENOENT)", ENOENT, try_unix(path, true));
+    mnc_selftest_add(st, "sock_create: untainted UDP socket allowed", 0, try_socket(AF_INET, SOCK_DGRAM, 0));
     mnc_kern_sink_unix_del(k, mncd);
     _exit(0);
 }

@@ -13,23 +13,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kern_int.h"
 #include "lsm_backend.h"
 #include "lsm_files.skel.h"
 #include "lsm_ipc.skel.h"
 #include "lsm_paths.skel.h"
 #include "lsm_sockets.skel.h"
 
-static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int lerr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_file_open", "lsm/file_open",
@@ -76,18 +66,18 @@ const char *mnc_lsm_hook_name(unsigned hook)
 int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen)
 {
     if (!f->lsm_list_known)
-        return lerr(err, errlen, -EOPNOTSUPP,
+        return mnc_kerr(err, errlen, -EOPNOTSUPP,
                     "backend lsm unavailable: /sys/kernel/security/lsm is unreadable (mount securityfs)");
     if (!f->lsm_has_bpf)
-        return lerr(err, errlen, -EOPNOTSUPP,
+        return mnc_kerr(err, errlen, -EOPNOTSUPP,
                     "backend lsm unavailable: \"bpf\" is not in the active LSM list (%s); LSM programs "
                     "would load and attach here but never run; boot with lsm=...,bpf",
                     f->lsm_list);
     if (!f->lsm_loads)
-        return lerr(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
+        return mnc_kerr(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
                     strerror(f->lsm_load_errno));
     if (!f->bpffs)
-        return lerr(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
+        return mnc_kerr(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
     return 0;
 }
 
@@ -129,21 +119,21 @@ static int attach_obj(struct bpf_object *obj, const char *root, char created[][6
             int e = errno;
             close(lfd);
             if (rc != 0)
-                return lerr(err, errlen, -e, "bpf_link_update %s: %s", lp, strerror(e));
+                return mnc_kerr(err, errlen, -e, "bpf_link_update %s: %s", lp, strerror(e));
             continue;
         }
         if (errno != ENOENT)
-            return lerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
+            return mnc_kerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
         struct bpf_link *l = bpf_program__attach_lsm(prog);
         if (!l) {
             int e = errno;
-            return lerr(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
+            return mnc_kerr(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
                         strerror(e));
         }
         int rc = bpf_link__pin(l, lp);
         bpf_link__destroy(l); /* drops our fd only: the pin keeps the link */
         if (rc != 0)
-            return lerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
+            return mnc_kerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
         if (*n_created < max_created) {
             snprintf(created[*n_created], 64, "%s", name);
             (*n_created)++;
@@ -188,12 +178,12 @@ static int tree_level(const char *path, __u32 *level)
 int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, char *err, size_t errlen)
 {
     if (!root || !*root)
-        return lerr(err, errlen, -EINVAL, "no pin root");
+        return mnc_kerr(err, errlen, -EINVAL, "no pin root");
     char links[PATH_MAX + 8];
     snprintf(links, sizeof(links), "%s/links", root);
     int rc;
     if ((rc = mkdir_one(root, 0700)) != 0 || (rc = mkdir_one(links, 0700)) != 0)
-        return lerr(err, errlen, rc, "create %s: %s", links, strerror(-rc));
+        return mnc_kerr(err, errlen, rc, "create %s: %s", links, strerror(-rc));
 
     struct lsm_objs o = {0};
     char created[N_LSM_HOOKS][64];
@@ -202,13 +192,13 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
     if (!(o.files = lsm_files_bpf__open_opts(&oo)) || !(o.paths = lsm_paths_bpf__open_opts(&oo)) ||
         !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo))) {
         rc = -errno;
-        lerr(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
+        mnc_kerr(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
         rc = rc ? rc : -EINVAL;
         goto out;
     }
     if ((rc = lsm_files_bpf__load(o.files)) != 0 || (rc = lsm_paths_bpf__load(o.paths)) != 0 ||
         (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0) {
-        lerr(err, errlen, rc,
+        mnc_kerr(err, errlen, rc,
              "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
              "under %s: detach --purge)",
              strerror(-rc), root);
@@ -224,17 +214,17 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
         __u32 key = 0;
         if (bpf_map_update_elem(bpf_map__fd(o.files->maps.settings), &key, &cfg, BPF_ANY) != 0) {
             rc = -errno;
-            lerr(err, errlen, rc, "write settings: %s", strerror(-rc));
+            mnc_kerr(err, errlen, rc, "write settings: %s", strerror(-rc));
             goto out;
         }
         struct mnc_lsm_tree lt = {.tree_cgroup_id = tree_id};
         if ((rc = tree_level(tree_path, &lt.tree_level)) != 0) {
-            lerr(err, errlen, rc, "cgroup level of %s: %s", tree_path, strerror(-rc));
+            mnc_kerr(err, errlen, rc, "cgroup level of %s: %s", tree_path, strerror(-rc));
             goto out;
         }
         if (bpf_map_update_elem(bpf_map__fd(o.files->maps.lsm_tree), &key, &lt, BPF_ANY) != 0) {
             rc = -errno;
-            lerr(err, errlen, rc, "write lsm_tree: %s", strerror(-rc));
+            mnc_kerr(err, errlen, rc, "write lsm_tree: %s", strerror(-rc));
             goto out;
         }
     }
@@ -263,7 +253,7 @@ int mnc_lsm_detach(const char *root, char *err, size_t errlen)
         char p[PATH_MAX + 80];
         snprintf(p, sizeof(p), "%s/links/%s", root, lsm_hooks[i].program);
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
-            rc = lerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+            rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
     return rc;
 }
@@ -288,16 +278,6 @@ int mnc_lsm_links_present(const char *root, char *missing, size_t len)
 }
 
 /* ---- self-test */
-static void st_case(mnc_selftest *st, const char *name, int want, int got)
-{
-    if (st->n >= (int)(sizeof(st->c) / sizeof(st->c[0])))
-        return;
-    mnc_selftest_case *c = &st->c[st->n++];
-    snprintf(c->name, sizeof(c->name), "%s", name);
-    c->want = want;
-    c->got = got;
-    c->pass = want == got;
-}
 
 #define ST_CASES 4
 static const char *const st_names[ST_CASES] = {
@@ -308,16 +288,6 @@ static const char *const st_names[ST_CASES] = {
 };
 static const int st_want[ST_CASES] = {0, EPERM, EPERM, 0};
 
-static int write_str(const char *path, const char *s)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, s, strlen(s));
-    int e = errno;
-    close(fd);
-    return n == (ssize_t)strlen(s) ? 0 : -(n < 0 ? e : EIO);
-}
 
 /* Runs in the child, inside the scratch cgroup. got[i]: 0 or the errno seen. */
 static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *plain, int got[ST_CASES])
@@ -434,7 +404,7 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
         char me_s[32];
         close(pfd[0]);
         snprintf(me_s, sizeof(me_s), "%d\n", (int)getpid());
-        got[ST_CASES] = write_str(procs, me_s); /* join the scratch cgroup */
+        got[ST_CASES] = mnc_write_file(procs, me_s); /* join the scratch cgroup */
         if (got[ST_CASES] == 0)
             st_child(k, agent, sink, plain, got);
         ssize_t w = write(pfd[1], got, sizeof(got));
@@ -458,7 +428,7 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
         goto undo;
     }
     for (int i = 0; i < ST_CASES; i++)
-        st_case(st, st_names[i], st_want[i], got[i]);
+        mnc_selftest_add(st, st_names[i], st_want[i], got[i]);
     st->pass = st->n == ST_CASES;
     for (int i = 0; i < st->n; i++)
         st->pass = st->pass && st->c[i].pass;
@@ -559,7 +529,7 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
         mnc_selftest *s = st ? st : &local;
         rc = mnc_lsm_selftest(k, s);
         if (rc) {
-            lerr(err, errlen, -ENOTRECOVERABLE,
+            mnc_kerr(err, errlen, -ENOTRECOVERABLE,
                  "backend lsm: functional self-test failed: %s",
                  s->error[0] ? s->error
                              : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
@@ -581,7 +551,7 @@ int mnc_lsm_purge(const char *root, char *err, size_t errlen)
         char p[PATH_MAX + 16];
         snprintf(p, sizeof(p), "%s/%s", root, maps[i]);
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
-            rc = lerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+            rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
     return rc;
 }

@@ -232,17 +232,6 @@ static int seccomp_confine(char *why, size_t whylen)
     return 0;
 }
 
-static int write_str(const char *path, const char *s)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, s, strlen(s));
-    int e = errno;
-    close(fd);
-    return n == (ssize_t)strlen(s) ? 0 : -(n < 0 ? e : EIO);
-}
-
 static volatile sig_atomic_t child_pid;
 static void forward_signal(int sig)
 {
@@ -254,7 +243,7 @@ static void remove_cgroup(const char *cg)
 {
     char p[PATH_MAX + 32];
     snprintf(p, sizeof(p), "%s/cgroup.kill", cg);
-    write_str(p, "1"); /* leftovers (daemonised children) go with the agent; ignore if absent */
+    mnc_write_file(p, "1"); /* leftovers (daemonised children) go with the agent; ignore if absent */
     for (int i = 0; i < 200; i++) {
         if (rmdir(cg) == 0 || errno == ENOENT)
             return;
@@ -451,7 +440,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         char why[600] = "";
         char procs[PATH_MAX + 32];
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-        int e = write_str(procs, "0");
+        int e = mnc_write_file(procs, "0");
         if (e)
             snprintf(why, sizeof(why), "enter cgroup %.400s: %s", cg, strerror(-e));
         else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
