@@ -25,20 +25,8 @@ static __always_inline int mnc_lsm_deny_sock(const struct mnc_subject *s, struct
                                              const struct mnc_unix_key *uk)
 {
     struct mnc_event *ev = mnc_event_begin(s->cgid, s->a, t, r, hook);
-    if (ev) {
-        ev->dst_class = (__u8)cls;
-        ev->dst_id = id;
-        if (ik) {
-            ev->family = ik->family;
-            ev->port = ik->port;
-            __builtin_memcpy(ev->addr, ik->addr, sizeof(ev->addr));
-        }
-        if (uk) {
-            ev->family = AF_UNIX;
-            __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
-        }
-        bpf_ringbuf_submit(ev, 0);
-    }
+    if (ev)
+        mnc_event_submit_dst(ev, cls, id, ik, uk);
     return -EPERM;
 }
 

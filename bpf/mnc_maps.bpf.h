@@ -141,4 +141,24 @@ static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struc
     return ev;
 }
 
+/* Fills a deny event's destination (a sink label, and the IP or UNIX address if known) and
+ * submits it. Shared by the cgroup and the LSM socket hooks. */
+static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls, __u32 id,
+                                                 const struct mnc_inet_key *ik,
+                                                 const struct mnc_unix_key *uk)
+{
+    ev->dst_class = (__u8)cls;
+    ev->dst_id = id;
+    if (ik) {
+        ev->family = ik->family;
+        ev->port = ik->port;
+        __builtin_memcpy(ev->addr, ik->addr, sizeof(ev->addr));
+    }
+    if (uk) {
+        ev->family = AF_UNIX;
+        __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
+    }
+    bpf_ringbuf_submit(ev, 0);
+}
+
 #endif

@@ -39,20 +39,8 @@ static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int p
         return 1;
 
     struct mnc_event *ev = mnc_event_begin(cgid, a, t, r, hook);
-    if (ev) {
-        ev->dst_class = (__u8)cls;
-        ev->dst_id = id;
-        if (ik) {
-            ev->family = ik->family;
-            ev->port = ik->port;
-            __builtin_memcpy(ev->addr, ik->addr, sizeof(ev->addr));
-        }
-        if (uk) {
-            ev->family = AF_UNIX;
-            __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
-        }
-        bpf_ringbuf_submit(ev, 0);
-    }
+    if (ev)
+        mnc_event_submit_dst(ev, cls, id, ik, uk);
     return 0; /* EPERM */
 }
 
