@@ -1,47 +1,136 @@
 #!/usr/bin/env bash
-# The paper's worked example on the embedded default policy (policies/scheduling.json):
-# the worker knows "oncology appointment Tue 2pm"; the coordinator only needs a feasible slot.
-# Runs MNC-C selection, then asks the reference monitor about each downstream operation.
+# make demo - the paper's worked example end to end on the embedded default policy, through the
+# real daemon and the real kernel:
+#   mncd (default scheduling policy, kernel layer on) <- worker and coordinator launched by
+#   `mncctl run` into their own cgroups (Landlock + seccomp applied), identified by mncd from the
+#   kernel. The coordinator then tries every way out: through mncd, and directly.
+# Needs root (cgroups, BPF). Uses a private socket, state dir, bpffs pin root and cgroup tree, so it
+# never touches a production mncd; the default policy's log file and memory directory
+# (/var/log/mnc/ops.log, /var/lib/mnc/memory) are created if missing, as mncd does.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ROOT=$PWD
 BUILD=${BUILD:-build}
-CTL=$BUILD/mncctl
-POL=policies/scheduling.json
-STATE=policies/examples/scheduling-state.json
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+CTL=$ROOT/$BUILD/mncctl
+MNCD=$ROOT/$BUILD/mncd
+STATE_EXAMPLE=$ROOT/policies/examples/scheduling-state.json
 
-echo "== MNC-C selection for schedule_meeting -> coordinator"
-"$CTL" select --policy "$POL" --purpose schedule_meeting --recipient coordinator --state "$STATE" >"$tmp/sel.json"
-python3 - "$tmp/sel.json" <<'PY'
+if [ "$(id -u)" -ne 0 ]; then
+    echo "make demo: needs root (it launches agents into cgroups and attaches BPF programs)." >&2
+    echo "For the offline part only: $CTL select --policy policies/scheduling.json --contract schedule_meeting --state $STATE_EXAMPLE" >&2
+    exit 1
+fi
+
+tmp=$(mktemp -d /tmp/mnc-demo.XXXXXX)
+PIN=/sys/fs/bpf/mnc-demo-$$
+TREE=mnc-demo-$$
+SOCK=$tmp/mncd.sock
+export MNC_SOCKET=$SOCK MNC_PIN_ROOT=$PIN
+MPID=
+cleanup() {
+    [ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
+    [ -n "${PEER:-}" ] && kill "$PEER" 2>/dev/null
+    "$CTL" kern --pin-root "$PIN" detach --purge >/dev/null 2>&1 || true
+    cg2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+    [ -n "$cg2" ] && rmdir "$cg2/$TREE"/* "$cg2/$TREE" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+say() { printf '\n== %s\n' "$*"; }
+show() { printf '   %-58s %s\n' "$1" "$2"; }
+# decision and reason of a JSON response
+verdict() { python3 -c 'import json,sys
+d = json.loads(sys.stdin.read() or "{}")
+print(("allowed" if d.get("ok") else "DENIED") + " (" + str(d.get("reason", d.get("error", "?"))) + ")")'; }
+
+start_mncd() {
+    "$MNCD" --socket "$SOCK" --state-dir "$tmp/state" --pin-root "$PIN" --cgroup-tree "$TREE" \
+        >>"$tmp/mncd.log" 2>&1 &
+    MPID=$!
+    for _ in $(seq 1 100); do
+        "$CTL" whoami >/dev/null 2>&1 && return 0
+        kill -0 "$MPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "mncd did not start:" >&2
+    cat "$tmp/mncd.log" >&2
+    exit 1
+}
+
+say "mncd on the embedded default policy (policies/scheduling.json), kernel layer: auto"
+start_mncd
+"$CTL" --json status | python3 -c 'import json,sys
+k = json.load(sys.stdin).get("kernel", {})
+print("   backend %s, %s/%s hooks attached, self-test %s" % (k.get("backend"), k.get("links"), k.get("links_expected"), k.get("selftest")))'
+
+# An agent outside the policy's scope: a UNIX socket nobody registered (class external).
+python3 - "$tmp/external.sock" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(16)
+while True:
+    c, _ = s.accept(); c.close()
+PY
+PEER=$!
+for _ in $(seq 1 50); do [ -S "$tmp/external.sock" ] && break; sleep 0.1; done
+
+say "worker (launched by mncctl run) discloses under contract schedule_meeting"
+mkdir -p "$tmp/ws-worker" "$tmp/ws-coord"
+"$CTL" run --agent worker --workspace "$tmp/ws-worker" -- \
+    "$CTL" --json disclose --contract schedule_meeting --state "$STATE_EXAMPLE" >"$tmp/disclose.json"
+python3 - "$tmp/disclose.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for c in d["candidates"]:
-    mark = "=>" if c["selected"] else "  "
-    print(f'{mark} {c["name"]:<18} risk={c["risk"]:<5} {c["verdict"]:<16} {c["detail"]}')
-print(f'released: "{d["selected"]["message"]}"  (object {d["selected"]["object"]["id"]})')
+for c in d.get("candidates", []):
+    mark = "=>" if c["name"] == d.get("form") else "  "
+    print("   %s %-18s risk=%-5s %s" % (mark, c["name"], c.get("risk"), c["verdict"]))
+print('   released to %s: "%s"  (object %s)' % (d.get("queued_to"), d.get("message"), d["object"]["id"]))
 PY
+OID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["object"]["id"])' "$tmp/disclose.json")
 
-echo "== reference monitor on what happens next"
-op() {
-    python3 - "$tmp/sel.json" "$1" "$2" "$3" "$4" "$5" >"$tmp/op.json" <<'PY'
-import json, sys
-obj = json.load(open(sys.argv[1]))["selected"]["object"]
-sender, receiver, ch, off, used = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6] == "1"
-if sender == "coordinator":
-    obj["holders"].append("coordinator")
-if used:
-    obj["turns_left"] = 0
-print(json.dumps({"sender": sender, "receiver": receiver, "purpose": "schedule_meeting",
-                  "channel": ch, "time_ms": obj["issued_ms"] + off, "object": obj}))
-PY
-    local dec
-    dec=$("$CTL" check --policy "$POL" --op "$tmp/op.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["decision"], "(" + d["reason"] + ")")' || true)
-    printf '%-46s %s\n' "$6" "$dec"
-}
-op worker coordinator message 10 0 "worker -> coordinator (delivery)"
-op coordinator external forward 20 0 "coordinator forwards to external"
-op coordinator ops_log log 20 0 "coordinator logs it to ops_log"
-op coordinator agent_memory memory_write 20 0 "coordinator writes it to memory"
-op coordinator coordinator recv 30 1 "coordinator reads it again (turn used)"
-op coordinator agent_memory memory_read 301000 0 "memory read after the 300 s lifetime"
+say "coordinator (launched by mncctl run) receives it, then tries every way out"
+cat >"$tmp/coord.sh" <<EOF
+set -u
+CTL=$CTL; OID=$OID; tmp=$tmp
+$(declare -f show verdict)
+direct_connect() { python3 -c 'import socket,sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(sys.argv[1]); print("allowed")
+except OSError as e:
+    print("DENIED by the kernel (%s)" % __import__("errno").errorcode[e.errno])' "\$1"; }
+direct_write() { python3 -c 'import sys
+try:
+    open(sys.argv[1], "a").write("leak\n"); print("allowed")
+except OSError as e:
+    print("DENIED by the kernel (%s)" % __import__("errno").errorcode[e.errno])' "\$1"; }
+show "direct connect() to an external agent, before receiving" "\$(direct_connect \$tmp/external.sock)"
+r=\$(\$CTL --json recv)
+show "recv through mncd" "\$(echo "\$r" | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d.get("messages") or d.get("delivered") or [d]; print(repr(m[0].get("message")))')"
+show "forward to external through mncd" "\$(\$CTL --json forward \$OID external | verdict)"
+show "log to ops_log through mncd" "\$(\$CTL --json log \$OID ops_log | verdict)"
+show "mem.put through mncd" "\$(\$CTL --json mem put slot \$OID | verdict)"
+show "direct connect() to the external agent, now tainted" "\$(direct_connect \$tmp/external.sock)"
+show "direct write to /var/log/mnc/ops.log" "\$(direct_write /var/log/mnc/ops.log)"
+show "direct write into /var/lib/mnc/memory" "\$(direct_write /var/lib/mnc/memory/slot)"
+show "recv of the object again (one-turn lifetime)" "\$(\$CTL --json recv --object \$OID | verdict)"
+touch \$tmp/ws-coord/coord.ready  # the workspace is the only place Landlock lets it write
+while [ ! -e \$tmp/mncd.killed ]; do sleep 0.1; done
+show "after kill -9 mncd: direct connect() to external" "\$(direct_connect \$tmp/external.sock)"
+show "after kill -9 mncd: direct write to the log" "\$(direct_write /var/log/mnc/ops.log)"
+EOF
+"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" -- bash "$tmp/coord.sh" &
+CPID=$!
+for _ in $(seq 1 200); do [ -e "$tmp/ws-coord/coord.ready" ] && break; sleep 0.1; done
+
+say "the coordinator's taint in the kernel map (bpftool map dump pinned $PIN/taint)"
+bpftool map dump pinned "$PIN/taint" | sed 's/^/   /'
+
+say "kill -9 mncd: enforcement is pinned in the kernel and outlives it"
+kill -9 "$MPID"; wait "$MPID" 2>/dev/null || true; MPID=
+touch "$tmp/mncd.killed"
+wait "$CPID" || true
+
+say "audit log"
+"$CTL" audit verify "$tmp/state/audit.jsonl" | sed 's/^/   /'
