@@ -151,6 +151,37 @@ static void test_charge_and_reopen(void **state)
     assert_int_equal(mnc_ledger_close(l), 0);
 }
 
+/* A repeated identical disclosure reveals nothing new: the history keeps each distinct
+ * observation once, so it stays bounded by the subject's facts, not by the number of rounds. */
+static void test_history_distinct(void **state)
+{
+    (void)state;
+    char notice[256];
+    mnc_ledger *l = open_ok(notice, sizeof(notice));
+    mnc_ledger_obs same[2] = {{"slot_feasible", "yes"}, {"selected_slot", "Thu 10:00"}};
+    mnc_ledger_obs other[1] = {{"selected_slot", "Fri 09:00"}};
+    for (int rep = 0; rep < 50; rep++) {
+        char id[16];
+        snprintf(id, sizeof(id), "rep%d", rep);
+        assert_int_equal(mnc_ledger_charge(l, "carol", "coordinator", id, same, 2, 0, NULL), MNC_LEDGER_OK);
+    }
+    assert_int_equal(mnc_ledger_charge(l, "carol", "coordinator", "x", other, 1, 0, NULL), MNC_LEDGER_OK);
+    mnc_field fields[2] = {{"slot_feasible", 1}, {"selected_slot", 1}};
+    mnc_policy pol;
+    memset(&pol, 0, sizeof(pol));
+    pol.fields = fields;
+    pol.n_fields = 2;
+    mnc_obs *h;
+    size_t n;
+    assert_int_equal(mnc_ledger_history(l, &pol, "carol", &h, &n), 0);
+    assert_int_equal(n, 3); /* feasible=yes, slot=Thu 10:00, slot=Fri 09:00 */
+    assert_string_equal(h[0].value, "yes");
+    assert_string_equal(h[1].value, "Thu 10:00");
+    assert_string_equal(h[2].value, "Fri 09:00");
+    free(h);
+    assert_int_equal(mnc_ledger_close(l), 0);
+}
+
 static void test_replayed_duplicate_counted_once(void **state)
 {
     (void)state;
@@ -422,6 +453,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_charge_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_distinct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replayed_duplicate_counted_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corruption_and_torn_tail, setup, teardown),

@@ -687,6 +687,14 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mn
                 rc = -1;
                 goto done;
             }
+            /* A repeated identical disclosure reveals nothing new (both risk models count it
+             * once), so the history holds each distinct observation once: it stays bounded by
+             * the subject's distinct facts, not by the number of rounds. */
+            bool seen = false;
+            for (size_t j = 0; j < k && !seen; j++)
+                seen = o[j].field == id && strcmp(o[j].value, s->ch[c].obs[i].value) == 0;
+            if (seen)
+                continue;
             size_t vl = strlen(s->ch[c].obs[i].value) + 1;
             memcpy(str, s->ch[c].obs[i].value, vl);
             o[k].field = (uint16_t)id;

@@ -44,10 +44,9 @@ int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_
         return -1;
     if (p->risk == MNC_RISK_BAYES) /* one pass with the history's posterior cached */
         return p->risk_model ? mnc_bayes_charge(p->risk_model, h, nh, d, nd, out) : -1;
-    /* br(H ⊕ d): evaluate the concatenated history. Bounded: histories beyond this are
-     * refused rather than truncated, since truncation would under-charge. */
-    enum { MAX_OBS = 4096 };
-    if (nh > MAX_OBS || nd > MAX_OBS || nh + nd > MAX_OBS)
+    /* br(H ⊕ d): evaluate the concatenated history (never truncated: that would
+     * under-charge). */
+    if (nh > SIZE_MAX / sizeof(mnc_obs) - nd - 1)
         return -1;
     mnc_obs *joint = malloc((nh + nd + 1) * sizeof(*joint));
     if (!joint)

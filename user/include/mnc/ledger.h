@@ -111,8 +111,8 @@ mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const ch
 /* True if release_id has been charged (durably). */
 bool mnc_ledger_has_release(mnc_ledger *l, const char *release_id);
 
-/* The subject's realised history (all recipients, in charge order) as policy observations
- * for br(H): *out is one heap block (observations followed by their strings; free() it).
+/* The subject's realised history (all recipients, in charge order, each distinct (field,
+ * value) observation once - a repeat reveals nothing new) as policy observations for br(H): *out is one heap block (observations followed by their strings; free() it).
  * Returns 0 (an unknown subject gives *n = 0, *out = NULL) or -1: a recorded field that
  * the policy does not know (fail closed: the history cannot be evaluated), bad args, OOM. */
 int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, mnc_obs **out,
