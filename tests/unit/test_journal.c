@@ -36,6 +36,7 @@ static int collect(void *arg, uint64_t seq, const void *p, size_t len)
 
 static char dir[64];
 static char path[128];
+static char path2[128]; /* a copy of path taken while a handle is open: a crash image */
 
 static int setup(void **state)
 {
@@ -44,6 +45,7 @@ static int setup(void **state)
     if (!mkdtemp(dir))
         return -1;
     snprintf(path, sizeof(path), "%s/j", dir);
+    snprintf(path2, sizeof(path2), "%s/crash-image", dir);
     return 0;
 }
 
@@ -54,6 +56,7 @@ static int teardown(void **state)
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     unlink(tmp);
     unlink(path);
+    unlink(path2);
     rmdir(dir);
     return 0;
 }
@@ -317,6 +320,294 @@ static void test_compact(void **state)
     assert_int_equal(access(tmp, F_OK), -1); /* no leftover */
 }
 
+/* ---- preallocation: the zero-filled region after the logical end ----------------------- */
+
+#define PRE ((off_t)MNC_JOURNAL_PREALLOC_DEFAULT)
+
+static void put_at(off_t at, const void *b, size_t n)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, b, n, at), (ssize_t)n);
+    assert_int_equal(close(fd), 0);
+}
+
+static void zeros_at(off_t at, size_t n)
+{
+    void *z = calloc(1, n);
+    assert_non_null(z);
+    put_at(at, z, n);
+    free(z);
+}
+
+static void read_at(off_t at, void *b, size_t n)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, b, n, at), (ssize_t)n);
+    assert_int_equal(close(fd), 0);
+}
+
+/* Copies path to path2 byte for byte while a handle may hold path open: what a crash (kill -9,
+ * with the page cache intact) would leave on disk. */
+static off_t crash_image(void)
+{
+    off_t n = fsize();
+    uint8_t *b = malloc((size_t)n);
+    assert_non_null(b);
+    read_at(0, b, (size_t)n);
+    int fd = open(path2, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, b, (size_t)n), (ssize_t)n);
+    assert_int_equal(close(fd), 0);
+    free(b);
+    return n;
+}
+
+static void test_prealloc_layout(void **state)
+{
+    (void)state;
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mnc_journal_append(j, "{\"i\":0}", 7, NULL), 0);
+    /* while open: one chunk of zeros past the 81 bytes of records, preallocated once */
+    assert_int_equal(fsize(), PRE);
+    assert_int_equal(mnc_journal_size(j), 81);
+    assert_int_equal(mnc_journal_prealloc_rounds(j), 1);
+    uint8_t tail[64];
+    read_at(81, tail, sizeof(tail));
+    for (size_t i = 0; i < sizeof(tail); i++)
+        assert_int_equal(tail[i], 0);
+    /* the crash image (records, then zeros to EOF) is a clean journal */
+    assert_int_equal(crash_image(), PRE);
+    uint64_t n = 0;
+    assert_int_equal(mnc_journal_scan(path2, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(notice, "");
+    /* a clean close gives the zeros back: the legacy layout, records only */
+    assert_int_equal(mnc_journal_close(j), 0);
+    assert_int_equal(fsize(), 81);
+    /* reopening the crash image keeps its zeros as preallocated space: appends overwrite
+     * them in place and the file does not grow */
+    static collected c;
+    memset(&c, 0, sizeof(c));
+    snprintf(path, sizeof(path), "%s", path2);
+    j = mnc_journal_open(path, collect, &c, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_string_equal(notice, "");
+    assert_int_equal(c.n, 3);
+    assert_int_equal(fsize(), PRE);
+    uint64_t seq;
+    assert_int_equal(mnc_journal_append(j, "{\"i\":3}", 7, &seq), 0);
+    assert_int_equal(seq, 4);
+    assert_int_equal(fsize(), PRE);
+    assert_int_equal(mnc_journal_prealloc_rounds(j), 0);
+    assert_int_equal(mnc_journal_close(j), 0);
+    assert_int_equal(fsize(), 4 * 27);
+    snprintf(path, sizeof(path), "%s/j", dir);
+}
+
+static void test_zeros_after_valid_clean(void **state)
+{
+    (void)state;
+    write_n(3);
+    zeros_at(81, 4096); /* a legacy file that a crash left with zeros after its records */
+    char err[256], notice[256];
+    uint64_t n = 0;
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(notice, "");
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_string_equal(notice, "");
+    assert_int_equal(fsize(), 81 + 4096); /* not truncated: zeros are not a torn tail */
+    uint64_t seq;
+    assert_int_equal(mnc_journal_append(j, "{\"i\":3}", 7, &seq), 0);
+    assert_int_equal(seq, 4);
+    assert_int_equal(fsize(), 81 + 4096); /* written over the zeros */
+    assert_int_equal(mnc_journal_close(j), 0);
+    static collected c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(mnc_journal_scan(path, collect, &c, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(c.n, 4);
+    assert_string_equal(c.payload[3], "{\"i\":3}");
+}
+
+/* A torn write inside the preallocated zone: the first `keep` bytes of record #4 (optionally
+ * with a flipped byte), then zeros. Must be a torn tail at offset 81 whose notice counts
+ * `want_bytes` (up to the last non-zero byte), truncated on open. */
+static void torn_in_zone(size_t keep, int flip_at, size_t want_bytes, const char *want_why)
+{
+    write_n(4);
+    uint8_t rec[27];
+    read_at(81, rec, sizeof(rec));
+    if (flip_at >= 0)
+        rec[flip_at] ^= 0x5a;
+    assert_int_equal(truncate(path, 81), 0);
+    zeros_at(81, 65536);
+    put_at(81, rec, keep);
+    char err[256], notice[256];
+    uint64_t n = 0;
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 3);
+    char want[64];
+    snprintf(want, sizeof(want), "torn tail at offset 81 (%zu bytes, record #4", want_bytes);
+    if (!strstr(notice, want))
+        print_message("# notice: %s\n", notice);
+    assert_non_null(strstr(notice, want));
+    assert_non_null(strstr(notice, want_why));
+    assert_non_null(strstr(notice, "zero bytes follow"));
+    assert_int_equal(fsize(), 81 + 65536); /* scan never modifies */
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_non_null(strstr(notice, "truncated to 81 bytes"));
+    assert_int_equal(fsize(), 81);
+    uint64_t seq;
+    assert_int_equal(mnc_journal_append(j, "{\"i\":9}", 7, &seq), 0);
+    assert_int_equal(seq, 4);
+    assert_int_equal(fsize(), PRE); /* preallocated again */
+    assert_int_equal(mnc_journal_close(j), 0);
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 4);
+    assert_string_equal(notice, "");
+}
+
+static void test_torn_in_zone_header(void **state)
+{
+    (void)state;
+    /* magic, length 7, half the seq, then zeros: the zeros complete a header whose length
+     * fits, so the CRC decides; the notice counts up to the seq's last non-zero byte */
+    torn_in_zone(12, -1, 9, "crc mismatch");
+}
+
+static void test_torn_in_zone_partial(void **state)
+{
+    (void)state;
+    /* complete header, 5 of 7 payload bytes: the length fits (zeros follow), the CRC fails */
+    torn_in_zone(25, -1, 25, "crc mismatch");
+}
+
+static void test_torn_in_zone_crc(void **state)
+{
+    (void)state;
+    torn_in_zone(27, 24, 27, "crc mismatch"); /* whole record, damaged payload, then zeros */
+}
+
+static void test_garbage_in_zone_torn(void **state)
+{
+    (void)state;
+    /* zeros with a stray non-zero byte (a sector of an unacknowledged batch whose start did
+     * not reach the disk): nothing valid follows, so it is a torn tail */
+    write_n(3);
+    zeros_at(81, 4096);
+    put_at(81 + 1000, "\x17", 1);
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_non_null(strstr(notice, "torn tail at offset 81 (1001 bytes"));
+    assert_non_null(strstr(notice, "bad magic"));
+    assert_int_equal(fsize(), 81);
+    assert_int_equal(mnc_journal_close(j), 0);
+}
+
+static void test_corrupt_middle_prealloc(void **state)
+{
+    (void)state;
+    /* crash image of an open, preallocated journal with a byte flipped in record #3 */
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(mnc_journal_append(j, "{\"i\":0}", 7, NULL), 0);
+    off_t n = crash_image();
+    assert_int_equal(mnc_journal_close(j), 0);
+    snprintf(path, sizeof(path), "%s", path2);
+    flip(2 * 27 + 22);
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, NULL, notice, sizeof(notice), err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "corrupt record #3 at offset 54: crc mismatch"));
+    assert_null(mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err)));
+    assert_non_null(strstr(err, "corrupt record #3 at offset 54"));
+    assert_non_null(strstr(err, "valid record follows at offset 81"));
+    assert_int_equal(fsize(), n); /* nothing truncated, zeros included */
+    snprintf(path, sizeof(path), "%s/j", dir);
+}
+
+static void test_zero_gap_then_valid_refused(void **state)
+{
+    (void)state;
+    /* record #3 zeroed, #4 intact: zeros followed by a valid record are corruption, never a
+     * clean end (that would silently drop record #4) */
+    write_n(4);
+    zeros_at(54, 27);
+    zeros_at(108, 4096);
+    char err[256], notice[256];
+    assert_null(mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err)));
+    assert_non_null(strstr(err, "corrupt record #3 at offset 54: bad magic"));
+    assert_non_null(strstr(err, "valid record follows at offset 81"));
+    assert_int_equal(fsize(), 108 + 4096);
+}
+
+static void test_legacy_file(void **state)
+{
+    (void)state;
+    /* a file as older versions and rewrite() write it: records only, no zeros */
+    const void *p[3] = {"{\"a\":1}", "{\"a\":2}", "{\"a\":3}"};
+    size_t l[3] = {7, 7, 7};
+    assert_int_equal(mnc_journal_rewrite(path, 1, p, l, 3), 0);
+    assert_int_equal(fsize(), 81);
+    char err[256], notice[256];
+    uint64_t n = 0;
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(notice, "");
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_string_equal(notice, "");
+    assert_int_equal(fsize(), 81); /* opening alone changes nothing */
+    assert_int_equal(mnc_journal_next_seq(j), 4);
+    /* preallocation off: the file grows per batch, exactly as before */
+    mnc_journal_set_prealloc(j, 0);
+    assert_int_equal(mnc_journal_append(j, "{\"a\":4}", 7, NULL), 0);
+    assert_int_equal(fsize(), 108);
+    /* on again with a small chunk: next multiple of 4096 beyond the batch */
+    mnc_journal_set_prealloc(j, 4096);
+    assert_int_equal(mnc_journal_append(j, "{\"a\":5}", 7, NULL), 0);
+    assert_int_equal(fsize(), 4096);
+    assert_int_equal(mnc_journal_prealloc_rounds(j), 1);
+    assert_int_equal(mnc_journal_close(j), 0);
+    assert_int_equal(fsize(), 5 * 27);
+}
+
+static void test_compact_prealloc(void **state)
+{
+    (void)state;
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(mnc_journal_append(j, "{\"i\":0}", 7, NULL), 0);
+    assert_int_equal(fsize(), PRE);
+    const void *p[2] = {"{\"snap\":1}", "{\"snap\":2}"};
+    size_t l[2] = {10, 10};
+    assert_int_equal(mnc_journal_compact(j, p, l, 2), 0);
+    assert_int_equal(fsize(), 2 * 30); /* the compacted file has no zeros */
+    assert_int_equal(mnc_journal_append(j, "{\"after\":1}", 11, NULL), 0);
+    assert_int_equal(fsize(), PRE); /* preallocated again on the new file */
+    crash_image();
+    uint64_t n = 0;
+    static collected c;
+    memset(&c, 0, sizeof(c));
+    assert_int_equal(mnc_journal_scan(path2, collect, &c, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(notice, "");
+    assert_int_equal(c.seq[0], 11);
+    assert_string_equal(c.payload[2], "{\"after\":1}");
+    assert_int_equal(mnc_journal_close(j), 0);
+    assert_int_equal(fsize(), 2 * 30 + 31);
+}
+
 static void test_missing_scan(void **state)
 {
     (void)state;
@@ -337,6 +628,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prealloc_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zeros_after_valid_clean, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_in_zone_header, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_in_zone_partial, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_in_zone_crc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_in_zone_torn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_middle_prealloc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zero_gap_then_valid_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_legacy_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_prealloc, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

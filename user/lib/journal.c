@@ -33,7 +33,10 @@ struct mnc_journal {
     bool flushing;       /* a leader is writing */
     int poisoned;        /* errno of the first I/O failure, 0 if none */
     uint64_t syncs;
-    off_t end;           /* file size covered by durable batches */
+    off_t end;           /* logical end: bytes covered by durable batches */
+    off_t alloc_end;     /* file size; [end, alloc_end) holds zero bytes (preallocated) */
+    size_t prealloc;     /* chunk for zero preallocation, 0 = grow the file per batch */
+    uint64_t extends;    /* preallocation rounds (statistic) */
     int no_gc;
 };
 
@@ -115,6 +118,42 @@ static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
     return 0;
 }
 
+/* Writes zero bytes over [from, to). Returns the offset reached: `to` on success, less on
+ * error (errno set). Real zero bytes, not fallocate(): on ext4 a fallocated range is an
+ * "unwritten" extent and the first write into each block converts it, which is again a
+ * metadata change that fdatasync must journal - the very cost preallocation avoids. */
+static off_t write_zeros(int fd, off_t from, off_t to)
+{
+    static const size_t ZB = 64u << 10;
+    uint8_t *z = calloc(1, ZB);
+    if (!z) {
+        errno = ENOMEM;
+        return from;
+    }
+    while (from < to) {
+        size_t n = (size_t)(to - from) < ZB ? (size_t)(to - from) : ZB;
+        ssize_t w = pwrite(fd, z, n, from);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            break;
+        }
+        from += w;
+    }
+    int e = errno;
+    free(z);
+    errno = e;
+    return from;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    /* memcmp against a shifted view of the same buffer: zero iff every byte equals the first */
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
 /* fsync the directory holding `path`, so a created or renamed entry survives a crash. */
 static int fsync_dir(const char *path)
 {
@@ -164,7 +203,8 @@ static size_t resync(const uint8_t *b, size_t size, size_t o)
 }
 
 typedef struct parse_out {
-    size_t valid_end;   /* bytes of valid records; < size means a torn tail */
+    size_t valid_end;   /* logical end: bytes of valid records */
+    bool torn;          /* a torn tail starts at valid_end (else only zero bytes follow it) */
     uint64_t n;
     uint64_t next_seq;  /* 1 for an empty file */
 } parse_out;
@@ -221,7 +261,11 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
                 }
             }
         }
-        /* Record at o is bad. It is a torn tail only if nothing valid follows it. */
+        /* Record at o is bad. Only zero bytes up to EOF: the preallocated region (or an
+         * extension whose data never reached the disk) - the clean logical end. */
+        if (all_zero(b + o, rem))
+            break;
+        /* Otherwise it is a torn tail only if nothing valid follows it. */
         size_t next = resync(b, size, o);
         uint64_t name = expect ? expect : (rem >= 16 ? get64(b + o + 8) : 1);
         if (next != SIZE_MAX) {
@@ -232,13 +276,19 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
         }
         /* Everything from o to EOF is an incomplete append (partial record, or a record or
          * batch whose bytes did not all reach the disk). Only unacknowledged data can be here:
-         * append() acknowledges after fdatasync of the whole batch. */
-        msg(notice, nn, "%s: torn tail at offset %zu (%zu bytes, record #%" PRIu64 ": %s)",
-            path, o, size - o, name, why);
+         * append() acknowledges after fdatasync of the whole batch. Inside a preallocated
+         * region the torn bytes are followed by zeros; count only up to the last non-zero. */
+        size_t last = size;
+        while (last > o && b[last - 1] == 0)
+            last--;
+        msg(notice, nn, "%s: torn tail at offset %zu (%zu bytes, record #%" PRIu64 ": %s%s)",
+            path, o, last - o, name, why, last < size ? "; zero bytes follow" : "");
         po->valid_end = o;
+        po->torn = true;
         return 0;
     }
-    po->valid_end = size;
+    po->valid_end = o;
+    po->torn = false;
     if (notice && nn)
         notice[0] = '\0';
     return 0;
@@ -261,6 +311,7 @@ static int map_and_parse(int fd, const char *path, mnc_journal_replay_fn cb, voi
     *size_out = size;
     if (size == 0) {
         po->valid_end = 0;
+        po->torn = false;
         po->n = 0;
         po->next_seq = 1;
         if (notice && nn)
@@ -314,7 +365,10 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
     size_t size;
     if (map_and_parse(fd, path, cb, arg, &po, &size, notice, notice_len, err, err_len) != 0)
         goto fail;
-    if (po.valid_end < size) {
+    if (po.torn) {
+        /* ftruncate rather than zeroing in place: it is one metadata operation, crash-safe
+         * either way (a crash before it is durable leaves the same torn tail, which the next
+         * open recovers again), and the next append re-preallocates with fresh zeros. */
         if (ftruncate(fd, (off_t)po.valid_end) != 0 || fsync(fd) != 0) {
             msg(err, err_len, "%s: truncating torn tail: %s", path, strerror(errno));
             goto fail;
@@ -339,6 +393,9 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
     j->fd = fd;
     j->next_seq = po.next_seq;
     j->end = (off_t)po.valid_end;
+    /* Without a torn tail, [valid_end, size) is all zero: keep it as preallocated space. */
+    j->alloc_end = po.torn ? (off_t)po.valid_end : (off_t)size;
+    j->prealloc = MNC_JOURNAL_PREALLOC_DEFAULT;
     j->cur_batch = 1;
     j->done_batch = 0;
     if (pthread_mutex_init(&j->mu, NULL) != 0 || pthread_cond_init(&j->cv, NULL) != 0) {
@@ -371,7 +428,14 @@ static int grow(uint8_t **b, size_t *cap, size_t need)
 }
 
 /* Leader step, called with j->mu held and !j->flushing and j->len > 0. Writes the queued
- * batch; drops the lock during I/O unless no_gc (the baseline holds it, which serialises). */
+ * batch; drops the lock during I/O unless no_gc (the baseline holds it, which serialises).
+ *
+ * Preallocation: a batch that fits below alloc_end overwrites zero bytes that are already
+ * allocated and counted in i_size, so its fdatasync flushes data only (no journal commit of
+ * i_size/extents on ext4 - measured ~1.4x faster per sync on this host, see bench_ledger).
+ * A batch that would grow the file also writes zeros up to the next chunk boundary beyond it,
+ * so the one metadata commit that growing costs anyway covers the next chunk as well. The
+ * leader owns end/alloc_end while `flushing` (compact and close wait for it). */
 static void flush_batch(mnc_journal *j, bool drop_lock)
 {
     j->flushing = true;
@@ -385,16 +449,32 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
     j->len = 0;
     uint64_t id = j->cur_batch++;
     off_t off = j->end;
+    off_t need = off + (off_t)blen;
+    off_t alloc = j->alloc_end;
+    off_t chunk = (off_t)j->prealloc;
     if (drop_lock)
         pthread_mutex_unlock(&j->mu);
     int rc = write_all(j->fd, j->spare, blen, off);
+    off_t new_alloc = need > alloc ? need : alloc;
+    bool extended = false;
+    if (rc == 0 && chunk > 0 && need > alloc) {
+        /* A failure here (e.g. ENOSPC) is not an error for this batch: the zeros are not
+         * needed for correctness, only for speed. Keep whatever part was written - zero bytes
+         * past the logical end are a clean end - and let fdatasync decide the batch's fate. */
+        off_t target = (need / chunk + 1) * chunk;
+        off_t reached = write_zeros(j->fd, need, target);
+        extended = reached > need;
+        new_alloc = reached;
+    }
     if (rc == 0)
         rc = fdatasync(j->fd);
     int e = errno;
     if (drop_lock)
         pthread_mutex_lock(&j->mu);
     if (rc == 0) {
-        j->end = off + (off_t)blen;
+        j->end = need;
+        j->alloc_end = new_alloc;
+        j->extends += extended;
         j->done_batch = id;
         j->syncs++;
     } else if (!j->poisoned) {
@@ -455,6 +535,29 @@ uint64_t mnc_journal_syncs(mnc_journal *j)
 {
     pthread_mutex_lock(&j->mu);
     uint64_t s = j->syncs;
+    pthread_mutex_unlock(&j->mu);
+    return s;
+}
+
+void mnc_journal_set_prealloc(mnc_journal *j, size_t chunk)
+{
+    pthread_mutex_lock(&j->mu);
+    j->prealloc = chunk;
+    pthread_mutex_unlock(&j->mu);
+}
+
+uint64_t mnc_journal_prealloc_rounds(mnc_journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    uint64_t s = j->extends;
+    pthread_mutex_unlock(&j->mu);
+    return s;
+}
+
+uint64_t mnc_journal_size(mnc_journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    uint64_t s = (uint64_t)j->end;
     pthread_mutex_unlock(&j->mu);
     return s;
 }
@@ -585,12 +688,14 @@ int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_
         close(j->fd);
         j->fd = fd;
         j->end = size;
+        j->alloc_end = size;
         j->next_seq += n;
         goto out;
     }
     close(j->fd);
     j->fd = fd;
     j->end = size;
+    j->alloc_end = size;
     j->next_seq += n;
     rc = 0;
 out:
@@ -611,6 +716,15 @@ int mnc_journal_close(mnc_journal *j)
     if (j->len > 0 && !j->poisoned)
         flush_batch(j, false);
     int rc = j->poisoned ? -1 : 0;
+    /* Give back the preallocated zeros so a cleanly closed journal is exactly its records
+     * (the legacy layout; tools and people that look at the size see the logical end).
+     * Crash-safe: only zero bytes past the last durable record are cut, and a crash before
+     * the truncation is durable leaves zeros, which open() treats as the clean end - so no
+     * sync is needed. A failure is deliberately not an error: the file is valid with or
+     * without the zeros. Skipped after an I/O error: open() will judge what is there. */
+    if (!j->poisoned && j->alloc_end > j->end && ftruncate(j->fd, j->end) != 0) {
+        /* ignored, see above */
+    }
     pthread_mutex_unlock(&j->mu);
     if (close(j->fd) != 0)
         rc = -1;

@@ -4,7 +4,8 @@
  * (ledger.h), the memory store and the object registry. Payloads are opaque bytes (callers
  * store JSON); the journal only guarantees order, integrity and durability.
  *
- * On-disk format (all integers little-endian), a plain sequence of records, no file header:
+ * On-disk format (all integers little-endian), a plain sequence of records, no file header,
+ * optionally followed by zero bytes (preallocation, below):
  *
  *     offset  size  field
  *     0       4     magic   0x4A434E4D ("MNCJ" in file byte order)
@@ -13,17 +14,39 @@
  *     16      4     crc     zlib crc32 over bytes 0..15 of the header, then the payload
  *     20      len   payload
  *
- * Recovery (done by mnc_journal_open and mnc_journal_scan):
- *   - A *torn tail* is what an interrupted append can leave: a last record that is shorter than
- *     its header says (or a header shorter than 20 bytes), or a last record whose CRC fails and
- *     that ends exactly at end of file - provided no valid record follows it anywhere. open()
- *     truncates it (and fsyncs) and reports it in `notice`; scan() only reports it. Nothing
- *     that was acknowledged can be in a torn tail: append() returns only after fdatasync.
+ * Preallocation: while a journal is open, the file is grown in chunks of real zero bytes
+ * (MNC_JOURNAL_PREALLOC_DEFAULT, see mnc_journal_set_prealloc) and records overwrite those
+ * zeros in place, so the fdatasync after a batch flushes data only instead of also committing
+ * the new file size and extents (the slow part on ext4). The *logical end* of the journal is
+ * where the records stop: after the last valid record comes either EOF or a region of zero
+ * bytes up to EOF. A record never starts with a zero byte (the magic's first byte is 0x4D),
+ * so zeros can never be mistaken for a record. close() truncates the zeros away, so a cleanly
+ * closed journal has the legacy layout (records only); a crashed one may end in zeros. Files
+ * written without preallocation (older versions, rewrite(), compact()) are read unchanged.
+ *
+ * Recovery (done by mnc_journal_open and mnc_journal_scan), judged at the first offset O
+ * where no valid record (magic, length, CRC, sequence number) starts:
+ *   - *Clean end*: O is EOF, or every byte from O to EOF is zero (preallocated space, or an
+ *     extension or batch whose data never reached the disk). No notice; open() keeps the
+ *     zeros as preallocated space and the next append overwrites them from O.
+ *   - A *torn tail* is what an interrupted append can leave: the bytes from O are not all
+ *     zero and no valid record follows anywhere in the file. Typically a last record that is
+ *     shorter than its header says (or a header shorter than 20 bytes), or a last record whose
+ *     CRC fails - ending at EOF, or followed only by zeros (a torn write inside the
+ *     preallocated region). open() truncates the file to O (and fsyncs; the next append
+ *     preallocates again) and reports it in `notice`; scan() only reports it. The notice
+ *     counts the bytes up to the last non-zero one and says "zero bytes follow" if the torn
+ *     bytes sit in preallocated zeros. Nothing that was acknowledged can be in a torn tail:
+ *     append() returns only after fdatasync.
  *   - Anything else that does not parse - a bad magic, CRC, length or sequence number that is
  *     followed by more bytes, in particular by a valid record - is *corruption in the middle*.
  *     It is a hard error naming the record (expected sequence number and byte offset): the
  *     caller must refuse to start, because silently dropping records (e.g. ledger charges)
- *     would reset a privacy budget.
+ *     would reset a privacy budget. This includes zero bytes followed by a valid record: a
+ *     valid record after a zero gap is refused, never skipped. (Consequence: a power loss that
+ *     persisted a later sector of an unacknowledged multi-sector batch but not an earlier one
+ *     is refused, not recovered - the fail-safe direction; a process crash cannot cause it,
+ *     the page cache survives.)
  *
  * Concurrency: append() may be called from many threads. Appenders are batched by a
  * leader/follower group commit: the first waiting appender becomes the leader, writes every
@@ -44,6 +67,7 @@
 #define MNC_JOURNAL_MAGIC 0x4A434E4Du
 #define MNC_JOURNAL_HDR 20
 #define MNC_JOURNAL_MAX_PAYLOAD (16u << 20) /* 16 MiB: bounds allocation on replay */
+#define MNC_JOURNAL_PREALLOC_DEFAULT (1u << 20) /* 1 MiB of zeros per preallocation round */
 
 typedef struct mnc_journal mnc_journal;
 
@@ -54,7 +78,8 @@ typedef struct mnc_journal mnc_journal;
 typedef int (*mnc_journal_replay_fn)(void *arg, uint64_t seq, const void *payload, size_t len);
 
 /* Opens (creating with mode 0600, O_CLOEXEC) the journal at `path`, replays every record
- * through `cb` (may be NULL), truncates a torn tail and takes an exclusive lock.
+ * through `cb` (may be NULL), truncates a torn tail and takes an exclusive lock. Zero bytes
+ * after the last record are kept as preallocated space (clean end, no notice).
  *   notice/notice_len: if non-NULL, receives "" or a one-line description of a recovered
  *                      torn tail ("truncated torn tail at offset N (M bytes): ...").
  *   err/err_len:       on failure, a one-line reason naming the file and, for corruption,
@@ -85,6 +110,18 @@ uint64_t mnc_journal_next_seq(mnc_journal *j);
 /* Number of write+fdatasync rounds so far (a group-commit statistic for benchmarks). */
 uint64_t mnc_journal_syncs(mnc_journal *j);
 
+/* Preallocation chunk for later appends (default MNC_JOURNAL_PREALLOC_DEFAULT): a batch that
+ * would grow the file writes zeros up to the next multiple of `chunk` beyond it, in the same
+ * fdatasync. 0 turns preallocation off (every batch grows the file, the legacy behaviour the
+ * benchmark compares against). Zeros already in the file stay usable either way. */
+void mnc_journal_set_prealloc(mnc_journal *j, size_t chunk);
+
+/* Number of batches that also preallocated a chunk (statistic for tests and benchmarks). */
+uint64_t mnc_journal_prealloc_rounds(mnc_journal *j);
+
+/* Logical end: bytes of durable records (the file may be longer by preallocated zeros). */
+uint64_t mnc_journal_size(mnc_journal *j);
+
 /* Test/benchmark knob: if non-zero, every append does its own write+fdatasync while holding
  * the lock (no batching) - the baseline group commit is measured against. */
 void mnc_journal_set_no_group_commit(mnc_journal *j, int on);
@@ -101,7 +138,8 @@ int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_
 int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads,
                         const size_t *lens, size_t n);
 
-/* Waits for in-flight appends, closes the file. Returns 0, or -1 if the handle had been
+/* Waits for in-flight appends, truncates the preallocated zeros (not an error if that fails:
+ * the file is valid either way), closes the file. Returns 0, or -1 if the handle had been
  * poisoned by an I/O error or close failed. NULL is a no-op returning 0. */
 int mnc_journal_close(mnc_journal *j);
 
