@@ -5,6 +5,7 @@
 #   make demo     the paper's worked example on the embedded default policy
 #   make test     build and run every test; prints "N passed, N failed"
 #   make asan     unit tests under ASan + UBSan (separate build dir)
+#   make valgrind unit tests under valgrind (leaks and memory errors fail)
 #   make bench    benchmarks (figures printed, compared in the same run)
 #   make fuzz     bounded libFuzzer run of the request parser
 #
@@ -56,7 +57,7 @@ BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo test unit asan bench fuzz clean install vmtest eval
+.PHONY: all deps demo test unit asan valgrind bench fuzz clean install vmtest eval
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -125,6 +126,14 @@ asan:
 EVAL_ARGS ?= --doc docs/eval.md
 eval: all
 	BUILD=$(BUILD) tests/eval/run-eval $(EVAL_ARGS)
+
+# Every unit test under valgrind (leaks and memory errors fail).
+valgrind: $(TESTS)
+	@fail=0; for t in $(TESTS); do \
+	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+	        $$t >$$t.valgrind.log 2>&1; then echo "valgrind clean: $$t"; \
+	    else echo "valgrind FAILED: $$t (log: $$t.valgrind.log)"; fail=1; fi; \
+	done; exit $$fail
 
 bench: all $(BENCHES)
 	BUILD=$(BUILD) tests/run-bench

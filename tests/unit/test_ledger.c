@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -377,17 +378,25 @@ static void test_crash_kill9(void **state)
                 pause();
         }
         close(pfd[1]);
-        /* let it run 20..220 ms, reading acks meanwhile */
+        size_t cap = 1 << 20, len = 0;
+        char *buf = malloc(cap);
+        assert_non_null(buf);
+        ssize_t r;
+        /* wait for the first ack (up to 30 s: slow under valgrind), so every round kills a
+         * writer that is really charging, then let it run 20..220 ms more */
+        struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
+        while (!memchr(buf, '\n', len)) {
+            assert_int_equal(poll(&pf, 1, 30000), 1);
+            r = read(pfd[0], buf + len, cap - len - 1);
+            assert_true(r > 0);
+            len += (size_t)r;
+        }
         usleep((useconds_t)(20000 + rand() % 200000));
         assert_int_equal(kill(pid, SIGKILL), 0);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-        /* read all acks (pipe buffers them) */
-        size_t cap = 1 << 20, len = 0;
-        char *buf = malloc(cap);
-        assert_non_null(buf);
-        ssize_t r;
+        /* read the remaining acks (the pipe buffered them) */
         while ((r = read(pfd[0], buf + len, cap - len - 1)) > 0) {
             len += (size_t)r;
             if (len + 1 >= cap) {
