@@ -159,6 +159,7 @@ enum mnc_hook {
     MNC_HOOK_SENDMSG6 = 5,
     MNC_HOOK_SENDMSG_UNIX = 6,
     MNC_HOOK_SOCK_CREATE = 7,
+    MNC_HOOK_EGRESS = 8, /* cgroup_skb/egress: a packet of an agent's socket (pid 0, no comm) */
 };
 
 /* ---- deny event (ring buffer "events") */

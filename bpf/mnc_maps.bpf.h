@@ -117,11 +117,12 @@ static __always_inline struct mnc_agent *mnc_current_agent(__u64 *cgid)
     return bpf_map_lookup_elem(&agents, &k);
 }
 
-/* Fills and submits a deny event; counts MNC_K_EVENT_LOST when the ring is full. The caller
- * fills the destination part through `ev` before calling mnc_event_submit. */
-static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struct mnc_agent *a,
-                                                         const struct mnc_taint *t, __u32 reason,
-                                                         __u8 hook)
+/* Reserves and fills the common part of a deny event, without anything about the current
+ * task (pid 0, empty comm): for hooks that also run in softirq context (cgroup_skb), where
+ * "current" is an unrelated interrupted task. Counts MNC_K_EVENT_LOST when the ring is full. */
+static __always_inline struct mnc_event *mnc_event_reserve(__u64 cgid, const struct mnc_agent *a,
+                                                           const struct mnc_taint *t, __u32 reason,
+                                                           __u8 hook)
 {
     struct mnc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
     if (!ev) {
@@ -132,11 +133,24 @@ static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struc
     ev->ts_ns = bpf_ktime_get_ns();
     ev->cgroup_id = cgid;
     ev->generation = t ? t->generation : 0;
-    ev->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
     ev->agent_id = a ? a->agent_id : 0xffffffffu;
     ev->dst_id = MNC_ID_NONE;
     ev->reason = (__u16)reason;
     ev->hook = hook;
+    return ev;
+}
+
+/* Fills and submits a deny event; counts MNC_K_EVENT_LOST when the ring is full. The caller
+ * fills the destination part through `ev` before calling mnc_event_submit. For hooks that run
+ * in the calling task's context: adds its pid and comm. */
+static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struct mnc_agent *a,
+                                                         const struct mnc_taint *t, __u32 reason,
+                                                         __u8 hook)
+{
+    struct mnc_event *ev = mnc_event_reserve(cgid, a, t, reason, hook);
+    if (!ev)
+        return 0;
+    ev->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
     bpf_get_current_comm(ev->comm, sizeof(ev->comm));
     return ev;
 }

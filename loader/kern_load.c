@@ -23,6 +23,7 @@
 #include "lsm_backend.h"
 #include "sock_addr.skel.h"
 #include "sock_create.skel.h"
+#include "sock_egress.skel.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -51,6 +52,8 @@ static const mnc_hook_info hooks[] = {
     {"mnc_sendmsg_unix", "cgroup/sendmsg_unix", "sendto/sendmsg with a UNIX destination (datagrams)"},
     {"mnc_sock_create", "cgroup/sock_create",
      "socket(2) for AF_INET/AF_INET6 only (kernel limit): no SOCK_RAW; no IP socket for an unknown cgroup (AF_PACKET: seccomp in mncctl run)"},
+    {"mnc_egress", "cgroup_skb/egress",
+     "every IPv4/IPv6 packet of an agent's sockets vs its current taint: sends on connections made before the taint and on accepted sockets (UDP: EPERM; TCP: dropped, connection stalls)"},
 };
 #define N_HOOKS ((int)(sizeof(hooks) / sizeof(hooks[0])))
 
@@ -173,6 +176,7 @@ void mnc_kern_probe(mnc_features *f)
     f->sock_addr_loads = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, NULL) == 1;
     f->sock_create_loads = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK, NULL) == 1;
     f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+    f->skb_loads = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, NULL) == 1;
     libbpf_set_print(old);
 
     if (mnc_cgroup2_mount(f->cgroup2, sizeof(f->cgroup2)) != 0)
@@ -220,6 +224,10 @@ int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err
                         "backend cgroup unavailable: cgroup sock_addr/sock programs do not load");
     if (!f->ringbuf)
         return mnc_kerr(err, errlen, -EOPNOTSUPP, "backend cgroup unavailable: no BPF ring buffer");
+    if (!f->skb_loads)
+        return mnc_kerr(err, errlen, -EOPNOTSUPP,
+                        "backend cgroup unavailable: cgroup_skb programs do not load (sends on connections "
+                        "made before a taint could not be re-checked)");
     return MNC_BACKEND_CGROUP;
 }
 
@@ -265,7 +273,7 @@ int mnc_sink_class_parse(const char *s)
 const char *mnc_hook_name(unsigned h)
 {
     static const char *const n[] = {"?", "connect4", "connect6", "connect_unix", "sendmsg4",
-                                    "sendmsg6", "sendmsg_unix", "sock_create"};
+                                    "sendmsg6", "sendmsg_unix", "sock_create", "egress"};
     return h < sizeof(n) / sizeof(n[0]) ? n[h] : "?";
 }
 
@@ -522,22 +530,25 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = root);
     struct sock_addr_bpf *sa = sock_addr_bpf__open_opts(&oo);
     struct sock_create_bpf *sc = sa ? sock_create_bpf__open_opts(&oo) : NULL;
+    struct sock_egress_bpf *se = sc ? sock_egress_bpf__open_opts(&oo) : NULL;
     bool created = false;
     int n_created = 0;
     char created_names[16][64];
-    if (!sa || !sc) {
+    if (!sa || !sc || !se) {
         rc = -errno;
         mnc_kerr(err, errlen, rc, "open BPF objects: %s", strerror(-rc));
         goto out;
     }
-    if ((rc = sock_addr_bpf__load(sa)) != 0 || (rc = sock_create_bpf__load(sc)) != 0) {
+    if ((rc = sock_addr_bpf__load(sa)) != 0 || (rc = sock_create_bpf__load(sc)) != 0 ||
+        (rc = sock_egress_bpf__load(se)) != 0) {
         mnc_kerr(err, errlen, rc,
                  "load BPF programs: %s (a pinned map with another layout under %s? detach --purge)",
                  strerror(-rc), root);
         goto out;
     }
     if ((rc = attach_object(sa->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0 ||
-        (rc = attach_object(sc->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0)
+        (rc = attach_object(sc->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0 ||
+        (rc = attach_object(se->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0)
         goto out;
 
     /* settings: ABI, backend, tree */
@@ -576,6 +587,7 @@ out:
             unlink(lp);
         }
     }
+    sock_egress_bpf__destroy(se);
     sock_create_bpf__destroy(sc);
     sock_addr_bpf__destroy(sa);
     close(cg_fd);

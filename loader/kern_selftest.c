@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -103,9 +104,64 @@ int mnc_write_file(const char *path, const char *s)
     return n == (ssize_t)strlen(s) ? 0 : -(n < 0 ? e : EIO);
 }
 
+/* The egress re-check (sock_egress.bpf.c): sockets connected while untainted. The receivers
+ * were created by the parent, outside the tree, so they are ordinary external peers. */
+struct egress_peers {
+    int tcp_listen;   /* 127.0.0.1, listening */
+    int udp;          /* 127.0.0.1, bound */
+    struct sockaddr_in tcp_addr, udp_addr;
+};
+
+static int egress_peers_open(struct egress_peers *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->udp = -1;
+    socklen_t l = sizeof(p->tcp_addr);
+    struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    p->tcp_listen = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (p->tcp_listen < 0 || bind(p->tcp_listen, (struct sockaddr *)&lo, sizeof(lo)) != 0 ||
+        listen(p->tcp_listen, 4) != 0 || getsockname(p->tcp_listen, (struct sockaddr *)&p->tcp_addr, &l) != 0)
+        return -errno;
+    l = sizeof(p->udp_addr);
+    p->udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (p->udp < 0 || bind(p->udp, (struct sockaddr *)&lo, sizeof(lo)) != 0 ||
+        getsockname(p->udp, (struct sockaddr *)&p->udp_addr, &l) != 0)
+        return -errno;
+    return 0;
+}
+
+static void egress_peers_close(struct egress_peers *p)
+{
+    if (p->tcp_listen >= 0)
+        close(p->tcp_listen);
+    if (p->udp >= 0)
+        close(p->udp);
+}
+
+/* 0 if one byte arrives on fd within the timeout, EPERM if nothing does (dropped), else errno. A
+ * loopback packet that the egress program lets through is queued at the receiver before send()
+ * returns, so the wait only costs time when the packet was dropped. */
+static int received(int fd, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int n = poll(&pfd, 1, timeout_ms);
+    if (n < 0)
+        return errno;
+    if (n == 0)
+        return EPERM;
+    char b[16];
+    return recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0 ? 0 : errno;
+}
+
+static int send_one(int fd)
+{
+    return send(fd, "x", 1, MSG_NOSIGNAL) == 1 ? 0 : errno;
+}
+
 /* The child: enters the scratch cgroup, then walks the phases, changing its own registration
  * through the inherited map fds (map syscalls are not subject to the socket hooks). */
-static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgid, uint32_t agent)
+static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgid, uint32_t agent,
+                  const struct egress_peers *ep)
 {
     if (mnc_write_file(procs, "0") != 0) {
         snprintf(st->error, sizeof(st->error), "cannot enter scratch cgroup %.300s: %s", procs, strerror(errno));
@@ -154,6 +210,36 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
     mnc_selftest_add(st, "connect4: untainted -> 127.0.0.1:9 allowed", 0, try_inet(AF_INET, false, &skip));
     mnc_selftest_add(st, "sendmsg_unix: untainted -> path allowed (ENOENT)", ENOENT, try_unix(path, true));
     mnc_selftest_add(st, "sock_create: untainted UDP socket allowed", 0, try_socket(AF_INET, SOCK_DGRAM, 0));
+
+    /* D: connected while untainted, tainted afterwards: egress re-checks every packet */
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int acc = -1;
+    if (c < 0 || u < 0 || connect(c, (const struct sockaddr *)&ep->tcp_addr, sizeof(ep->tcp_addr)) != 0 ||
+        connect(u, (const struct sockaddr *)&ep->udp_addr, sizeof(ep->udp_addr)) != 0 ||
+        (acc = accept4(ep->tcp_listen, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+        snprintf(st->error, sizeof(st->error), "egress case: cannot connect to the 127.0.0.1 peers: %s",
+                 strerror(errno));
+        _exit(2);
+    }
+    int e = send_one(c);
+    mnc_selftest_add(st, "egress: untainted TCP send delivered", 0, e ? e : received(acc, 1000));
+    t.tainted = 1;
+    if (mnc_kern_taint_set(k, agent, &t) != 0) {
+        snprintf(st->error, sizeof(st->error), "cannot write the taint map: %s", strerror(errno));
+        _exit(2);
+    }
+    /* TCP queues the byte and reports success; the program drops the segment */
+    e = send_one(c);
+    mnc_selftest_add(st, "egress: tainted send on pre-taint TCP dropped", EPERM, e ? e : received(acc, 200));
+    mnc_selftest_add(st, "egress: tainted send on pre-taint UDP -> EPERM", EPERM, send_one(u));
+    /* abortive close: a FIN would be dropped too and retransmitted after this cgroup is gone */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    if (setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) != 0)
+        e = errno; /* harmless: the socket only lingers */
+    close(acc);
+    close(c);
+    close(u);
     mnc_kern_sink_unix_del(k, mncd);
     _exit(0);
 }
@@ -172,6 +258,14 @@ int mnc_kern_selftest(mnc_kern *k, mnc_selftest *out)
         return -e;
     }
     memset(st, 0, sizeof(*st));
+    struct egress_peers ep;
+    int prc = egress_peers_open(&ep);
+    if (prc != 0) {
+        snprintf(out->error, sizeof(out->error), "egress peers on 127.0.0.1: %s", strerror(-prc));
+        egress_peers_close(&ep);
+        munmap(st, sizeof(*st));
+        return prc;
+    }
     char cg[MNC_TREE_PATH_MAX + 64], procs[MNC_TREE_PATH_MAX + 96];
     snprintf(cg, sizeof(cg), "%s/.selftest.%d", k->tree, (int)getpid());
     snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
@@ -195,7 +289,7 @@ int mnc_kern_selftest(mnc_kern *k, mnc_selftest *out)
         goto out_rmdir;
     }
     if (pid == 0)
-        child(k, st, procs, cgid, agent);
+        child(k, st, procs, cgid, agent, &ep);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
@@ -220,6 +314,7 @@ out_rmdir:
         nanosleep(&ts, NULL);
     }
 out_unmap:
+    egress_peers_close(&ep);
     munmap(st, sizeof(*st));
     if (rc == 0) {
         out->pass = out->n > 0;

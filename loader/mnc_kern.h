@@ -40,6 +40,7 @@ typedef struct mnc_features {
     bool sock_addr_loads;    /* BPF_PROG_TYPE_CGROUP_SOCK_ADDR */
     bool sock_create_loads;  /* BPF_PROG_TYPE_CGROUP_SOCK */
     bool ringbuf;            /* BPF_MAP_TYPE_RINGBUF */
+    bool skb_loads;          /* BPF_PROG_TYPE_CGROUP_SKB (the egress re-check) */
     char cgroup2[256];       /* cgroup v2 mount point from /proc/mounts, "" if none */
     bool bpffs;              /* /sys/fs/bpf is a bpf filesystem */
     int landlock_abi;        /* >= 1, or -errno (EOPNOTSUPP: disabled, ENOSYS: absent) */
@@ -111,7 +112,7 @@ typedef struct mnc_selftest_case {
 
 typedef struct mnc_selftest {
     int n;
-    mnc_selftest_case c[16];
+    mnc_selftest_case c[24];
     bool pass; /* every case passed and n > 0 */
     char error[480]; /* set when the test itself could not run */
 } mnc_selftest;

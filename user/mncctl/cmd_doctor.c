@@ -41,8 +41,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     if (!f.lsm_loads)
         printf(" (%s)", strerror(f.lsm_load_errno));
     printf("\n");
-    printf("cgroup BPF:      sock_addr %s, sock_create %s, ringbuf %s\n", yesno(f.sock_addr_loads),
-           yesno(f.sock_create_loads), yesno(f.ringbuf));
+    printf("cgroup BPF:      sock_addr %s, sock_create %s, cgroup_skb %s, ringbuf %s\n", yesno(f.sock_addr_loads),
+           yesno(f.sock_create_loads), yesno(f.skb_loads), yesno(f.ringbuf));
     printf("cgroup2 mount:   %s\n", f.cgroup2[0] ? f.cgroup2 : "(none)");
     printf("bpffs:           %s\n", f.bpffs ? "/sys/fs/bpf" : "(not mounted at /sys/fs/bpf; attach mounts it)");
     if (f.landlock_abi > 0)
@@ -63,6 +63,11 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
         printf("  %-20s %s\n", h[i].section, h[i].covers);
     printf("  %-20s %s\n", "landlock (run)", "direct file writes/creates/links/renames outside the workspace -> EACCES");
     printf("  %-20s %s\n", "seccomp (run)", "msgget/msgsnd/shmget/shmat/... and mq_*, socket(AF_PACKET) -> EPERM");
+    if (b == (int)MNC_BACKEND_CGROUP)
+        /* say what is NOT covered, so nobody reads the list above as complete */
+        printf("  %-20s %s\n", "NOT COVERED",
+               "sends on UNIX stream/seqpacket/datagram sockets connected before the taint (needs the lsm "
+               "backend: unix_may_send, socket_sendmsg); see docs/kernel.md");
 
     mnc_kern *k;
     if (mnc_kern_open(root, &k, err, sizeof(err)) != 0) {
