@@ -46,7 +46,8 @@
  *     valid record after a zero gap is refused, never skipped. (Consequence: a power loss that
  *     persisted a later sector of an unacknowledged multi-sector batch but not an earlier one
  *     is refused, not recovered - the fail-safe direction; a process crash cannot cause it,
- *     the page cache survives.)
+ *     the page cache survives. Growing the file, ext4 data=ordered hid such a batch behind
+ *     the old size; over preallocated zeros it is visible. See docs/risk.md.)
  *
  * Concurrency: append() may be called from many threads. Appenders are batched by a
  * leader/follower group commit: the first waiting appender becomes the leader, writes every
