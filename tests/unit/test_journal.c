@@ -380,6 +380,11 @@ static void test_prealloc_layout(void **state)
     read_at(81, tail, sizeof(tail));
     for (size_t i = 0; i < sizeof(tail); i++)
         assert_int_equal(tail[i], 0);
+    /* a read-only scan next to the live handle sees records, then zeros: clean */
+    uint64_t live = 0;
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &live, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(live, 3);
+    assert_string_equal(notice, "");
     /* the crash image (records, then zeros to EOF) is a clean journal */
     assert_int_equal(crash_image(), PRE);
     uint64_t n = 0;

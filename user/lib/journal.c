@@ -294,9 +294,39 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
     return 0;
 }
 
-static int map_and_parse(int fd, const char *path, mnc_journal_replay_fn cb, void *arg,
-                         parse_out *po, size_t *size_out, char *notice, size_t nn, char *err,
-                         size_t en)
+/* Reads [0, size) into a heap buffer; a file that shrinks meanwhile ends where the read
+ * stopped. Returns the buffer and sets *got, or NULL with errno. */
+static uint8_t *read_copy(int fd, size_t size, size_t *got)
+{
+    uint8_t *b = malloc(size);
+    if (!b)
+        return NULL;
+    size_t n = 0;
+    while (n < size) {
+        ssize_t r = pread(fd, b + n, size - n, (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *got = n;
+    return b;
+}
+
+/* Parses the file. `copy`: read it into memory instead of mapping it - for scan(), which
+ * holds no lock: the lock holder may truncate the file meanwhile (close() gives back the
+ * preallocated zeros, open() cuts a torn tail), and touching a mapped page past the new EOF
+ * would kill the reader with SIGBUS. open() holds the lock, so nobody else truncates. */
+static int map_and_parse(int fd, const char *path, bool copy, mnc_journal_replay_fn cb,
+                         void *arg, parse_out *po, size_t *size_out, char *notice, size_t nn,
+                         char *err, size_t en)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -318,6 +348,18 @@ static int map_and_parse(int fd, const char *path, mnc_journal_replay_fn cb, voi
             notice[0] = '\0';
         return 0;
     }
+    if (copy) {
+        size_t got = 0;
+        uint8_t *b = read_copy(fd, size, &got);
+        if (!b) {
+            msg(err, en, "%s: read: %s", path, strerror(errno));
+            return -1;
+        }
+        *size_out = got;
+        int rc = parse(path, b, got, cb, arg, po, notice, nn, err, en);
+        free(b);
+        return rc;
+    }
     void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
         msg(err, en, "%s: mmap: %s", path, strerror(errno));
@@ -338,7 +380,7 @@ int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint
     }
     parse_out po;
     size_t size;
-    int rc = map_and_parse(fd, path, cb, arg, &po, &size, notice, notice_len, err, err_len);
+    int rc = map_and_parse(fd, path, true, cb, arg, &po, &size, notice, notice_len, err, err_len);
     close(fd);
     if (rc == 0 && n_records)
         *n_records = po.n;
@@ -363,7 +405,7 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
     }
     parse_out po;
     size_t size;
-    if (map_and_parse(fd, path, cb, arg, &po, &size, notice, notice_len, err, err_len) != 0)
+    if (map_and_parse(fd, path, false, cb, arg, &po, &size, notice, notice_len, err, err_len) != 0)
         goto fail;
     if (po.torn) {
         /* ftruncate rather than zeroing in place: it is one metadata operation, crash-safe

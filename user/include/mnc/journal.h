@@ -91,7 +91,8 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
                               char *notice, size_t notice_len, char *err, size_t err_len);
 
 /* Read-only check of the file at `path`: same parsing and callbacks as open(), but takes no
- * lock and never truncates; a torn tail is only described in `notice`. Returns 0 if the file
+ * lock and never truncates; a torn tail is only described in `notice`. Reads the file into
+ * memory (not mmap), so a lock holder truncating it meanwhile cannot crash the reader. Returns 0 if the file
  * is valid (possibly with a torn tail, see notice), -1 with `err` otherwise. A missing file is
  * an error. *n_records (if non-NULL) receives the count of valid records. */
 int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records,
