@@ -84,6 +84,9 @@ $(BUILD)/obj/%.o: %.c $(HEADERS) | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The loader embeds the BPF objects through the skeletons: a changed program must rebuild it.
+$(LOADER_OBJ): $(SKELS)
+
 $(BUILD)/libmnc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
