@@ -574,6 +574,71 @@ static int get_set(const mnc_policy *p, const cJSON *o, const char *key, const c
     return rc;
 }
 
+/* Every object that issue() or derive() can produce lies inside its contract: scope ⊆ the
+ * contract's scope, expiry no later than issue time + the contract's seconds, turns no more than
+ * the contract's, holders are agents and include the origin, and a root object's origin is one
+ * of the contract's issuers. A JSON object is data from a file or a peer (the daemon's journal,
+ * `mncctl check`), so a tampered or stale copy must not come back wider than anything the
+ * library would have issued: such an object is refused, never clamped (fail closed). */
+static int within_contract(const mnc_policy *p, int c, const mnc_disclosure *d, mnc_errors *e)
+{
+    const char *w = "object";
+    if (c < 0 || c >= p->n_contracts)
+        return -1;
+    const mnc_contract *k = &p->contracts[c];
+    const mnc_scope *cs = &k->scope;
+    int rc = 0;
+    if (d->scope.recipient != cs->recipient) {
+        mnc_errors_add(e, "%s.scope.recipient: not the contract's recipient", w);
+        rc = -1;
+    }
+    if (!mnc_set_subset(&d->scope.fields, &cs->fields)) {
+        mnc_errors_add(e, "%s.scope.fields: wider than the contract's fields", w);
+        rc = -1;
+    }
+    if (!mnc_set_subset(&d->scope.sinks, &cs->sinks)) {
+        mnc_errors_add(e, "%s.scope.sinks: wider than the contract's sinks", w);
+        rc = -1;
+    }
+    if (d->scope.memory && !cs->memory) {
+        mnc_errors_add(e, "%s.scope.memory: the contract does not allow memory", w);
+        rc = -1;
+    }
+    /* Time: a bounded contract never yields an unbounded copy. A root object's deadline is
+     * exactly issue time + the contract's seconds; a derived object's is bounded by its
+     * parent's, which is not in the JSON, and its issue time is the (wall) clock at derive, which
+     * may have stepped back, so only boundedness is checked for it. */
+    if (cs->life.seconds &&
+        (!d->expires_ms || !d->scope.life.seconds ||
+         (!d->has_parent && (d->expires_ms > deadline(d->issued_ms, cs->life.seconds) ||
+                             d->scope.life.seconds != cs->life.seconds)))) {
+        mnc_errors_add(e, "%s.expires_ms: later than the contract's lifetime allows", w);
+        rc = -1;
+    }
+    /* Turns are anchored by the policy alone: never more than the contract's. */
+    if (cs->life.turns &&
+        (d->turns_left == MNC_TURNS_UNBOUNDED || d->turns_left > cs->life.turns ||
+         !d->scope.life.turns || d->scope.life.turns > cs->life.turns)) {
+        mnc_errors_add(e, "%s.turns_left: more turns than the contract allows", w);
+        rc = -1;
+    }
+    for (int h = mnc_set_next(&d->holders, -1); h >= 0; h = mnc_set_next(&d->holders, h))
+        if (h >= p->n_principals || p->principals[h].cls != MNC_SINK_AGENT) {
+            mnc_errors_add(e, "%s.holders: %s is not an agent", w,
+                           h < p->n_principals ? p->principals[h].name : "?");
+            rc = -1;
+        }
+    if (!mnc_set_has(&d->holders, d->origin)) {
+        mnc_errors_add(e, "%s.holders: the origin does not hold the object", w);
+        rc = -1;
+    }
+    if (!d->has_parent && !mnc_set_has(&k->issuers, d->origin)) {
+        mnc_errors_add(e, "%s.origin: not an issuer of contract %s", w, k->id);
+        rc = -1;
+    }
+    return rc;
+}
+
 int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure *out,
                              mnc_errors *e)
 {
@@ -674,6 +739,9 @@ int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure
     }
     rc |= get_set(p, j, "holders", w, e, false, &d.holders);
     rc |= get_bool(j, "revoked", w, e, &d.revoked);
+
+    if (rc == 0)
+        rc = within_contract(p, c, &d, e);
 
     const cJSON *vals = need(j, "values", w, e);
     if (vals && !cJSON_IsObject(vals)) {

@@ -170,7 +170,8 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
         double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
         int hi = a->off == offsetof(mnc_request, max) && r->verb == MNC_V_AUDIT ? 10000
                                                                                 : MNC_PROTO_MAX_BATCH;
-        if (!cJSON_IsNumber(v) || d != (double)(int)d || d < 1 || d > hi) {
+        /* Range first: casting an out-of-range double (1e20) to int is undefined behaviour. */
+        if (!cJSON_IsNumber(v) || !(d >= 1 && d <= hi) || d != (double)(int)d) {
             snprintf(err, errlen, "\"%s\" must be an integer 1..%d", a->key, hi);
             return -1;
         }

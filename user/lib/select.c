@@ -1,5 +1,4 @@
 /* select.c - MNC-C candidate selection (see select.h). */
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,20 +25,78 @@ mnc_reason mnc_need(const mnc_policy *p, const mnc_set *fields, const char *purp
     return mnc_set_subset(&r->needs, fields) ? MNC_OK : MNC_R_INSUFFICIENT;
 }
 
-/* Case-insensitive substring search (ASCII folding; bytes >= 0x80 compare exactly). */
+/* Direct-exposure matching (scope documented in select.h).
+ *
+ * Bytes that render as nothing or as blank space are skipped on both sides, so a value cannot
+ * hide behind "onco logy", "oncology\n appointment", a soft hyphen or a zero-width space. ASCII
+ * letters fold case; other bytes compare exactly (no Unicode case folding or homoglyphs - that
+ * is semantic exposure, which this literal scan does not claim to catch). */
+static size_t ignorable(const unsigned char *s)
+{
+    switch (s[0]) {
+    case ' ': case '\t': case '\n': case '\r': case '\v': case '\f':
+        return 1;
+    case 0xc2: /* U+00A0 no-break space, U+00AD soft hyphen */
+        return s[1] == 0xa0 || s[1] == 0xad ? 2 : 0;
+    case 0xe2: /* U+2000..U+200D spaces and zero-widths, U+202F, U+205F, U+2060 word joiner */
+        if (s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8d) || s[2] == 0xaf))
+            return 3;
+        if (s[1] == 0x81 && (s[2] == 0x9f || s[2] == 0xa0))
+            return 3;
+        return 0;
+    case 0xe3: /* U+3000 ideographic space */
+        return s[1] == 0x80 && s[2] == 0x80 ? 3 : 0;
+    case 0xef: /* U+FEFF zero-width no-break space */
+        return s[1] == 0xbb && s[2] == 0xbf ? 3 : 0;
+    }
+    return 0;
+}
+
+static const unsigned char *skip_ignorable(const unsigned char *s)
+{
+    size_t n;
+    while ((n = ignorable(s)) > 0)
+        s += n;
+    return s;
+}
+
+static unsigned char fold(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* Number of bytes of s that are not ignorable: the length the 3-byte floor applies to. */
+static size_t visible_len(const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = skip_ignorable((const unsigned char *)s); *p;
+         p = skip_ignorable(p + 1))
+        n++;
+    return n;
+}
+
+static bool match_at(const unsigned char *h, const unsigned char *n)
+{
+    for (;;) {
+        n = skip_ignorable(n);
+        if (!*n)
+            return true;
+        h = skip_ignorable(h);
+        if (!*h || fold(*h) != fold(*n))
+            return false;
+        h++;
+        n++;
+    }
+}
+
 static bool contains_ci(const char *hay, const char *needle)
 {
-    size_t n = strlen(needle);
-    if (n == 0)
+    const unsigned char *n = (const unsigned char *)needle;
+    if (!*skip_ignorable(n))
         return false;
-    for (const char *h = hay; *h; h++) {
-        size_t i = 0;
-        while (i < n && h[i] &&
-               tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
+    for (const unsigned char *h = (const unsigned char *)hay; *h; h++)
+        if (!ignorable(h) && match_at(h, n))
             return true;
-    }
     return false;
 }
 
@@ -51,7 +108,7 @@ int mnc_exposure_scan(const mnc_state *st, const mnc_set *allowed, const char *t
         if (mnc_set_has(allowed, (unsigned)f))
             continue;
         const char *v = st->value[f];
-        if (v && strlen(v) >= 3 && contains_ci(text, v))
+        if (v && visible_len(v) >= 3 && contains_ci(text, v))
             return f;
     }
     return -1;
@@ -111,7 +168,10 @@ static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_r
         for (int f = mnc_set_next(&sc->fields, -1); f >= 0 && k < n; f = mnc_set_next(&sc->fields, f))
             obs[k++] = (mnc_obs){.field = (uint16_t)f, .value = req->state->value[f]};
         double r;
-        if (mnc_risk_charge(p, req->history, req->n_history, obs, k, &r) == 0)
+        /* ΔR = max(0, ...) is finite and >= 0 by definition; anything else is a broken model
+         * and must never win the argmin (a NaN compares false both ways and would stick). */
+        if (mnc_risk_charge(p, req->history, req->n_history, obs, k, &r) == 0 && isfinite(r) &&
+            r >= 0)
             sc->risk = r;
         else if (sc->verdict == MNC_OK) {
             sc->verdict = MNC_R_INTERNAL; /* fail closed: unknown risk is never admissible */
@@ -138,7 +198,10 @@ static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_r
  * declaration order. Returns true if a ranks before b. */
 static bool ranks_before(const mnc_scored *a, const mnc_scored *b)
 {
-    if (a->risk != b->risk)
+    /* Only finite, non-negative risks are admissible (score()); keep the order total anyway. */
+    if (isnan(a->risk) != isnan(b->risk))
+        return !isnan(a->risk);
+    if (a->risk != b->risk && !isnan(a->risk))
         return a->risk < b->risk;
     unsigned na = mnc_set_count(&a->fields), nb = mnc_set_count(&b->fields);
     if (na != nb)
@@ -186,7 +249,7 @@ mnc_reason mnc_select(const mnc_policy *p, const mnc_select_req *req, mnc_select
         score(p, c, req, sc, req->submitted[i].text ? req->submitted[i].text : "");
     }
     for (int i = 0; i < out->n; i++)
-        if (out->c[i].verdict == MNC_OK &&
+        if (out->c[i].verdict == MNC_OK && isfinite(out->c[i].risk) && out->c[i].risk >= 0 &&
             (out->chosen < 0 || ranks_before(&out->c[i], &out->c[out->chosen])))
             out->chosen = i;
     return out->chosen >= 0 ? MNC_OK : MNC_R_NO_CANDIDATE;

@@ -71,8 +71,15 @@ mnc_reason mnc_valid_c(const mnc_policy *p, const mnc_contract *c, const mnc_set
 mnc_reason mnc_need(const mnc_policy *p, const mnc_set *fields, const char *purpose, int recipient);
 
 /* Direct exposure: returns the id of the first field not in `allowed` whose state value occurs
- * (case-insensitively) in `text`, or -1 if none. Values shorter than 3 bytes are not scanned
- * (they would match everywhere); the policy author should not rely on them being secret. */
+ * in `text`, or -1 if none. What counts as an occurrence (the scan's documented scope):
+ *   - ASCII letters compare case-insensitively; other bytes compare exactly;
+ *   - blank and invisible separators are ignored on both sides (ASCII whitespace, U+00A0,
+ *     U+00AD soft hyphen, U+2000-U+200D, U+202F, U+205F, U+2060, U+3000, U+FEFF), so a value
+ *     split across spaces or lines ("onco logy", "oncology\n appointment") is still found;
+ *   - values with fewer than 3 visible bytes are not scanned (they would match everywhere); the
+ *     policy author should not rely on such values being secret.
+ * Out of scope (semantic exposure, not a literal scan): Unicode case folding, homoglyphs,
+ * paraphrase, encodings (base64, hex, leetspeak) and values spread by other separators. */
 int mnc_exposure_scan(const mnc_state *st, const mnc_set *allowed, const char *text);
 
 /* Runs selection. Returns MNC_OK with out->chosen >= 0, MNC_R_NO_CANDIDATE with chosen == -1
