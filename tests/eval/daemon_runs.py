@@ -16,10 +16,20 @@ scenario the scripted agents run two blocks:
 violation = scenario with at least one out-of-scope operation allowed; false allow = allowed
 out-of-scope ops / out-of-scope ops; false block = denied in-scope ops / in-scope ops;
 delivery = the coordinator received the strict object and it carries the selected slot.
+
+MNC-L rows (charge=True) disclose with the state's subject under contracts that carry a budget,
+so mncd selects by the subject's ledger history and charges its durable ledger
+(STATE_DIR/ledger); the spend per subject is then read back with `mncctl ledger show`. The
+MNC-C and reference-monitor rows disclose without a subject (MNC-C: nothing is charged).
+
+run_table3 replays Table 3's per-subject sequence (schedule_meeting then resolve_conflict, no
+delegation) through mncd, one daemon per budget B, and reads every subject's spend from the
+ledger, so the in-harness sweep can be checked against the daemon's durable accounting.
 """
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,12 +74,42 @@ def _allowed(r, oid):
     return True
 
 
-def run_table2(scenarios, state_fn, runs, policy_dir, build):
-    """runs: list of (row name, policy file, strict contract). Returns {row: stats dict}."""
+def _harness(build):
     os.environ["BUILD"] = build
     import test_mncd_harness as H  # noqa: E402  (reads BUILD at import)
+    return H
+
+
+def ledger_spend(mncctl, state_dir, subjects):
+    """{subject: spent bits} read back from mncd's durable ledger with `mncctl ledger show`
+    (read-only; works while mncd runs), plus the verified totals (charges, subjects)."""
+    path = os.path.join(state_dir, "ledger")
+    r = subprocess.run([mncctl, "ledger", "verify", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("mncctl ledger verify %s: %s" % (path, r.stdout + r.stderr))
+    # "PATH: ok, N charges, M subjects"
+    words = r.stdout.replace(",", " ").split()
+    totals = {"charges": int(words[words.index("charges") - 1]),
+              "subjects": int(words[words.index("subjects") - 1])}
+    spent = {}
+    for sub in subjects:
+        r = subprocess.run([mncctl, "ledger", "show", "--json", "--file", path, sub],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("mncctl ledger show %s: %s" % (sub, r.stdout + r.stderr))
+        o = json.loads(r.stdout)
+        spent[sub] = o["spent"]
+        totals["history"] = totals.get("history", 0) + len(o["history"])
+    return spent, totals
+
+
+def run_table2(scenarios, state_fn, runs, policy_dir, build):
+    """runs: list of (row name, policy file, strict contract, charge). charge: disclose with the
+    state's subject (MNC-L; mncd charges its ledger) and read the spend back; else the subject
+    is dropped (MNC-C). Returns {row: stats dict}."""
+    H = _harness(build)
     results = {}
-    for row, pfile, strict in runs:
+    for row, pfile, strict, charge in runs:
         tmp = H.tmpdir()
         agents = H.Agents(["worker", "coordinator", "external"])
         d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
@@ -84,6 +124,8 @@ def run_table2(scenarios, state_fn, runs, policy_dir, build):
                 raise RuntimeError("agent identity not from cgroup: %r" % who)
             for k, sc in enumerate(scenarios):
                 state = state_fn(sc)
+                if not charge:
+                    state = {"fields": state["fields"]}
                 st["scen"] += 1
                 r = agents.call("worker", "disclose", contract=strict, state=state)
                 if not r.get("ok"):
@@ -126,6 +168,11 @@ def run_table2(scenarios, state_fn, runs, policy_dir, build):
                        agents.call("coordinator", "tool", object=pid, tool="calendar")]
                 st["in"] += len(ins)
                 st["in_denied"] += sum(1 for o in ins if not _allowed(o, pid))
+            if charge:
+                subs = [state_fn(sc)["subject"] for sc in scenarios]
+                spent, totals = ledger_spend(H.MNCCTL, d.state, subs)
+                st["ledger"] = dict(totals, max_spent=max(spent.values()),
+                                    avg_spent=sum(spent.values()) / len(spent))
         finally:
             agents.stop()
             rc = d.stop()
@@ -135,3 +182,49 @@ def run_table2(scenarios, state_fn, runs, policy_dir, build):
             raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
         results[row] = st
     return results
+
+
+def run_table3(scenarios, state_fn, budgets, contract_of, policy_dir, pfile, build):
+    """Per B: one mncd (fresh state dir, so a fresh ledger); per scenario the worker discloses
+    contract_of(schedule_meeting_nod, B) then contract_of(resolve_conflict_nod, B) with the
+    subject, the coordinator receives each release. Returns {B: {"outcomes": [(o1, o4)],
+    "spent": [bits per scenario, from the ledger], "charges", "subjects", "errors"}} where an
+    outcome is "release" (selected and delivered) or mncd's outcome word (e.g. "abstained")."""
+    H = _harness(build)
+    out = {}
+    for b in budgets:
+        tmp = H.tmpdir()
+        agents = H.Agents(["worker", "coordinator"])
+        d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
+                     policy=_policy_copy(policy_dir, pfile, tmp))
+        res = {"outcomes": [], "spent": [], "errors": 0}
+        try:
+            d.start()
+            agents.start(d.sock)
+            for sc in scenarios:
+                state = state_fn(sc)
+                pair = []
+                for cid in ("schedule_meeting_nod", "resolve_conflict_nod"):
+                    r = agents.call("worker", "disclose", contract=contract_of(cid, b), state=state)
+                    if r.get("ok") and r.get("outcome") == "selected":
+                        got = _message(agents.call("coordinator", "recv"), r["object"]["id"])
+                        pair.append("release" if got and sc["selected_slot"] in got else "undelivered")
+                    elif r.get("outcome"):
+                        pair.append(r["outcome"])
+                    else:
+                        res["errors"] += 1
+                        pair.append("error: %s" % r.get("error", r.get("reason")))
+                res["outcomes"].append(tuple(pair))
+            subs = [state_fn(sc)["subject"] for sc in scenarios]
+            spent, totals = ledger_spend(H.MNCCTL, d.state, subs)
+            res["spent"] = [spent[s] for s in subs]
+            res.update(totals)
+        finally:
+            agents.stop()
+            rc = d.stop()
+            log = d.read_log()
+            H.cleanup(tmp)
+        if rc != 0:
+            raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
+        out[b] = res
+    return out

@@ -150,6 +150,18 @@ CB_CONFLICT_FORMS = [
 ]
 
 
+# MNC-L's frozen budget (Tables 1, 2, 4) and the Table 3 sweep.
+B_FROZEN = 0.5
+BUDGETS = [0.1, 0.2, 0.5, 1.0, 2.0]
+
+# Registered endpoints of an external partner (Table 2b's direct channels). The addresses are
+# placeholders: tests/eval/direct_runs.py rewrites them to its private peers (UNIX socket paths
+# in its temporary directory, the TCP/UDP port it bound) before starting mncd, like sink paths.
+DIRECT_SINKS = [{"name": "partner", "class": "external", "address": "unix:/run/mnc/eval-partner.sock"},
+                {"name": "partner_dgram", "class": "external", "address": "unix:/run/mnc/eval-partner.dgram"},
+                {"name": "partner_ip", "class": "external", "address": "127.0.0.1:47001"}]
+
+
 def _forms(spec):
     return [{"name": n, "fields": f, "template": t} for n, f, t in spec]
 
@@ -162,7 +174,7 @@ def calbench_policy(risk):
                    {"name": "broker", "role": "broker"}],
         "sinks": [{"name": "ops_log", "class": "log", "path": "/var/log/mnc/eval-ops.log"},
                   {"name": "agent_memory", "class": "memory", "path": "/var/lib/mnc/eval-memory"},
-                  {"name": "calendar", "class": "tool"}],
+                  {"name": "calendar", "class": "tool"}] + [dict(s) for s in DIRECT_SINKS],
         "fields": [{"name": n, "weight": w} for n, w in CB_FIELDS],
         "families": [{"name": "sched_forms", "forms": _forms(CB_SCHED_FORMS)},
                      {"name": "conflict_forms", "forms": _forms(CB_CONFLICT_FORMS)},
@@ -194,14 +206,30 @@ def calbench_policy(risk):
     C.append(dict(strict, id="refmon_conflict", purpose="refmon_conflict",
                   fields=["reason", "busy_slot", "movable", "selected_slot"], family="raw_conflict"))
     # A permissive contract: what a legitimate downstream flow looks like (false-block probe).
+    # The partner endpoints are in phi, so their direct channels are in scope (Table 2b).
     C.append({"id": "share_availability", "purpose": "share_availability", "issuers": ["worker"],
               "recipient": "coordinator", "lifetime": {"seconds": 3600},
-              "sinks": ["external", "ops_log", "calendar"], "memory": True,
-              "fields": ["slot_feasible", "selected_slot"], "family": "sched_forms",
+              "sinks": ["external", "ops_log", "calendar"] + [s["name"] for s in DIRECT_SINKS],
+              "memory": True, "fields": ["slot_feasible", "selected_slot"], "family": "sched_forms",
               "failure": ["abstain"]})
     if risk == "bayes":
         p["risk"] = {"model": "bayes", "model_file": "calbench-risk.json"}
+        # MNC-L contracts carry the frozen budget, so mncd charges its durable ledger against
+        # it (Tables 1, 2, 4 use B_FROZEN); one capped copy per swept B for the Table 3 check
+        # through mncd (evalsel passes its limits per request and ignores these fields).
+        for c in C:
+            if c["id"].startswith(("schedule_meeting", "resolve_conflict")):
+                c["budget"] = B_FROZEN
+        for b in BUDGETS:
+            for cid in ("schedule_meeting_nod", "resolve_conflict_nod"):
+                base = [c for c in C if c["id"] == cid][0]
+                C.append(dict(base, id=budget_contract(cid, b), budget=b))
     return p
+
+
+def budget_contract(cid, b):
+    """The Table 3 copy of contract cid capped at budget b (e.g. resolve_conflict_nod_b5)."""
+    return "%s_b%d" % (cid, int(round(b * 10)))
 
 
 def calbench_risk_model(scenarios):
