@@ -26,6 +26,7 @@
 
 #include "mnc_kern.h"
 #include "mncd.h"
+#include "sockscan.h"
 
 #define MAX_WATCH 4096
 
@@ -48,6 +49,9 @@ typedef struct mncd_kern {
     int n_w;
     mnc_selftest st;
     uint64_t n_deny_events, n_holds, n_hold_failures, n_registered, n_exited, n_adopted;
+    /* pre-taint connection sweeps (cgroup backend, sockscan.c) */
+    uint64_t n_sweeps, n_sweep_failures, n_swept;
+    mncd_sweep_stats last_sweep;
 } mncd_kern;
 
 static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
@@ -526,6 +530,74 @@ void mncd_kern_ready(mncd *d, int fd)
     }
 }
 
+/* ---- pre-taint connections (cgroup backend): see sockscan.h and docs/kernel.md */
+
+typedef struct sweep_ctx {
+    mncd *d;
+    int agent;
+    const mnc_oid *obj;
+    const char *op;
+} sweep_ctx;
+
+/* One audit record per socket shut down, disconnected or destroyed (or failing to be). */
+static int sweep_audit(void *arg, const mncd_sweep_act *a)
+{
+    sweep_ctx *c = arg;
+    char who[64], det[512];
+    if (a->pid && a->fd >= 0)
+        snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
+    else if (a->pid)
+        snprintf(who, sizeof(who), "pid %d", (int)a->pid);
+    else
+        snprintf(who, sizeof(who), "the agent's cgroup");
+    snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s", c->op, a->kind, a->ino, who,
+             a->peer, a->action, a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    kaudit(c->d, "kernel.sweep", pname(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : pname(c->d, (long)a->dst_id),
+           c->obj, a->err ? "error" : "deny", a->err ? "internal" : mnc_kreason_name(a->reason), det);
+    if (!a->err)
+        c->d->kern->n_swept++;
+    return c->d->fatal;
+}
+
+/* After the taint map update and before the object leaves mncd: connections the agent made
+ * while its taint was looser are judged with the new taint; disallowed ones are shut. The
+ * lsm backend re-checks every send in the kernel and needs none of this. Fails closed. */
+static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    if (kk->backend != MNC_BACKEND_CGROUP)
+        return 0;
+    mncd_sweep_cg cgs[64];
+    int n = 0;
+    for (int i = 0; i < kk->n_w; i++) {
+        if (kk->w[i].agent != agent)
+            continue;
+        if (n == (int)(sizeof(cgs) / sizeof(cgs[0]))) {
+            n = -1;
+            break;
+        }
+        cgs[n++] = (mncd_sweep_cg){kk->w[i].path, kk->w[i].cgid};
+    }
+    char err[400] = "";
+    struct mnc_taint t;
+    int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
+    if (r == 0 && n == 0)
+        return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+    sweep_ctx c = {d, agent, &o->id, op};
+    if (r == 0 && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
+        kk->n_sweeps++;
+        return d->fatal ? -1 : 0;
+    }
+    if (r)
+        snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
+    char det[600];
+    snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
+    kaudit(d, "kernel.sweep", pname(d, agent), NULL, &o->id, "error", "internal", det);
+    kk->n_sweep_failures++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
 /* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {
@@ -558,7 +630,7 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         return -1;
     }
     kk->n_holds++;
-    return 0;
+    return sweep(d, agent, o, op);
 }
 
 void mncd_kern_ident(mncd *d, mncd_ident *id)
@@ -718,6 +790,19 @@ void mncd_kern_status(mncd *d, void *resp)
     cJSON_AddNumberToObject(k, "taint_holds", (double)kk->n_holds);
     cJSON_AddNumberToObject(k, "taint_hold_failures", (double)kk->n_hold_failures);
     cJSON_AddNumberToObject(k, "deny_events_audited", (double)kk->n_deny_events);
+    cJSON_AddNumberToObject(k, "sweeps", (double)kk->n_sweeps);
+    cJSON_AddNumberToObject(k, "sweep_failures", (double)kk->n_sweep_failures);
+    cJSON_AddNumberToObject(k, "swept_sockets", (double)kk->n_swept);
+    cJSON *ls = cJSON_AddObjectToObject(k, "last_sweep");
+    if (ls) {
+        cJSON_AddNumberToObject(ls, "pids", kk->last_sweep.pids);
+        cJSON_AddNumberToObject(ls, "sockets", kk->last_sweep.sockets);
+        cJSON_AddNumberToObject(ls, "kept", kk->last_sweep.kept);
+        cJSON_AddNumberToObject(ls, "acted", kk->last_sweep.acted);
+        cJSON_AddNumberToObject(ls, "tcp_destroy_unsupported", kk->last_sweep.tcp_destroy_unsupported);
+        cJSON_AddNumberToObject(ls, "freeze_us", (double)kk->last_sweep.freeze_us);
+        cJSON_AddNumberToObject(ls, "total_us", (double)kk->last_sweep.total_us);
+    }
     uint64_t cnt[MNC_K__COUNT];
     cJSON *c = cJSON_AddObjectToObject(k, "counters");
     if (c && mnc_kern_counters(kk->k, cnt) == 0)

@@ -1,0 +1,77 @@
+/* sockscan.h - mncd's sweep of a tainted agent's EXISTING sockets (cgroup backend only).
+ *
+ * Why: the cgroup backend's sock_addr hooks judge a UNIX destination at connect() and at
+ * sendto() with an address. A UNIX stream/seqpacket connection, a connected datagram socket or
+ * a listening socket that the agent set up while it was untainted stays usable after mncd
+ * taints it (nothing on a kernel without BPF LSM sees a send on a connected UNIX socket). TCP
+ * is gated per packet by cgroup_skb/egress, but a denied connection only stalls. So, after
+ * the taint map update and before the object leaves mncd, mncd freezes the agent's cgroups,
+ * lists every socket its processes hold (/proc/PID/fd, sock_diag), judges each connection's
+ * peer with the kernel's own rules (mnc_decide, the sock_unix/sock_inet/agents maps), and:
+ *   - UNIX stream/seqpacket connection to a disallowed peer: shutdown(SHUT_RDWR) on a copy of
+ *     the fd (pidfd_getfd); the copy shares the socket, so the agent's next send gets EPIPE
+ *     and the peer sees EOF;
+ *   - connected UNIX datagram socket to a disallowed peer: disconnected (connect AF_UNSPEC);
+ *     a later send() without address gets ENOTCONN, a sendto() goes through sendmsg_unix;
+ *   - listening UNIX socket of a tainted agent: shut down (connect() to it gets ECONNREFUSED,
+ *     accept() EINVAL) and its pending, not yet accepted connections are taken and shut too:
+ *     anyone could connect in, and the kernel never judges sends on an accepted socket;
+ *   - TCP socket created in the agent's cgroups whose destination egress would drop: aborted
+ *     with SOCK_DESTROY (the agent gets ECONNABORTED at once instead of a silent stall).
+ * Kept: peers that are sockets of the same agent, mncd's own sockets (the monitor), peers the
+ * taint allows (in-scope sinks). See docs/kernel.md, "Pre-taint connections".
+ */
+#ifndef MNCD_SOCKSCAN_H
+#define MNCD_SOCKSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mnc_kern.h"
+
+/* One registered cgroup of the agent: absolute path and cgroup id. */
+typedef struct mncd_sweep_cg {
+    const char *path;
+    uint64_t cgid;
+} mncd_sweep_cg;
+
+/* One socket that was shut down, disconnected or destroyed (or that failed to be). */
+typedef struct mncd_sweep_act {
+    pid_t pid;          /* process whose fd was used; 0 for TCP (destroyed by tuple) */
+    int fd;             /* that fd; -1 for a drained pending connection or TCP */
+    uint32_t ino;       /* socket inode */
+    const char *kind;   /* "unix_stream", "unix_seqpacket", "unix_dgram", "unix_listener",
+                           "unix_pending", "tcp" */
+    const char *action; /* "shutdown", "disconnect", "destroy" */
+    char peer[192];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80" */
+    unsigned reason;    /* enum mnc_kreason that denied the peer */
+    unsigned dst_cls;   /* enum mnc_sink_class of the peer */
+    uint32_t dst_id;    /* principal id, MNC_ID_NONE if unregistered */
+    int err;            /* 0 done; else the errno of the failed action */
+} mncd_sweep_act;
+
+typedef struct mncd_sweep_stats {
+    int pids;          /* processes scanned */
+    int sockets;       /* distinct socket inodes held by them */
+    int kept;          /* connections/listeners judged and kept */
+    int acted;         /* shut down, disconnected, drained or destroyed */
+    int tcp_destroy_unsupported; /* SOCK_DESTROY not in this kernel: TCP left to egress */
+    long freeze_us;    /* time to freeze (the agent's processes are stopped meanwhile) */
+    long total_us;     /* freeze + scan + actions + thaw */
+} mncd_sweep_stats;
+
+/* Called for every action (success or failure); returning non-zero aborts the sweep (it then
+ * fails: the caller must refuse the delivery). */
+typedef int (*mncd_sweep_fn)(void *ctx, const mncd_sweep_act *a);
+
+/* Sweeps the sockets of the processes in cgs[0..ncg) (all registered cgroups of one agent)
+ * against taint t (as stored in the taint map AFTER the hold). Freezes the cgroups for the
+ * duration (a cgroup that was already frozen stays frozen), so no process forks, moves an fd,
+ * accepts or sends meanwhile. Returns 0 when every disallowed connection was handled; -1 with
+ * a one-line reason in err when the enumeration, the freeze or any action failed (fail closed:
+ * the caller refuses the delivery). Needs root (pidfd_getfd, sock_diag, SOCK_DESTROY). */
+int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg,
+               mncd_sweep_fn fn, void *ctx, mncd_sweep_stats *st, char *err, size_t errlen);
+
+#endif
