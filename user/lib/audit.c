@@ -26,6 +26,11 @@ struct mnc_audit {
     char head[MNC_AUDIT_HASH_HEX];
     bool dirty;
     bool poisoned;
+    /* deferred mode: lines appended but not yet written (see audit.h) */
+    bool deferred;
+    char *pend;          /* NUL-terminated */
+    size_t pend_len, pend_cap;
+    uint64_t pend_first; /* seq of the first pending line */
 };
 
 static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len,
@@ -268,6 +273,30 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
     }
     memcpy(line, body, bl - 1);
     snprintf(line + bl - 1, ll - (bl - 1) + 1, HASH_KEY "%s\"}\n", h);
+    if (a->deferred) {
+        /* Keep the exact bytes; the caller makes them durable before they are written. */
+        if (a->pend_len + ll + 1 > a->pend_cap) {
+            size_t nc = a->pend_cap ? a->pend_cap : 4096;
+            while (nc < a->pend_len + ll + 1)
+                nc *= 2;
+            char *np = realloc(a->pend, nc);
+            if (!np) {
+                errno = ENOMEM;
+                goto out; /* nothing changed: seq/head still match the pending lines */
+            }
+            a->pend = np;
+            a->pend_cap = nc;
+        }
+        if (a->pend_len == 0)
+            a->pend_first = a->seq + 1;
+        memcpy(a->pend + a->pend_len, line, ll);
+        a->pend_len += ll;
+        a->pend[a->pend_len] = '\0';
+        a->seq++;
+        memcpy(a->head, h, sizeof(h));
+        rc = 0;
+        goto out;
+    }
     /* One write of the whole line; O_APPEND makes it land at the end. A short write would
      * leave a torn record in the middle of the chain, so poison the log instead of retrying
      * into an unknown state. */
@@ -310,12 +339,238 @@ int mnc_audit_sync(mnc_audit *a)
 uint64_t mnc_audit_seq(const mnc_audit *a) { return a->seq; }
 const char *mnc_audit_head(const mnc_audit *a) { return a->head; }
 
+/* write(2) of all n bytes, retrying partial writes and EINTR. 0 or -1 (errno). */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int mnc_audit_set_deferred(mnc_audit *a, bool on)
+{
+    if (!on && a->pend_len > 0) {
+        errno = EBUSY;
+        return -1;
+    }
+    a->deferred = on;
+    return 0;
+}
+
+const char *mnc_audit_pending(const mnc_audit *a, size_t *len, uint64_t *first_seq)
+{
+    *len = a->pend_len;
+    if (first_seq)
+        *first_seq = a->pend_len ? a->pend_first : 0;
+    return a->pend_len ? a->pend : NULL;
+}
+
+int mnc_audit_write_pending(mnc_audit *a)
+{
+    if (a->poisoned) {
+        errno = EIO;
+        return -1;
+    }
+    if (a->pend_len == 0)
+        return 0;
+    /* O_APPEND: the bytes land at the end. A failure leaves an unknown prefix of them in the
+     * file; the caller's durable copy repairs that on the next start, this handle stops. */
+    if (write_all(a->fd, a->pend, a->pend_len) != 0) {
+        a->poisoned = true;
+        return -1;
+    }
+    a->pend_len = 0;
+    a->pend[0] = '\0';
+    /* Not needed for durability (the caller's copy is durable), but a later mnc_audit_sync or
+     * close then also flushes these lines, so a clean shutdown leaves the file complete. */
+    a->dirty = true;
+    return 0;
+}
+
+void mnc_audit_discard_pending(mnc_audit *a)
+{
+    if (a->pend_len > 0)
+        a->poisoned = true; /* seq/head include them: the chain would have a hole */
+    a->pend_len = 0;
+    if (a->pend)
+        a->pend[0] = '\0';
+}
+
+#define RC_CHUNK 65536
+
+/* Offset of the start of the m-th line from the end of the file (m >= 1). The file holds
+ * complete lines only (open() truncated a torn tail). Reads backwards in bounded chunks. */
+static int nth_line_from_end(int fd, off_t size, uint64_t m, off_t *start, char *err,
+                             size_t errlen)
+{
+    char *buf = malloc(RC_CHUNK);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint64_t count = 0; /* newlines seen from the end; the last byte is the 1st */
+    off_t pos = size;
+    int rc = -1;
+    while (pos > 0) {
+        size_t want = pos > RC_CHUNK ? RC_CHUNK : (size_t)pos;
+        off_t at = pos - (off_t)want;
+        ssize_t r = pread(fd, buf, want, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r != (ssize_t)want) {
+            snprintf(err, errlen, "read: %s", r < 0 ? strerror(errno) : "short read");
+            goto out;
+        }
+        for (size_t i = want; i-- > 0;)
+            if (buf[i] == '\n' && ++count == m + 1) {
+                *start = at + (off_t)i + 1;
+                rc = 0;
+                goto out;
+            }
+        pos = at;
+    }
+    if (count == m) { /* the m-th line from the end is the first line */
+        *start = 0;
+        rc = 0;
+    } else {
+        snprintf(err, errlen, "the file has %" PRIu64 " lines, fewer than its chain says",
+                 count);
+    }
+out:
+    free(buf);
+    return rc;
+}
+
+int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len,
+                        uint64_t *appended, char *err, size_t errlen)
+{
+    if (appended)
+        *appended = 0;
+    if (a->poisoned || a->pend_len > 0) {
+        snprintf(err, errlen, "%s", a->poisoned ? "audit log handle is poisoned"
+                                                : "pending deferred lines");
+        return -1;
+    }
+    if (len == 0)
+        return 0;
+    if (first_seq == 0 || lines[len - 1] != '\n' || memchr(lines, '\0', len)) {
+        snprintf(err, errlen, "the durable copy of the audit records (from seq %" PRIu64
+                 ") is not a sequence of complete text lines", first_seq);
+        return 1;
+    }
+    if (first_seq > a->seq + 1) {
+        snprintf(err, errlen, "the log ends at record %" PRIu64 " but the durable copy starts "
+                 "at record %" PRIu64 ": records %" PRIu64 "..%" PRIu64 " are in neither",
+                 a->seq, first_seq, a->seq + 1, first_seq - 1);
+        return 1;
+    }
+    /* 1. Records the file has: byte-identical, compared in bounded chunks. */
+    size_t done = 0;                  /* bytes of `lines` matched so far */
+    uint64_t seq = first_seq;         /* seq of the line at lines + done */
+    if (a->seq >= first_seq) {
+        struct stat st;
+        off_t at;
+        if (fstat(a->fd, &st) != 0) {
+            snprintf(err, errlen, "fstat: %s", strerror(errno));
+            return -1;
+        }
+        if (nth_line_from_end(a->fd, st.st_size, a->seq - first_seq + 1, &at, err, errlen) != 0)
+            return -1;
+        char *buf = malloc(RC_CHUNK);
+        if (!buf) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        int rc = 0;
+        while (done < len && seq <= a->seq) {
+            size_t want = len - done < RC_CHUNK ? len - done : RC_CHUNK;
+            ssize_t r = pread(a->fd, buf, want, at);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                snprintf(err, errlen, "read: %s", strerror(errno));
+                rc = -1;
+                break;
+            }
+            size_t i = 0;
+            for (; i < (size_t)r && seq <= a->seq; i++) {
+                if (buf[i] != lines[done + i])
+                    break;
+                if (lines[done + i] == '\n')
+                    seq++;
+            }
+            if (seq > a->seq || done + i == len) {
+                done += i;
+                break;
+            }
+            if (i < (size_t)r || r == 0) { /* a differing byte, or the file ended early */
+                snprintf(err, errlen, "line %" PRIu64 " (record seq %" PRIu64 ") differs from "
+                         "its durable copy", seq, seq);
+                rc = 1;
+                break;
+            }
+            done += i;
+            at += r;
+        }
+        free(buf);
+        if (rc != 0)
+            return rc;
+    }
+    /* 2. Records beyond the file's end: must continue the chain; one write, then sync. */
+    char head[MNC_AUDIT_HASH_HEX];
+    memcpy(head, a->head, sizeof(head));
+    uint64_t n_new = 0;
+    for (size_t p = done; p < len;) {
+        const char *nl = memchr(lines + p, '\n', len - p);
+        char h[MNC_AUDIT_HASH_HEX], m[200];
+        size_t ln = (size_t)(nl - (lines + p));
+        if (ln > MAX_LINE ||
+            check_line(lines + p, ln, head, a->seq + n_new + 1, h, m, sizeof(m)) != 0) {
+            snprintf(err, errlen, "durable copy of record seq %" PRIu64 " does not continue "
+                     "the chain: %s", a->seq + n_new + 1, ln > MAX_LINE ? "line too long" : m);
+            return 1;
+        }
+        memcpy(head, h, sizeof(h));
+        n_new++;
+        p += ln + 1;
+    }
+    if (n_new > 0 && write_all(a->fd, lines + done, len - done) != 0) {
+        snprintf(err, errlen, "write: %s", strerror(errno));
+        a->poisoned = true;
+        return -1;
+    }
+    if (fdatasync(a->fd) != 0) {
+        snprintf(err, errlen, "fdatasync: %s", strerror(errno));
+        a->poisoned = true;
+        return -1;
+    }
+    a->seq += n_new;
+    memcpy(a->head, head, sizeof(head));
+    a->dirty = false;
+    if (appended)
+        *appended = n_new;
+    return 0;
+}
+
 void mnc_audit_close(mnc_audit *a)
 {
     if (!a)
         return;
+    /* Pending lines are not written: nobody made them durable (a failed commit). */
+    a->pend_len = 0;
     (void)mnc_audit_sync(a);
     close(a->fd);
+    free(a->pend);
     free(a);
 }
 

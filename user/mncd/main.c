@@ -75,16 +75,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: %s\n", err);
         goto out;
     }
+    /* The store first re-appends audit records the state journal holds but the log lost
+     * (store.c); only then may anything new be appended to the log. */
+    if (mncd_store_open(&d.store, d.policy, d.cfg.state_dir, d.audit) != 0) {
+        fprintf(stderr, "mncd: refusing to start: state: %s\n", d.store.err);
+        goto out;
+    }
     if (torn) {
         char det[128];
         snprintf(det, sizeof(det), "truncated a torn last record of %zu bytes (crash while "
                  "appending)", torn);
         fprintf(stderr, "mncd: audit log: %s\n", det);
         mncd_audit(&d, "audit.recover", -1, -1, NULL, "allow", MNC_OK, det);
-    }
-    if (mncd_store_open(&d.store, d.policy, d.cfg.state_dir) != 0) {
-        fprintf(stderr, "mncd: refusing to start: state: %s\n", d.store.err);
-        goto out;
     }
     /* MNC-L ledger and MNC-D queue (mncl.c): a corrupt ledger record refuses the start */
     if (mncd_mncl_open(&d) != 0)

@@ -118,12 +118,16 @@ typedef struct mncd_store {
     size_t mem_cap, mem_n;
     mnc_journal *j;
     void *batch;       /* cJSON array of this iteration's change records */
+    mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];
 } mncd_store;
 
-/* Opens STATE_DIR/state.journal, replays it, compacts it. Returns 0 or -1 with s->err. */
-int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir);
+/* Opens STATE_DIR/state.journal, replays it, reconciles `audit` (the open audit log) with the
+ * audit records the journal holds (re-appends missing ones; a conflicting one refuses), then
+ * compacts it. Returns 0 or -1 with s->err. */
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
+                    mnc_audit *audit);
 void mncd_store_close(mncd_store *s);
 /* Changes (applied in memory at once, journaled at the next commit). 0 or -1 (OOM). */
 int mncd_store_put_object(mncd_store *s, mnc_disclosure *heap_obj); /* takes ownership on 0 */
@@ -135,7 +139,8 @@ int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out);
 int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
                        uint64_t now_ms);
 const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key);
-/* Writes this iteration's changes as one journal record (durable on return). 0 or -1. */
+/* Writes this iteration's changes and the audit log's pending (deferred) lines as one journal
+ * record (durable on return), then writes those lines to the audit log. 0 or -1. */
 int mncd_store_commit(mncd_store *s);
 size_t mncd_store_inbox_total(const mncd_store *s);
 

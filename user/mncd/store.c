@@ -10,15 +10,29 @@
  *   {"k":"mem","store":S,"key":K,"id":HEX,"writer":A,"t":MS}
  *   {"k":"push","agent":A,"id":HEX,"from":A,"t":MS}     enqueue a delivery
  *   {"k":"pop","agent":A,"id":HEX}                     dequeue the head of A's inbox
+ *   {"k":"audit","seq":N,"lines":"..."}                the iteration's audit records N, N+1..,
+ *                                                      their exact bytes (see below)
  * Names (not ids) are stored, so a state directory stays meaningful if the policy set is
  * re-ordered; a name the current policy does not know makes startup fail (corrupt state or
  * incompatible policy: refuse rather than guess).
+ *
+ * One sync per iteration (docs/mncd.md, "Durable state"): while the event loop runs, the audit
+ * log is in deferred mode (mnc/audit.h): the iteration's audit lines are hash-chained in memory
+ * and embedded in the iteration's journal record, so the journal's one fdatasync makes both the
+ * state changes and their audit records durable; the lines are written to audit.jsonl only
+ * after that, without an fdatasync of their own. So every line the loop writes to audit.jsonl
+ * has a durable journal copy first, and after a crash audit.jsonl can lack (or tear) only lines
+ * the journal has. On startup the journal's audit lines are collected during replay and handed
+ * to mnc_audit_reconcile *before* compaction drops them: missing/torn lines are re-appended
+ * byte-identically and the file is fdatasync'd; a line that differs refuses the start. An old
+ * mncd reading such a journal refuses it ("unknown record kind"), it never drops the lines.
  *
  * On startup the journal is replayed and then compacted (rewritten atomically with one record
  * per live item), so its size is bounded by the live state, not by history.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,21 +269,56 @@ int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid 
     return batch_add(s, rec_mem(s->p, mncd_store_mem_get(s, store, key)));
 }
 
+/* Test hook (fault injection for tests/integration/test_mncd_durability): with
+ * MNCD_TEST_KILL_AFTER_JOURNAL=N in the environment, mncd SIGKILLs itself right after the N-th
+ * journal record carrying audit lines is durable and before those lines are written to
+ * audit.jsonl - the crash window the startup reconciliation exists for. Read once at open. */
+static long kill_after_journal;
+
 int mncd_store_commit(mncd_store *s)
 {
-    cJSON *b = s->batch;
-    if (!b)
+    size_t alen = 0;
+    uint64_t afirst = 0;
+    const char *al = s->audit ? mnc_audit_pending(s->audit, &alen, &afirst) : NULL;
+    if (!s->batch && !al)
         return 0;
+    if (al) {
+        cJSON *r = cJSON_CreateObject();
+        if (r && (!cJSON_AddStringToObject(r, "k", "audit") ||
+                  !cJSON_AddNumberToObject(r, "seq", (double)afirst) ||
+                  !cJSON_AddStringToObject(r, "lines", al))) {
+            cJSON_Delete(r);
+            r = NULL;
+        }
+        if (batch_add(s, r) != 0) { /* frees r */
+            mnc_audit_discard_pending(s->audit);
+            cJSON_Delete(s->batch);
+            s->batch = NULL;
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    cJSON *b = s->batch;
     s->batch = NULL;
     char *txt = cJSON_PrintUnformatted(b);
     cJSON_Delete(b);
-    if (!txt) {
+    int rc = -1;
+    if (!txt)
         errno = ENOMEM;
+    else
+        rc = mnc_journal_append(s->j, txt, strlen(txt), NULL);
+    cJSON_free(txt);
+    if (rc != 0) {
+        if (al) /* not durable anywhere: never write them (fail closed) */
+            mnc_audit_discard_pending(s->audit);
         return -1;
     }
-    int rc = mnc_journal_append(s->j, txt, strlen(txt), NULL);
-    cJSON_free(txt);
-    return rc;
+    if (al && kill_after_journal > 0 && --kill_after_journal == 0)
+        raise(SIGKILL);
+    /* Durable in the journal: now the file gets them (no fdatasync needed). */
+    if (al && mnc_audit_write_pending(s->audit) != 0)
+        return -1;
+    return 0;
 }
 
 size_t mncd_store_inbox_total(const mncd_store *s)
@@ -286,7 +335,60 @@ typedef struct replay {
     mncd_store *s;
     char *err;
     size_t errlen;
+    /* audit lines found in the journal, concatenated (consecutive seqs from afirst) */
+    char *alines;
+    size_t alen, acap;
+    uint64_t afirst, anext;
 } replay;
+
+/* Collects one record's audit lines; they must continue the previous record's (one run of
+ * the event loop journals every line it writes, and compaction at start drops the lines of
+ * earlier runs only after the reconciliation made them durable in audit.jsonl). */
+static int collect_audit(replay *rp, const cJSON *r, uint64_t jseq)
+{
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(r, "seq");
+    const cJSON *jl = cJSON_GetObjectItemCaseSensitive(r, "lines");
+    if (!cJSON_IsNumber(js) || js->valuedouble < 1 || !cJSON_IsString(jl) ||
+        !jl->valuestring[0]) {
+        snprintf(rp->err, rp->errlen, "journal record #%llu: malformed audit change",
+                 (unsigned long long)jseq);
+        return -1;
+    }
+    uint64_t first = (uint64_t)js->valuedouble;
+    size_t n = strlen(jl->valuestring);
+    if (jl->valuestring[n - 1] != '\n') {
+        snprintf(rp->err, rp->errlen, "journal record #%llu: audit lines do not end with a "
+                 "newline", (unsigned long long)jseq);
+        return -1;
+    }
+    if (rp->alen > 0 && first != rp->anext) {
+        snprintf(rp->err, rp->errlen, "journal record #%llu: its audit records start at seq "
+                 "%llu, the previous record's ended at %llu", (unsigned long long)jseq,
+                 (unsigned long long)first, (unsigned long long)(rp->anext - 1));
+        return -1;
+    }
+    if (rp->alen + n + 1 > rp->acap) {
+        size_t nc = rp->acap ? rp->acap : 65536;
+        while (nc < rp->alen + n + 1)
+            nc *= 2;
+        char *na = realloc(rp->alines, nc);
+        if (!na) {
+            snprintf(rp->err, rp->errlen, "out of memory");
+            return -1;
+        }
+        rp->alines = na;
+        rp->acap = nc;
+    }
+    if (rp->alen == 0)
+        rp->afirst = first;
+    memcpy(rp->alines + rp->alen, jl->valuestring, n);
+    rp->alen += n;
+    uint64_t lines = 0;
+    for (size_t i = 0; i < n; i++)
+        lines += jl->valuestring[i] == '\n';
+    rp->anext = first + lines;
+    return 0;
+}
 
 static int agent_of(const mnc_policy *p, const cJSON *v)
 {
@@ -381,6 +483,14 @@ static int replay_cb(void *arg, uint64_t seq, const void *payload, size_t len)
     int i = 0;
     for (const cJSON *r = a->child; r; r = r->next, i++) {
         char e[400];
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(r, "k");
+        if (cJSON_IsString(k) && strcmp(k->valuestring, "audit") == 0) {
+            if (collect_audit(rp, r, seq) != 0) {
+                cJSON_Delete(a);
+                return -1;
+            }
+            continue;
+        }
         if (apply(rp->s, r, e, sizeof(e)) != 0) {
             snprintf(rp->err, rp->errlen, "journal record #%llu, change %d: %s",
                      (unsigned long long)seq, i, e);
@@ -487,10 +597,54 @@ static int compact(mncd_store *s)
     return rc;
 }
 
-int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir)
+/* The journal's audit lines -> audit.jsonl (mnc_audit_reconcile), before compaction. */
+static int reconcile_audit(mncd_store *s, replay *rp, const char *state_dir)
+{
+    if (rp->alen == 0)
+        return 0;
+    if (!s->audit) {
+        snprintf(s->err, sizeof(s->err), "%s holds audit records but no audit log is open",
+                 s->path);
+        return -1;
+    }
+    char e[512];
+    uint64_t added = 0;
+    uint64_t had = mnc_audit_seq(s->audit);
+    int rc = mnc_audit_reconcile(s->audit, rp->afirst, rp->alines, rp->alen, &added, e,
+                                 sizeof(e));
+    if (rc != 0) {
+        snprintf(s->err, sizeof(s->err), "%s/audit.jsonl %s the state journal (which holds "
+                 "audit records %llu..%llu): %s", state_dir,
+                 rc > 0 ? "conflicts with" : "could not be reconciled with",
+                 (unsigned long long)rp->afirst, (unsigned long long)(rp->anext - 1), e);
+        return -1;
+    }
+    if (added > 0) {
+        char det[200];
+        snprintf(det, sizeof(det), "re-appended %llu audit records (seq %llu..%llu) from the "
+                 "state journal: they were durable there but missing from the log (crash "
+                 "before they were written)", (unsigned long long)added,
+                 (unsigned long long)(had + 1), (unsigned long long)(had + added));
+        fprintf(stderr, "mncd: audit log: %s\n", det);
+        mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = "audit.recover",
+                           .decision = "allow", .reason = "ok", .detail = det};
+        if (mnc_audit_append(s->audit, &r) != 0 || mnc_audit_sync(s->audit) != 0) {
+            snprintf(s->err, sizeof(s->err), "cannot write the audit log: %s",
+                     strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
+                    mnc_audit *audit)
 {
     memset(s, 0, sizeof(*s));
     s->p = p;
+    s->audit = audit;
+    const char *k = getenv("MNCD_TEST_KILL_AFTER_JOURNAL");
+    kill_after_journal = k ? atol(k) : 0;
     mnc_registry_init(&s->reg);
     s->inbox = calloc((size_t)p->n_principals + 1, sizeof(*s->inbox));
     if (!s->inbox) {
@@ -503,11 +657,15 @@ int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir)
     s->j = mnc_journal_open(s->path, replay_cb, &rp, notice, sizeof(notice), jerr, sizeof(jerr));
     if (!s->j) {
         snprintf(s->err, sizeof(s->err), "%s: %.600s%s%.600s", s->path, jerr, rerr[0] ? ": " : "", rerr);
+        free(rp.alines);
         return -1;
     }
     if (notice[0])
         fprintf(stderr, "mncd: state journal: %s\n", notice);
-    return compact(s);
+    /* Before compaction: it drops the journal's copies of the audit lines. */
+    int rc = reconcile_audit(s, &rp, state_dir);
+    free(rp.alines);
+    return rc == 0 ? compact(s) : -1;
 }
 
 void mncd_store_close(mncd_store *s)

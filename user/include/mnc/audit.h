@@ -19,6 +19,17 @@
  * durable by mnc_audit_sync (fdatasync). A crash can leave at most a torn last line without its
  * newline; mnc_audit_open truncates it (reporting how many bytes) and the verifier reports it
  * as a notice, not as tampering, and verifies the kept prefix.
+ *
+ * Deferred mode (mnc_audit_set_deferred; used by mncd's event loop so that one fdatasync per
+ * iteration makes both the state change and its audit records durable): appends build and
+ * chain the line exactly as above but keep it in memory (mnc_audit_pending). The caller makes
+ * those exact bytes durable elsewhere (mncd: inside the iteration's state-journal record), and
+ * only then writes them to the file without fdatasync (mnc_audit_write_pending). After a crash
+ * the file may lack a suffix of those lines, or end in a torn one; on the next start the caller
+ * hands its durable copy to mnc_audit_reconcile, which re-appends the missing lines
+ * byte-identically (so the chain continues unchanged) and refuses if a line the file already
+ * has differs from the copy. The file itself never contains zero bytes or anything but
+ * complete lines plus at most one torn last line.
  */
 #ifndef MNC_AUDIT_H
 #define MNC_AUDIT_H
@@ -79,7 +90,45 @@ int mnc_audit_sync(mnc_audit *a);
 uint64_t mnc_audit_seq(const mnc_audit *a);
 const char *mnc_audit_head(const mnc_audit *a);
 
-/* Syncs and closes; NULL is a no-op. */
+/* ---- deferred mode (see the top of this file) */
+
+/* Turns deferred mode on or off. Turning it off requires no pending lines (-1, EBUSY
+ * otherwise). Returns 0 or -1. */
+int mnc_audit_set_deferred(mnc_audit *a, bool on);
+
+/* The lines appended in deferred mode and not yet written: complete lines, each ending in
+ * '\n', NUL-terminated, with consecutive seqs from *first_seq. Returns NULL (and *len = 0) if
+ * there are none. The pointer stays valid until the next append/write/discard/close. */
+const char *mnc_audit_pending(const mnc_audit *a, size_t *len, uint64_t *first_seq);
+
+/* Writes the pending lines to the file with one write(2) (no fdatasync: the caller already
+ * made them durable elsewhere) and clears them. Returns 0, or -1 (errno) after which the log is
+ * poisoned: the file may hold a prefix of them, which reconcile repairs on the next start. */
+int mnc_audit_write_pending(mnc_audit *a);
+
+/* Drops the pending lines without writing them (their durable copy failed) and poisons the
+ * log: seq/head already counted them, so nothing more may be appended by this handle. */
+void mnc_audit_discard_pending(mnc_audit *a);
+
+/* Reconciles the open log with a durable copy of its most recent lines: `lines` (len bytes,
+ * complete lines each ending in '\n') hold consecutive records seq first_seq, first_seq+1, ...
+ *   - a record the file already has (seq <= mnc_audit_seq) must be byte-identical to the
+ *     file's line with that seq, else 1 is returned and err names the line ("line N differs");
+ *   - the file must reach at least seq first_seq - 1 (else 1: the records in between are in
+ *     neither copy);
+ *   - the records beyond the file's end are checked as a continuation of the chain (hash,
+ *     seq, prev; else 1 naming the record) and appended with one write;
+ *   - the file is then fdatasync'd (also when nothing was appended: lines written by
+ *     mnc_audit_write_pending may still be only in the page cache, and the caller is about to
+ *     drop its copy).
+ * Records in the file beyond the copy are left as they are. *appended (if not NULL) receives the
+ * number of records appended. Returns 0, 1 (conflict: the caller must refuse to start), or -1 on
+ * I/O error or OOM (message in err). Not allowed in deferred mode with pending lines. */
+int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len,
+                        uint64_t *appended, char *err, size_t errlen);
+
+/* Syncs and closes; NULL is a no-op. Pending (deferred, unwritten) lines are dropped: they are
+ * not durable anywhere the file could be repaired from unless the caller made them so. */
 void mnc_audit_close(mnc_audit *a);
 
 /* The last n (1..10000) complete records of the file at path, as a JSON array of objects
