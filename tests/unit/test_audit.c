@@ -1,4 +1,5 @@
-/* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection. */
+/* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
+ * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -179,6 +181,294 @@ static void test_garbage_line(void **st)
     assert_int_equal(mnc_audit_verify_file("/nonexistent/audit", &v), -1);
 }
 
+/* ---- deferred mode + reconcile */
+
+static char path2[160];
+
+static void rec_n(mnc_audit_rec *r, char *obj, size_t objlen, int i, const char *op)
+{
+    snprintf(obj, objlen, "obj%d", i);
+    *r = (mnc_audit_rec){.time_ms = 5000u + (unsigned)i, .op = op, .sender = "worker",
+                         .receiver = "coordinator", .object = obj, .decision = "allow",
+                         .reason = "ok"};
+}
+
+/* Appends records [from, to) to a (ops differ after `diverge`, so two logs can fork). */
+static void add(mnc_audit *a, int from, int to, int diverge)
+{
+    for (int i = from; i < to; i++) {
+        char obj[16];
+        mnc_audit_rec r;
+        rec_n(&r, obj, sizeof(obj), i, i >= diverge ? "recv" : "send");
+        assert_int_equal(mnc_audit_append(a, &r), 0);
+    }
+}
+
+static off_t fsize(const char *p)
+{
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    return st.st_size;
+}
+
+/* Writes a log of n records, then appends m in deferred mode and returns a copy of the pending
+ * lines (*first_seq = their first seq) WITHOUT writing them: the kill -9 between the journal
+ * sync and the audit write. */
+static char *crash_with_pending(int n, int m, uint64_t *first_seq, size_t *len)
+{
+    char err[256];
+    write_n(n);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    off_t before = fsize(path);
+    assert_int_equal(mnc_audit_set_deferred(a, true), 0);
+    add(a, n, n + m, 1 << 30);
+    assert_int_equal(mnc_audit_seq(a), (uint64_t)(n + m));
+    assert_int_equal(fsize(path), before); /* nothing written yet */
+    const char *p = mnc_audit_pending(a, len, first_seq);
+    assert_non_null(p);
+    assert_int_equal(*first_seq, (uint64_t)n + 1);
+    char *copy = strdup(p);
+    assert_non_null(copy);
+    assert_int_equal(strlen(copy), *len);
+    assert_int_equal(mnc_audit_set_deferred(a, false), -1); /* pending lines: refused */
+    mnc_audit_close(a); /* drops them */
+    assert_int_equal(fsize(path), before);
+    return copy;
+}
+
+static void test_deferred_write(void **st)
+{
+    (void)st;
+    char err[256];
+    write_n(2);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_set_deferred(a, true), 0);
+    add(a, 2, 5, 1 << 30);
+    size_t len;
+    uint64_t first;
+    assert_non_null(mnc_audit_pending(a, &len, &first));
+    assert_int_equal(first, 3);
+    assert_int_equal(mnc_audit_write_pending(a), 0);
+    assert_null(mnc_audit_pending(a, &len, &first));
+    assert_int_equal(len, 0);
+    add(a, 5, 6, 1 << 30);
+    assert_int_equal(mnc_audit_write_pending(a), 0);
+    assert_int_equal(mnc_audit_set_deferred(a, false), 0);
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, 6);
+    assert_false(v.torn_tail);
+}
+
+static void test_reconcile_appends_missing(void **st)
+{
+    (void)st;
+    char err[256];
+    uint64_t first, added = 99;
+    size_t len;
+    char *copy = crash_with_pending(4, 3, &first, &len);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_seq(a), 4);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 3);
+    assert_int_equal(mnc_audit_seq(a), 7);
+    /* the chain continues: a new record after the re-appended ones */
+    add(a, 7, 8, 1 << 30);
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, 8);
+    /* Idempotent: the same copy again (all lines present) appends nothing. */
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 0);
+    assert_int_equal(mnc_audit_seq(a), 8);
+    mnc_audit_close(a);
+    free(copy);
+}
+
+static void test_reconcile_partial_and_torn(void **st)
+{
+    (void)st;
+    char err[256];
+    uint64_t first, added;
+    size_t len;
+    char *copy = crash_with_pending(3, 4, &first, &len);
+    /* The file got the first of the four lines whole and the second torn (power loss). */
+    const char *nl = strchr(copy, '\n');
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fwrite(copy, 1, (size_t)(nl + 1 - copy) + 20, f);
+    fclose(f);
+    size_t torn = 0;
+    mnc_audit *a = mnc_audit_open(path, &torn, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(torn, 20);
+    assert_int_equal(mnc_audit_seq(a), 4);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 3);
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, 7);
+    assert_false(v.torn_tail);
+    /* The file is byte-identical to a log that never crashed. */
+    char *txt = NULL;
+    size_t cap = 0;
+    f = fopen(path, "r");
+    assert_non_null(f);
+    ssize_t got = getdelim(&txt, &cap, '\0', f);
+    fclose(f);
+    assert_true(got > (ssize_t)len);
+    assert_memory_equal(txt + got - (ssize_t)len, copy, len);
+    free(txt);
+    free(copy);
+}
+
+static void test_reconcile_file_ahead(void **st)
+{
+    (void)st;
+    char err[256];
+    uint64_t first, added;
+    size_t len;
+    char *copy = crash_with_pending(2, 2, &first, &len);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    add(a, 4, 9, 1 << 30); /* records beyond the copy (e.g. written directly and synced) */
+    mnc_audit_close(a);
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 0);
+    assert_int_equal(mnc_audit_seq(a), 9);
+    mnc_audit_close(a);
+    free(copy);
+}
+
+static void test_reconcile_conflict(void **st)
+{
+    (void)st;
+    char err[256];
+    uint64_t added;
+    /* Two logs with the same records 1..6 that fork at record 7. */
+    snprintf(path2, sizeof(path2), "%s/other.jsonl", dir);
+    mnc_audit *b = mnc_audit_open(path2, NULL, err, sizeof(err));
+    assert_non_null(b);
+    add(b, 0, 6, 6);
+    assert_int_equal(mnc_audit_set_deferred(b, true), 0);
+    add(b, 6, 9, 6); /* records 7..9, op "recv" */
+    size_t len;
+    uint64_t first;
+    char *copy = strdup(mnc_audit_pending(b, &len, &first));
+    assert_non_null(copy);
+    mnc_audit_close(b);
+    unlink(path2);
+
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    add(a, 0, 8, 1 << 30); /* records 1..8, all op "send": 7 and 8 differ from the copy */
+    mnc_audit_close(a);
+    off_t sz = fsize(path);
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "line 7 "));
+    assert_int_equal(mnc_audit_seq(a), 8);
+    mnc_audit_close(a);
+    assert_int_equal(fsize(path), sz); /* nothing written */
+
+    /* The copy starting past the file's end + 1: a gap neither holds. */
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    const char *second = strchr(copy, '\n') + 1;
+    unlink(path);
+    mnc_audit_close(a);
+    a = mnc_audit_open(path, NULL, err, sizeof(err)); /* empty log */
+    assert_non_null(a);
+    add(a, 0, 6, 6);
+    assert_int_equal(mnc_audit_reconcile(a, first + 1, second, len - (size_t)(second - copy),
+                                         &added, err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "in neither"));
+    /* Lines that do not continue this chain (copy of another log's 7.. onto a log whose 6
+     * differs) are refused, not appended. */
+    mnc_audit_close(a);
+    unlink(path);
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    add(a, 0, 6, 3); /* records 4..6 differ from b's */
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "does not continue the chain"));
+    /* Zero bytes are never accepted into the text file. */
+    char zero[] = "{\"seq\":7}\0\n";
+    assert_int_equal(mnc_audit_reconcile(a, 7, zero, sizeof(zero) - 1, &added, err,
+                                         sizeof(err)), 1);
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, 6);
+    free(copy);
+}
+
+/* Copies and overlaps larger than the reader's 64 KiB chunks (backward line search and the
+ * forward byte comparison both cross chunk boundaries). */
+static void test_reconcile_large(void **st)
+{
+    (void)st;
+    char err[256];
+    uint64_t first, added;
+    size_t len;
+    char *copy = crash_with_pending(500, 700, &first, &len);
+    assert_true(len > 2 * 65536);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 700);
+    add(a, 1200, 1201, 1 << 30);
+    mnc_audit_close(a);
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_reconcile(a, first, copy, len, &added, err, sizeof(err)), 0);
+    assert_int_equal(added, 0);
+    /* one byte changed deep inside the overlap: named by its line */
+    char *mut = strdup(copy);
+    assert_non_null(mut);
+    char *p = mut;
+    for (int i = 0; i < 650; i++)
+        p = strchr(p, '\n') + 1; /* start of record 501 + 650 = 1151 */
+    p[10] = p[10] == '1' ? '2' : '1';
+    assert_int_equal(mnc_audit_reconcile(a, first, mut, len, &added, err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "line 1151 "));
+    mnc_audit_close(a);
+    free(mut);
+    free(copy);
+}
+
+static void test_discard_poisons(void **st)
+{
+    (void)st;
+    char err[256];
+    write_n(1);
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(mnc_audit_set_deferred(a, true), 0);
+    add(a, 1, 3, 1 << 30);
+    mnc_audit_discard_pending(a);
+    char obj[16];
+    mnc_audit_rec r;
+    rec_n(&r, obj, sizeof(obj), 9, "send");
+    assert_int_equal(mnc_audit_append(a, &r), -1); /* would leave a hole in the chain */
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +478,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reorder_detected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_garbage_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deferred_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_appends_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_partial_and_torn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_file_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_conflict, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconcile_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
