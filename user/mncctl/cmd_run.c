@@ -17,8 +17,10 @@
  *    for a launch under the kernel programs alone, which registers directly in the maps.
  * 4. Forks; the child enters the cgroup, sets no_new_privs, applies Landlock (writes only in the
  *    workspace and a few device nodes; no abstract UNIX sockets or signals outside its domain)
- *    and a seccomp filter (SysV msg/shm, POSIX mqueues and AF_PACKET sockets -> EPERM), then
- *    execs CMD.
+ *    and a seccomp filter (SysV msg/shm, POSIX mqueues and AF_PACKET sockets -> EPERM; bpf,
+ *    perf_event_open, the mount family, module and kexec loading, port I/O, clock setting,
+ *    swap and reboot -> EPERM, so a root agent cannot rewrite its taint or the enforcement),
+ *    then execs CMD. If any confinement step fails, CMD is not executed.
  * 5. When CMD exits, kills what is left in the cgroup and removes it; mncd sees the cgroup go
  *    and drops the registration (and the taint with the agent's last instance). With
  *    --kernel-only the launcher does that itself. Exit status: CMD's (128 + signal if it was
@@ -123,7 +125,10 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws)
     walk_bad = NULL;
     walk_count = 0;
     walk_bad_path[0] = 0;
-    if (nftw(ws, walk_fn, 32, FTW_PHYS | FTW_MOUNT) < 0) {
+    /* No FTW_MOUNT: a mount inside the workspace (a bind mount of a sink directory from
+     * another filesystem) is exactly what must be seen - Landlock's rule for the workspace
+     * covers everything mounted beneath it. WALK_LIMIT bounds the cost. */
+    if (nftw(ws, walk_fn, 32, FTW_PHYS) < 0) {
         mncctl_err("cannot scan workspace %s: %s", ws, strerror(errno));
         return -1;
     }
@@ -215,6 +220,24 @@ static int seccomp_confine(char *why, size_t whylen)
                                          "mq_getsetattr", "mq_unlink"};
     for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(denied[0]); i++) {
         int nr = seccomp_syscall_resolve_name(denied[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue; /* not on this architecture */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+    }
+    /* The enforcement itself. Agents may run as root (the launcher does not change uid), and a
+     * root agent could otherwise rewrite its own taint through bpf(BPF_OBJ_GET) on the pinned
+     * map (Landlock does not see bpf(); bpffs permission checks pass for root), detach the
+     * programs, cover a sink or its own workspace with a mount (Landlock rules follow the mount
+     * tree), load a kernel module, or move the wall clock that object lifetimes are measured
+     * by. None of these is something an agent needs. */
+    static const char *const kernel[] = {
+        "bpf", "perf_event_open", "mount", "umount2", "pivot_root", "move_mount", "open_tree",
+        "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "init_module",
+        "finit_module", "delete_module", "kexec_load", "kexec_file_load", "iopl", "ioperm",
+        "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "swapon", "swapoff",
+        "reboot"};
+    for (size_t i = 0; rc == 0 && i < sizeof(kernel) / sizeof(kernel[0]); i++) {
+        int nr = seccomp_syscall_resolve_name(kernel[i]);
         if (nr == __NR_SCMP_ERROR)
             continue; /* not on this architecture */
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
