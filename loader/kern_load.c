@@ -312,6 +312,49 @@ void mnc_kern_close(mnc_kern *k)
     free(k);
 }
 
+/* The layout each pinned map must have. A pinned map is found by name only; one left by a
+ * build with another layout (or planted by someone else) must not be used: every lookup here
+ * copies value_size bytes into a struct of this build's size, so a larger pinned value would
+ * overflow our buffer and a smaller one would be read as garbage taint. Checked before any
+ * lookup, including the ABI version in settings. */
+static const struct map_layout {
+    const char *name;
+    __u32 type, key_size, value_size;
+} map_layouts[] = {
+    {"agents", BPF_MAP_TYPE_HASH, sizeof(struct mnc_agent_key), sizeof(struct mnc_agent)},
+    {"taint", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_taint)},
+    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_key), sizeof(struct mnc_sink)},
+    {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink)},
+    {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink)},
+    {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name)},
+    {"settings", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct mnc_config)},
+    {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64)},
+    {"events", BPF_MAP_TYPE_RINGBUF, 0, 0},
+};
+
+/* 0 if fd is a map with the layout of `name`, else -EPROTO with the difference in err. */
+static int check_layout(int fd, const char *name, const char *path, char *err, size_t errlen)
+{
+    const struct map_layout *want = NULL;
+    for (size_t i = 0; i < sizeof(map_layouts) / sizeof(map_layouts[0]); i++)
+        if (strcmp(map_layouts[i].name, name) == 0)
+            want = &map_layouts[i];
+    if (!want)
+        return mnc_kerr(err, errlen, -EINVAL, "internal: no layout for map %s", name);
+    struct bpf_map_info info;
+    __u32 len = sizeof(info);
+    memset(&info, 0, sizeof(info));
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0)
+        return mnc_kerr(err, errlen, -EPROTO, "%s is not a BPF map: %s", path, strerror(errno));
+    if (info.type != want->type || info.key_size != want->key_size || info.value_size != want->value_size)
+        return mnc_kerr(err, errlen, -EPROTO,
+                        "pinned map %s has type %u, key %u, value %u bytes; this build (ABI %u) expects "
+                        "type %u, key %u, value %u: refused (detach --purge and re-attach)",
+                        path, info.type, info.key_size, info.value_size, MNC_ABI_VERSION, want->type,
+                        want->key_size, want->value_size);
+    return 0;
+}
+
 static int read_settings(mnc_kern *k, struct mnc_config *c)
 {
     __u32 key = 0;
@@ -332,6 +375,9 @@ static int open_maps(mnc_kern *k, char *err, size_t errlen)
                             e == ENOENT ? " (not attached: run `mncctl kern attach`)" : "");
         }
         *map_slot(k, i) = fd;
+        int lr = check_layout(fd, map_names[i], p, err, errlen);
+        if (lr)
+            return lr;
     }
     struct mnc_config c;
     int rc = read_settings(k, &c);
@@ -487,7 +533,13 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     if (sfd >= 0) {
         struct mnc_config old;
         __u32 key = 0;
-        int lr = bpf_map_lookup_elem(sfd, &key, &old);
+        int lr = check_layout(sfd, "settings", p, err, errlen);
+        if (lr) {
+            close(sfd);
+            mnc_kern_close(k);
+            return lr;
+        }
+        lr = bpf_map_lookup_elem(sfd, &key, &old);
         close(sfd);
         if (lr == 0 && old.tree_cgroup_id && old.tree_cgroup_id != tree_id) {
             mnc_kern_close(k);

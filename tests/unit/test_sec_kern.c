@@ -1,0 +1,134 @@
+/* test_sec_kern.c - the loader refuses pinned maps whose layout is not this build's.
+ *
+ * A pin root is found by path: maps left there by another build (or planted) are opened by
+ * name. Before this check, mnc_kern_open read the settings map (and later the taint map) into
+ * this build's structs whatever the pinned value size was: a larger value was copied past the
+ * end of the caller's struct by the kernel, a smaller one was taken as garbage. Each case pins
+ * a full set of maps under a private root, one of them with a wrong layout, and expects a
+ * refusal that names the map. Needs root and bpffs (the real kernel; no mocks). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "fixture.h"
+#include "mnc_abi.h"
+#include "mnc_kern.h"
+
+struct spec {
+    const char *name;
+    enum bpf_map_type type;
+    __u32 key, value, max;
+};
+
+static const struct spec good[] = {
+    {"agents", BPF_MAP_TYPE_HASH, sizeof(struct mnc_agent_key), sizeof(struct mnc_agent), 16},
+    {"taint", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_taint), 16},
+    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_key), sizeof(struct mnc_sink), 16},
+    {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink), 16},
+    {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink), 16},
+    {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name), 16},
+    {"settings", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct mnc_config), 1},
+    {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), MNC_K__COUNT},
+    {"events", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096},
+};
+#define N_SPEC (sizeof(good) / sizeof(good[0]))
+
+static char root[128];
+
+static void purge(void)
+{
+    char p[256];
+    for (size_t i = 0; i < N_SPEC; i++) {
+        snprintf(p, sizeof(p), "%s/%s", root, good[i].name);
+        unlink(p);
+    }
+    rmdir(root);
+}
+
+/* Pins the full set; map `bad` (or none) gets value size `bad_value`. 0 or -errno. */
+static int pin_set(const char *bad, __u32 bad_value)
+{
+    purge();
+    if (mkdir(root, 0700) != 0)
+        return -errno;
+    for (size_t i = 0; i < N_SPEC; i++) {
+        __u32 v = bad && strcmp(bad, good[i].name) == 0 ? bad_value : good[i].value;
+        int fd = bpf_map_create(good[i].type, good[i].name, good[i].key, v, good[i].max, NULL);
+        if (fd < 0)
+            return -errno;
+        char p[256];
+        snprintf(p, sizeof(p), "%s/%s", root, good[i].name);
+        int rc = bpf_obj_pin(fd, p);
+        int e = errno;
+        close(fd);
+        if (rc != 0)
+            return -e;
+    }
+    return 0;
+}
+
+static void t_layout(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        print_message("SKIP: needs root to create and pin BPF maps\n");
+        skip();
+    }
+    snprintf(root, sizeof(root), "/sys/fs/bpf/mnc-sec-unit-%d", (int)getpid());
+    char err[512];
+    mnc_kern *k = NULL;
+
+    int rc = pin_set(NULL, 0);
+    if (rc != 0) {
+        print_message("cannot pin maps under %s: %s\n", root, strerror(-rc));
+        purge();
+        fail();
+    }
+    /* the right layout opens (settings all zero: no tree recorded yet) */
+    assert_int_equal(mnc_kern_open(root, &k, err, sizeof(err)), 0);
+    mnc_kern_close(k);
+
+    static const struct {
+        const char *map;
+        __u32 value;
+    } bad[] = {
+        {"settings", sizeof(struct mnc_config) + 64}, /* read before the ABI check: overflow */
+        {"settings", 8},
+        {"taint", sizeof(struct mnc_taint) + 8},
+        {"taint", sizeof(struct mnc_taint) - 8},
+        {"agents", 4},
+        {"names", sizeof(struct mnc_name) * 2},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rc = pin_set(bad[i].map, bad[i].value);
+        if (rc != 0) {
+            print_message("cannot pin maps under %s: %s\n", root, strerror(-rc));
+            purge();
+            fail();
+        }
+        k = NULL;
+        err[0] = 0;
+        rc = mnc_kern_open(root, &k, err, sizeof(err));
+        if (rc == 0) {
+            print_message("map %s with value size %u was accepted\n", bad[i].map, bad[i].value);
+            mnc_kern_close(k);
+            purge();
+            fail();
+        }
+        assert_int_equal(rc, -EPROTO);
+        assert_non_null(strstr(err, bad[i].map));
+    }
+    purge();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_layout),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
