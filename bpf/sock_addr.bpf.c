@@ -92,13 +92,26 @@ struct mnc_unix_walk {
     struct mnc_path_state st;
 };
 
+/* One byte of a pathname address. The kernel ends a pathname at its first NUL and ignores the
+ * rest of sun_path, so the bytes after it must not reach the map key: "/run/peer.sock\0junk"
+ * reaches /run/peer.sock but, keyed with the junk, would miss the sink entry and be taken for
+ * an unregistered destination (reachable with may_external, and by untainted agents even if
+ * it is a log or memory sink). The walk therefore goes on past the NUL, zeroing the tail. */
 static long mnc_path_cb(__u32 i, void *data)
 {
     struct mnc_unix_walk *w = data;
-    if (i >= MNC_UNIX_PATH_MAX)
+    /* The barrier makes the bounds check and the index one register: otherwise the compiler
+     * may index with an unchecked copy of i, which the verifier rejects. */
+    __u64 j = i;
+    asm volatile("" : "+r"(j));
+    if (j >= MNC_UNIX_PATH_MAX)
         return 1;
-    mnc_path_step(&w->st, w->k.path[i]);
-    return w->st.done || w->st.bad;
+    if (w->st.done) {
+        w->k.path[j] = 0;
+        return 0;
+    }
+    mnc_path_step(&w->st, w->k.path[j]);
+    return w->st.bad ? 1 : 0; /* a callback returns 0 (go on) or 1 (stop), nothing else */
 }
 
 static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
