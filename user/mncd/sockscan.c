@@ -442,6 +442,17 @@ typedef struct sfd {
     uint32_t ino;
 } sfd;
 
+/* by inode, then pid and fd (a stable choice of which fd acts for a shared socket) */
+static int cmp_sfd(const void *a, const void *b)
+{
+    const sfd *x = a, *y = b;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->fd > y->fd) - (x->fd < y->fd);
+}
+
 typedef struct scan {
     sfd *s;
     int n, cap;
@@ -478,7 +489,7 @@ static int scan_fds(scan *sc, pid_t pid, bool self)
                 break;
             continue;
         }
-        if (!u32set_has(&sc->inos, ino) && (rc = u32set_add(&sc->inos, ino)) != 0)
+        if ((rc = u32set_add(&sc->inos, ino)) != 0) /* duplicates are harmless for membership */
             break;
         if (sc->n == sc->cap) {
             int c = sc->cap ? sc->cap * 2 : 128;
@@ -498,7 +509,7 @@ static int scan_fds(scan *sc, pid_t pid, bool self)
 
 static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, size_t errlen)
 {
-    u32set seen = {0};
+    u32set pids = {0};
     int rc = 0;
     for (int i = 0; i < ncg && !rc; i++) {
         char p[PATH_MAX + 32];
@@ -513,22 +524,13 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
         }
         long pid;
         while (fscanf(f, "%ld", &pid) == 1) {
-            if (pid <= 0 || pid > INT_MAX || u32set_has(&seen, (uint32_t)pid))
+            if (pid <= 0 || pid > INT_MAX)
                 continue;
-            if (seen.n >= MAX_PIDS || u32set_add(&seen, (uint32_t)pid) != 0) {
+            if (pids.n >= MAX_PIDS || u32set_add(&pids, (uint32_t)pid) != 0) {
                 seterr(err, errlen, "too many processes in the agent's cgroups");
                 rc = -1;
                 break;
             }
-            int r = scan_fds(sc, (pid_t)pid, false);
-            if (r == -ENOENT || r == -ESRCH)
-                continue; /* exited (a frozen process can still be killed) */
-            if (r) {
-                seterr(err, errlen, "list /proc/%ld/fd: %s", pid, strerror(-r));
-                rc = -1;
-                break;
-            }
-            sc->npids++;
         }
         if (ferror(f) && !rc) {
             seterr(err, errlen, "read %s: %s", p, strerror(errno));
@@ -536,7 +538,22 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
         }
         fclose(f);
     }
-    free(seen.v);
+    if (pids.n)
+        qsort(pids.v, (size_t)pids.n, sizeof(*pids.v), cmp_u32);
+    for (int i = 0; i < pids.n && !rc; i++) {
+        if (i && pids.v[i] == pids.v[i - 1])
+            continue;
+        int r = scan_fds(sc, (pid_t)pids.v[i], false);
+        if (r == -ENOENT || r == -ESRCH)
+            continue; /* exited (a frozen process can still be killed) */
+        if (r) {
+            seterr(err, errlen, "list /proc/%u/fd: %s", pids.v[i], strerror(-r));
+            rc = -1;
+            break;
+        }
+        sc->npids++;
+    }
+    free(pids.v);
     if (!rc) {
         int r = scan_fds(sc, 0, true);
         if (r) {
@@ -982,27 +999,24 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     if (scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || diag_load(&c.g, err, errlen) != 0)
         goto out;
     st->pids = c.sc.npids;
-    st->sockets = c.sc.inos.n;
-    u32set done = {0}, tcp = {0};
+    u32set tcp = {0};
     for (int i = 0; i < c.g.nt && !c.failed; i++)
         if (c.g.t[i].ino && u32set_add(&tcp, c.g.t[i].ino) != 0)
             c.failed = true;
+    /* one decision per socket, however many fds and processes share it */
+    if (c.sc.n)
+        qsort(c.sc.s, (size_t)c.sc.n, sizeof(*c.sc.s), cmp_sfd);
     for (int i = 0; i < c.sc.n && !c.failed; i++) {
         sfd *s = &c.sc.s[i];
-        if (u32set_has(&done, s->ino))
-            continue; /* the same socket in another fd or process: one decision */
-        if (u32set_add(&done, s->ino) != 0) {
-            seterr(err, errlen, "out of memory");
-            c.failed = true;
-            break;
-        }
+        if (i && s->ino == c.sc.s[i - 1].ino)
+            continue;
+        st->sockets++;
         uent *e = unix_find(&c.g, s->ino);
         if (e)
             judge_unix(&c, s, e);
         else if (!u32set_has(&tcp, s->ino))
             judge_foreign(&c, s);
     }
-    free(done.v);
     free(tcp.v);
     if (c.failed && !c.err[0])
         seterr(err, errlen, "out of memory");
