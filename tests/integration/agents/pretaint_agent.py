@@ -11,12 +11,14 @@ JSON line on stdout:
   {"send": NAME, "data": S}                           -> {"result": "OK" | errno name}
   {"recv": NAME, "timeout": T}                        -> {"result": "OK", "data": S} | "EOF" | "NONE" | errno
   {"accept": NAME, "as": NAME2, "timeout": T}         -> {"result": "OK"} | errno | "NONE"
+  {"fork_hold": NAME}                                 a child keeps the only copy of NAME
   {"verb": V, ...}                                    an mncd call on the connection made at start
 Results are errno names (EPIPE, ENOTCONN, ECONNABORTED...), so the test judges what the
 kernel said; the agent never exits on an error.
 """
 import errno
 import json
+import os
 import select
 import signal
 import socket
@@ -58,6 +60,17 @@ def handle(req):
             s.connect(req["path"])
         socks[req["open"]] = s
         return {"result": "OK"}
+    if "fork_hold" in req:
+        # a child process keeps the only copy of the socket (the sweep must list every process)
+        name = req["fork_hold"]
+        pid = os.fork()
+        if pid == 0:
+            os.close(0)
+            os.close(1)
+            while True:
+                signal.pause()
+        socks.pop(name).close()
+        return {"result": "OK", "pid": pid}
     if "send" in req:
         socks[req["send"]].send(req["data"].encode())
         return {"result": "OK"}
