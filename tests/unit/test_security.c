@@ -463,6 +463,56 @@ static void t_json_widening_refused(void **state)
     }
 }
 
+/* Lifetimes at the edges: a derive asking for more seconds than the object's JSON form can
+ * carry is refused; a deadline past 2^53 ms saturates there (it used to saturate at 2^64 - 1,
+ * which to_json printed and from_json refused: the daemon could not replay such an object). */
+static void roundtrip_ok(sec *s, const mnc_disclosure *d)
+{
+    cJSON *j = mnc_disclosure_to_json(s->p, d);
+    assert_non_null(j);
+    mnc_errors e;
+    mnc_errors_init(&e);
+    mnc_disclosure back;
+    int rc = mnc_disclosure_from_json(s->p, j, &back, &e);
+    if (rc)
+        fx_print_errors(&e);
+    assert_int_equal(rc, 0);
+    assert_int_equal(back.expires_ms, d->expires_ms);
+    mnc_errors_free(&e);
+    cJSON_Delete(j);
+    mnc_disclosure_free(&back);
+}
+
+static void t_deadline_saturation(void **state)
+{
+    sec *s = *state;
+    int w = mnc_policy_agent(s->p, "w");
+    int k1 = mnc_policy_contract(s->p, "k1"); /* turns only: no time bound */
+    mnc_disclosure root, child;
+    assert_int_equal(mnc_disclosure_issue(s->p, k1, w, "all", &s->p->contracts[k1].scope.fields, &s->st,
+                                          NOW, &root),
+                     MNC_OK);
+    mnc_lifetime life = {.seconds = UINT64_MAX / 2, .turns = 1};
+    mnc_narrowing n = {.life = &life, .memory = -1};
+    assert_int_equal(mnc_disclosure_derive(&root, w, &n, NOW, &child), MNC_R_INVALID);
+    life.seconds = UINT32_MAX;
+    assert_int_equal(mnc_disclosure_derive(&root, w, &n, NOW, &child), MNC_OK);
+    roundtrip_ok(s, &child);
+    mnc_disclosure_free(&child);
+    /* a clock near 2^53 ms: the deadline saturates where JSON is still exact */
+    assert_int_equal(mnc_disclosure_derive(&root, w, &n, 9007199254740000ULL, &child), MNC_OK);
+    assert_int_equal(child.expires_ms, 9007199254740992ULL);
+    roundtrip_ok(s, &child);
+    mnc_disclosure_free(&child);
+    mnc_disclosure_free(&root);
+    int k0 = mnc_policy_contract(s->p, "k0"); /* 60 s */
+    assert_int_equal(mnc_disclosure_issue(s->p, k0, w, "all", &s->p->contracts[k0].scope.fields, &s->st,
+                                          9007199254740000ULL, &root),
+                     MNC_OK);
+    roundtrip_ok(s, &root);
+    mnc_disclosure_free(&root);
+}
+
 /* The direct-exposure scan's documented scope (select.h), each case an attempt to smuggle a
  * forbidden value past it, and the cases it deliberately leaves to semantic review. */
 static void t_exposure_scan(void **state)
@@ -580,6 +630,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(t_derive_chain_property, sec_setup, sec_teardown),
         cmocka_unit_test_setup_teardown(t_json_widening_refused, sec_setup, sec_teardown),
         cmocka_unit_test_setup_teardown(t_exposure_scan, sec_setup, sec_teardown),
+        cmocka_unit_test_setup_teardown(t_deadline_saturation, sec_setup, sec_teardown),
         cmocka_unit_test(t_select_nonfinite_risk),
         cmocka_unit_test(t_request_int_range),
     };

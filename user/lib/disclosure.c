@@ -150,12 +150,17 @@ static const char *object_get(const void *src, int f)
     return mnc_disclosure_value(src, f);
 }
 
+/* Saturation point of a deadline: 2^53 ms (year 287396), the largest integer the JSON form
+ * carries exactly. Saturating at UINT64_MAX instead made an object that to_json prints and
+ * from_json then refuses (the daemon could not replay its own journal). */
+#define DEADLINE_MAX_MS 9007199254740992ULL
+
 static uint64_t deadline(uint64_t now_ms, uint64_t seconds)
 {
     if (!seconds)
         return 0;
-    if (seconds > (UINT64_MAX - now_ms) / 1000)
-        return UINT64_MAX;
+    if (now_ms >= DEADLINE_MAX_MS || seconds > (DEADLINE_MAX_MS - now_ms) / 1000)
+        return DEADLINE_MAX_MS;
     return now_ms + seconds * 1000;
 }
 
@@ -228,6 +233,9 @@ mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc
     if (!mnc_set_has(&parent->holders, (unsigned)by))
         return MNC_R_NOT_HOLDER;
     if (n->memory < -1 || n->memory > 1)
+        return MNC_R_INVALID;
+    /* ℓ' must be representable in the object's JSON form (scope.lifetime.seconds) */
+    if (n->life && n->life->seconds > UINT32_MAX)
         return MNC_R_INVALID;
 
     mnc_scope cs = parent->scope;
