@@ -10,11 +10,15 @@
  * `recv` (max 1). Reported: p50/p99 round-trip latency and aggregate operations per second
  * (2 per round trip) for 1, 16 and 64 concurrent pairs; then daemon RSS with 1e5 live objects.
  * Every request goes through the monitor, is audited and made durable (fdatasync) before its
- * response, so the figures include the group commit. The state dir is on $MNC_BENCH_DIR (default
+ * response, so the figures include the group commit (one fdatasync per event-loop iteration:
+ * the journal record carries the iteration's audit lines; docs/mncd.md). The state dir is on $MNC_BENCH_DIR (default
  * /tmp, the VM's disk).
  *
  * Targets (issue 3): p50 <= 50 us for one client; >= 50k ops/s aggregate.
  * --quick: fewer iterations and 2e4 objects for the RSS figure (CI).
+ * --compare OLD_BUILD_DIR: before/after in one session: the round-trip levels for
+ *   OLD_BUILD_DIR/mncd and $BUILD/mncd, interleaved (3 rounds, alternating order, a fresh daemon
+ *   and state dir each), medians side by side. Run from the repo root.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -36,6 +40,8 @@
 
 static char sock_path[100];
 static char oid[40];
+static char g_req[1 << 14], g_resp[1 << 16]; /* the disclose request, a response buffer */
+static size_t g_reqlen;
 
 static double now_us(void)
 {
@@ -204,25 +210,26 @@ static long rss_kb(pid_t pid)
     return kb;
 }
 
-int main(int argc, char **argv)
+/* Starts BUILD/mncd on a fresh temp dir under base and creates the long-lived object (oid).
+ * Returns the worker connection (fd), or -1 (daemon killed, dir removed by stop_daemon). */
+static int start_daemon(const char *build, const char *base, char *dir, size_t dirlen,
+                        pid_t *pidp)
 {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
-    const char *base = getenv("MNC_BENCH_DIR") ? getenv("MNC_BENCH_DIR") : "/tmp";
-    char dir[256], mncd[512], cfg[512], state[512];
-    snprintf(dir, sizeof(dir), "%s/bench_mncd.XXXXXX", base);
+    char mncd[512], cfg[512], state[512];
+    snprintf(dir, dirlen, "%s/bench_mncd.XXXXXX", base);
+    *pidp = -1;
     if (!mkdtemp(dir) || chmod(dir, 0755) != 0) {
         perror("mkdtemp");
-        return 1;
+        return -1;
     }
     snprintf(mncd, sizeof(mncd), "%s/mncd", build);
     snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
     snprintf(state, sizeof(state), "%s/state", dir);
     if ((size_t)snprintf(sock_path, sizeof(sock_path), "%.80s/mncd.sock", dir) >= sizeof(sock_path))
-        return 1;
+        return -1;
     FILE *f = fopen(cfg, "w");
     if (!f)
-        return 1;
+        return -1;
     /* kernel layer off: this bench measures the userspace monitor (bench_kernel the programs) */
     fprintf(f, "{\"kernel\": \"off\", \"agents\": {\"worker\": {\"uid\": %d}, \"coordinator\": {\"uid\": %d}}}\n",
             UID_W, UID_C);
@@ -234,6 +241,7 @@ int main(int argc, char **argv)
         perror(mncd);
         _exit(127);
     }
+    *pidp = pid;
     int fd = -1;
     for (int i = 0; i < 500 && fd < 0; i++) {
         fd = connect_as(UID_W);
@@ -241,9 +249,8 @@ int main(int argc, char **argv)
             usleep(10000);
     }
     if (fd < 0) {
-        fprintf(stderr, "bench_mncd: mncd did not start\n");
-        kill(pid, SIGKILL);
-        return 1;
+        fprintf(stderr, "bench_mncd: %s did not start\n", mncd);
+        return -1;
     }
     /* One long-lived object: share_availability (3600 s, no turn bound). */
     f = fopen("policies/examples/scheduling-state.json", "r");
@@ -255,24 +262,131 @@ int main(int argc, char **argv)
     for (char *p = st; *p; p++)
         if (*p == '\n')
             *p = ' ';
-    static char req[1 << 14], resp[1 << 16];
-    int n = snprintf(req, sizeof(req), "{\"verb\":\"disclose\",\"contract\":\"share_availability\","
-                     "\"state\":%s}\n", st);
+    int n = snprintf(g_req, sizeof(g_req), "{\"verb\":\"disclose\",\"contract\":"
+                     "\"share_availability\",\"state\":%s}\n", st);
+    g_reqlen = n > 0 && (size_t)n < sizeof(g_req) ? (size_t)n : 0;
     conn *c0 = calloc(1, sizeof(*c0));
-    c0->fd = fd;
     char *idp;
-    if (call(c0, req, (size_t)n, resp, sizeof(resp)) != 0 || !(idp = strstr(resp, "\"id\":\""))) {
-        fprintf(stderr, "bench_mncd: disclose failed: %s\n", resp);
-        kill(pid, SIGKILL);
-        return 1;
+    if (!c0 || !g_reqlen) {
+        free(c0);
+        close(fd);
+        return -1;
+    }
+    c0->fd = fd;
+    if (call(c0, g_req, g_reqlen, g_resp, sizeof(g_resp)) != 0 ||
+        !(idp = strstr(g_resp, "\"id\":\""))) {
+        fprintf(stderr, "bench_mncd: disclose failed: %s\n", g_resp);
+        free(c0);
+        close(fd);
+        return -1;
     }
     memcpy(oid, idp + 6, 32);
     oid[32] = '\0';
+    free(c0);
+    return fd;
+}
+
+static void stop_daemon(pid_t pid, const char *dir, int fd)
+{
+    if (fd >= 0)
+        close(fd);
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_mncd: could not remove %s\n", dir);
+}
+
+/* --compare OLD_BUILD: the round-trip levels for OLD_BUILD/mncd and $BUILD/mncd, interleaved
+ * (3 rounds, the order alternating per round, a fresh daemon each time), medians printed side
+ * by side - before/after figures from the same session on the same disk. */
+static int compare(const char *old_build, const char *new_build, const char *base, int quick)
+{
+    enum { ROUNDS = 3, LEVELS = 3 };
+    static const int levels[LEVELS] = {1, 16, 64};
+    double r[2][LEVELS][3][ROUNDS]; /* [binary][level][p50,p99,ops][round] */
+    const char *builds[2] = {old_build, new_build};
+    for (int round = 0; round < ROUNDS; round++)
+        for (int k = 0; k < 2; k++) {
+            int b = round % 2 ? 1 - k : k;
+            char dir[256];
+            pid_t pid;
+            int fd = start_daemon(builds[b], base, dir, sizeof(dir), &pid);
+            if (fd < 0) {
+                stop_daemon(pid, dir, -1);
+                return 1;
+            }
+            for (int li = 0; li < LEVELS; li++) {
+                int iters = quick ? (levels[li] == 1 ? 2000 : 200)
+                                  : (levels[li] == 1 ? 20000 : 2000);
+                if (run_level(levels[li], iters, &r[b][li][0][round], &r[b][li][1][round],
+                              &r[b][li][2][round]) != 0) {
+                    fprintf(stderr, "bench_mncd: %s: run with %d clients failed\n", builds[b],
+                            levels[li]);
+                    stop_daemon(pid, dir, fd);
+                    return 1;
+                }
+            }
+            stop_daemon(pid, dir, fd);
+        }
+    printf("mncd send+recv round trip, %s/mncd (old) vs %s/mncd (new), state dir on %s, "
+           "median of %d interleaved rounds\n", old_build, new_build, base, ROUNDS);
+    for (int li = 0; li < LEVELS; li++) {
+        double m[2][3];
+        for (int b = 0; b < 2; b++)
+            for (int q = 0; q < 3; q++) {
+                qsort(r[b][li][q], ROUNDS, sizeof(double), cmp_d);
+                m[b][q] = r[b][li][q][ROUNDS / 2];
+            }
+        printf("  %2d pair(s): old p50 %7.1f us p99 %7.1f us %7.0f ops/s | new p50 %7.1f us "
+               "p99 %7.1f us %7.0f ops/s | p50 x%.2f, ops/s x%.2f\n", levels[li], m[0][0],
+               m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[1][0] / m[0][0],
+               m[1][2] / m[0][2]);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    const char *old_build = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc)
+            old_build = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_mncd [--quick] [--compare OLD_BUILD_DIR]\n");
+            return 2;
+        }
+    }
+    const char *build = getenv("BUILD") ? getenv("BUILD") : "build";
+    const char *base = getenv("MNC_BENCH_DIR") ? getenv("MNC_BENCH_DIR") : "/tmp";
+    if (old_build)
+        return compare(old_build, build, base, quick);
+    char dir[256];
+    pid_t pid;
+    int fd = start_daemon(build, base, dir, sizeof(dir), &pid);
+    if (fd < 0) {
+        stop_daemon(pid, dir, -1);
+        return 1;
+    }
+    char *req = g_req, *resp = g_resp;
+    int n = (int)g_reqlen;
+    conn *c0 = calloc(1, sizeof(*c0));
+    if (!c0) {
+        stop_daemon(pid, dir, fd);
+        return 1;
+    }
+    c0->fd = fd;
 
     int status = 0;
     int levels[] = {1, 16, 64};
-    printf("mncd send+recv round trip over the UNIX socket (state dir on %s; audit + journal "
-           "fdatasync per event-loop iteration)\n", base);
+    printf("mncd send+recv round trip over the UNIX socket (state dir on %s; one journal "
+           "fdatasync per event-loop iteration, carrying the audit records)\n", base);
     for (int li = 0; li < 3; li++) {
         int iters = quick ? (levels[li] == 1 ? 2000 : 200) : (levels[li] == 1 ? 20000 : 2000);
         double p50, p99, ops;
@@ -320,13 +434,7 @@ int main(int argc, char **argv)
                "(%.0f B/object incl. inbox entry); %d discloses in %.1f s (%.0f/s)\n",
                rss0, rss1, nobj, (double)(rss1 - rss0) * 1024.0 / nobj, nobj, el / 1e6,
                nobj / (el / 1e6));
-    close(fd);
     free(c0);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench_mncd: could not remove %s\n", dir);
+    stop_daemon(pid, dir, fd);
     return status;
 }
