@@ -7,7 +7,7 @@
 #   make asan     unit tests under ASan + UBSan (separate build dir)
 #   make valgrind unit tests under valgrind (leaks and memory errors fail)
 #   make bench    benchmarks (figures printed, compared in the same run)
-#   make fuzz     bounded libFuzzer run of the request parser
+#   make fuzz     bounded libFuzzer runs (request parser, policy loader, disclosure JSON)
 #
 # Sources are picked up by directory, so adding a module never needs a Makefile edit:
 #   user/lib/*.c -> libmnc     loader/*.c -> libmncload    bpf/*.bpf.c -> BPF objects + skeletons
