@@ -30,25 +30,9 @@ static __always_inline int mnc_lsm_deny_sock(const struct mnc_subject *s, struct
     return -EPERM;
 }
 
-/* exact (addr, port), then the whole host (addr, 0), then the port on every address */
-static __always_inline struct mnc_sink *mnc_lsm_inet_lookup(struct mnc_inet_key *k)
-{
-    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
-    if (s)
-        return s;
-    __u16 port = k->port;
-    k->port = 0;
-    s = bpf_map_lookup_elem(&sock_inet, k);
-    k->port = port;
-    if (s)
-        return s;
-    struct mnc_inet_key any = {.family = k->family, .port = port};
-    return bpf_map_lookup_elem(&sock_inet, &any);
-}
-
 static __always_inline int mnc_lsm_inet_gate(const struct mnc_subject *s, struct mnc_inet_key *k, __u8 hook)
 {
-    struct mnc_sink *dst = mnc_lsm_inet_lookup(k);
+    struct mnc_sink *dst = mnc_sock_inet_lookup(k);
     __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;
     __u32 id = dst ? dst->id : MNC_ID_NONE;
     struct mnc_taint *t = 0;

@@ -175,4 +175,23 @@ static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls
     bpf_ringbuf_submit(ev, 0);
 }
 
+/* The sink label of an IP destination: exact (addr, port), then the whole host (addr, 0), then
+ * the port on every address. One lookup order for connect/sendmsg, egress and the LSM hooks. */
+static __always_inline struct mnc_sink *mnc_sock_inet_lookup(struct mnc_inet_key *k)
+{
+    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
+    if (s)
+        return s;
+    __u16 port = k->port;
+    if (port) {
+        k->port = 0;
+        s = bpf_map_lookup_elem(&sock_inet, k);
+        k->port = port;
+        if (s)
+            return s;
+    }
+    struct mnc_inet_key any = {.family = k->family, .port = port};
+    return bpf_map_lookup_elem(&sock_inet, &any);
+}
+
 #endif

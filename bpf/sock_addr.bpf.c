@@ -44,29 +44,13 @@ static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int p
     return 0; /* EPERM */
 }
 
-/* exact (addr, port), then the whole host (addr, 0), then the port on every address */
-static __always_inline struct mnc_sink *mnc_inet_lookup(struct mnc_inet_key *k)
-{
-    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
-    if (s)
-        return s;
-    __u16 port = k->port;
-    k->port = 0;
-    s = bpf_map_lookup_elem(&sock_inet, k);
-    k->port = port;
-    if (s)
-        return s;
-    struct mnc_inet_key any = {.family = k->family, .port = port};
-    return bpf_map_lookup_elem(&sock_inet, &any);
-}
-
 static __always_inline int mnc_gate4(struct bpf_sock_addr *ctx, __u8 hook)
 {
     struct mnc_inet_key k = {.family = AF_INET};
     __u32 ip = ctx->user_ip4;
     __builtin_memcpy(k.addr, &ip, 4);
     k.port = bpf_ntohs((__u16)ctx->user_port);
-    return mnc_gate(hook, mnc_inet_lookup(&k), 0, &k, 0);
+    return mnc_gate(hook, mnc_sock_inet_lookup(&k), 0, &k, 0);
 }
 
 static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
@@ -84,7 +68,7 @@ static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
         __builtin_memcpy(k.addr + 8, &w2, 4);
         __builtin_memcpy(k.addr + 12, &w3, 4);
     }
-    return mnc_gate(hook, mnc_inet_lookup(&k), 0, &k, 0);
+    return mnc_gate(hook, mnc_sock_inet_lookup(&k), 0, &k, 0);
 }
 
 struct mnc_unix_walk {

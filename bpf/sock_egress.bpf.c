@@ -150,25 +150,6 @@ noports:
     return 0;
 }
 
-/* exact (addr, port), then the whole host (addr, 0), then the port on every address: the same
- * order as mnc_inet_lookup in sock_addr.bpf.c */
-static __always_inline struct mnc_sink *mnc_egress_lookup(struct mnc_inet_key *k)
-{
-    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
-    if (s)
-        return s;
-    __u16 port = k->port;
-    if (port) {
-        k->port = 0;
-        s = bpf_map_lookup_elem(&sock_inet, k);
-        k->port = port;
-        if (s)
-            return s;
-    }
-    struct mnc_inet_key any = {.family = k->family, .port = port};
-    return bpf_map_lookup_elem(&sock_inet, &any);
-}
-
 /* Loopback only: the agent that owns the receiving socket, or NULL. */
 static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb, struct mnc_pkt *p)
 {
@@ -210,7 +191,7 @@ int mnc_egress(struct __sk_buff *skb)
     __u32 cls = MNC_SINK_EXTERNAL, id = MNC_ID_NONE, r;
     int parsed = mnc_parse(skb, &p) == 0;
     if (parsed && !p.suspicious) {
-        struct mnc_sink *s = mnc_egress_lookup(&p.k);
+        struct mnc_sink *s = mnc_sock_inet_lookup(&p.k);
         if (s) {
             cls = (__u32)s->cls;
             id = s->id;
