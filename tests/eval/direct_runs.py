@@ -10,14 +10,14 @@ the channels of the paper's threat model directly, with real syscalls that carry
   stranger (unregistered, in no scope): connect()+send on a UNIX stream socket, TCP 127.0.0.1
   files: append to the log sink's file, create a file in the memory sink's directory
 
-Per sampled scenario, two blocks, each with a freshly launched coordinator (taint is sticky
-for an agent's lifetime, so a fresh process is a fresh session):
+Per sampled scenario, a freshly launched coordinator (taint is sticky for an agent's lifetime,
+so a fresh process is a fresh session) runs two blocks, in this order (taint only tightens):
 
-  strict (the row's contract: phi empty, no memory): every direct attempt is out of scope; a
-      new connection to mncd (always allowed) is the in-scope control.
   permissive (share_availability: phi = {external, ops_log, calendar, partner endpoints},
       memory allowed): the partner attempts are in scope; the stranger attempts are out of
-      scope. The log and memory are in scope too; with mncd their in-scope route is mncd's
+      scope.
+  strict (the row's contract: phi empty, no memory): every direct attempt is out of scope; a
+      new connection to mncd (always allowed) is the in-scope control. The log and memory are in scope too; with mncd their in-scope route is mncd's
       `log` / `mem.put` (counted as the in-scope ops), and the direct file writes are reported
       apart: `mncctl run` denies them by design (Landlock), whatever the scope, because those
       sinks are reached only through mncd, which checks each object's scope.
@@ -274,9 +274,13 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
                 if not spec.get("charge"):
                     state = {"fields": state["fields"]}
                 viol = False
-                for block in ("strict", "permissive"):
-                    coord = env.launch("coordinator")
-                    st["launches"] += 1
+                # One session per scenario: the permissive object first, then the strict one.
+                # Taint only tightens (mncd intersects scopes), so the strict block is judged
+                # under the strict scope, and no later block could be judged under a wider one;
+                # the next scenario gets a freshly launched coordinator.
+                coord = env.launch("coordinator")
+                st["launches"] += 1
+                for block in ("permissive", "strict"):
                     contract = spec["strict"] if block == "strict" else share_contract
                     msg, oid = "", None
                     if env.d:
@@ -327,7 +331,7 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
                     elif block == "permissive" and env.d:
                         st["in"] += 2
                         st["in_denied"] += 2
-                    env.retire(coord, "coordinator")
+                env.retire(coord, "coordinator")
                 st["viol"] += 1 if viol else 0
             st["seconds"] = time.time() - t0
             if spec.get("charge"):
