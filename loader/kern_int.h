@@ -23,6 +23,15 @@ struct mnc_kern {
     char notice[320]; /* why attach fell back from lsm to cgroup, "" otherwise */
 };
 
+struct bpf_object;
+/* Attaches every program of obj - to the cgroup cg_fd, or as BPF LSM when cg_fd < 0 - and pins
+ * its link at <root>/links/<program>. A link already pinned there is replaced atomically
+ * (bpf_link_update: the old program runs until the new one is in). The names of links this call
+ * created are appended to created[] (for rollback); more than max_created is an error.
+ * Returns 0 or -errno with the reason in err. */
+int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char created[][64],
+                      int *n_created, int max_created, char *err, size_t errlen);
+
 /* Records one self-test case (ignored past the table's capacity). */
 void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);
 

@@ -427,10 +427,9 @@ static int mkdir_p(const char *path, mode_t mode)
     return 0;
 }
 
-/* Attaches (or atomically replaces) every program of `obj` and pins its link.
- * fresh[] records which links this call created, for rollback. */
-static int attach_object(struct bpf_object *obj, int cg_fd, const char *root, bool *created, int *n_created,
-                         char created_names[][64], char *err, size_t errlen)
+/* See kern_int.h. */
+int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char created[][64],
+                      int *n_created, int max_created, char *err, size_t errlen)
 {
     struct bpf_program *prog;
     bpf_object__for_each_program(prog, obj)
@@ -450,23 +449,22 @@ static int attach_object(struct bpf_object *obj, int cg_fd, const char *root, bo
         }
         if (errno != ENOENT)
             return mnc_kerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
-        struct bpf_link *l = bpf_program__attach_cgroup(prog, cg_fd);
+        /* Room in the rollback table first, so a link we create is never left unrecorded. */
+        if (*n_created >= max_created)
+            return mnc_kerr(err, errlen, -E2BIG, "more links than the rollback table holds (%d)", max_created);
+        struct bpf_link *l = cg_fd >= 0 ? bpf_program__attach_cgroup(prog, cg_fd) : bpf_program__attach_lsm(prog);
         if (!l) {
             int e = errno;
-            return mnc_kerr(err, errlen, -e, "attach %s to the mnc tree: %s", name, strerror(e));
+            return mnc_kerr(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
+                            strerror(e));
         }
         int rc = bpf_link__pin(l, lp);
-        if (rc != 0) {
-            bpf_link__destroy(l);
-            return mnc_kerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
-        }
         /* closing our fd leaves the pinned link (and so the attachment) in place */
         bpf_link__destroy(l);
-        if (*n_created < 16) {
-            snprintf(created_names[*n_created], 64, "%s", name);
-            (*n_created)++;
-        }
-        *created = true;
+        if (rc != 0)
+            return mnc_kerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
+        snprintf(created[*n_created], 64, "%s", name);
+        (*n_created)++;
     }
     return 0;
 }
@@ -583,7 +581,6 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     struct sock_addr_bpf *sa = sock_addr_bpf__open_opts(&oo);
     struct sock_create_bpf *sc = sa ? sock_create_bpf__open_opts(&oo) : NULL;
     struct sock_egress_bpf *se = sc ? sock_egress_bpf__open_opts(&oo) : NULL;
-    bool created = false;
     int n_created = 0;
     char created_names[16][64];
     if (!sa || !sc || !se) {
@@ -598,9 +595,9 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
                  strerror(-rc), root);
         goto out;
     }
-    if ((rc = attach_object(sa->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0 ||
-        (rc = attach_object(sc->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0 ||
-        (rc = attach_object(se->obj, cg_fd, root, &created, &n_created, created_names, err, errlen)) != 0)
+    if ((rc = mnc_attach_pinned(sa->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(sc->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(se->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0)
         goto out;
 
     /* settings: ABI, backend, tree */
@@ -631,7 +628,7 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     }
     rc = 0;
 out:
-    if (rc != 0 && created) {
+    if (rc != 0 && n_created > 0) {
         /* fresh attach that did not prove itself: take the new links away again */
         for (int i = 0; i < n_created; i++) {
             char lp[PATH_MAX + 80];

@@ -102,46 +102,6 @@ static int mkdir_one(const char *p, mode_t mode)
     return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -errno;
 }
 
-/* Attaches (or replaces) every program of obj; records the links this call created. */
-static int attach_obj(struct bpf_object *obj, const char *root, char created[][64], int *n_created,
-                      int max_created, char *err, size_t errlen)
-{
-    struct bpf_program *prog;
-    bpf_object__for_each_program(prog, obj)
-    {
-        const char *name = bpf_program__name(prog);
-        char lp[PATH_MAX + 80];
-        snprintf(lp, sizeof(lp), "%s/links/%s", root, name);
-        int lfd = bpf_obj_get(lp);
-        if (lfd >= 0) {
-            /* the old program keeps running until this swaps in the new one */
-            int rc = bpf_link_update(lfd, bpf_program__fd(prog), NULL);
-            int e = errno;
-            close(lfd);
-            if (rc != 0)
-                return mnc_kerr(err, errlen, -e, "bpf_link_update %s: %s", lp, strerror(e));
-            continue;
-        }
-        if (errno != ENOENT)
-            return mnc_kerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
-        struct bpf_link *l = bpf_program__attach_lsm(prog);
-        if (!l) {
-            int e = errno;
-            return mnc_kerr(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
-                        strerror(e));
-        }
-        int rc = bpf_link__pin(l, lp);
-        bpf_link__destroy(l); /* drops our fd only: the pin keeps the link */
-        if (rc != 0)
-            return mnc_kerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
-        if (*n_created < max_created) {
-            snprintf(created[*n_created], 64, "%s", name);
-            (*n_created)++;
-        }
-    }
-    return 0;
-}
-
 /* Depth of the cgroup directory `path` below the cgroup2 mount (the mount itself is 0): what
  * bpf_get_current_ancestor_cgroup_id() takes. Counted from the path, which must lie under the
  * mount and be canonical (no "." / ".." / "//"), as mnc_kern_attach resolves it. */
@@ -228,10 +188,10 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
             goto out;
         }
     }
-    if ((rc = attach_obj(o.files->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = attach_obj(o.paths->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = attach_obj(o.sockets->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = attach_obj(o.ipc->obj, root, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0)
+    if ((rc = mnc_attach_pinned(o.files->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.paths->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.sockets->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.ipc->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0)
         goto out;
     rc = 0;
 out:
