@@ -81,7 +81,7 @@ static void bprintf(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-static bool is_name(const char *s)
+bool mnc_name_valid(const char *s)
 {
     size_t n = 0;
     if (!s)
@@ -99,7 +99,7 @@ static bool is_name(const char *s)
 static const char *pkey(jpath *out, const char *parent, const char *key)
 {
     bool root = !parent[0] || strcmp(parent, "$") == 0;
-    if (is_name(key))
+    if (mnc_name_valid(key))
         bprintf(out->s, sizeof(out->s), "%s%s%s", root ? "" : parent, root ? "" : ".", key);
     else
         bprintf(out->s, sizeof(out->s), "%s[%s]", root ? "$" : parent, Q(key));
@@ -276,6 +276,19 @@ static size_t utf8_len(const unsigned char *s, size_t n, const char **why)
         return 0;
     }
     return need;
+}
+
+bool mnc_utf8_valid(const char *str, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)str;
+    const char *why;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_len(u + i, n - i, &why);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
 }
 
 /* The raw checks that cJSON does not do; stops at the first problem (the file is refused). */
@@ -462,7 +475,7 @@ static int get_name(fctx *c, const cJSON *obj, const char *key, const char *path
         E(c, p.s, "expected a name (string), got %s", jtype(v));
         return -1;
     }
-    if (!is_name(v->valuestring)) {
+    if (!mnc_name_valid(v->valuestring)) {
         E(c, p.s, "invalid name %s (1-63 characters of A-Z a-z 0-9 _ . : -)", Q(v->valuestring));
         return -1;
     }
@@ -1019,7 +1032,7 @@ static int resolve(build *b, fctx *c, const cJSON *v, const char *path, enum ref
         return -1;
     }
     const char *s = v->valuestring;
-    if (!is_name(s)) {
+    if (!mnc_name_valid(s)) {
         E(c, path, "invalid name %s", Q(s));
         return -1;
     }
@@ -1102,8 +1115,8 @@ static void check_template(build *b, fctx *c, const char *t, const mnc_set *fiel
             }
             memcpy(name, t + i + 1, n);
             name[n] = '\0';
-            int id = is_name(name) ? field_id(b, name) : -1;
-            if (!is_name(name))
+            int id = mnc_name_valid(name) ? field_id(b, name) : -1;
+            if (!mnc_name_valid(name))
                 E(c, path, "invalid placeholder {%s}", Q(name));
             else if (id < 0)
                 E(c, path, "template names unknown field %s", Q(name));

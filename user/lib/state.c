@@ -38,43 +38,6 @@ int mnc_state_set(mnc_state *s, int field, const char *value)
     return 0;
 }
 
-static bool state_name_ok(const char *s)
-{
-    size_t n = 0;
-    for (; s[n]; n++) {
-        unsigned char c = (unsigned char)s[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == ':' || c == '-'))
-            return false;
-    }
-    return n >= 1 && n < MNC_NAME_MAX;
-}
-
-/* Valid UTF-8 without overlong forms or surrogates. cJSON does not check the bytes of a string
- * it was handed in a tree built elsewhere; a value must be safe to render into a message. */
-static bool utf8_ok(const unsigned char *p)
-{
-    while (*p) {
-        unsigned char c = *p;
-        int n;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        if (c < 0xc2 || c > 0xf4)
-            return false;
-        n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-        for (int i = 1; i < n; i++)
-            if ((p[i] & 0xc0) != 0x80)
-                return false;
-        if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xf0 && p[1] < 0x90) || (c == 0xed && p[1] >= 0xa0) ||
-            (c == 0xf4 && p[1] >= 0x90))
-            return false;
-        p += n;
-    }
-    return true;
-}
-
 /* Escapes an untrusted key for an error message (control, quote, backslash and non-ASCII bytes
  * become \xNN) so that a hostile key cannot forge or break a message line; cut when long. */
 static void esc(char *out, size_t n, const char *key)
@@ -100,7 +63,7 @@ static void key_path(char *out, size_t n, const char *key)
 {
     char e[128];
     esc(e, sizeof(e), key);
-    if (state_name_ok(key))
+    if (mnc_name_valid(key))
         snprintf(out, n, "fields.%s", e);
     else
         snprintf(out, n, "fields[\"%s\"]", e);
@@ -129,7 +92,7 @@ int mnc_state_from_json(const mnc_policy *p, const cJSON *j, mnc_state *s, const
     }
     const cJSON *sub = cJSON_GetObjectItemCaseSensitive(j, "subject");
     if (sub) {
-        if (!cJSON_IsString(sub) || !state_name_ok(sub->valuestring))
+        if (!cJSON_IsString(sub) || !mnc_name_valid(sub->valuestring))
             mnc_errors_add(errs, "%s: subject: expected a name (1-63 characters of A-Z a-z 0-9 _ . : -)", w);
         else
             memcpy(s->subject, sub->valuestring, strlen(sub->valuestring) + 1);
@@ -155,7 +118,7 @@ int mnc_state_from_json(const mnc_policy *p, const cJSON *j, mnc_state *s, const
             }
             char *text = NULL;
             if (cJSON_IsString(v)) {
-                if (!utf8_ok((const unsigned char *)v->valuestring)) {
+                if (!mnc_utf8_valid(v->valuestring, strlen(v->valuestring))) {
                     mnc_errors_add(errs, "%s: %s: value is not valid UTF-8", w, kp);
                     continue;
                 }

@@ -149,6 +149,13 @@ int mnc_policy_agent_by_uid(const mnc_policy *p, uint32_t uid);
 /* The requirement of agent for purpose, or NULL if the receiver declared none. */
 const mnc_requirement *mnc_policy_requirement(const mnc_policy *p, int agent, const char *purpose);
 
+/* A name: [A-Za-z0-9_.:-]{1,63} (agents, sinks, fields, contracts, forms, subjects). */
+bool mnc_name_valid(const char *s);
+
+/* s[0..n) is valid UTF-8: no stray or truncated sequences, overlong forms, surrogates or code
+ * points above U+10FFFF. */
+bool mnc_utf8_valid(const char *s, size_t n);
+
 /* Names of a field set, comma separated, into buf (always NUL-terminated). */
 void mnc_policy_fieldset_str(const mnc_policy *p, const mnc_set *s, char *buf, size_t n);
 
