@@ -81,6 +81,19 @@ static void bprintf(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *mnc_failure_name(mnc_failure f)
+{
+    switch (f) {
+    case MNC_FAIL_DELEGATE:
+        return "delegate";
+    case MNC_FAIL_APPROVAL:
+        return "approval";
+    case MNC_FAIL_ABSTAIN:
+        return "abstain";
+    }
+    return "abstain";
+}
+
 bool mnc_name_valid(const char *s)
 {
     size_t n = 0;

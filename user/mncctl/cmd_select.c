@@ -17,19 +17,6 @@
 
 #define MAX_POLICIES 16
 
-static const char *failure_name(mnc_failure f)
-{
-    switch (f) {
-    case MNC_FAIL_DELEGATE:
-        return "delegate";
-    case MNC_FAIL_APPROVAL:
-        return "approval";
-    case MNC_FAIL_ABSTAIN:
-        return "abstain";
-    }
-    return "abstain";
-}
-
 static cJSON *fieldset_json(const mnc_policy *p, const mnc_set *s)
 {
     cJSON *a = cJSON_CreateArray();
@@ -219,12 +206,12 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
     }
     cJSON *fail = cJSON_AddArrayToObject(out, "failure");
     for (int i = 0; fail && i < con->n_failure; i++)
-        cJSON_AddItemToArray(fail, cJSON_CreateString(failure_name(con->failure[i])));
+        cJSON_AddItemToArray(fail, cJSON_CreateString(mnc_failure_name(con->failure[i])));
 
     if (sel.chosen < 0) {
         cJSON_AddStringToObject(out, "outcome", "no_candidate");
         cJSON_AddNullToObject(out, "selected");
-        cJSON_AddStringToObject(out, "next", con->n_failure ? failure_name(con->failure[0]) : "abstain");
+        cJSON_AddStringToObject(out, "next", con->n_failure ? mnc_failure_name(con->failure[0]) : "abstain");
         rc = mncctl_print_json(out) == 0 ? 3 : 1;
         goto done;
     }

@@ -149,6 +149,9 @@ int mnc_policy_agent_by_uid(const mnc_policy *p, uint32_t uid);
 /* The requirement of agent for purpose, or NULL if the receiver declared none. */
 const mnc_requirement *mnc_policy_requirement(const mnc_policy *p, int agent, const char *purpose);
 
+/* "delegate", "approval" or "abstain". */
+const char *mnc_failure_name(mnc_failure f);
+
 /* A name: [A-Za-z0-9_.:-]{1,63} (agents, sinks, fields, contracts, forms, subjects). */
 bool mnc_name_valid(const char *s);
 
