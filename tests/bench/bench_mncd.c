@@ -421,7 +421,7 @@ int main(int argc, char **argv)
             }
         }
         for (int i = 0; i < b && status == 0; i++)
-            if (call(c0, "", 0, resp, sizeof(resp)) != 0 || !strstr(resp, "\"ok\":true")) {
+            if (call(c0, "", 0, resp, sizeof(g_resp)) != 0 || !strstr(resp, "\"ok\":true")) {
                 fprintf(stderr, "bench_mncd: disclose %d failed: %.300s\n", done + i, resp);
                 status = 1;
             }
