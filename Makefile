@@ -133,7 +133,7 @@ eval: all
 # Every unit test under valgrind (leaks and memory errors fail).
 valgrind: $(TESTS)
 	@fail=0; for t in $(TESTS); do \
-	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
+	    if valgrind -q --suppressions=tests/valgrind.supp --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9 \
 	        $$t >$$t.valgrind.log 2>&1; then echo "valgrind clean: $$t"; \
 	    else echo "valgrind FAILED: $$t (log: $$t.valgrind.log)"; fail=1; fi; \
 	done; exit $$fail
