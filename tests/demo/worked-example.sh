@@ -106,12 +106,25 @@ try:
 except OSError as e:
     print("DENIED by the kernel (%s)" % __import__("errno").errorcode[e.errno])' "\$1"; }
 show "direct connect() to an external agent, before receiving" "\$(direct_connect \$tmp/external.sock)"
+# a connection opened before the taint, kept open across the delivery
+ws=\$tmp/ws-coord
+python3 -c 'import socket,sys,os,time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
+open(sys.argv[2] + "/held.ready", "w").close()
+while not os.path.exists(sys.argv[2] + "/held.go"): time.sleep(0.05)
+try:
+    s.sendall(b"Thu 10:00"); print("allowed")
+except OSError as e:
+    print("DENIED (%s: mncd shut it before delivering)" % __import__("errno").errorcode[e.errno])' \$tmp/external.sock \$ws > \$ws/held.out &
+while [ ! -e \$ws/held.ready ]; do sleep 0.05; done
 r=\$(\$CTL --json recv)
 show "recv through mncd" "\$(echo "\$r" | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d.get("messages") or d.get("delivered") or [d]; print(repr(m[0].get("message")))')"
 show "forward to external through mncd" "\$(\$CTL --json forward \$OID external | verdict)"
 show "log to ops_log through mncd" "\$(\$CTL --json log \$OID ops_log | verdict)"
 show "mem.put through mncd" "\$(\$CTL --json mem put slot \$OID | verdict)"
 show "direct connect() to the external agent, now tainted" "\$(direct_connect \$tmp/external.sock)"
+touch \$ws/held.go; wait
+show "send on a connection opened before the taint" "\$(cat \$ws/held.out)"
 show "direct write to /var/log/mnc/ops.log" "\$(direct_write /var/log/mnc/ops.log)"
 show "direct write into /var/lib/mnc/memory" "\$(direct_write /var/lib/mnc/memory/slot)"
 show "recv of the object again (one-turn lifetime)" "\$(\$CTL --json recv --object \$OID | verdict)"
