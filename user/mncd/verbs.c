@@ -120,6 +120,24 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
     return mncd_store_touch(&d->store, o);
 }
 
+/* Hands one checked object to its reader: taint the reader in the kernel first (kern.c; if
+ * that fails nothing is delivered - fail closed), then consume the turn and answer with the
+ * object and its rendered message. */
+static cJSON *hand_over(mncd *d, const mnc_request *q, int reader, mnc_disclosure *o, const char *op)
+{
+    if (mncd_kern_hold(d, reader, o, op) != 0)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused: the kernel taint could not be "
+                              "updated (fail closed)", op);
+    if (deliver(d, o, reader) != 0)
+        return oom(q);
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp && add_object(d, resp, o, true) != 0) {
+        cJSON_Delete(resp);
+        return oom(q);
+    }
+    return resp;
+}
+
 static int principal_or(const mncd *d, const char *name)
 {
     return name ? mnc_policy_principal(d->policy, name) : -1;
@@ -372,17 +390,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, "recv");
-        if (mncd_kern_hold(d, w->agent, o, "recv") != 0) /* taint before delivery (kern.c) */
-            return mnc_resp_error(q->id, MNC_R_INTERNAL, "recv refused: the kernel taint could not "
-                                  "be updated (fail closed)");
-        if (deliver(d, o, w->agent) != 0)
-            return oom(q);
-        cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-        if (resp && add_object(d, resp, o, true) != 0) {
-            cJSON_Delete(resp);
-            return oom(q);
-        }
-        return resp;
+        return hand_over(d, q, w->agent, o, "recv");
     }
     int max = q->max > 0 ? q->max : 100;
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -560,17 +568,7 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
                          m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
-    if (mncd_kern_hold(d, w->agent, o, op) != 0) /* taint before delivery (kern.c) */
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "mem.get refused: the kernel taint could not "
-                              "be updated (fail closed)");
-    if (deliver(d, o, w->agent) != 0)
-        return oom(q);
-    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-    if (resp && add_object(d, resp, o, true) != 0) {
-        cJSON_Delete(resp);
-        return oom(q);
-    }
-    return resp;
+    return hand_over(d, q, w->agent, o, op);
 }
 
 /* ---- admin verbs */
