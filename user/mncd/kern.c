@@ -4,8 +4,11 @@
  *   - before any response that carries an object leaves mncd, the recipient's taint already
  *     includes that object's scope (mncd_kern_hold runs inside the handler, responses are sent
  *     after the iteration's commit); a failed map update refuses the delivery;
- *   - taint only tightens, until every cgroup of the agent is gone (watched with inotify on
- *     cgroup.events plus a 1 s re-check) or an admin resets it;
+ *   - taint only tightens, until every cgroup of the agent is gone or an admin resets it. The
+ *     kernel state decides when a cgroup is gone (cg_state): removed, or empty after a process
+ *     ran in it. inotify only says when to look: IN_MODIFY on each cgroup.events (populated
+ *     changes) and IN_DELETE on the tree directory (kernfs raises no event on a removed
+ *     cgroup's own files), with a 1 s re-check as the safety net;
  *   - nothing pinned is wiped at start: mnc_kern_attach adopts maps and replaces links
  *     atomically; registrations whose cgroup vanished while mncd was down are removed then;
  *   - a process inside the mnc tree that is not a registered agent is nobody to mncd.
@@ -35,7 +38,7 @@ typedef struct kwatch {
     uint64_t cgid;
     int agent;
     int wd;              /* inotify watch on cgroup.events, -1 if none */
-    bool populated_seen; /* registered before its first process: empty is not "exited" yet */
+    bool populated_seen; /* a process has been in it: from now on, empty means exited */
 } kwatch;
 
 typedef struct mncd_kern {
@@ -45,6 +48,7 @@ typedef struct mncd_kern {
     char tree[MNC_TREE_PATH_MAX]; /* absolute */
     char tree_rel[512];           /* as /proc/PID/cgroup shows it, e.g. "/mnc" */
     int ino_fd, timer_fd, ev_fd;
+    int tree_wd; /* inotify watch on the tree directory (IN_DELETE of a child), -1 if none */
     kwatch *w;
     int n_w;
     mnc_selftest st;
@@ -126,6 +130,62 @@ static int read_populated(const char *cg)
     return s ? s[10] == '1' : -1;
 }
 
+/* usage_usec of <cg>/cpu.stat (a core cgroup v2 file, present without the cpu controller):
+ * the CPU time every process that ever ran in the cgroup has used. A cgroup fresh from mkdir
+ * reads 0. -1 if unreadable. */
+static long long read_usage_usec(const char *cg)
+{
+    char p[PATH_MAX + 32], buf[512];
+    snprintf(p, sizeof(p), "%s/cpu.stat", cg);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *s = strstr(buf, "usage_usec ");
+    if (!s)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s + 11, &end, 10);
+    return errno || end == s + 11 || v < 0 ? -1 : v;
+}
+
+enum cg_state {
+    CG_UNKNOWN = 0, /* could not tell (a read failed for another reason than ENOENT): keep */
+    CG_GONE,        /* removed (or the path now names another cgroup) */
+    CG_POPULATED,   /* has a process now */
+    CG_USED_EMPTY,  /* empty, and a process has run in it: exited */
+    CG_FRESH_EMPTY, /* empty, and no process has ever run in it: registered, not yet joined */
+};
+
+/* What the kernel says about the registered cgroup (path, cgid). Events only say when to
+ * look; this decides. Why cpu.stat: a short-lived agent joins and exits before mncd handles
+ * the first inotify event (kernfs notifications are deferred to a workqueue and rate-limited
+ * to one per 20 ms per file; two unread IN_MODIFY events coalesce), so mncd may never read
+ * "populated 1". usage_usec > 0 records that a process ran here. It is read BEFORE
+ * cgroup.events: usage > 0 at t1 and populated 0 at t2 > t1 mean "populated, then emptied";
+ * the other order would call an agent that joined between the two reads exited. */
+static enum cg_state cg_state(const char *path, uint64_t cgid)
+{
+    uint64_t id;
+    int r = mnc_cgroup_id(path, &id);
+    if (r == -ENOENT || (r == 0 && id != cgid))
+        return CG_GONE;
+    if (r != 0)
+        return CG_UNKNOWN;
+    long long used = read_usage_usec(path);
+    int pop = read_populated(path);
+    if (pop == 1)
+        return CG_POPULATED;
+    if (pop < 0)
+        return access(path, F_OK) != 0 && errno == ENOENT ? CG_GONE : CG_UNKNOWN;
+    return used > 0 ? CG_USED_EMPTY : used == 0 ? CG_FRESH_EMPTY : CG_UNKNOWN;
+}
+
 static const char *rel_path(const mncd_kern *kk, const char *abs)
 {
     return abs + strlen(kk->cg2); /* callers only pass paths inside the tree */
@@ -151,7 +211,8 @@ static int watch_add(mncd_kern *kk, const char *path, uint64_t cgid, int agent)
     snprintf(ev, sizeof(ev), "%s/cgroup.events", path);
     /* no watch is not fatal: the 1 s timer re-checks every registration */
     w->wd = kk->ino_fd >= 0 ? inotify_add_watch(kk->ino_fd, ev, IN_MODIFY) : -1;
-    w->populated_seen = read_populated(path) == 1;
+    enum cg_state cs = cg_state(path, cgid);
+    w->populated_seen = cs == CG_POPULATED || cs == CG_USED_EMPTY;
     kk->n_w++;
     return 0;
 }
@@ -184,13 +245,14 @@ static void check_watches(mncd *d)
 {
     mncd_kern *kk = d->kern;
     for (int i = kk->n_w - 1; i >= 0; i--) {
-        int p = read_populated(kk->w[i].path);
-        if (p == 1)
+        enum cg_state cs = cg_state(kk->w[i].path, kk->w[i].cgid);
+        if (cs == CG_POPULATED)
             kk->w[i].populated_seen = true;
-        else if (p < 0)
+        else if (cs == CG_GONE)
             agent_gone(d, i, "removed");
-        else if (kk->w[i].populated_seen)
+        else if (cs == CG_USED_EMPTY || (cs == CG_FRESH_EMPTY && kk->w[i].populated_seen))
             agent_gone(d, i, "empty (no process left)");
+        /* CG_FRESH_EMPTY never seen populated: registered, its first process not in yet */
     }
 }
 
@@ -402,7 +464,7 @@ int mncd_kern_start(mncd *d)
         fprintf(stderr, "mncd: out of memory\n");
         return -1;
     }
-    kk->ino_fd = kk->timer_fd = kk->ev_fd = -1;
+    kk->ino_fd = kk->timer_fd = kk->ev_fd = kk->tree_wd = -1;
     d->kern = kk;
     mnc_kern_opts o = {.pin_root = c->pin_root[0] ? c->pin_root : NULL,
                        .tree = c->cgroup_tree[0] ? c->cgroup_tree : NULL,
@@ -439,11 +501,32 @@ int mncd_kern_start(mncd *d)
     snprintf(kk->tree_rel, sizeof(kk->tree_rel), "%s", rel_path(kk, kk->tree));
     kk->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     kk->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    struct itimerspec its = {.it_interval = {1, 0}, .it_value = {1, 0}};
+    /* The re-check is the safety net behind inotify. MNCD_KERN_RECHECK_MS changes its period
+     * (tests set it to a minute to prove that exits are seen without it). */
+    long recheck_ms = 1000;
+    const char *rs = getenv("MNCD_KERN_RECHECK_MS");
+    if (rs && *rs) {
+        char *end;
+        errno = 0;
+        recheck_ms = strtol(rs, &end, 10);
+        if (errno || *end || recheck_ms < 10 || recheck_ms > 3600000) {
+            fprintf(stderr, "mncd: refusing to start: MNCD_KERN_RECHECK_MS must be 10..3600000 (got \"%s\")\n", rs);
+            return -1;
+        }
+    }
+    struct itimerspec its = {.it_interval = {recheck_ms / 1000, (recheck_ms % 1000) * 1000000L}};
+    its.it_value = its.it_interval;
     kk->ev_fd = mnc_kern_events_fd(kk->k);
     if (kk->ino_fd < 0 || kk->timer_fd < 0 || timerfd_settime(kk->timer_fd, 0, &its, NULL) != 0 || kk->ev_fd < 0) {
         fprintf(stderr, "mncd: refusing to start: kernel layer fds (inotify/timerfd/ring buffer): %s\n",
                 strerror(kk->ev_fd < 0 ? -kk->ev_fd : errno));
+        return -1;
+    }
+    /* kernfs raises no inotify event on a removed cgroup's own files, only IN_DELETE in its
+     * parent: mncctl run removes the agent's cgroup right after the agent exits. */
+    kk->tree_wd = inotify_add_watch(kk->ino_fd, kk->tree, IN_DELETE | IN_ONLYDIR);
+    if (kk->tree_wd < 0) {
+        fprintf(stderr, "mncd: refusing to start: inotify watch on the mnc tree %s: %s\n", kk->tree, strerror(errno));
         return -1;
     }
     if (register_policy(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
@@ -520,7 +603,8 @@ void mncd_kern_ready(mncd *d, int fd)
     } else if (fd == kk->ino_fd) {
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
         while (read(kk->ino_fd, buf, sizeof(buf)) > 0)
-            ; /* which cgroup changed does not matter: re-check them all (few, cheap) */
+            ; /* which cgroup changed does not matter (and IN_Q_OVERFLOW names none): re-check
+               * them all; the kernel state decides, not the event */
         check_watches(d);
     } else if (fd == kk->timer_fd) {
         uint64_t ticks;
@@ -666,10 +750,13 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     else if (strncmp(real, kk->tree, tl) != 0 || real[tl] != '/' || strchr(real + tl + 1, '/'))
         why = "not a child cgroup of the mnc tree";
     int pop = why ? -1 : read_populated(real);
-    if (!why && pop < 0)
+    /* a process that ran here (usage > 0) would make the empty cgroup look exited at once */
+    long long used = why ? -1 : read_usage_usec(real);
+    if (!why && (pop < 0 || used < 0))
         why = "not a cgroup v2 directory";
-    else if (!why && pop == 1)
-        why = "the cgroup already has processes: register it before anything runs in it";
+    else if (!why && (pop == 1 || used > 0))
+        why = pop == 1 ? "the cgroup already has processes: register it before anything runs in it"
+                       : "processes have already run in the cgroup: register a fresh one before anything runs in it";
     uint64_t cgid = 0;
     int r = why ? 0 : mnc_cgroup_id(real, &cgid);
     if (!why && r)
