@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "mnc_kern.h"
@@ -24,13 +25,56 @@ struct mnc_kern {
 };
 
 struct bpf_object;
+
+/* What one attach changed, so that a failure (including a failed self-test) can be undone.
+ * Links this attach created are unpinned again; links it REPLACED get their previous program
+ * back. For each replaced link we keep an fd on the link and on the previous program: the fd
+ * keeps that program loaded (the link dropped its reference at the update), so it can be put
+ * back even though nothing else refers to it any more. */
+#define MNC_UNDO_MAX 32
+typedef struct mnc_replaced_link {
+    char name[64];
+    int link_fd;      /* the pinned link */
+    int old_prog_fd;  /* the program that ran in it before this attach */
+    int new_prog_fd;  /* the program this attach put in (dup: valid after the object is gone) */
+    uint32_t old_prog_id, new_prog_id;
+} mnc_replaced_link;
+
+typedef struct mnc_attach_undo {
+    char created[MNC_UNDO_MAX][64];
+    int n_created;
+    mnc_replaced_link replaced[MNC_UNDO_MAX];
+    int n_replaced;
+} mnc_attach_undo;
+
+/* An empty undo record (no fds held). */
+void mnc_attach_undo_init(mnc_attach_undo *u);
+
 /* Attaches every program of obj - to the cgroup cg_fd, or as BPF LSM when cg_fd < 0 - and pins
- * its link at <root>/links/<program>. A link already pinned there is replaced atomically
- * (bpf_link_update: the old program runs until the new one is in). The names of links this call
- * created are appended to created[] (for rollback); more than max_created is an error.
- * Returns 0 or -errno with the reason in err. */
-int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char created[][64],
-                      int *n_created, int max_created, char *err, size_t errlen);
+ * its link at <root>/links/<program>. A link already pinned there is replaced atomically and
+ * as a compare-and-swap: bpf_link_update with BPF_F_REPLACE and the program read from the link
+ * just before, so a program swapped in concurrently by another attacher is never silently
+ * overwritten (the update fails with EPERM instead). Every change is recorded in u (created
+ * links by name; replaced links with fds on the previous and the new program); more changes
+ * than MNC_UNDO_MAX is an error. Returns 0 or -errno with the reason in err; on error, the
+ * changes made so far are in u for mnc_attach_rollback. */
+int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_attach_undo *u, char *err,
+                      size_t errlen);
+
+/* Undoes what u records: every replaced link gets its previous program back (bpf_link_update
+ * with BPF_F_REPLACE, expecting the program this attach put in), every created link is
+ * unpinned. Then releases u's fds (mnc_attach_undo_release). Returns 0, or the first -errno of
+ * a swap-back that failed; then err names the links that still run the new, unverified program
+ * and the caller must report it loudly (it is also printed to stderr here). */
+int mnc_attach_rollback(mnc_attach_undo *u, const char *root, char *err, size_t errlen);
+
+/* Keeps the changes: closes u's fds (links stay pinned with their new programs). */
+void mnc_attach_undo_release(mnc_attach_undo *u);
+
+/* Test-only hook, for forcing the rollback path: if $MNC_TEST_SELFTEST_FAIL names a case in
+ * st, that case is marked failed (got = -1) and -ENOTRECOVERABLE is returned; otherwise rc
+ * unchanged. It can only turn a pass into a failure (fail closed), never the reverse. */
+int mnc_selftest_test_hook(mnc_selftest *st, int rc);
 
 /* Records one self-test case (ignored past the table's capacity). */
 void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);

@@ -427,9 +427,92 @@ static int mkdir_p(const char *path, mode_t mode)
     return 0;
 }
 
-/* See kern_int.h. */
-int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char created[][64],
-                      int *n_created, int max_created, char *err, size_t errlen)
+/* ---- attach with undo (see kern_int.h) */
+
+void mnc_attach_undo_init(mnc_attach_undo *u)
+{
+    memset(u, 0, sizeof(*u));
+}
+
+static int obj_prog_id(int fd, bool is_link, uint32_t *id)
+{
+    if (is_link) {
+        struct bpf_link_info li;
+        __u32 len = sizeof(li);
+        memset(&li, 0, sizeof(li));
+        if (bpf_obj_get_info_by_fd(fd, &li, &len) != 0)
+            return -errno;
+        *id = li.prog_id;
+    } else {
+        struct bpf_prog_info pi;
+        __u32 len = sizeof(pi);
+        memset(&pi, 0, sizeof(pi));
+        if (bpf_obj_get_info_by_fd(fd, &pi, &len) != 0)
+            return -errno;
+        *id = pi.id;
+    }
+    return 0;
+}
+
+/* Replaces the program of the pinned link lfd (taken over: closed or recorded in u) with prog,
+ * as a compare-and-swap against the program the link holds now. */
+static int replace_in_link(int lfd, struct bpf_program *prog, const char *lp, mnc_attach_undo *u, char *err,
+                           size_t errlen)
+{
+    const char *name = bpf_program__name(prog);
+    if (u->n_replaced >= MNC_UNDO_MAX) {
+        close(lfd);
+        return mnc_kerr(err, errlen, -E2BIG, "more replaced links than the rollback table holds (%d)", MNC_UNDO_MAX);
+    }
+    mnc_replaced_link *r = &u->replaced[u->n_replaced];
+    memset(r, 0, sizeof(*r));
+    r->link_fd = lfd;
+    r->old_prog_fd = r->new_prog_fd = -1;
+    int rc = obj_prog_id(lfd, true, &r->old_prog_id);
+    if (rc) {
+        mnc_kerr(err, errlen, rc, "read pinned link %s: %s", lp, strerror(-rc));
+        goto fail;
+    }
+    /* our own reference on the previous program: the link drops its one at the update, and
+     * without this the program would be freed and could not be swapped back */
+    r->old_prog_fd = bpf_prog_get_fd_by_id(r->old_prog_id);
+    if (r->old_prog_fd < 0) {
+        rc = -errno;
+        mnc_kerr(err, errlen, rc, "open program %u of %s (kept to swap back on failure): %s", r->old_prog_id, lp,
+                 strerror(-rc));
+        goto fail;
+    }
+    r->new_prog_fd = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
+    if (r->new_prog_fd < 0 || (rc = obj_prog_id(r->new_prog_fd, false, &r->new_prog_id)) != 0) {
+        rc = r->new_prog_fd < 0 ? -errno : rc;
+        mnc_kerr(err, errlen, rc, "program %s: %s", name, strerror(-rc));
+        goto fail;
+    }
+    /* compare-and-swap: the old program runs until this syscall swaps in the new one, and it
+     * fails (EPERM) if someone else replaced the program since we read it */
+    LIBBPF_OPTS(bpf_link_update_opts, uo, .flags = BPF_F_REPLACE, .old_prog_fd = r->old_prog_fd);
+    if (bpf_link_update(lfd, r->new_prog_fd, &uo) != 0) {
+        rc = -errno;
+        mnc_kerr(err, errlen, rc, "bpf_link_update %s: %s%s", lp, strerror(-rc),
+                 rc == -EPERM ? " (the link's program changed after it was read: another attacher at work?)"
+                 : rc == -EINVAL ? " (this link type cannot be updated in place on this kernel)"
+                                 : "");
+        goto fail;
+    }
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    u->n_replaced++;
+    return 0;
+fail:
+    close(lfd);
+    if (r->old_prog_fd >= 0)
+        close(r->old_prog_fd);
+    if (r->new_prog_fd >= 0)
+        close(r->new_prog_fd);
+    return rc;
+}
+
+int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_attach_undo *u, char *err,
+                      size_t errlen)
 {
     struct bpf_program *prog;
     bpf_object__for_each_program(prog, obj)
@@ -439,19 +522,16 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char 
         snprintf(lp, sizeof(lp), "%s/links/%s", root, name);
         int lfd = bpf_obj_get(lp);
         if (lfd >= 0) {
-            /* replacement: the old program runs until this syscall swaps in the new one */
-            int rc = bpf_link_update(lfd, bpf_program__fd(prog), NULL);
-            int e = errno;
-            close(lfd);
-            if (rc != 0)
-                return mnc_kerr(err, errlen, -e, "bpf_link_update %s: %s", lp, strerror(e));
+            int rc = replace_in_link(lfd, prog, lp, u, err, errlen);
+            if (rc)
+                return rc;
             continue;
         }
         if (errno != ENOENT)
             return mnc_kerr(err, errlen, -errno, "open pinned link %s: %s", lp, strerror(errno));
         /* Room in the rollback table first, so a link we create is never left unrecorded. */
-        if (*n_created >= max_created)
-            return mnc_kerr(err, errlen, -E2BIG, "more links than the rollback table holds (%d)", max_created);
+        if (u->n_created >= MNC_UNDO_MAX)
+            return mnc_kerr(err, errlen, -E2BIG, "more links than the rollback table holds (%d)", MNC_UNDO_MAX);
         struct bpf_link *l = cg_fd >= 0 ? bpf_program__attach_cgroup(prog, cg_fd) : bpf_program__attach_lsm(prog);
         if (!l) {
             int e = errno;
@@ -463,10 +543,78 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, char 
         bpf_link__destroy(l);
         if (rc != 0)
             return mnc_kerr(err, errlen, rc, "pin link %s: %s", lp, strerror(-rc));
-        snprintf(created[*n_created], 64, "%s", name);
-        (*n_created)++;
+        snprintf(u->created[u->n_created], sizeof(u->created[0]), "%s", name);
+        u->n_created++;
     }
     return 0;
+}
+
+void mnc_attach_undo_release(mnc_attach_undo *u)
+{
+    for (int i = 0; i < u->n_replaced; i++) {
+        close(u->replaced[i].link_fd);
+        close(u->replaced[i].old_prog_fd);
+        close(u->replaced[i].new_prog_fd);
+    }
+    u->n_replaced = u->n_created = 0;
+}
+
+int mnc_attach_rollback(mnc_attach_undo *u, const char *root, char *err, size_t errlen)
+{
+    int rc = 0;
+    char bad[512] = "";
+    size_t bl = 0;
+    /* newest first: the reverse of the order they were made */
+    for (int i = u->n_replaced - 1; i >= 0; i--) {
+        mnc_replaced_link *r = &u->replaced[i];
+        /* compare-and-swap again: only take back what this attach put in */
+        LIBBPF_OPTS(bpf_link_update_opts, uo, .flags = BPF_F_REPLACE, .old_prog_fd = r->new_prog_fd);
+        if (bpf_link_update(r->link_fd, r->old_prog_fd, &uo) != 0) {
+            int e = errno;
+            rc = rc ? rc : -e;
+            int n = snprintf(bad + bl, sizeof(bad) - bl, "%s%s (program %u, not back to %u: %s)", bl ? ", " : "",
+                             r->name, r->new_prog_id, r->old_prog_id, strerror(e));
+            if (n > 0)
+                bl = bl + (size_t)n < sizeof(bad) ? bl + (size_t)n : sizeof(bad) - 1;
+        }
+    }
+    for (int i = 0; i < u->n_created; i++) {
+        char lp[PATH_MAX + 80];
+        snprintf(lp, sizeof(lp), "%s/links/%s", root, u->created[i]);
+        if (unlink(lp) != 0 && errno != ENOENT) {
+            int e = errno;
+            rc = rc ? rc : -e;
+            int n = snprintf(bad + bl, sizeof(bad) - bl, "%s%s (new link not unpinned: %s)", bl ? ", " : "",
+                             u->created[i], strerror(e));
+            if (n > 0)
+                bl = bl + (size_t)n < sizeof(bad) ? bl + (size_t)n : sizeof(bad) - 1;
+        }
+    }
+    int n_rep = u->n_replaced, n_cre = u->n_created;
+    mnc_attach_undo_release(u);
+    if (rc) {
+        mnc_kerr(err, errlen, rc, "ROLLBACK FAILED: still running the new, UNVERIFIED programs: %s", bad);
+        fprintf(stderr, "mnc: loader: %s\n", err); /* loud: the caller's own report may be cut short */
+        return rc;
+    }
+    mnc_kerr(err, errlen, 0, "rolled back: %d replaced link(s) have their previous program again, %d new link(s) "
+             "unpinned", n_rep, n_cre);
+    return 0;
+}
+
+int mnc_selftest_test_hook(mnc_selftest *st, int rc)
+{
+    const char *want = getenv("MNC_TEST_SELFTEST_FAIL");
+    if (!want || !*want || !st)
+        return rc;
+    for (int i = 0; i < st->n; i++)
+        if (strcmp(st->c[i].name, want) == 0) {
+            st->c[i].got = -1;
+            st->c[i].pass = false;
+            st->pass = false;
+            return -ENOTRECOVERABLE;
+        }
+    return rc;
 }
 
 static int resolve_tree(const char *cg2, const char *tree, char *out, size_t len)
@@ -528,6 +676,8 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     char p[PATH_MAX + 16];
     snprintf(p, sizeof(p), "%s/settings", root);
     int sfd = bpf_obj_get(p);
+    struct mnc_config prev_cfg; /* put back if this attach is rolled back */
+    bool have_prev_cfg = false;
     if (sfd >= 0) {
         struct mnc_config old;
         __u32 key = 0;
@@ -539,6 +689,10 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
         }
         lr = bpf_map_lookup_elem(sfd, &key, &old);
         close(sfd);
+        if (lr == 0) {
+            prev_cfg = old;
+            have_prev_cfg = true;
+        }
         if (lr == 0 && old.tree_cgroup_id && old.tree_cgroup_id != tree_id) {
             mnc_kern_close(k);
             return mnc_kerr(err, errlen, -EBUSY,
@@ -581,8 +735,9 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     struct sock_addr_bpf *sa = sock_addr_bpf__open_opts(&oo);
     struct sock_create_bpf *sc = sa ? sock_create_bpf__open_opts(&oo) : NULL;
     struct sock_egress_bpf *se = sc ? sock_egress_bpf__open_opts(&oo) : NULL;
-    int n_created = 0;
-    char created_names[16][64];
+    mnc_attach_undo undo;
+    mnc_attach_undo_init(&undo);
+    bool settings_written = false;
     if (!sa || !sc || !se) {
         rc = -errno;
         mnc_kerr(err, errlen, rc, "open BPF objects: %s", strerror(-rc));
@@ -595,9 +750,9 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
                  strerror(-rc), root);
         goto out;
     }
-    if ((rc = mnc_attach_pinned(sa->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0 ||
-        (rc = mnc_attach_pinned(sc->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0 ||
-        (rc = mnc_attach_pinned(se->obj, root, cg_fd, created_names, &n_created, 16, err, errlen)) != 0)
+    if ((rc = mnc_attach_pinned(sa->obj, root, cg_fd, &undo, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(sc->obj, root, cg_fd, &undo, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(se->obj, root, cg_fd, &undo, err, errlen)) != 0)
         goto out;
 
     /* settings: ABI, backend, tree */
@@ -613,12 +768,13 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
         mnc_kerr(err, errlen, rc, "write settings: %s", strerror(-rc));
         goto out;
     }
+    settings_written = true;
     if ((rc = open_maps(k, err, errlen)) != 0)
         goto out;
     if (!o->skip_selftest) {
         mnc_selftest local;
         mnc_selftest *s = st ? st : &local;
-        rc = mnc_kern_selftest(k, s);
+        rc = mnc_selftest_test_hook(s, mnc_kern_selftest(k, s));
         if (rc) {
             mnc_kerr(err, errlen, -ENOTRECOVERABLE, "functional self-test failed: %s",
                      s->error[0] ? s->error : "a case did not see the expected result (see mncctl doctor)");
@@ -628,13 +784,25 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     }
     rc = 0;
 out:
-    if (rc != 0 && n_created > 0) {
-        /* fresh attach that did not prove itself: take the new links away again */
-        for (int i = 0; i < n_created; i++) {
-            char lp[PATH_MAX + 80];
-            snprintf(lp, sizeof(lp), "%s/links/%s", root, created_names[i]);
-            unlink(lp);
+    if (rc != 0) {
+        /* an attach that did not prove itself: new links go, replaced links get their previous
+         * programs back (leaving the new ones would run unverified code), settings as before */
+        char rb[700];
+        int rr = mnc_attach_rollback(&undo, root, rb, sizeof(rb));
+        if (settings_written && have_prev_cfg) {
+            __u32 skey = 0;
+            if (bpf_map_update_elem(bpf_map__fd(sa->maps.settings), &skey, &prev_cfg, BPF_ANY) != 0 && rr == 0) {
+                rr = -errno;
+                snprintf(rb, sizeof(rb), "ROLLBACK FAILED: previous settings not restored: %s", strerror(-rr));
+                fprintf(stderr, "mnc: loader: %s\n", rb);
+            }
         }
+        if (err && errlen) {
+            size_t l = strlen(err);
+            snprintf(err + l, errlen - l, "; %s", rb);
+        }
+    } else {
+        mnc_attach_undo_release(&undo);
     }
     sock_egress_bpf__destroy(se);
     sock_create_bpf__destroy(sc);

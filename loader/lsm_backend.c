@@ -135,7 +135,54 @@ static int tree_level(const char *path, __u32 *level)
     return 0;
 }
 
-int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, char *err, size_t errlen)
+/* What one LSM attach changed: links (kern_int.h) and the settings map it overwrote. */
+struct lsm_undo {
+    mnc_attach_undo links;
+    int settings_fd; /* dup of the pinned settings map, -1 if not written */
+    bool have_prev;
+    struct mnc_config prev;
+};
+
+static void lsm_undo_init(struct lsm_undo *u)
+{
+    mnc_attach_undo_init(&u->links);
+    u->settings_fd = -1;
+    u->have_prev = false;
+}
+
+static void lsm_undo_release(struct lsm_undo *u)
+{
+    mnc_attach_undo_release(&u->links);
+    if (u->settings_fd >= 0)
+        close(u->settings_fd);
+    u->settings_fd = -1;
+}
+
+/* Undoes u (links first, then the previous settings) and appends what happened to err.
+ * Returns 0 or the -errno of a failed undo (already printed loudly by mnc_attach_rollback). */
+static int lsm_rollback(struct lsm_undo *u, const char *root, char *err, size_t errlen)
+{
+    char rb[700];
+    int rr = mnc_attach_rollback(&u->links, root, rb, sizeof(rb));
+    if (u->settings_fd >= 0 && u->have_prev) {
+        __u32 key = 0;
+        if (bpf_map_update_elem(u->settings_fd, &key, &u->prev, BPF_ANY) != 0 && rr == 0) {
+            rr = -errno;
+            snprintf(rb, sizeof(rb), "ROLLBACK FAILED: previous settings not restored: %s", strerror(-rr));
+            fprintf(stderr, "mnc: loader: %s\n", rb);
+        }
+    }
+    lsm_undo_release(u);
+    if (err && errlen) {
+        size_t l = strlen(err);
+        snprintf(err + l, errlen - l, "; %s", rb);
+    }
+    return rr;
+}
+
+/* mnc_lsm_attach, recording its changes in u. On failure it has rolled them back itself. */
+static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tree_id, struct lsm_undo *u, char *err,
+                           size_t errlen)
 {
     if (!root || !*root)
         return mnc_kerr(err, errlen, -EINVAL, "no pin root");
@@ -146,8 +193,6 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
         return mnc_kerr(err, errlen, rc, "create %s: %s", links, strerror(-rc));
 
     struct lsm_objs o = {0};
-    char created[N_LSM_HOOKS][64];
-    int n_created = 0;
     LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = root);
     if (!(o.files = lsm_files_bpf__open_opts(&oo)) || !(o.paths = lsm_paths_bpf__open_opts(&oo)) ||
         !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo))) {
@@ -172,7 +217,15 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
         cfg.tree_cgroup_id = tree_id;
         snprintf(cfg.tree_path, sizeof(cfg.tree_path), "%s", tree_path);
         __u32 key = 0;
-        if (bpf_map_update_elem(bpf_map__fd(o.files->maps.settings), &key, &cfg, BPF_ANY) != 0) {
+        int sfd = bpf_map__fd(o.files->maps.settings); /* the pinned map, adopted with its contents */
+        u->have_prev = bpf_map_lookup_elem(sfd, &key, &u->prev) == 0;
+        u->settings_fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+        if (u->settings_fd < 0) {
+            rc = -errno;
+            mnc_kerr(err, errlen, rc, "settings map: %s", strerror(-rc));
+            goto out;
+        }
+        if (bpf_map_update_elem(sfd, &key, &cfg, BPF_ANY) != 0) {
             rc = -errno;
             mnc_kerr(err, errlen, rc, "write settings: %s", strerror(-rc));
             goto out;
@@ -188,21 +241,26 @@ int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, ch
             goto out;
         }
     }
-    if ((rc = mnc_attach_pinned(o.files->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = mnc_attach_pinned(o.paths->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = mnc_attach_pinned(o.sockets->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0 ||
-        (rc = mnc_attach_pinned(o.ipc->obj, root, -1, created, &n_created, N_LSM_HOOKS, err, errlen)) != 0)
+    if ((rc = mnc_attach_pinned(o.files->obj, root, -1, &u->links, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.paths->obj, root, -1, &u->links, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.sockets->obj, root, -1, &u->links, err, errlen)) != 0 ||
+        (rc = mnc_attach_pinned(o.ipc->obj, root, -1, &u->links, err, errlen)) != 0)
         goto out;
     rc = 0;
 out:
-    if (rc != 0) {
-        for (int i = 0; i < n_created; i++) {
-            char lp[PATH_MAX + 80];
-            snprintf(lp, sizeof(lp), "%s/links/%s", root, created[i]);
-            unlink(lp);
-        }
-    }
+    if (rc != 0)
+        (void)lsm_rollback(u, root, err, errlen); /* reports into err (and stderr if it failed) */
     objs_destroy(&o);
+    return rc;
+}
+
+int mnc_lsm_attach(const char *root, const char *tree_path, uint64_t tree_id, char *err, size_t errlen)
+{
+    struct lsm_undo u;
+    lsm_undo_init(&u);
+    int rc = lsm_attach_undo(root, tree_path, tree_id, &u, err, errlen);
+    if (rc == 0)
+        lsm_undo_release(&u);
     return rc;
 }
 
@@ -472,33 +530,34 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
                             mnc_kern **out, mnc_selftest *st, char *err, size_t errlen)
 {
     *out = NULL;
-    /* fresh = no LSM link pinned yet: only then may a failure take the links away again
-     * (removing replaced programs would lower enforcement) */
-    bool fresh = mnc_lsm_links_present(root, NULL, 0) == 0;
-    int rc = mnc_lsm_attach(root, tree, tree_id, err, errlen);
+    /* Undo on any failure after the attach: new links are unpinned, replaced links get their
+     * previous programs back (leaving the new ones would run unverified code), settings as
+     * before. */
+    struct lsm_undo u;
+    lsm_undo_init(&u);
+    int rc = lsm_attach_undo(root, tree, tree_id, &u, err, errlen);
     if (rc)
         return rc;
     mnc_kern *k = NULL;
     if ((rc = mnc_kern_open(root, &k, err, errlen)) != 0) {
-        if (fresh)
-            (void)mnc_lsm_detach(root, NULL, 0);
+        (void)lsm_rollback(&u, root, err, errlen);
         return rc;
     }
     if (!skip_selftest) {
         mnc_selftest local;
         mnc_selftest *s = st ? st : &local;
-        rc = mnc_lsm_selftest(k, s);
+        rc = mnc_selftest_test_hook(s, mnc_lsm_selftest(k, s));
         if (rc) {
             mnc_kerr(err, errlen, -ENOTRECOVERABLE,
                  "backend lsm: functional self-test failed: %s",
                  s->error[0] ? s->error
                              : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
             mnc_kern_close(k);
-            if (fresh)
-                (void)mnc_lsm_detach(root, NULL, 0);
+            (void)lsm_rollback(&u, root, err, errlen);
             return -ENOTRECOVERABLE;
         }
     }
+    lsm_undo_release(&u);
     *out = k;
     return 0;
 }

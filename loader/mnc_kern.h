@@ -96,11 +96,16 @@ typedef struct mnc_kern_opts {
  *    contents (adopt, never wipe); a pinned map whose layout differs is an error (ABI change:
  *    detach --purge first);
  *  - each program's link: if <root>/links/<prog> exists, the new program replaces the old one
- *    atomically (bpf_link_update: no instant without enforcement); otherwise it is attached to
- *    the tree and pinned. Links pinned for another tree are an error;
- *  - runs the functional self-test (unless skip_selftest). If it fails on a fresh attach the
- *    new links are removed again and -ENOTRECOVERABLE is returned; on a replacement the new
- *    programs stay (removing them would lower enforcement) and the error is returned too.
+ *    atomically (bpf_link_update: no instant without enforcement) and as a compare-and-swap
+ *    (BPF_F_REPLACE with the program read from the link: a concurrent attacher's program is
+ *    never silently overwritten, the attach fails instead); otherwise it is attached to the
+ *    tree and pinned. Links pinned for another tree are an error;
+ *  - runs the functional self-test (unless skip_selftest). If it fails (or any later step
+ *    does), the attach is undone and -ENOTRECOVERABLE is returned: new links are unpinned,
+ *    replaced links get their previous programs back (compare-and-swap again), the settings
+ *    map its previous value; err says so ("rolled back: ..."). If the undo itself fails, err
+ *    says "ROLLBACK FAILED" and names the links still running the unverified programs (also
+ *    printed to stderr). $MNC_TEST_SELFTEST_FAIL=<case name> (tests only) fails that case.
  * On success *out is an open handle (mnc_kern_close it). `st` (may be NULL) gets the self-test
  * results. */
 typedef struct mnc_selftest_case {
