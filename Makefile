@@ -123,7 +123,7 @@ test: all $(TESTS)
 	BUILD=$(BUILD) tests/run-tests
 
 asan:
-	$(MAKE) BUILD=build-asan SAN=1 unit
+	$(MAKE) BUILD=$(BUILD)-asan SAN=1 unit
 
 # the paper's Tables 1-4 on CalBench/AgentLeak (tests/eval; docs/eval.md); EVAL_ARGS=--quick for CI
 EVAL_ARGS ?= --doc docs/eval.md
@@ -156,6 +156,8 @@ install: all
 	install -d $(DESTDIR)/usr/local/share/mnc/policies/examples
 	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
 	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
+	install -d $(DESTDIR)/usr/local/share/doc/mnc
+	install -m 0644 README.md docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
 
 clean:
 	rm -rf build build-asan

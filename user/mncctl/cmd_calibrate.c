@@ -253,7 +253,11 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
             iknow = true;
         else if (strcmp(a, "--force") == 0)
             force = true;
-        else
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: mncctl calibrate --dev FILE.jsonl --out MODEL.json [--secret-field NAME] "
+                   "[--fields A,B,...] [--alpha A] [--test-hashes FILE] [--i-know] [--force]\n");
+            return 0;
+        } else
             return usage();
     }
     if (!dev || !out)

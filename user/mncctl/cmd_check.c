@@ -29,7 +29,8 @@ static int cmd_check(int argc, char **argv, const mncctl_global *g)
     int np = 0;
     const char *op_path = NULL;
     static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'}, {"op", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+        {"policy", required_argument, 0, 'p'}, {"op", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -37,7 +38,11 @@ static int cmd_check(int argc, char **argv, const mncctl_global *g)
             policies[np++] = optarg;
         else if (ch == 'o')
             op_path = optarg;
-        else
+        else if (ch == 'h') {
+            printf("usage: mncctl check --policy FILE --op OP.json\n"
+                   "exit 0: allow; 1: deny; 2: bad input\n");
+            return 0;
+        } else
             return 2;
     }
     if (!np || !op_path || optind != argc) {

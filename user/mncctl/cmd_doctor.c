@@ -62,7 +62,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     for (int i = 0; i < n; i++)
         printf("  %-20s %s\n", h[i].section, h[i].covers);
     printf("  %-20s %s\n", "landlock (run)", "direct file writes/creates/links/renames outside the workspace -> EACCES");
-    printf("  %-20s %s\n", "seccomp (run)", "msgget/msgsnd/shmget/shmat/... and mq_*, socket(AF_PACKET) -> EPERM");
+    printf("  %-20s %s\n", "seccomp (run)", "SysV msg/shm, mq_*, socket(AF_PACKET), and bpf, perf_event_open, mounts, module/kexec "
+           "loading, ioperm/iopl, clock setting, swap, reboot (no tampering with the maps) -> EPERM");
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",

@@ -50,7 +50,7 @@ static int show_one(void *arg, const mnc_ledger_entry *e)
 {
     show_ctx *c = arg;
     if (!c->json) {
-        printf("  #%llu %s -> %s release %s delta %.6f bits:", (unsigned long long)e->seq,
+        printf("  #%llu %s -> %s release %s delta %.6f:", (unsigned long long)e->seq,
                e->subject, e->recipient, e->release, e->delta);
         for (size_t i = 0; i < e->n_obs; i++)
             printf(" %s=%s", e->obs[i].field, e->obs[i].value);
@@ -118,7 +118,7 @@ static int show(int argc, char **argv, const mncctl_global *g)
     show_ctx c = {.json = json};
     int rc = 0;
     if (!json) {
-        printf("subject %s: spent %.6f bits", subject, spent);
+        printf("subject %s: spent %.6f", subject, spent);
         if (budget >= 0)
             printf(", budget %.6f, remaining %.6f", budget, fmax(0, budget - spent));
         printf("\nhistory:\n");

@@ -98,7 +98,8 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
         {"policy", required_argument, 0, 'p'},   {"purpose", required_argument, 0, 'u'},
         {"recipient", required_argument, 0, 'r'}, {"state", required_argument, 0, 's'},
         {"contract", required_argument, 0, 'c'}, {"origin", required_argument, 0, 'o'},
-        {"submit", required_argument, 0, 'S'},   {0, 0, 0, 0},
+        {"submit", required_argument, 0, 'S'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     optind = 1;
     int ch;
@@ -117,6 +118,11 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
         case 'c': contract_id = optarg; break;
         case 'o': origin_name = optarg; break;
         case 'S': submit_path = optarg; break;
+        case 'h':
+            printf("usage: mncctl select --policy FILE --state STATE.json (--contract ID | --purpose P "
+                   "--recipient R) [--origin AGENT] [--submit CANDIDATES.json]\n"
+                   "exit 0: a candidate was selected; 3: nothing admissible; 1: error; 2: usage\n");
+            return 0;
         default:
             return 2;
         }
