@@ -32,11 +32,19 @@ struct bpf_object;
  * keeps that program loaded (the link dropped its reference at the update), so it can be put
  * back even though nothing else refers to it any more. */
 #define MNC_UNDO_MAX 32
+enum mnc_replace_kind {
+    MNC_REPL_UPDATE,   /* cgroup links: bpf_link_update in place */
+    MNC_REPL_PIN_SWAP, /* LSM (tracing) links, which bpf_link_update refuses (EINVAL): a new link
+                          is attached beside the old one (both enforce meanwhile) and its pin is
+                          renamed over the old pin; the old link lives while link_fd is open */
+};
 typedef struct mnc_replaced_link {
     char name[64];
-    int link_fd;      /* the pinned link */
-    int old_prog_fd;  /* the program that ran in it before this attach */
-    int new_prog_fd;  /* the program this attach put in (dup: valid after the object is gone) */
+    int kind;         /* enum mnc_replace_kind */
+    int link_fd;      /* UPDATE: the pinned link; PIN_SWAP: the OLD link (closing it detaches) */
+    int old_prog_fd;  /* UPDATE: the program that ran in it before this attach; else -1 */
+    int new_prog_fd;  /* UPDATE: the program this attach put in (dup); else -1 */
+    int new_link_fd;  /* PIN_SWAP: the new link, now pinned; else -1 */
     uint32_t old_prog_id, new_prog_id;
 } mnc_replaced_link;
 
@@ -51,10 +59,12 @@ typedef struct mnc_attach_undo {
 void mnc_attach_undo_init(mnc_attach_undo *u);
 
 /* Attaches every program of obj - to the cgroup cg_fd, or as BPF LSM when cg_fd < 0 - and pins
- * its link at <root>/links/<program>. A link already pinned there is replaced atomically and
- * as a compare-and-swap: bpf_link_update with BPF_F_REPLACE and the program read from the link
- * just before, so a program swapped in concurrently by another attacher is never silently
- * overwritten (the update fails with EPERM instead). Every change is recorded in u (created
+ * its link at <root>/links/<program>. A cgroup link already pinned there is replaced
+ * atomically and as a compare-and-swap: bpf_link_update with BPF_F_REPLACE and the program
+ * read from the link just before, so a program swapped in concurrently by another attacher is
+ * never silently overwritten (the update fails with EPERM instead). An LSM link already pinned
+ * is replaced by pin swap (MNC_REPL_PIN_SWAP; no instant without enforcement either); the
+ * check that the pin still names the link read before is made just before the rename. Every change is recorded in u (created
  * links by name; replaced links with fds on the previous and the new program); more changes
  * than MNC_UNDO_MAX is an error. Returns 0 or -errno with the reason in err; on error, the
  * changes made so far are in u for mnc_attach_rollback. */
@@ -62,8 +72,9 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_a
                       size_t errlen);
 
 /* Undoes what u records: every replaced link gets its previous program back (bpf_link_update
- * with BPF_F_REPLACE, expecting the program this attach put in), every created link is
- * unpinned. Then releases u's fds (mnc_attach_undo_release). Returns 0, or the first -errno of
+ * with BPF_F_REPLACE, expecting the program this attach put in; or, pin-swapped links, the old
+ * link re-pinned over the new one after checking the pin still names the new one), every
+ * created link is unpinned. Then releases u's fds (mnc_attach_undo_release). Returns 0, or the first -errno of
  * a swap-back that failed; then err names the links that still run the new, unverified program
  * and the caller must report it loudly (it is also printed to stderr here). */
 int mnc_attach_rollback(mnc_attach_undo *u, const char *root, char *err, size_t errlen);

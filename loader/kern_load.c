@@ -466,8 +466,9 @@ static int replace_in_link(int lfd, struct bpf_program *prog, const char *lp, mn
     }
     mnc_replaced_link *r = &u->replaced[u->n_replaced];
     memset(r, 0, sizeof(*r));
+    r->kind = MNC_REPL_UPDATE;
     r->link_fd = lfd;
-    r->old_prog_fd = r->new_prog_fd = -1;
+    r->old_prog_fd = r->new_prog_fd = r->new_link_fd = -1;
     int rc = obj_prog_id(lfd, true, &r->old_prog_id);
     if (rc) {
         mnc_kerr(err, errlen, rc, "read pinned link %s: %s", lp, strerror(-rc));
@@ -511,6 +512,106 @@ fail:
     return rc;
 }
 
+static int link_id(int fd, uint32_t *id)
+{
+    struct bpf_link_info li;
+    __u32 len = sizeof(li);
+    memset(&li, 0, sizeof(li));
+    if (bpf_obj_get_info_by_fd(fd, &li, &len) != 0)
+        return -errno;
+    *id = li.id;
+    return 0;
+}
+
+/* Does the pin at lp still name the link whose id is want? 0 yes, -EPERM no, other -errno. */
+static int pin_names(const char *lp, uint32_t want)
+{
+    int fd = bpf_obj_get(lp);
+    if (fd < 0)
+        return -errno;
+    uint32_t id = 0;
+    int rc = link_id(fd, &id);
+    close(fd);
+    return rc ? rc : id == want ? 0 : -EPERM;
+}
+
+/* Pins link fd at <lp>__<sfx> and renames that over lp (bpffs rename replaces the target in one
+ * step: the path never names no link). Not "<lp>.<sfx>": bpffs refuses dots in names (EPERM). */
+static int pin_over(int fd, const char *lp, const char *sfx)
+{
+    char tmp[PATH_MAX + 100];
+    snprintf(tmp, sizeof(tmp), "%s__%s", lp, sfx);
+    unlink(tmp); /* a leftover of a crashed attach */
+    if (bpf_obj_pin(fd, tmp) != 0)
+        return -errno;
+    if (rename(tmp, lp) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}
+
+/* LSM links: bpf_link_update is refused for tracing links (EINVAL, measured on 6.1). Attach the
+ * new program beside the old one (both enforce meanwhile), then swap the pin; the old link is
+ * kept alive by old_lfd (taken over) until the attach is committed or rolled back. */
+static int swap_lsm_link(int old_lfd, struct bpf_program *prog, const char *lp, mnc_attach_undo *u, char *err,
+                         size_t errlen)
+{
+    const char *name = bpf_program__name(prog);
+    if (u->n_replaced >= MNC_UNDO_MAX) {
+        close(old_lfd);
+        return mnc_kerr(err, errlen, -E2BIG, "more replaced links than the rollback table holds (%d)", MNC_UNDO_MAX);
+    }
+    mnc_replaced_link *r = &u->replaced[u->n_replaced];
+    memset(r, 0, sizeof(*r));
+    r->kind = MNC_REPL_PIN_SWAP;
+    r->link_fd = old_lfd;
+    r->old_prog_fd = r->new_prog_fd = r->new_link_fd = -1;
+    uint32_t old_id = 0;
+    int rc = link_id(old_lfd, &old_id);
+    if (rc == 0)
+        rc = obj_prog_id(old_lfd, true, &r->old_prog_id);
+    if (rc) {
+        mnc_kerr(err, errlen, rc, "read pinned link %s: %s", lp, strerror(-rc));
+        goto fail;
+    }
+    struct bpf_link *l = bpf_program__attach_lsm(prog);
+    if (!l) {
+        rc = -errno;
+        mnc_kerr(err, errlen, rc, "attach %s (%s): %s", name, bpf_program__section_name(prog), strerror(-rc));
+        goto fail;
+    }
+    r->new_link_fd = fcntl(bpf_link__fd(l), F_DUPFD_CLOEXEC, 3);
+    rc = r->new_link_fd < 0 ? -errno : 0;
+    /* our dup keeps the new link (and its attachment) alive after libbpf's handle is gone */
+    bpf_link__destroy(l);
+    if (rc == 0)
+        rc = obj_prog_id(r->new_link_fd, true, &r->new_prog_id);
+    if (rc) {
+        mnc_kerr(err, errlen, rc, "new link for %s: %s", name, strerror(-rc));
+        goto fail;
+    }
+    /* compare-and-swap, as close as pins allow: the pin must still name the link read above */
+    if ((rc = pin_names(lp, old_id)) != 0) {
+        mnc_kerr(err, errlen, rc, "pinned link %s changed while attaching%s: %s", lp,
+                 rc == -EPERM ? " (another attacher at work?)" : "", strerror(-rc));
+        goto fail;
+    }
+    if ((rc = pin_over(r->new_link_fd, lp, "new")) != 0) {
+        mnc_kerr(err, errlen, rc, "pin new link over %s: %s", lp, strerror(-rc));
+        goto fail;
+    }
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    u->n_replaced++;
+    return 0;
+fail:
+    close(old_lfd);
+    if (r->new_link_fd >= 0)
+        close(r->new_link_fd); /* not pinned: detaches */
+    return rc;
+}
+
 int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_attach_undo *u, char *err,
                       size_t errlen)
 {
@@ -522,7 +623,8 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_a
         snprintf(lp, sizeof(lp), "%s/links/%s", root, name);
         int lfd = bpf_obj_get(lp);
         if (lfd >= 0) {
-            int rc = replace_in_link(lfd, prog, lp, u, err, errlen);
+            int rc = cg_fd >= 0 ? replace_in_link(lfd, prog, lp, u, err, errlen)
+                                : swap_lsm_link(lfd, prog, lp, u, err, errlen);
             if (rc)
                 return rc;
             continue;
@@ -552,9 +654,11 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_a
 void mnc_attach_undo_release(mnc_attach_undo *u)
 {
     for (int i = 0; i < u->n_replaced; i++) {
-        close(u->replaced[i].link_fd);
-        close(u->replaced[i].old_prog_fd);
-        close(u->replaced[i].new_prog_fd);
+        mnc_replaced_link *r = &u->replaced[i];
+        int fds[] = {r->link_fd, r->old_prog_fd, r->new_prog_fd, r->new_link_fd};
+        for (size_t j = 0; j < sizeof(fds) / sizeof(fds[0]); j++)
+            if (fds[j] >= 0)
+                close(fds[j]); /* PIN_SWAP: closing the old link detaches the old program */
     }
     u->n_replaced = u->n_created = 0;
 }
@@ -567,10 +671,25 @@ int mnc_attach_rollback(mnc_attach_undo *u, const char *root, char *err, size_t 
     /* newest first: the reverse of the order they were made */
     for (int i = u->n_replaced - 1; i >= 0; i--) {
         mnc_replaced_link *r = &u->replaced[i];
-        /* compare-and-swap again: only take back what this attach put in */
-        LIBBPF_OPTS(bpf_link_update_opts, uo, .flags = BPF_F_REPLACE, .old_prog_fd = r->new_prog_fd);
-        if (bpf_link_update(r->link_fd, r->old_prog_fd, &uo) != 0) {
-            int e = errno;
+        int e = 0;
+        if (r->kind == MNC_REPL_PIN_SWAP) {
+            /* only take back what this attach put in: the pin must name our new link */
+            char lp[PATH_MAX + 80];
+            snprintf(lp, sizeof(lp), "%s/links/%s", root, r->name);
+            uint32_t nid = 0;
+            int x = link_id(r->new_link_fd, &nid);
+            if (x == 0)
+                x = pin_names(lp, nid);
+            if (x == 0)
+                x = pin_over(r->link_fd, lp, "rollback");
+            e = -x;
+        } else {
+            /* compare-and-swap again: only take back what this attach put in */
+            LIBBPF_OPTS(bpf_link_update_opts, uo, .flags = BPF_F_REPLACE, .old_prog_fd = r->new_prog_fd);
+            if (bpf_link_update(r->link_fd, r->old_prog_fd, &uo) != 0)
+                e = errno;
+        }
+        if (e) {
             rc = rc ? rc : -e;
             int n = snprintf(bad + bl, sizeof(bad) - bl, "%s%s (program %u, not back to %u: %s)", bl ? ", " : "",
                              r->name, r->new_prog_id, r->old_prog_id, strerror(e));

@@ -780,6 +780,57 @@ static int scenario(void)
             "loader: backend auto picks lsm (rc %d%s%s)", ar, ar ? ": " : "", ar ? err : "");
         mnc_kern_close(ak);
     }
+    /* replacing the pinned LSM links, then failing the self-test (test hook): the previous
+     * programs must be back in every link (loader/kern_load.c mnc_attach_rollback) */
+    {
+        int lnh;
+        const mnc_hook_info *lh = mnc_lsm_hooks(&lnh);
+        uint32_t before[32], after[32], again[32];
+        for (int pass = 0; pass < 3; pass++) {
+            uint32_t *ids = pass == 0 ? before : pass == 1 ? after : again;
+            for (int i = 0; i < lnh && i < 32; i++) {
+                char lp[512];
+                snprintf(lp, sizeof(lp), "%s/links/%s", root_path(), lh[i].program);
+                ids[i] = 0;
+                int lfd = bpf_obj_get(lp);
+                struct bpf_link_info li;
+                __u32 len = sizeof(li);
+                memset(&li, 0, sizeof(li));
+                if (lfd >= 0 && bpf_obj_get_info_by_fd(lfd, &li, &len) == 0)
+                    ids[i] = li.prog_id;
+                if (lfd >= 0)
+                    close(lfd);
+            }
+            if (pass == 2)
+                break;
+            mnc_kern_opts ro = {.tree = tree, .backend = MNC_BACKEND_LSM};
+            mnc_kern *rk = NULL;
+            mnc_selftest rst;
+            if (pass == 0)
+                setenv("MNC_TEST_SELFTEST_FAIL", "lsm: write non-sink file tainted", 1);
+            int rr = mnc_kern_attach(&ro, &rk, &rst, err, sizeof(err));
+            unsetenv("MNC_TEST_SELFTEST_FAIL");
+            mnc_kern_close(rk);
+            if (pass == 0) {
+                char want[64];
+                snprintf(want, sizeof(want), "rolled back: %d replaced link(s)", lnh);
+                tap(rr == -ENOTRECOVERABLE && strstr(err, want) != NULL,
+                    "lsm: replacement with a failing self-test is rolled back (rc %d: %s)", rr, err);
+            } else {
+                tap(rr == 0, "lsm: replacement with a passing self-test (rc %d%s%s)", rr, rr ? ": " : "",
+                    rr ? err : "");
+            }
+        }
+        /* pass 0's failed attach must have left `before` in place, so pass 1 replaced `before`:
+         * `after` (read after the failed attach) equals `before`, `again` differs */
+        bool kept = true, replaced = true;
+        for (int i = 0; i < lnh && i < 32; i++) {
+            kept = kept && after[i] == before[i];
+            replaced = replaced && again[i] != 0 && again[i] != before[i];
+        }
+        tap(kept, "lsm: the previous program ids are back in all %d links after the failed replacement", lnh);
+        tap(replaced, "lsm: a passing replacement installs new program ids in all %d links", lnh);
+    }
     /* the loader's own detach (mncctl kern detach) must take the LSM links away */
     if (mnc_kern_detach(root_path(), false, err, sizeof(err)) != 0)
         die("mnc_kern_detach: %s", err);
