@@ -36,7 +36,8 @@ int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen);
 
 /* Loads the LSM objects with pin_root_path = root (so their maps are the pinned ones, adopted
  * with their contents, created if absent), attaches every program and pins its link at
- * <root>/links/<program>. An already pinned link is replaced atomically (bpf_link_update).
+ * <root>/links/<program>. An already pinned link is replaced without a gap by pin swap (the
+ * kernel refuses bpf_link_update on LSM links; see mnc_attach_pinned in kern_int.h).
  * If tree_path is non-NULL, writes the settings map (ABI version, MNC_BACKEND_LSM, the tree's
  * cgroup id and path) BEFORE attaching, so the programs know the tree from their first run.
  * On failure, links created by this call are unpinned again. */
@@ -60,8 +61,9 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st);
 
 /* The lsm branch of mnc_kern_attach: mnc_lsm_attach, then a handle on the pinned maps, then
  * (unless skip_selftest) mnc_lsm_selftest. If the self-test fails (-ENOTRECOVERABLE, reason in
- * err) and no LSM link was pinned before this call, the new links are removed again; replaced
- * links stay. On success *out is an open handle. */
+ * err) the attach is undone: new links are removed again, replaced links get their previous
+ * programs back, the settings map its previous value (err: "rolled back: ..." or "ROLLBACK
+ * FAILED: ..."). On success *out is an open handle. */
 int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest,
                             mnc_kern **out, mnc_selftest *st, char *err, size_t errlen);
 
