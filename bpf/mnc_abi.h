@@ -140,7 +140,7 @@ enum mnc_kreason {
     MNC_K_DENY_SCOPE = 11,        /* tainted; agent/tool destination not in the allowed set */
     MNC_K_DENY_LOG = 12,          /* log sink without may_log or not in the set */
     MNC_K_DENY_MEMORY = 13,       /* memory sink without may_memory or not in the set */
-    MNC_K_DENY_UNIX_PATH = 14,    /* tainted; relative or non-canonical UNIX path */
+    MNC_K_DENY_UNIX_PATH = 14,    /* agent; relative or non-canonical UNIX path */
     MNC_K_DENY_RAW_SOCKET = 15,   /* SOCK_RAW on AF_INET/AF_INET6 */
     MNC_K_DENY_PACKET_SOCKET = 16,/* AF_PACKET */
     MNC_K_DENY_BAD_CLASS = 17,    /* corrupt sink entry */

@@ -29,7 +29,10 @@ static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int p
         r = MNC_K_DENY_UNKNOWN_AGENT;
     } else {
         t = bpf_map_lookup_elem(&taint, &a->agent_id);
-        if (path_bad && t && t->tainted)
+        /* Every registered agent must name UNIX peers by absolute canonical path: "/a//log" or
+         * "./log" would dodge the path key (an untainted agent would reach a socket-addressed
+         * log sink it has no right to; a tainted one any registered peer). */
+        if (path_bad)
             r = MNC_K_DENY_UNIX_PATH;
         else
             r = mnc_decide(t, cls, id);

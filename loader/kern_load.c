@@ -46,7 +46,7 @@ static const mnc_hook_info hooks[] = {
     {"mnc_connect6", "cgroup/connect6",
      "connect(2) on IPv6 sockets; IPv4-mapped destinations are checked as IPv4"},
     {"mnc_connect_unix", "cgroup/connect_unix",
-     "connect(2) on UNIX sockets: sun_path vs sock_unix; tainted agents need absolute canonical paths"},
+     "connect(2) on UNIX sockets: sun_path vs sock_unix; agents must use absolute canonical paths"},
     {"mnc_sendmsg4", "cgroup/sendmsg4", "sendto/sendmsg with an IPv4 destination (UDP)"},
     {"mnc_sendmsg6", "cgroup/sendmsg6", "sendto/sendmsg with an IPv6 destination (UDP)"},
     {"mnc_sendmsg_unix", "cgroup/sendmsg_unix", "sendto/sendmsg with a UNIX destination (datagrams)"},
