@@ -520,10 +520,18 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
         free(c);
         return deny(q, r, "derive");
     }
+    /* Turns are a budget of deliveries: a child takes its turns out of its parent's, so N
+     * derived copies can never be delivered more often than the parent could have been. */
+    uint32_t moved = c->turns_left;
     if (mncd_store_put_object(&d->store, c) != 0) {
         mnc_disclosure_free(c);
         free(c);
         return oom(q);
+    }
+    if (o->turns_left != MNC_TURNS_UNBOUNDED) {
+        o->turns_left -= moved; /* derive guarantees moved <= o->turns_left */
+        if (mncd_store_touch(&d->store, o) != 0)
+            return oom(q);
     }
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp && add_object(d, resp, c, false) != 0) {
