@@ -53,11 +53,13 @@ BPF_OBJ    := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/include/%.skel.h)
 TESTS      := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+# the attack corpus (tests/attacks/README.md): one binary per attack, libc only
+ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests/attacks/atk.c,$(wildcard tests/attacks/*.c)))
 
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo test unit asan valgrind bench fuzz clean install vmtest eval
+.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -113,13 +115,19 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
+$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c
+
+attacks: $(ATTACKS)
+
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh
 
 unit: $(TESTS)
 	BUILD=$(BUILD) tests/run-tests --unit-only
 
-test: all $(TESTS)
+test: all $(TESTS) $(ATTACKS)
 	BUILD=$(BUILD) tests/run-tests
 
 asan:
