@@ -21,7 +21,13 @@
 #ifndef MNC_ATK_H
 #define MNC_ATK_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <sys/types.h>
 
 /* attack flags */
