@@ -921,6 +921,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
                     p[i] = p[--np];
                     break;
                 }
+                if (atk_write_all(e->fd, "A", 1) < 0) { /* ack: the fds are ours now */
+                }
                 for (int k = 0; k < n; k++) {
                     if (tag == 'L') {
                         if (atk_write_all(fds[k], "{\"verb\":\"recv\"}\n", 16) < 0)
