@@ -855,13 +855,16 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     size_t sign = 0;
     int files[16], nfiles = 0;
     static char buf[70000];
+    int stopping = 0; /* SIGTERM seen: drain what is still queued, then stop */
     for (;;) {
         struct pollfd pf[MAXP];
         for (int i = 0; i < np; i++)
             pf[i] = (struct pollfd){.fd = p[i].fd, .events = POLLIN};
-        int r = poll(pf, (nfds_t)np, 100);
+        int r = poll(pf, (nfds_t)np, stopping ? 300 : 100);
         if (r < 0 && errno != EINTR)
             break;
+        if (r == 0 && stopping)
+            break; /* nothing arrived for 300 ms after the stop: done */
         for (int i = 0; i < np && r > 0; i++) {
             if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
@@ -870,8 +873,10 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
                 struct signalfd_siginfo si;
                 if (read(e->fd, &si, sizeof(si)) != sizeof(si))
                     continue;
-                if (si.ssi_signo == SIGTERM)
-                    goto done;
+                if (si.ssi_signo == SIGTERM) {
+                    stopping = 1;
+                    continue;
+                }
                 if (sign + 4 <= sizeof(sigbuf)) {
                     memcpy(sigbuf + sign, &si.ssi_int, 4);
                     sign += 4;
@@ -952,7 +957,6 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
             }
         }
     }
-done:
     if (sign)
         rec("sigqueue-values", sigbuf, sign);
     if (vmbuf[0])
