@@ -200,6 +200,13 @@ static int json_str(const char *js, const char *key, char *out, size_t n)
 int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
 {
     static char resp[LINE_MAX_];
+    const char *ctl = getenv("ATK_CONTROL_SECRET");
+    if (ctl) { /* positive control: an untainted process given the canary directly */
+        snprintf(c->secret, sizeof(c->secret), "%s", ctl);
+        printf("recv ok\n");
+        fflush(stdout);
+        return 0;
+    }
     int fd = atk_mncd(c);
     if (fd < 0) {
         snprintf(why, n, "connect mncd: %s", atk_errname(errno));
@@ -390,10 +397,14 @@ int atk_file_has(const char *path, const char *needle)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -1;
-    static char buf[1 << 20];
-    ssize_t n = read(fd, buf, sizeof(buf));
+    /* loop: /proc and /sys files hand out one page per read() */
+    static char buf[1 << 22];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+        got += (size_t)n;
     close(fd);
-    return n > 0 && atk_buf_has(buf, (size_t)n, needle);
+    return got > 0 && atk_buf_has(buf, got, needle);
 }
 
 int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n)
@@ -500,7 +511,8 @@ static int run_agent(struct atk_ctx *c, int phase)
     char ph[16];
     snprintf(ph, sizeof(ph), "phase=%d", phase);
     char agent_name[32] = "coordinator";
-    if (!(a->flags & ATK_UNCONFINED)) {
+    int control = getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0;
+    if (!(a->flags & ATK_UNCONFINED) && !control) {
         argv[n++] = (char *)env("MNCCTL");
         argv[n++] = "run";
         argv[n++] = "--agent";
@@ -527,7 +539,10 @@ static int run_agent(struct atk_ctx *c, int phase)
         int e = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || (e >= 0 && dup2(e, 2) < 0))
             _exit(127);
-        if (a->flags & ATK_UNCONFINED) {
+        if (control) {
+            if (setenv("ATK_CONTROL_SECRET", c->canary, 1) < 0)
+                _exit(126);
+        } else if (a->flags & ATK_UNCONFINED) {
             uid_t u = (uid_t)atk_argl(c, "uid_agent");
             if (setgroups(0, NULL) < 0 || setgid(u) < 0 || setuid(u) < 0)
                 _exit(126);
@@ -792,8 +807,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     p[np++] = (struct pent){sfd, 's', "signal"};
     char info[2048];
     int il = 0;
-#define ADD(fd_, kind_, tag_) \
-    do { if ((fd_) >= 0 && np < MAXP) p[np++] = (struct pent){(fd_), (kind_), tag_}; } while (0)
+#define ADD(fd_, kind_, tag_) /* evaluates fd_ once: it is often a call that binds */ \
+    do { int f_ = (fd_); if (f_ >= 0 && np < MAXP) p[np++] = (struct pent){f_, (kind_), tag_}; } while (0)
     snprintf(path, sizeof(path), "%s/c.sock", c->dir);
     ADD(listen_unix(path, SOCK_STREAM), 'l', "unix-stream");
     il += snprintf(info + il, sizeof(info) - il, "c_unix=%s\n", path);
@@ -804,8 +819,7 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     ADD(listen_unix(path, SOCK_STREAM), 'l', "unix-abstract");
     il += snprintf(info + il, sizeof(info) - il, "c_abs=%s\n", path);
     snprintf(path, sizeof(path), "%s/fd.sock", c->dir);
-    ADD(listen_unix(path, SOCK_STREAM), 'l', "fd-receiver");
-    p[np - 1].kind = 'L';
+    ADD(listen_unix(path, SOCK_STREAM), 'L', "fd-receiver");
     il += snprintf(info + il, sizeof(info) - il, "c_fd=%s\n", path);
     snprintf(path, sizeof(path), "%s/give.sock", c->dir);
     ADD(listen_unix(path, SOCK_STREAM), 'g', "giver");
@@ -827,6 +841,10 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     ADD(fd, 'd', "udp6");
     if (fd >= 0)
         il += snprintf(info + il, sizeof(info) - il, "udp6=%d\n", port);
+    fd = listen_inet(AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */, &port);
+    ADD(fd, 'd', "udplite4");
+    if (fd >= 0)
+        il += snprintf(info + il, sizeof(info) - il, "udplite4=%d\n", port);
     fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_USERSOCK);
     struct sockaddr_nl nl = {.nl_family = AF_NETLINK};
     socklen_t nll = sizeof(nl);
@@ -848,6 +866,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
         if (fd >= 0 && bind(fd, (struct sockaddr *)&ll, sizeof(ll)) == 0)
             ADD(fd, 'd', "lo-sniffer");
     }
+    if (getenv("ATK_DEBUG_COLLECTOR"))
+        fprintf(stderr, "collector: %d endpoints\n%s", np, info);
     if (atk_write_all(infofd, info, (size_t)il) < 0)
         _exit(1);
     close(infofd);
@@ -1066,7 +1086,9 @@ void atk_mkcanary(char *out, size_t n)
 static int orchestrate(const struct atk *a, struct atk_ctx *c)
 {
     snprintf(c->mode, sizeof(c->mode), "%s", getenv("ATK_MODE") ? getenv("ATK_MODE") : "user");
-    if ((a->flags & ATK_USER_ONLY) && strcmp(c->mode, "user") != 0)
+    if ((a->flags & ATK_USER_ONLY) && strcmp(c->mode, "root") == 0)
+        return 3;
+    if ((a->flags & ATK_NO_CONTROL) && getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0)
         return 3;
     snprintf(c->dir, sizeof(c->dir), "%s/%s.%s", env("ATK_DIR"), a->name, c->mode);
     snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
@@ -1101,7 +1123,8 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
             snprintf(c->notes, sizeof(c->notes), "prepare failed");
         goto out;
     }
-    if (!(a->flags & ATK_UNCONFINED) && atk_disclose(c, "attack_scope", c->canary) < 0)
+    if (!(a->flags & ATK_UNCONFINED) && !(getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0) &&
+        atk_disclose(c, "attack_scope", c->canary) < 0)
         goto out;
     if (run_agent(c, 1) < 0)
         goto out;

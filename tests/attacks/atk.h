@@ -40,6 +40,7 @@
 #define ATK_SNIFF 0x20          /* the collector also sniffs lo (AF_PACKET) and raw ICMP */
 #define ATK_FOREIGN 0x40        /* a second canary is disclosed to another agent (bystander); the agent
                                    must never be able to read it (searched in everything it prints) */
+#define ATK_NO_CONTROL 0x80     /* the positive control cannot run it (it needs the agent's identity at mncd) */
 
 struct atk_ctx;
 

@@ -9,8 +9,11 @@
 static int agent(struct atk_ctx *c)
 {
     int fd = (int)atk_try(c, "open /dev/kmsg for writing", open("/dev/kmsg", O_WRONLY));
-    if (fd >= 0)
-        atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    if (fd >= 0) {
+        char line[300];
+        snprintf(line, sizeof(line), "%.250s\n", c->secret); /* a record without a newline waits for the next */
+        atk_try(c, "write", write(fd, line, strlen(line)));
+    }
     return 0;
 }
 

@@ -1,5 +1,5 @@
 /* direct_udplite - UDP-Lite (IPPROTO_UDPLITE) sendto 127.0.0.1.
- * Verifier: the collector's udp4 socket (an untainted outsider) records what arrives.
+ * Verifier: the collector's udplite4 socket (an untainted outsider) records what arrives.
  * Blocks it: the cgroup sock_addr hooks (connect/sendmsg) and the egress program: a tainted agent
  * may not reach an external address. */
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 
 static int agent(struct atk_ctx *c)
 {
-    atk_inet(c, "udplite", AF_INET, SOCK_DGRAM, 136, "127.0.0.1", (int)atk_argl(c, "udp4"), 0);
+    atk_inet(c, "udplite", AF_INET, SOCK_DGRAM, 136, "127.0.0.1", (int)atk_argl(c, "udplite4"), 0);
     return 0;
 }
 

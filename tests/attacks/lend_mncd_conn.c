@@ -19,5 +19,5 @@ static int agent(struct atk_ctx *c)
 }
 
 static const struct atk A = {"lend_mncd_conn", "lend the agent's mncd connection to an outsider (SCM_RIGHTS)",
-                             ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
+                             ATK_NO_RECV | ATK_NO_CONTROL, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)
