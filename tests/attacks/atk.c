@@ -401,7 +401,8 @@ int atk_file_has(const char *path, const char *needle)
     static char buf[1 << 22];
     size_t got = 0;
     ssize_t n;
-    while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+    /* 64 KiB at a time: sysctl files refuse a read count above kmalloc's limit (ENOMEM) */
+    while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got < 65536 ? sizeof(buf) - got : 65536)) > 0)
         got += (size_t)n;
     close(fd);
     return got > 0 && atk_buf_has(buf, got, needle);
