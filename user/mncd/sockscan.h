@@ -51,9 +51,15 @@ typedef struct mncd_sweep_act {
     int fd;             /* that fd; -1 for a drained pending connection or TCP */
     uint32_t ino;       /* socket inode */
     const char *kind;   /* "unix_stream", "unix_seqpacket", "unix_dgram", "unix_listener",
-                           "unix_pending", "tcp" */
-    const char *action; /* "shutdown", "disconnect", "destroy" */
-    char peer[192];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80" */
+                           "unix_pending", "tcp", "udp", "inet", "netlink", "socket", "file" */
+    const char *action; /* "shutdown", "disconnect", "destroy", "drain", "inspect", "refuse" */
+    const char *why;    /* NULL (a pre-taint connection to a disallowed peer), or why the socket
+                           counts as leading outside: "created outside the agent", "peer also
+                           held outside", "in flight", ... */
+    bool refuse;        /* the delivery is refused because of this socket or file (err is then
+                           EPERM); audited as a deny */
+    char peer[256];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80"; for
+                           kind "file": the workspace file's path */
     unsigned reason;    /* enum mnc_kreason that denied the peer */
     unsigned dst_cls;   /* enum mnc_sink_class of the peer */
     uint32_t dst_id;    /* principal id, MNC_ID_NONE if unregistered */
@@ -66,6 +72,12 @@ typedef struct mncd_sweep_stats {
     int kept;          /* connections/listeners judged and kept */
     int acted;         /* shut down, disconnected, drained or destroyed */
     int tcp_destroy_unsupported; /* SOCK_DESTROY not in this kernel: TCP left to egress */
+    int foreign;       /* sockets held by the agent that it did not create */
+    int inflight_fds;  /* fds found queued (SCM_RIGHTS) on the agent's sockets, peeked or drained */
+    int ws_held;       /* workspace files held by processes outside the agent (each refuses) */
+    int host_pids;     /* processes outside the agent scanned by the host pass (hostscan.h) */
+    int host_fds;      /* their fds looked at */
+    long hostscan_us;  /* duration of the host pass (the agent is frozen meanwhile) */
     long freeze_us;    /* time to freeze (the agent's processes are stopped meanwhile) */
     long total_us;     /* freeze + scan + actions + thaw */
 } mncd_sweep_stats;
