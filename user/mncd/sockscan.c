@@ -12,6 +12,7 @@
 #include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -968,8 +969,8 @@ static void judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
         c->st->foreign++;
         a.why = "created outside the agent";
         a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if (mnc_kreason_allows(a.reason)) {
-            c->st->kept++;
+        if (mnc_kreason_allows(a.reason) || (!e->peer && (e->shut & 2))) {
+            c->st->kept += mnc_kreason_allows(a.reason); /* else: shut for sending by an earlier sweep */
             peek_unix(c, s, e, fd);
             return;
         }
@@ -1064,7 +1065,12 @@ static void judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *w
         c->st->kept++;
         return;
     }
+    /* shut both ways already (an earlier sweep): a datagram socket stays so; TCP is refused again */
+    struct pollfd pf = {.fd = fd, .events = POLLOUT};
+    if (type != SOCK_STREAM && poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP))
+        return;
     struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
     socklen_t sl = sizeof(ss);
     char ip[INET6_ADDRSTRLEN] = "?";
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
