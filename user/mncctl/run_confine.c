@@ -19,7 +19,6 @@
 
 #include "mnc_kern.h"
 #include "run_confine.h"
-#include "util.h"
 
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
 #define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1) /* Landlock ABI 7 */
@@ -339,6 +338,10 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
         return -1;
     }
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    /* a binary tree over syscall numbers: ~log2(200) comparisons per syscall instead of a
+     * linear walk of the allowlist (bench_run measures it) */
+    if (rc == 0)
+        rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     const char *at = "attributes";
     for (size_t i = 0; rc == 0 && i < sizeof(allow_plain) / sizeof(allow_plain[0]); i++)
         if ((rc = add_named(ctx, SCMP_ACT_ALLOW, allow_plain[i])) != 0)
