@@ -30,6 +30,7 @@
 
 #include "mnc_kern.h"
 #include "mncd.h"
+#include "fdscan.h"
 #include "sockscan.h"
 
 #define MAX_WATCH 4096
@@ -58,6 +59,9 @@ typedef struct mncd_kern {
     /* pre-taint connection sweeps (cgroup backend, sockscan.c) */
     uint64_t n_sweeps, n_sweep_failures, n_swept;
     mncd_sweep_stats last_sweep;
+    /* non-socket objects leading outside (fdscan.c) */
+    uint64_t n_fdscan_refusals;
+    mncd_fdscan_stats last_fdscan;
 } mncd_kern;
 
 static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
@@ -771,11 +775,37 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
 /* After the taint map update and before the object leaves mncd: connections the agent made
  * while its taint was looser are judged with the new taint; disallowed ones are shut. The
  * lsm backend re-checks every send in the kernel and needs none of this. Fails closed. */
+/* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
+ * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
+ * also holds. Nothing can take the fd back: the delivery is refused. */
+static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+{
+    mncd_kern *kk = d->kern;
+    mncd_fdscan_hit hit;
+    char err[400] = "", det[900];
+    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    if (r == 0)
+        return 0;
+    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+        snprintf(det, sizeof(det), "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
+                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
+                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+    else if (r > 0)
+        snprintf(det, sizeof(det), "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+                 "(passed in from outside?): writes there would leave the scope; fail closed",
+                 op, (int)hit.pid, hit.fd, hit.what);
+    else
+        snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
+    kaudit(d, "kernel.fdscan", pname(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
+           r > 0 ? hit.kind : "internal", det);
+    kk->n_fdscan_refusals++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
 static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {
     mncd_kern *kk = d->kern;
-    if (kk->backend != MNC_BACKEND_CGROUP)
-        return 0;
     mncd_sweep_cg cgs[64];
     int n = 0;
     for (int i = 0; i < kk->n_w; i++) {
@@ -795,10 +825,12 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
     if (r == 0 && n == 0)
         return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP) /* lsm: the kernel re-checks every send */
+        return fdscan(d, agent, o, op, cgs, n);
     sweep_ctx c = {d, agent, &o->id, op};
     if (r == 0 && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
-        return d->fatal ? -1 : 0;
+        return d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
     }
     if (r)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
@@ -1028,6 +1060,14 @@ void mncd_kern_status(mncd *d, void *resp)
     cJSON_AddNumberToObject(k, "sweeps", (double)kk->n_sweeps);
     cJSON_AddNumberToObject(k, "sweep_failures", (double)kk->n_sweep_failures);
     cJSON_AddNumberToObject(k, "swept_sockets", (double)kk->n_swept);
+    cJSON_AddNumberToObject(k, "fdscan_refusals", (double)kk->n_fdscan_refusals);
+    cJSON *lf = cJSON_AddObjectToObject(k, "last_fdscan");
+    if (lf) {
+        cJSON_AddNumberToObject(lf, "fds", kk->last_fdscan.fds);
+        cJSON_AddNumberToObject(lf, "shared", kk->last_fdscan.shared);
+        cJSON_AddNumberToObject(lf, "host_pids", kk->last_fdscan.host_pids);
+        cJSON_AddNumberToObject(lf, "total_us", (double)kk->last_fdscan.total_us);
+    }
     cJSON *ls = cJSON_AddObjectToObject(k, "last_sweep");
     if (ls) {
         cJSON_AddNumberToObject(ls, "pids", kk->last_sweep.pids);
