@@ -1097,7 +1097,9 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
     if (reg->n_ws == 0)
         return 0;
     struct mnc_taint kt;
-    if ((r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt)) != 0) {
+    if ((r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt)) == -ENOENT)
+        return 0; /* no entry yet: untainted (the registration creates it) */
+    if (r) {
         snprintf(why, n, "taint map read failed: %s", strerror(-r));
         return r;
     }
