@@ -58,6 +58,10 @@ static int parse(const char *txt, const mnc_policy *p, mncd_wtaint *t)
             goto out;
         mncd_ws_add_object(t, &id);
     }
+    const cJSON *nar = cJSON_GetObjectItemCaseSensitive(o, "narrowed");
+    if (nar && !cJSON_IsBool(nar))
+        goto out;
+    t->narrowed = cJSON_IsTrue(nar);
     if (agent)
         snprintf(t->agent, sizeof(t->agent), "%s", agent->valuestring);
     if (tm && tm->valuedouble > 0)
