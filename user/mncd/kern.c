@@ -825,13 +825,14 @@ static void wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, 
     t->time_ms = mncd_now_ms();
 }
 
-/* dir's record tightened by `now`, written back. An unreadable (corrupt) record counts as the
- * tightest taint there is (nothing reachable) and is replaced. 0 or -errno; *first: dir carried
- * no taint before. */
-static int ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first)
+/* dir's record tightened by `now`, written back. An invalid record counts as the tightest
+ * taint there is (nothing reachable) and is replaced (*corrupt set: the caller audits it).
+ * 0 or -errno; *first: dir carried no taint before. */
+static int ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt)
 {
     mncd_wtaint cur;
     int r = mncd_ws_read(dir, d->policy, &cur);
+    *corrupt = r == -EBADMSG;
     if (r == -ENODATA || r == -EBADMSG) {
         memset(&cur, 0, sizeof(cur));
         cur.tainted = r == -EBADMSG;
@@ -872,14 +873,19 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             continue;
         for (int j = 0; j < kk->w[i].reg.n_ws; j++) {
             const char *ws = kk->w[i].reg.ws[j];
-            bool first = false;
-            r = ws_tighten_one(d, ws, &now, &first);
+            bool first = false, corrupt = false;
+            r = ws_tighten_one(d, ws, &now, &first, &corrupt);
             if (r) {
                 snprintf(det, sizeof(det), "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed",
                          op, ws, strerror(-r));
                 kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
                 kk->n_hold_failures++;
                 return -1;
+            }
+            if (corrupt) {
+                snprintf(det, sizeof(det), "workspace %.3000s: invalid taint record replaced by the tightest taint "
+                         "(no sinks, nothing external)", ws);
+                kaudit(d, "workspace.taint", NULL, pname(d, agent), &o->id, "error", "invalid", det);
             }
             if (first) {
                 char desc[1000];
@@ -1110,8 +1116,8 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
     for (int i = 0; i < h->t.n_obj; i++)
         mncd_ws_add_object(&now, &h->t.obj[i]);
     for (int b = 0; b < reg->n_ws; b++) {
-        bool first;
-        if ((r = ws_tighten_one(d, reg->ws[b], &now, &first)) != 0) {
+        bool first, corrupt; /* an invalid record was refused by ws_inherit moments ago */
+        if ((r = ws_tighten_one(d, reg->ws[b], &now, &first, &corrupt)) != 0) {
             snprintf(why, n, "the agent's taint could not be recorded on workspace %.400s: %s", reg->ws[b], strerror(-r));
             return r;
         }
