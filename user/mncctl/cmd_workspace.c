@@ -4,8 +4,8 @@
  * trusted.mnc.taint extended attribute (user/mncd/wstaint.h, docs/kernel.md "Workspace taint"):
  * the next instance on it, or on a directory inside it, starts with that taint.
  *
- * show reads the attribute directly (of DIR and of each ancestor, since a tainted parent covers
- * its children) and prints it; exit 0 whether or not a record exists, 1 if it cannot be read.
+ * show reads the attribute directly (of DIR, of each ancestor, since a tainted parent covers
+ * its children, and of each directory inside DIR that carries one) and prints it; exit 0 whether or not a record exists, 1 if it cannot be read.
  * trusted.* attributes are invisible without CAP_SYS_ADMIN (getxattr says "no such
  * attribute"), so show refuses to run without it rather than report "no taint" wrongly.
  * clear goes through mncd (admin verb workspace.clear): mncd refuses while a live instance's
@@ -13,6 +13,7 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/xattr.h>
 
 #include "mncctl.h"
+#include "workspace.h"
 
 int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
 
@@ -55,6 +57,57 @@ static int read_one(const char *dir, char *buf, size_t n)
         return 0;
     mncctl_err("workspace show: %s: %s", dir, strerror(errno));
     return -1;
+}
+
+/* ---- the walk for agent.register's "tainted_dirs" (workspace.h) */
+
+static cJSON *walk_arr;
+static const char *walk_root;
+static char walk_err[PATH_MAX + 128];
+
+static int walk_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    if (type == FTW_DNR || type == FTW_NS) {
+        snprintf(walk_err, sizeof(walk_err), "%s: cannot be read", path);
+        return 1;
+    }
+    if (type != FTW_D || ftw->level == 0)
+        return 0; /* files, symlinks (FTW_PHYS: never followed) and the workspace itself */
+    char v[8];
+    ssize_t r = lgetxattr(path, WS_XATTR, v, sizeof(v));
+    if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+        return 0;
+    if (r < 0 && errno != ERANGE) {
+        snprintf(walk_err, sizeof(walk_err), "%s: %s", path, strerror(errno));
+        return 1;
+    }
+    if (cJSON_GetArraySize(walk_arr) >= MNCCTL_WS_MAX_TAINTED_DIRS) {
+        snprintf(walk_err, sizeof(walk_err), "more than %d tainted directories under %s", MNCCTL_WS_MAX_TAINTED_DIRS,
+                 walk_root);
+        return 1;
+    }
+    cJSON *s = cJSON_CreateString(path);
+    if (!s || !cJSON_AddItemToArray(walk_arr, s)) {
+        cJSON_Delete(s);
+        snprintf(walk_err, sizeof(walk_err), "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr)
+{
+    walk_arr = arr;
+    walk_root = ws;
+    walk_err[0] = 0;
+    /* no FTW_MOUNT: a directory mounted inside the workspace is part of what the agent writes */
+    int r = nftw(ws, walk_one, 32, FTW_PHYS);
+    if (r != 0) {
+        mncctl_err("workspace %s: taint scan failed: %s", ws, walk_err[0] ? walk_err : strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int show(const char *arg, const mncctl_global *g)
@@ -112,6 +165,18 @@ static int show(const char *arg, const mncctl_global *g)
         cJSON_AddItemToObject(a, "taint", av ? av : cJSON_CreateString(buf));
         if (!g->json)
             printf("  covered by ancestor %s: taint record %s\n", p, buf);
+    }
+    cJSON *desc = cJSON_AddArrayToObject(out, "tainted_inside");
+    if (!desc || mncctl_ws_tainted_dirs(real, desc) != 0) {
+        cJSON_Delete(out);
+        return 1;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, desc)
+    {
+        int r = read_one(it->valuestring, buf, sizeof(buf));
+        if (!g->json && r > 0)
+            printf("  inside: %s: taint record %s\n", it->valuestring, buf);
     }
     if (g->json) {
         char *s = cJSON_PrintUnformatted(out);
