@@ -765,7 +765,7 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
         snprintf(who, sizeof(who), "pid %d", (int)a->pid);
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
-    if (a->refuse) /* a socket or workspace file the sweep cannot close: the delivery is refused */
+    if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
         snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who, a->ino,
                  a->why ? a->why : "");
     else
@@ -1442,7 +1442,6 @@ void mncd_kern_status(mncd *d, void *resp)
         cJSON_AddNumberToObject(ls, "tcp_destroy_unsupported", kk->last_sweep.tcp_destroy_unsupported);
         cJSON_AddNumberToObject(ls, "foreign", kk->last_sweep.foreign);
         cJSON_AddNumberToObject(ls, "inflight_fds", kk->last_sweep.inflight_fds);
-        cJSON_AddNumberToObject(ls, "ws_held", kk->last_sweep.ws_held);
         cJSON_AddNumberToObject(ls, "host_pids", kk->last_sweep.host_pids);
         cJSON_AddNumberToObject(ls, "host_fds", kk->last_sweep.host_fds);
         cJSON_AddNumberToObject(ls, "hostscan_us", (double)kk->last_sweep.hostscan_us);

@@ -1121,8 +1121,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
             c.failed = true;
     }
     u32set_has(&interest, 0); /* sorts */
-    if (!c.failed && mncd_hostscan_run(&c.hs, c.sc.pids.v, c.sc.pids.n, interest.v, interest.n, cgs, ncg, c.err,
-                                       c.errlen) != 0) {
+    if (!c.failed && mncd_hostscan_run(&c.hs, c.sc.pids.v, c.sc.pids.n, interest.v, interest.n, c.err, c.errlen) != 0) {
         free(inet.v);
         free(interest.v);
         goto out;
@@ -1130,18 +1129,6 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     st->host_pids = c.hs.pids;
     st->host_fds = c.hs.fds;
     st->hostscan_us = c.hs.us;
-    st->ws_held = c.hs.n_ws_held;
-    /* a workspace file held outside: that process reads what the agent writes there after the
-     * taint, and mncd cannot take the fd away: refuse */
-    for (int i = 0; i < c.hs.nws && !c.failed; i++) {
-        char why[96];
-        snprintf(why, sizeof(why), "a file in the agent's workspace is held outside the agent (%s)", c.hs.ws[i].what);
-        mncd_sweep_act a = {.pid = c.hs.ws[i].pid, .fd = -1, .kind = "file", .action = "refuse", .refuse = true,
-                            .why = why, .reason = MNC_K_DENY_EXTERNAL, .dst_cls = MNC_SINK_EXTERNAL,
-                            .dst_id = MNC_ID_NONE};
-        snprintf(a.peer, sizeof(a.peer), "%s", c.hs.ws[i].path);
-        report(&c, &a);
-    }
     /* the agent's data still queued at a peer outside it (or sent from an unconnected datagram
      * socket) may carry the agent's own fds: its internal pairs then count as external */
     for (int i = 0; i < c.sc.n && !c.failed && !c.out_inflight; i++) {

@@ -46,9 +46,6 @@
  * agent closed); every socket it keeps receiving on is peeked, and each socket queued on it is
  * judged as foreign (except IP sockets created in the agent's cgroups, and NETLINK_ROUTE).
  * Files in flight are not judged.
- * Workspace files: a process outside the agent holding an fd, a mapping, its cwd or root on a
- * file in one of the agent's registered workspaces refuses the delivery (audited with its pid
- * and the path): mncd cannot take the fd away.
  * Every action and refusal is one mncd_sweep_fn call. See docs/kernel.md, "Pre-taint
  * connections".
  */
@@ -82,15 +79,14 @@ typedef struct mncd_sweep_act {
     int fd;             /* that fd; -1 for a drained pending connection or TCP */
     uint32_t ino;       /* socket inode */
     const char *kind;   /* "unix_stream", "unix_seqpacket", "unix_dgram", "unix_listener",
-                           "unix_pending", "tcp", "udp", "inet", "netlink", "socket", "file" */
+                           "unix_pending", "tcp", "udp", "inet", "netlink", "socket" */
     const char *action; /* "shutdown", "disconnect", "destroy", "drain", "inspect", "refuse" */
     const char *why;    /* NULL (a pre-taint connection to a disallowed peer), or why the socket
                            counts as leading outside: "created outside the agent", "peer also
                            held outside", "in flight", ... */
-    bool refuse;        /* the delivery is refused because of this socket or file (err is then
+    bool refuse;        /* the delivery is refused because of this socket (err is then
                            EPERM); audited as a deny */
-    char peer[256];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80"; for
-                           kind "file": the workspace file's path */
+    char peer[256];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80" */
     unsigned reason;    /* enum mnc_kreason that denied the peer */
     unsigned dst_cls;   /* enum mnc_sink_class of the peer */
     uint32_t dst_id;    /* principal id, MNC_ID_NONE if unregistered */
@@ -105,7 +101,6 @@ typedef struct mncd_sweep_stats {
     int tcp_destroy_unsupported; /* SOCK_DESTROY not in this kernel: TCP left to egress */
     int foreign;       /* sockets held by the agent that it did not create */
     int inflight_fds;  /* fds found queued (SCM_RIGHTS) on the agent's sockets, peeked or drained */
-    int ws_held;       /* workspace files held by processes outside the agent (each refuses) */
     int host_pids;     /* processes outside the agent scanned by the host pass (hostscan.h) */
     int host_fds;      /* their fds looked at */
     long hostscan_us;  /* duration of the host pass (the agent is frozen meanwhile) */
