@@ -81,9 +81,14 @@ struct mncd_llaudit {
     ll_event ev[LL_PENDING];
     ll_domain dom[LL_DOMAINS];
     unsigned dom_next;
-    /* rate limit (token bucket) and drop reporting */
-    double tokens;
-    uint64_t tokens_ms, last_drop_report_ms;
+    /* rate limit: one token bucket per agent (index agent + 1; 0 = not attributed), so that a
+     * flooding agent cannot use up another agent's records; and drop reporting */
+    struct ll_bucket {
+        double tokens;
+        uint64_t ms, unreported;
+    } *b;
+    int n_b;
+    uint64_t last_drop_report_ms;
     uint64_t n_audited, n_dropped, n_ignored, n_unattributed, n_overflows, n_records;
     uint64_t drops_unreported, overflows_unreported;
     /* the start self-test */
@@ -355,16 +360,21 @@ static enum ll_verdict where(mncd *d, long pid, long uid, int *agent, char *cg, 
     return a >= 0 ? V_AGENT : a == -1 ? V_TREE : V_FOREIGN;
 }
 
-static bool take_token(mncd_llaudit *la)
+static struct ll_bucket *bucket(mncd_llaudit *la, int agent)
+{
+    return &la->b[agent >= 0 && agent + 1 < la->n_b ? agent + 1 : 0];
+}
+
+static bool take_token(struct ll_bucket *b)
 {
     uint64_t now = mncd_now_ms();
-    la->tokens += (double)(now - la->tokens_ms) * LL_RATE / 1000.0;
-    if (la->tokens > LL_BURST)
-        la->tokens = LL_BURST;
-    la->tokens_ms = now;
-    if (la->tokens < 1.0)
+    b->tokens += (double)(now - b->ms) * LL_RATE / 1000.0;
+    if (b->tokens > LL_BURST)
+        b->tokens = LL_BURST;
+    b->ms = now;
+    if (b->tokens < 1.0)
         return false;
-    la->tokens -= 1.0;
+    b->tokens -= 1.0;
     return true;
 }
 
@@ -384,6 +394,8 @@ static void arm(mncd_llaudit *la, long ms)
         la->due_ms = due;
 }
 
+/* At most once a second: one landlock_dropped record per agent whose denials were not all
+ * audited (sender = the agent; null for unattributed ones and for records lost unparsed). */
 static void report_drops(mncd *d, mncd_llaudit *la, bool force)
 {
     if (!la->drops_unreported && !la->overflows_unreported)
@@ -393,23 +405,30 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
         arm(la, (long)(1000 - (now - la->last_drop_report_ms)));
         return;
     }
-    char det[400], ov[160] = "";
-    if (la->overflows_unreported)
-        snprintf(ov, sizeof(ov), "; the audit receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
-                 la->overflows_unreported);
-    snprintf(det, sizeof(det),
-             "%" PRIu64 " Landlock denial(s) not audited one by one (rate limit %d/s, burst %d, or oversized)%s; %" PRIu64
-             " dropped in total",
-             la->drops_unreported, LL_RATE, LL_BURST, ov, la->n_dropped);
-    ll_audit(d, NULL, "deny", "landlock_dropped", det);
+    for (int i = 0; i < la->n_b; i++) {
+        struct ll_bucket *b = &la->b[i];
+        if (!b->unreported && (i || !la->overflows_unreported))
+            continue;
+        char det[400], ov[160] = "";
+        if (i == 0 && la->overflows_unreported)
+            snprintf(ov, sizeof(ov), "; the audit receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
+                     la->overflows_unreported);
+        snprintf(det, sizeof(det),
+                 "%" PRIu64 " Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %" PRIu64
+                 " dropped in total (all agents)",
+                 b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, ov, la->n_dropped);
+        ll_audit(d, i ? d->policy->principals[i - 1].name : NULL, "deny", "landlock_dropped", det);
+        b->unreported = 0;
+    }
     la->drops_unreported = la->overflows_unreported = 0;
     la->last_drop_report_ms = now;
 }
 
-static void drop(mncd_llaudit *la, uint64_t n)
+static void drop(mncd_llaudit *la, int agent, uint64_t n)
 {
     la->n_dropped += n;
     la->drops_unreported += n;
+    bucket(la, agent)->unreported += n;
 }
 
 /* One denial: attribute it, then audit it (or ignore it: outside the tree). */
@@ -457,8 +476,8 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
         snprintf(howbuf, sizeof(howbuf), " (cgroup %.500s)", cg);
         how = howbuf;
     }
-    if (!take_token(la)) {
-        drop(la, 1);
+    if (!take_token(bucket(la, agent))) {
+        drop(la, agent, 1);
         report_drops(d, la, false);
         return;
     }
@@ -475,7 +494,7 @@ static void flush_event(mncd *d, mncd_llaudit *la, ll_event *e)
     for (int i = 0; i < e->n && !d->fatal; i++)
         emit(d, la, e, &e->den[i]);
     if (e->extra) {
-        drop(la, e->extra);
+        drop(la, -1, e->extra);
         report_drops(d, la, false);
     }
     e->used = false;
@@ -610,7 +629,7 @@ static int drain(mncd *d, mncd_llaudit *la)
         }
         got++;
         if ((size_t)n >= sizeof(buf)) { /* truncated: cannot be parsed safely */
-            drop(la, 1);
+            drop(la, -1, 1);
             report_drops(d, la, false);
             continue;
         }
@@ -727,8 +746,15 @@ mncd_llaudit *mncd_llaudit_start(mncd *d)
         return NULL;
     }
     la->nl = la->tfd = la->selftest_sync = -1;
-    la->tokens = LL_BURST;
-    la->tokens_ms = mncd_now_ms();
+    la->n_b = d->policy->n_principals + 1;
+    la->b = calloc((size_t)la->n_b, sizeof(*la->b));
+    if (!la->b) {
+        free(la);
+        fprintf(stderr, "mncd: landlock audit: out of memory\n");
+        return NULL;
+    }
+    for (int i = 0; i < la->n_b; i++)
+        la->b[i] = (struct ll_bucket){.tokens = LL_BURST, .ms = mncd_now_ms()};
     struct audit_status st;
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     int r;
@@ -801,6 +827,7 @@ void mncd_llaudit_stop(mncd_llaudit *la)
         close(la->selftest_sync);
     if (la->selftest_pid > 0)
         (void)waitpid((pid_t)la->selftest_pid, NULL, 0); /* exits at EOF on its sync pipe */
+    free(la->b);
     free(la);
 }
 

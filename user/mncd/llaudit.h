@@ -27,9 +27,10 @@
  *
  * Bounds: a message is at most 16 KiB (the kernel's limit is ~9 KiB; longer ones are counted as
  * dropped), an object is cut at 512 bytes, at most LL_BATCH messages per wakeup (the loop stays
- * responsive), and at most LL_RATE denials per second are audited one by one (burst LL_BURST);
- * the excess, and records lost to a full receive queue, are counted and reported by a
- * "landlock_dropped" audit record at most once a second and in `status`.
+ * responsive), and at most LL_RATE denials per second per agent are audited one by one (burst
+ * LL_BURST; one agent's flood does not silence another's denials); the excess, and records lost
+ * to a full receive queue, are counted and reported by "landlock_dropped" audit records (one per
+ * agent, at most once a second) and in `status`.
  */
 #ifndef MNCD_LLAUDIT_H
 #define MNCD_LLAUDIT_H
