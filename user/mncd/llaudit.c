@@ -45,6 +45,7 @@
 #define LL_FLUSH_MS 50        /* an event without EOE (task without audit context) waits this long */
 #define LL_SELFTEST_MS 2000
 #define LL_RCVBUF (4 << 20)
+#define LL_BACKLOG 8192       /* kernel audit queue raised to this when no auditd runs */
 
 enum ll_verdict { V_UNKNOWN = 0, V_AGENT, V_TREE, V_FOREIGN, V_GONE };
 
@@ -77,7 +78,7 @@ struct mncd_llaudit {
     char why[400];
     bool enabled_by_mncd;
     int nl, tfd;
-    uint32_t lost_at_start;
+    uint32_t lost_at_start, lost_reported; /* the kernel's (host-wide) lost counter */
     ll_event ev[LL_PENDING];
     ll_domain dom[LL_DOMAINS];
     unsigned dom_next;
@@ -395,7 +396,8 @@ static void arm(mncd_llaudit *la, long ms)
 }
 
 /* At most once a second: one landlock_dropped record per agent whose denials were not all
- * audited (sender = the agent; null for unattributed ones and for records lost unparsed). */
+ * audited (sender = the agent), and one with sender null for unattributed or unparsable ones,
+ * overflows of mncd's receive queue and what the kernel's own audit queue lost meanwhile. */
 static void report_drops(mncd *d, mncd_llaudit *la, bool force)
 {
     if (!la->drops_unreported && !la->overflows_unreported)
@@ -405,18 +407,27 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
         arm(la, (long)(1000 - (now - la->last_drop_report_ms)));
         return;
     }
+    char ov[320] = "";
+    int ol = 0;
+    if (la->overflows_unreported)
+        ol = snprintf(ov, sizeof(ov), "; mncd's receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
+                      la->overflows_unreported);
+    struct audit_status st;
+    if (audit_ctl(AUDIT_GET, NULL, &st) == 0 && st.lost != la->lost_reported) {
+        snprintf(ov + ol, sizeof(ov) - (size_t)ol,
+                 "; the kernel's audit queue lost %u record(s) (host-wide, any type) since the last report",
+                 st.lost - la->lost_reported);
+        la->lost_reported = st.lost;
+    }
     for (int i = 0; i < la->n_b; i++) {
         struct ll_bucket *b = &la->b[i];
-        if (!b->unreported && (i || !la->overflows_unreported))
+        if (!b->unreported && (i || !ov[0]))
             continue;
-        char det[400], ov[160] = "";
-        if (i == 0 && la->overflows_unreported)
-            snprintf(ov, sizeof(ov), "; the audit receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
-                     la->overflows_unreported);
+        char det[700];
         snprintf(det, sizeof(det),
                  "%" PRIu64 " Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %" PRIu64
                  " dropped in total (all agents)",
-                 b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, ov, la->n_dropped);
+                 b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, i ? "" : ov, la->n_dropped);
         ll_audit(d, i ? d->policy->principals[i - 1].name : NULL, "deny", "landlock_dropped", det);
         b->unreported = 0;
     }
@@ -773,7 +784,7 @@ mncd_llaudit *mncd_llaudit_start(mncd *d)
                 "configuration (`auditctl -e 1` enables it; then restart mncd)",
                 st.pid);
     } else {
-        la->lost_at_start = st.lost;
+        la->lost_at_start = la->lost_reported = st.lost;
         if (st.enabled == 0) {
             struct audit_status set;
             memset(&set, 0, sizeof(set));
@@ -787,6 +798,21 @@ mncd_llaudit *mncd_llaudit_start(mncd *d)
                                "kernel audit was disabled and no auditd runs: mncd enabled it (AUDIT_SET enabled=1) "
                                "so that Landlock denials are reported; it stays enabled when mncd stops");
             }
+        }
+        /* The kernel's default queue of 64 records loses most of a burst of denials before
+         * kauditd forwards them (measured: a 3000-denial flood lost ~2400 records). With no
+         * auditd, mncd raises it to the value auditd's stock rules use. An auditd's setting is
+         * its own: left alone. */
+        if (!la->why[0] && st.pid == 0 && st.backlog_limit < LL_BACKLOG) {
+            struct audit_status set;
+            memset(&set, 0, sizeof(set));
+            set.mask = AUDIT_STATUS_BACKLOG_LIMIT;
+            set.backlog_limit = LL_BACKLOG;
+            char det[300];
+            r = audit_ctl(AUDIT_SET, &set, NULL);
+            snprintf(det, sizeof(det), "no auditd runs: kernel audit backlog_limit %u -> %d (AUDIT_SET)%s%s", st.backlog_limit,
+                     LL_BACKLOG, r ? " FAILED: " : "", r ? strerror(-r) : "");
+            ll_audit_state(d, r ? "error" : "allow", r ? "internal" : "ok", det);
         }
         if (!la->why[0]) {
             struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1)};
