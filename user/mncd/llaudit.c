@@ -230,32 +230,35 @@ static int hexval(int c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* An untrusted string field (path, dev, exe...) as printable text: "quoted" or hex-encoded in
- * the record; an abstract socket name's leading NUL is shown as '@'; any other byte outside
- * 0x20..0x7e becomes '?' (the text is the agent's choice: it must not forge lines or fields). */
-static void untrusted(const char *raw, bool may_hex, char *out, size_t n)
+/* An untrusted field value (raw, rl bytes, as in the record) as printable text: strings come
+ * "quoted" or hex-encoded (may_hex: only string fields; ino=10952922 is a number); an abstract
+ * socket name's leading NUL is shown as '@'; any byte outside 0x20..0x7e, and '"' and '\\',
+ * become '?' (the text is the agent's choice: it must not forge fields of the detail, which
+ * quotes it). A value cut at n - 1 bytes ends in "...". */
+static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
 {
-    size_t o = 0, rl = strlen(raw);
+    size_t o = 0;
     bool hex = may_hex && rl >= 2 && rl % 2 == 0 && raw[0] != '"';
     for (size_t i = 0; hex && i < rl; i++)
         hex = hexval((unsigned char)raw[i]) >= 0;
-    if (raw[0] == '"') {
+    if (rl && raw[0] == '"') {
         raw++;
         rl = rl >= 2 && raw[rl - 2] == '"' ? rl - 2 : rl - 1;
     }
-    for (size_t i = 0; i < rl && o + 1 < n; i += hex ? 2 : 1) {
+    size_t i = 0;
+    for (; i < rl && o + 1 < n; i += hex ? 2 : 1) {
         int c = hex ? hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]) : (unsigned char)raw[i];
         if (c == 0 && o == 0)
             c = '@';
-        out[o++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+        out[o++] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
     }
-    if (o + 1 == n && o >= 3)
+    if (i < rl && o >= 3)
         memcpy(out + o - 3, "...", 3); /* cut: say so */
     out[o] = 0;
 }
 
-/* The object of an ACCESS record: every field but domain and blockers, untrusted strings
- * decoded, names chosen by the processes themselves (comm, ocomm) left out. */
+/* The object of an ACCESS record: every field but domain and blockers, string fields decoded
+ * and quoted, names chosen by the processes themselves (comm, ocomm) left out. */
 static void access_object(const char *f, char *out, size_t n)
 {
     size_t o = 0;
@@ -266,21 +269,16 @@ static void access_object(const char *f, char *out, size_t n)
         const char *te = strchr(p, ' ');
         size_t tl = te ? (size_t)(te - p) : strlen(p);
         const char *eq = memchr(p, '=', tl);
-        if (eq && tl < 8192) {
-            size_t kl = (size_t)(eq - p);
-            char key[32], raw[8192], val[LL_OBJ_MAX];
-            if (kl < sizeof(key)) {
-                memcpy(key, p, kl);
-                key[kl] = 0;
-                memcpy(raw, eq + 1, tl - kl - 1);
-                raw[tl - kl - 1] = 0;
-                if (strcmp(key, "domain") && strcmp(key, "blockers") && strcmp(key, "comm") && strcmp(key, "ocomm")) {
-                    /* only string fields may be hex-encoded; ino=10952922 is a number */
-                    bool str = !strcmp(key, "path") || !strcmp(key, "dev") || !strcmp(key, "name") || !strcmp(key, "exe");
-                    untrusted(raw, str, val, sizeof(val));
-                    int w = snprintf(out + o, n - o, "%s%s %s", o ? ", " : "", key, val);
-                    o = w < 0 ? o : o + (size_t)w >= n ? n - 1 : o + (size_t)w;
-                }
+        size_t kl = eq ? (size_t)(eq - p) : 0;
+        char key[32], val[LL_OBJ_MAX];
+        if (eq && kl < sizeof(key)) {
+            memcpy(key, p, kl);
+            key[kl] = 0;
+            if (strcmp(key, "domain") && strcmp(key, "blockers") && strcmp(key, "comm") && strcmp(key, "ocomm")) {
+                bool str = !strcmp(key, "path") || !strcmp(key, "dev") || !strcmp(key, "name") || !strcmp(key, "exe");
+                untrusted(eq + 1, tl - kl - 1, str, val, sizeof(val));
+                int w = snprintf(out + o, n - o, str ? "%s%s \"%s\"" : "%s%s %s", o ? ", " : "", key, val);
+                o = w < 0 ? o : o + (size_t)w >= n ? n - 1 : o + (size_t)w;
             }
         }
         p += tl;
@@ -572,7 +570,7 @@ static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
         char b[128];
         if (rec_field(f, "blockers", b, sizeof(b)) < 0)
             snprintf(b, sizeof(b), "?");
-        untrusted(b, false, dn->blockers, sizeof(dn->blockers));
+        untrusted(b, strlen(b), false, dn->blockers, sizeof(dn->blockers));
         access_object(f, dn->obj, sizeof(dn->obj));
     } else if (type == AUDIT_LANDLOCK_DOMAIN) {
         uint64_t id = rec_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
