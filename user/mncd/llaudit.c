@@ -457,6 +457,8 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
     enum ll_verdict v = where(d, pid, uid, &agent, cg, sizeof(cg));
     const char *how = "";
     char howbuf[700];
+    if (!dm && (v == V_AGENT || v == V_FOREIGN))
+        dm = dom_get(la, dn->domain); /* its allocated record came before mncd started */
     if (dm && v == V_AGENT && dm->v == V_UNKNOWN) {
         dm->v = V_AGENT; /* every later denial of this domain is this agent's */
         dm->agent = agent;
