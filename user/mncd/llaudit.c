@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <arpa/inet.h>
 #include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <poll.h>
@@ -44,7 +46,9 @@
 #define LL_OBJ_MAX 512        /* bytes of a denial's object (path...) kept */
 #define LL_FLUSH_MS 50        /* an event without EOE (task without audit context) waits this long */
 #define LL_SELFTEST_MS 2000
-#define LL_RCVBUF (4 << 20)
+#define LL_RCVBUF (16 << 20)   /* ~16000 queued messages (truesize ~1 KiB); only used when behind */
+#define LL_PIDCACHE 8
+#define LL_PIDCACHE_MS 100
 #define LL_BACKLOG 8192       /* kernel audit queue raised to this when no auditd runs */
 
 enum ll_verdict { V_UNKNOWN = 0, V_AGENT, V_TREE, V_FOREIGN, V_GONE };
@@ -98,6 +102,15 @@ struct mncd_llaudit {
     int selftest_sync; /* write end the probe child waits on; closed after a second */
     uint64_t selftest_close_ms;
     uint64_t due_ms; /* when the timer fires next, 0 = not armed */
+    /* where() of the last few pids (a flood repeats one pid: no /proc reads per denial) */
+    struct ll_pidc {
+        long pid, uid;
+        uint64_t t_ms;
+        enum ll_verdict v;
+        int agent;
+        char cg[512];
+    } pc[LL_PIDCACHE];
+    unsigned pc_next;
 };
 
 static void ll_audit(mncd *d, const char *sender, const char *decision, const char *reason, const char *detail)
@@ -315,7 +328,7 @@ static ll_domain *dom_get(mncd_llaudit *la, uint64_t id)
 
 /* Where process pid is, according to the kernel now. uid (>= 0) must be its real uid, else the
  * pid was reused by another process: V_GONE. cg receives the cgroup path. */
-static enum ll_verdict where(mncd *d, long pid, long uid, int *agent, char *cg, size_t cgn)
+static enum ll_verdict where_proc(mncd *d, long pid, long uid, int *agent, char *cg, size_t cgn)
 {
     char p[64], buf[4096];
     *agent = -1;
@@ -357,6 +370,27 @@ static enum ll_verdict where(mncd *d, long pid, long uid, int *agent, char *cg, 
     int a = mncd_kern_agent_of(d, cg);
     *agent = a;
     return a >= 0 ? V_AGENT : a == -1 ? V_TREE : V_FOREIGN;
+}
+
+/* where_proc, remembered for LL_PIDCACHE_MS per (pid, uid): a pid is not reused that fast. */
+static enum ll_verdict where(mncd *d, mncd_llaudit *la, long pid, long uid, int *agent, char *cg, size_t cgn)
+{
+    uint64_t now = mncd_now_ms();
+    for (int i = 0; i < LL_PIDCACHE; i++) {
+        struct ll_pidc *c = &la->pc[i];
+        if (c->pid == pid && c->uid == uid && pid > 0 && now - c->t_ms < LL_PIDCACHE_MS) {
+            *agent = c->agent;
+            snprintf(cg, cgn, "%s", c->cg);
+            return c->v;
+        }
+    }
+    enum ll_verdict v = where_proc(d, pid, uid, agent, cg, cgn);
+    if (v != V_GONE) {
+        struct ll_pidc *c = &la->pc[la->pc_next++ % LL_PIDCACHE];
+        *c = (struct ll_pidc){.pid = pid, .uid = uid, .t_ms = now, .v = v, .agent = *agent};
+        snprintf(c->cg, sizeof(c->cg), "%s", cg);
+    }
+    return v;
 }
 
 static struct ll_bucket *bucket(mncd_llaudit *la, int agent)
@@ -454,7 +488,7 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
     }
     char cg[512];
     int agent;
-    enum ll_verdict v = where(d, pid, uid, &agent, cg, sizeof(cg));
+    enum ll_verdict v = where(d, la, pid, uid, &agent, cg, sizeof(cg));
     const char *how = "";
     char howbuf[700];
     if (!dm && (v == V_AGENT || v == V_FOREIGN))
@@ -588,7 +622,7 @@ static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
             /* the creator made the domain inside its cgroup: that is where its processes belong */
             char cg[512];
             int agent;
-            enum ll_verdict w = where(d, dm->creator, -1, &agent, cg, sizeof(cg));
+            enum ll_verdict w = where(d, la, dm->creator, -1, &agent, cg, sizeof(cg));
             if (w == V_AGENT || w == V_FOREIGN || w == V_TREE) {
                 dm->v = w;
                 dm->agent = agent;
@@ -818,6 +852,22 @@ mncd_llaudit *mncd_llaudit_start(mncd *d)
             struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1)};
             int sz = LL_RCVBUF;
             la->nl = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_AUDIT);
+            /* Only the record types mncd reads are queued to it (the kernel runs the socket filter
+             * before queueing a multicast copy): PROCTITLE, BPF, CONFIG_CHANGE... of every
+             * event on the host never fill its queue. ldh loads in network order: htons. */
+            struct sock_filter code[] = {
+                BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(AUDIT_LANDLOCK_ACCESS), 4, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(AUDIT_LANDLOCK_DOMAIN), 3, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(AUDIT_SYSCALL), 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(AUDIT_EOE), 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, 0),
+                BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+            };
+            struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+            if (la->nl >= 0 && setsockopt(la->nl, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0)
+                fprintf(stderr, "mncd: landlock audit: socket filter not attached (%s): every audit record is queued to mncd\n",
+                        strerror(errno));
             la->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
             if (la->nl < 0 || la->tfd < 0 || bind(la->nl, (struct sockaddr *)&sa, sizeof(sa)) != 0)
                 set_off(la, "audit multicast listener (NETLINK_AUDIT, AUDIT_NLGRP_READLOG; needs CAP_AUDIT_READ): %s",
