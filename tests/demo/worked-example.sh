@@ -22,6 +22,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 tmp=$(mktemp -d /tmp/mnc-demo.XXXXXX)
+chmod 755 "$tmp" # agents run as their own uids: they must reach the sockets in here
 PIN=/sys/fs/bpf/mnc-demo-$$
 TREE=mnc-demo-$$
 SOCK=$tmp/mncd.sock
@@ -66,9 +67,9 @@ print("   backend %s, %s/%s hooks attached, self-test %s" % (k.get("backend"), k
 
 # An agent outside the policy's scope: a UNIX socket nobody registered (class external).
 python3 - "$tmp/external.sock" <<'PY' &
-import socket, sys
+import os, socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1]); s.listen(16)
+s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(16)
 while True:
     c, _ = s.accept(); c.close()
 PY
@@ -77,7 +78,8 @@ for _ in $(seq 1 50); do [ -S "$tmp/external.sock" ] && break; sleep 0.1; done
 
 say "worker (launched by mncctl run) discloses under contract schedule_meeting"
 mkdir -p "$tmp/ws-worker" "$tmp/ws-coord"
-"$CTL" run --agent worker --workspace "$tmp/ws-worker" -- \
+# each agent runs as its own uid, reads only system dirs and what it is granted (--read)
+"$CTL" run --agent worker --workspace "$tmp/ws-worker" --read "$CTL" --read "$STATE_EXAMPLE" -- \
     "$CTL" --json disclose --contract schedule_meeting --state "$STATE_EXAMPLE" >"$tmp/disclose.json"
 python3 - "$tmp/disclose.json" <<'PY'
 import json, sys
@@ -133,7 +135,7 @@ while [ ! -e \$tmp/mncd.killed ]; do sleep 0.1; done
 show "after kill -9 mncd: direct connect() to external" "\$(direct_connect \$tmp/external.sock)"
 show "after kill -9 mncd: direct write to the log" "\$(direct_write /var/log/mnc/ops.log)"
 EOF
-"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" -- bash "$tmp/coord.sh" &
+"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" --read "$CTL" --read "$tmp/coord.sh" -- bash "$tmp/coord.sh" &
 CPID=$!
 for _ in $(seq 1 200); do [ -e "$tmp/ws-coord/coord.ready" ] && break; sleep 0.1; done
 

@@ -161,10 +161,12 @@ class _Env:
         sock = self.d.sock if self.d else "-"
         cmd = [sys.executable, AGENT, PYLIB, sock]
         if self.mode == "kernel":
+            # under mncctl run the agent has its own uid and reads only system dirs and grants
+            cmd = [self.H.AGENT_PY] + cmd[1:]
             ws = os.path.join(self.tmp, "ws_" + name)
             os.makedirs(ws, exist_ok=True)
             p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin,
-                       "--workspace", ws, "--"] + cmd, err)
+                       "--workspace", ws, "--read", HERE, "--read", PYLIB, "--"] + cmd, err)
         elif self.mode == "off":
             pf = os.path.join(self.cg_base, name, "cgroup.procs")
 

@@ -19,6 +19,10 @@ BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 MNCD = os.path.join(BUILD, "mncd")
 MNCCTL = os.path.join(BUILD, "mncctl")
 sys.path.insert(0, os.path.join(ROOT, "user", "python"))
+# Agents under `mncctl run` run as their own uid and read only the system directories plus what
+# they are granted (--read): a system interpreter, and read access to the client and test agents.
+AGENT_PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+AGENT_READ = ["--read", os.path.join(ROOT, "user", "python"), "--read", os.path.join(ROOT, "tests", "integration", "agents")]
 from mnc_client import Client  # noqa: E402,F401
 
 
