@@ -712,6 +712,14 @@ __attribute__((format(printf, 2, 3))) static void set_off(mncd_llaudit *la, cons
  * that every listener (other mncd instances too) sees it alive: outside their trees, ignored. */
 static void probe_child(int res, int sync)
 {
+    /* First drop every other fd inherited from mncd: the probe outlives a killed mncd by a few
+     * ms, and a copy of the state journal's fd would keep its flock for that long (a restarted
+     * mncd then refused to start: "journal is in use"). */
+    int lo = res < sync ? res : sync, hi = res < sync ? sync : res;
+    if ((lo > 3 && syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u) != 0) ||
+        (hi > lo + 1 && syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0u) != 0) ||
+        syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u) != 0)
+        _exit(2);
     struct landlock_ruleset_attr a;
     memset(&a, 0, sizeof(a));
     a.handled_access_fs = LANDLOCK_ACCESS_FS_READ_DIR;
