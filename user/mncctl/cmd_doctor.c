@@ -155,6 +155,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("self-test:       %s\n", rc == 0 ? "pass" : "FAIL");
     for (int i = 0; i < st.n; i++)
         printf("  %s %s\n", st.c[i].pass ? "pass" : "FAIL", st.c[i].name);
+    for (int i = 0; i < st.n_not_run; i++)
+        printf("  NOT RUN %s\n", st.not_run[i]);
     if (st.error[0])
         printf("  error: %s\n", st.error);
     ok = rc == 0 && s.n_links == s.n_links_expected && b > 0;

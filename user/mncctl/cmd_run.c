@@ -97,6 +97,37 @@ static bool path_within(const char *inner, const char *outer)
     return strncmp(inner, outer, n) == 0 && (inner[n] == '/' || inner[n] == 0);
 }
 
+/* Every ancestor of path (a realpath) must let the agent's uid through: it runs without
+ * capabilities, so a 0700 parent (a home directory) would make the path unusable to it, and the
+ * agent would fail later with a less helpful EACCES. 0, or -1 after printing why. */
+static int check_reachable(const char *what, const char *path, uid_t uid)
+{
+    if (uid == 0)
+        return 0;
+    char anc[PATH_MAX];
+    snprintf(anc, sizeof(anc), "%s", path);
+    for (char *slash = strrchr(anc, '/'); slash; slash = strrchr(anc, '/')) {
+        *slash = 0;
+        const char *dir = anc[0] ? anc : "/";
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            mncctl_err("%s %s: stat %s: %s", what, path, dir, strerror(errno));
+            return -1;
+        }
+        bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
+                                                                                : (st.st_mode & S_IXOTH);
+        if (!pass) {
+            mncctl_err("%s %s is not reachable by the agent's uid %u: %s is mode %04o (give others search "
+                       "permission, e.g. chmod o+x %s, or put it elsewhere)", what, path, (unsigned)uid, dir,
+                       (unsigned)(st.st_mode & 07777), dir);
+            return -1;
+        }
+        if (!anc[0])
+            break;
+    }
+    return 0;
+}
+
 /* 0 if `ws` (a realpath) is acceptable for an agent running as uid; prints why not otherwise. */
 static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid_t uid)
 {
@@ -107,30 +138,8 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
                    "agent's: owned by its uid, mode 0700)", ws);
         return -1;
     }
-    /* every ancestor must let the agent's uid through (it runs without capabilities) */
-    if (uid != 0) {
-        char anc[PATH_MAX];
-        snprintf(anc, sizeof(anc), "%s", ws);
-        for (char *slash = strrchr(anc, '/'); slash; slash = strrchr(anc, '/')) {
-            *slash = 0;
-            const char *dir = anc[0] ? anc : "/";
-            struct stat st;
-            if (stat(dir, &st) != 0) {
-                mncctl_err("workspace %s: stat %s: %s", ws, dir, strerror(errno));
-                return -1;
-            }
-            bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
-                                                                                    : (st.st_mode & S_IXOTH);
-            if (!pass) {
-                mncctl_err("workspace %s is not reachable by the agent's uid %u: %s is mode %04o (give others "
-                           "search permission, e.g. chmod o+x %s)", ws, (unsigned)uid, dir,
-                           (unsigned)(st.st_mode & 07777), dir);
-                return -1;
-            }
-            if (!anc[0])
-                break;
-        }
-    }
+    if (check_reachable("workspace", ws, uid) != 0)
+        return -1;
     if (p) {
         for (int i = 0; i < p->n_principals; i++) {
             const mnc_principal *s = &p->principals[i];
@@ -180,11 +189,16 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     return 0;
 }
 
-/* The workspace becomes the agent's alone: its uid owns it, nobody else may enter (0700). Other
- * agents run as other uids; an outside process that is not root cannot open anything in it. */
+/* The workspace becomes the agent's alone: nobody else may enter. It stays OWNED BY ROOT, with
+ * the agent's group and mode 0770: the agent (its gid is its uid's number) reads, creates and
+ * removes in it, but only the owner may chmod a directory, so the agent cannot open its own
+ * workspace to the world (chmod 0755) and hand its files to any reader. What it creates inside
+ * is its own, but unreachable through the closed top directory. An --as-root agent gets
+ * root:root 0700, and seccomp denies it chmod (run_confine.c). Other agents run as other uids;
+ * an outside process that is not root cannot open anything in it. */
 static int give_workspace(const char *ws, uid_t uid)
 {
-    if (chown(ws, uid, uid) != 0 || chmod(ws, 0700) != 0) {
+    if (chown(ws, 0, uid) != 0 || chmod(ws, uid ? 0770 : 0700) != 0) {
         mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
         return -1;
     }
@@ -393,6 +407,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (n_ws == 0)
             for (int w = 0; w < pol->principals[id].n_workspace && n_ws < MAX_WS; w++)
                 ws_arg[n_ws++] = pol->principals[id].workspace[w];
+        server |= pol->principals[id].server; /* the policy declares it a server */
     } else if (mnc_kern_name_find(k, agent, &agent_id, NULL) != 0) {
         mncctl_err("run: unknown agent \"%s\": pass --policy FILE, or register it with `mncctl kern name ID %s agent`",
                    agent, agent);
@@ -423,6 +438,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             mncctl_err("run: --read %s: %s", read_arg[r], strerror(errno));
             goto out;
         }
+        if (check_reachable("--read", rd[r], uid) != 0)
+            goto out;
     }
     for (int w = 0; w < n_ws; w++)
         if (give_workspace(ws[w], uid) != 0)
