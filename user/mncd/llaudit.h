@@ -11,9 +11,11 @@
  *
  * Measured on Linux 6.18 (docs/kernel.md, "Landlock denials in the audit log"): Landlock emits
  * nothing while kernel audit is disabled (enabled=0), so mncd enables it at start when it is
- * disabled and no auditd owns it (an auditd's configuration is never overridden, and its pid is
- * never taken). Denials after an execve() are only reported when the domain was created with
- * LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (`mncctl run` sets it).
+ * disabled and no auditd owns it, and then raises the kernel's audit backlog from 64 to 8192 (at
+ * 64 a flood lost most records); an auditd's configuration is never overridden, and its pid is
+ * never taken. Denials after an execve() are only reported when the domain was created with
+ * LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (`mncctl run` sets it). A socket filter queues only
+ * the four record types read here.
  *
  * Attribution (a denial is reported by the kernel asynchronously, so the process may be gone):
  *   1. the process's pid (SYSCALL record; else the domain's creator) -> /proc/PID/cgroup (checked
