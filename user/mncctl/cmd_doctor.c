@@ -133,7 +133,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",
-               "UNIX listeners made after the taint, sockets in flight in SCM_RIGHTS, and (--kernel-only, "
+               "UNIX listeners made after the taint, sockets in flight between processes outside the agent "
+               "during the sweep, files passed in, and (--kernel-only, "
                "no mncd sweep) UNIX connections made before the taint (needs the lsm backend: unix_may_send, "
                "socket_sendmsg); see docs/kernel.md");
 
@@ -155,6 +156,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("self-test:       %s\n", rc == 0 ? "pass" : "FAIL");
     for (int i = 0; i < st.n; i++)
         printf("  %s %s\n", st.c[i].pass ? "pass" : "FAIL", st.c[i].name);
+    for (int i = 0; i < st.n_not_run; i++)
+        printf("  NOT RUN %s\n", st.not_run[i]);
     if (st.error[0])
         printf("  error: %s\n", st.error);
     ok = rc == 0 && s.n_links == s.n_links_expected && b > 0;

@@ -51,6 +51,7 @@
 #include "mncctl.h"
 #include "run_confine.h"
 #include "util.h"
+#include "workspace.h"
 
 #define MAX_WS MNC_MAX_WORKSPACE
 #define WALK_LIMIT 200000
@@ -189,11 +190,16 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     return 0;
 }
 
-/* The workspace becomes the agent's alone: its uid owns it, nobody else may enter (0700). Other
- * agents run as other uids; an outside process that is not root cannot open anything in it. */
+/* The workspace becomes the agent's alone: nobody else may enter. It stays OWNED BY ROOT, with
+ * the agent's group and mode 0770: the agent (its gid is its uid's number) reads, creates and
+ * removes in it, but only the owner may chmod a directory, so the agent cannot open its own
+ * workspace to the world (chmod 0755) and hand its files to any reader. What it creates inside
+ * is its own, but unreachable through the closed top directory. An --as-root agent gets
+ * root:root 0700, and seccomp denies it chmod (run_confine.c). Other agents run as other uids;
+ * an outside process that is not root cannot open anything in it. */
 static int give_workspace(const char *ws, uid_t uid)
 {
-    if (chown(ws, uid, uid) != 0 || chmod(ws, 0700) != 0) {
+    if (chown(ws, 0, uid) != 0 || chmod(ws, uid ? 0770 : 0700) != 0) {
         mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
         return -1;
     }
@@ -245,6 +251,17 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
     }
+    /* subdirectories an earlier instance used as its workspace and left tainted: mncd reads
+     * each record itself (docs/kernel.md, "Workspace taint"); an unreadable walk refuses */
+    cJSON *td = built ? cJSON_AddArrayToObject(req, "tainted_dirs") : NULL;
+    for (int i = 0; td && i < n_ws; i++)
+        if (mncctl_ws_tainted_dirs(ws[i], td) != 0) {
+            cJSON_Delete(req);
+            close(fd);
+            mncctl_err("run refused: cannot list the tainted directories of workspace %s", ws[i]);
+            return -1;
+        }
+    built = built && td;
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -261,6 +278,15 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
                        "policy/names map (%u): policies differ", agent, agent_id);
         else
             rc = 0;
+        const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, inh)
+        {
+            if (cJSON_IsString(it))
+                mncctl_err("note: agent \"%s\" starts tainted: its workspace %s carries the taint of an earlier "
+                           "instance (`mncctl workspace show`; an admin clears it with `mncctl workspace clear`)",
+                           agent, it->valuestring);
+        }
     }
     cJSON_Delete(req);
     cJSON_Delete(resp);
@@ -402,6 +428,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (n_ws == 0)
             for (int w = 0; w < pol->principals[id].n_workspace && n_ws < MAX_WS; w++)
                 ws_arg[n_ws++] = pol->principals[id].workspace[w];
+        server |= pol->principals[id].server; /* the policy declares it a server */
     } else if (mnc_kern_name_find(k, agent, &agent_id, NULL) != 0) {
         mncctl_err("run: unknown agent \"%s\": pass --policy FILE, or register it with `mncctl kern name ID %s agent`",
                    agent, agent);
