@@ -92,12 +92,16 @@ int atk_write_all(int fd, const void *buf, size_t n)
 
 void atk_note(struct atk_ctx *c, const char *fmt, ...)
 {
-    (void)c;
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    if (c->dir[0]) { /* orchestrator side (a verifier hook): into the result line, not stdout */
+        size_t l = strlen(c->notes);
+        snprintf(c->notes + l, sizeof(c->notes) - l, "%sverifier: %s", l ? ", " : "", buf);
+        return;
+    }
     for (char *p = buf; *p; p++)
         if (*p == '\n')
             *p = ' ';
@@ -220,6 +224,15 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
     close(fd);
     const char *v = strstr(resp, "\"values\":");
     const char *o = strstr(resp, "\"object\":{");
+    const char *den = strstr(resp, "\"denied\":[{");
+    if (!v && den) { /* mncd refused the delivery: the product blocked the attack before it held anything */
+        char reason[64] = "?", err[160] = "";
+        json_str(den, "reason", reason, sizeof(reason));
+        json_str(den, "error", err, sizeof(err));
+        printf("recv refused %s: %s\n", reason, err);
+        fflush(stdout);
+        exit(0);
+    }
     if (!strstr(resp, "\"ok\":true") || !v || json_str(v, "selected_slot", c->secret, sizeof(c->secret)) < 0) {
         snprintf(why, n, "%.199s", resp);
         for (char *p = why; *p; p++)
@@ -553,7 +566,7 @@ static int run_agent(struct atk_ctx *c, int phase)
     }
     close(in[0]);
     close(out[1]);
-    int rc = -1, got_recv = (a->flags & ATK_NO_RECV) || phase == 2;
+    int rc = -1, got_recv = (a->flags & ATK_NO_RECV) || phase == 2, recv_failed = 0;
     char line[LINE_MAX_];
     size_t ll = 0;
     struct timespec t0;
@@ -594,7 +607,12 @@ static int run_agent(struct atk_ctx *c, int phase)
             c->agent_uid = atoi(line + 4);
         } else if (strcmp(line, "recv ok") == 0) {
             got_recv = 1;
+        } else if (strncmp(line, "recv refused", 12) == 0) {
+            got_recv = 1; /* the delivery itself was refused: blocked, and said so */
+            size_t l = strlen(c->notes);
+            snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
         } else if (strncmp(line, "recv fail", 9) == 0) {
+            recv_failed = 1; /* an attack that never held the canary proves nothing: ERROR */
             size_t l = strlen(c->notes);
             snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
         } else if (strncmp(line, "sync ", 5) == 0) {
@@ -609,7 +627,7 @@ static int run_agent(struct atk_ctx *c, int phase)
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    if (got_recv)
+    if (got_recv && !recv_failed)
         rc = 0;
     else if (!strstr(c->notes, "recv fail"))
         snprintf(c->notes + strlen(c->notes), sizeof(c->notes) - strlen(c->notes), " [no recv: agent status %d]",
