@@ -120,11 +120,37 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
     return mncd_store_touch(&d->store, o);
 }
 
-/* Hands one checked object to its reader: taint the reader in the kernel first (kern.c; if
- * that fails nothing is delivered - fail closed), then consume the turn and answer with the
- * object and its rendered message. */
-static cJSON *hand_over(mncd *d, const mnc_request *q, int reader, mnc_disclosure *o, const char *op)
+/* Kernel on means confined: with the kernel layer active, an object is handed only to a reader
+ * the kernel confines, i.e. identified by a cgroup `mncctl run` registered. A reader identified
+ * by uid (config "agents", the policy's "uids") has no taint a program consults: refused
+ * (not_confined, audited), unless its policy entry says "confinement": "none" - then the
+ * delivery is allowed and audited every time. Returns MNC_OK or MNC_R_NOT_CONFINED. */
+static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
 {
+    if (!d->kern || w->via == MNCD_VIA_CGROUP)
+        return MNC_OK;
+    if (w->agent >= 0 && w->agent < d->policy->n_principals &&
+        d->policy->principals[w->agent].confinement_none) {
+        mncd_audit(d, op, w->agent, w->agent, oid, "allow", MNC_OK,
+                   "confinement none: delivered to an agent the kernel does not confine");
+        return MNC_OK;
+    }
+    mncd_audit(d, op, w->agent, w->agent, oid, "deny", MNC_R_NOT_CONFINED,
+               "kernel layer on, reader not in a registered agent cgroup (identified by uid)");
+    return MNC_R_NOT_CONFINED;
+}
+
+/* Hands one checked object to its reader: refuse an unconfined reader (confined), taint the
+ * reader in the kernel first (kern.c; if that fails nothing is delivered - fail closed), then
+ * consume the turn and answer with the object and its rendered message. */
+static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
+                        const char *op)
+{
+    int reader = w->agent;
+    mnc_reason cr = confined(d, w, &o->id, op);
+    if (cr != MNC_OK)
+        return mnc_resp_deny(q->id, cr, "%s denied: %s (the kernel layer is on and this agent "
+                             "is not confined by it)", op, mnc_reason_name(cr));
     if (mncd_kern_hold(d, reader, o, op) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused: the kernel taint could not be "
                               "updated (fail closed)", op);
@@ -390,9 +416,20 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, "recv");
-        return hand_over(d, q, w->agent, o, "recv");
+        return hand_over(d, q, w, o, "recv");
     }
     int max = q->max > 0 ? q->max : 100;
+    /* Nothing leaves the inbox for a reader the kernel does not confine (kernel layer on):
+     * the messages stay queued. Checked per delivery when "confinement": "none" (audit). */
+    if (!d->kern || w->via == MNCD_VIA_CGROUP || (w->agent >= 0 &&
+        d->policy->principals[w->agent].confinement_none)) {
+        /* allowed: per-object audit below for confinement none */
+    } else if (d->store.inbox[w->agent].n > 0) {
+        mnc_reason cr = confined(d, w, &d->store.inbox[w->agent].head->id, "recv");
+        return mnc_resp_deny(q->id, cr, "recv denied: %s (the kernel layer is on and this agent "
+                             "is not confined by it; %zu message(s) stay queued)",
+                             mnc_reason_name(cr), d->store.inbox[w->agent].n);
+    }
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     cJSON *msgs = cJSON_CreateArray();
     cJSON *denied = cJSON_CreateArray();
@@ -429,7 +466,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddItemToArray(denied, x);
             continue;
         }
-        if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
+        if (confined(d, w, &m.id, "recv") != MNC_OK || mncd_kern_hold(d, w->agent, o, "recv") != 0) {
             /* taint before delivery failed (kern.c): not delivered, fail closed; the message
              * goes back to the inbox (at its tail) and the caller is told */
             if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
@@ -576,7 +613,7 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
                          m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
-    return hand_over(d, q, w->agent, o, op);
+    return hand_over(d, q, w, o, op);
 }
 
 /* ---- admin verbs */
