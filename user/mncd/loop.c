@@ -71,6 +71,7 @@ typedef struct client {
     bool line_started;      /* the current line has at least one byte (or its newline) */
     bool line_mixed;        /* ... and bytes from another (or an unknown) sender */
     bool fds_noted;         /* received fds were reported once */
+    bool refused;           /* refused by a cap: only its error line is sent, then closed */
     char *in;
     size_t in_len, in_cap;
     bool discarding;
@@ -330,7 +331,9 @@ static void take_cmsgs(client *c, struct msghdr *mh, mncd_cred *cr)
         } else if (cm->cmsg_type == SCM_CREDENTIALS && dlen >= sizeof(struct ucred)) {
             struct ucred uc;
             memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
-            cr->known = true;
+            /* pid 0: the kernel attached no credentials to this chunk (sent while neither end
+             * asked for them); the "uid" is then the overflow uid. Not a sender. */
+            cr->known = uc.pid > 0;
             cr->pid = uc.pid;
             cr->uid = uc.uid;
             cr->gid = uc.gid;
@@ -408,8 +411,10 @@ static void client_free(loop *l, client *c)
     close(c->fd);
     free(c->in);
     free(c->out);
-    mncd_mncl_conn(l->d, &c->who, -1);
-    cap_release(l, c);
+    if (!c->refused) {
+        mncd_mncl_conn(l->d, &c->who, -1);
+        cap_release(l, c);
+    }
     free(c);
     l->d->n_clients--;
 }
@@ -503,14 +508,21 @@ static void cap_release(loop *l, client *c)
     c->cap = CAP_NONE;
 }
 
-/* One-line JSON error to a refused connection (best effort: it is closed right after). */
+/* The one-line JSON error for a connection refused by a cap. Returns its length or -1. */
+static int refuse_line_for(char *msg, size_t n, const char *cap, size_t limit)
+{
+    int r = snprintf(msg, n, "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\","
+                     "\"error\":\"too many clients: %s (%zu) reached\",\"cap\":\"%s\"}\n", cap,
+                     limit, cap);
+    return r > 0 && (size_t)r < n ? r : -1;
+}
+
+/* Best effort for the global cap (no client struct, no audit record: as before). */
 static void refuse_conn(int fd, const char *cap, size_t limit)
 {
     char msg[256];
-    int n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"decision\":\"error\",\"reason\":"
-                     "\"internal\",\"error\":\"too many clients: %s (%zu) reached\",\"cap\":"
-                     "\"%s\"}\n", cap, limit, cap);
-    if (n > 0 && (size_t)n < sizeof(msg)) {
+    int n = refuse_line_for(msg, sizeof(msg), cap, limit);
+    if (n > 0) {
         ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)w;
     }
@@ -532,20 +544,17 @@ static void do_accept(loop *l)
             close(fd);
             continue;
         }
-        /* Per-request identity needs the kernel's credentials on every chunk: without
-         * SO_PASSCRED nothing on this connection could be attributed (fail closed). */
+        /* Inherited from the listener (make_listener); set again so that a kernel that did not
+         * copy them still attributes what follows. A chunk without credentials is refused
+         * anyway (take_cmsgs). Without SO_PASSCRED nothing could be attributed: fail closed. */
         int one = 1;
         if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0) {
             fprintf(stderr, "mncd: SO_PASSCRED: %s; closing the connection\n", strerror(errno));
             close(fd);
             continue;
         }
-        if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0 && !l->no_pidfd) {
-            /* Linux < 6.5: credentials without a pidfd (the pid-reuse race of docs/mncd.md) */
-            fprintf(stderr, "mncd: SO_PASSPIDFD unsupported (%s); identifying senders by "
-                    "SCM_CREDENTIALS alone\n", strerror(errno));
-            l->no_pidfd = true;
-        }
+        if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
+            l->no_pidfd = true; /* Linux < 6.5: said once by make_listener */
         client *c = calloc(1, sizeof(*c));
         if (!c) {
             close(fd);
@@ -568,10 +577,22 @@ static void do_accept(loop *l)
                      (int)c->who.pid, (unsigned)c->who.uid);
             mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny",
                        MNC_R_INTERNAL, det);
-            refuse_conn(fd, cap, per_agent ? l->d->cfg.max_clients_per_agent
-                                           : l->d->cfg.max_clients_per_uid);
-            close(fd);
-            free(c);
+            /* The error line leaves after this iteration's commit (the audit record is durable
+             * first, as for every response); the connection is then closed. It is never read. */
+            char msg[256];
+            int n = refuse_line_for(msg, sizeof(msg), cap,
+                                    per_agent ? l->d->cfg.max_clients_per_agent
+                                              : l->d->cfg.max_clients_per_uid);
+            c->refused = true;
+            c->eof = true;
+            l->d->n_clients++;
+            c->next = l->clients;
+            if (l->clients)
+                l->clients->prev = c;
+            l->clients = c;
+            if (n <= 0 || out_append(l, c, msg, (size_t)n) != 0)
+                c->dead = true;
+            touch(l, c);
             continue;
         }
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
@@ -631,6 +652,16 @@ static int make_listener(const char *path)
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
             goto fail;
     }
+    /* Per-request identity: the kernel attaches credentials to a chunk only if SO_PASSCRED /
+     * SO_PASSPIDFD is on when it is sent. Set on the listener, accept() copies them to the new
+     * socket (unix_sock_inherit_flags) before any byte can be sent on it unattributed; setting
+     * them on the accepted socket alone would leave a window after accept(). */
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+        goto fail;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
+        fprintf(stderr, "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
+                "by SCM_CREDENTIALS alone\n", strerror(errno));
     /* Any local process may connect: identity comes from the kernel, not from file
      * permissions, and an unidentified caller can do nothing but whoami. */
     if (chmod(path, 0666) != 0 || listen(fd, 512) != 0)
