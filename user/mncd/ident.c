@@ -199,9 +199,12 @@ void mncd_cred_inode(mncd_cred *cr)
     /* pidfs (6.9+) gives every process its own inode; before it, pidfds share one anon inode,
      * which proves nothing: only a pidfd with an inode distinct from anon_inode's is used. The
      * cgroup-id ioctl (6.13+) succeeding is the proof that pidfs is there. */
-    uint64_t cg;
-    if (cr->pidfd >= 0 && pidfd_cgid(cr->pidfd, &cg) == 0 && fstat(cr->pidfd, &st) == 0)
+    uint64_t cg = 0;
+    cr->cgid = 0;
+    if (cr->pidfd >= 0 && pidfd_cgid(cr->pidfd, &cg) == 0 && fstat(cr->pidfd, &st) == 0) {
         cr->ino = (uint64_t)st.st_ino;
+        cr->cgid = cg;
+    }
 }
 
 bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b)
@@ -227,8 +230,8 @@ int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mn
 
     /* Fast path: the same process as the last request on this connection, still in the same
      * cgroup (by id, from the kernel), and no registration changed since. */
-    uint64_t cg1 = 0;
-    bool have_cg = cr->ino && pidfd_cgid(cr->pidfd, &cg1) == 0;
+    uint64_t cg1 = cr->cgid; /* read with the chunk (mncd_cred_inode) */
+    bool have_cg = cr->ino != 0 && cr->pidfd >= 0;
     if (cache && cache->valid && have_cg && cache->pid == cr->pid && cache->uid == cr->uid &&
         cache->gid == cr->gid && cache->ino == cr->ino && cache->cgid == cg1 &&
         cache->gen == cg_gen) {

@@ -108,6 +108,7 @@ typedef struct mncd_cred {
     int pidfd;        /* SCM_PIDFD (owned by the caller), -1 if none */
     bool gone;        /* SCM_PIDFD said the sender no longer exists */
     uint64_t ino;     /* pidfs inode of pidfd (unique per process, Linux 6.9+), 0 if unknown */
+    uint64_t cgid;    /* its cgroup id when the chunk was read (valid iff ino != 0) */
 } mncd_cred;
 
 /* Per-connection cache of the last resolved sender. Valid only while the same process (pid +
@@ -139,7 +140,8 @@ struct mncd;
  * NULL. Returns 0, or -1 if cr carries no credentials (the caller refuses the request). */
 int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache,
                        mncd_ident *id);
-/* Fills cr->ino (pidfs inode of cr->pidfd) when the kernel has pidfs; no-op otherwise. */
+/* Fills cr->ino (pidfs inode of cr->pidfd) and cr->cgid when the kernel can say (pidfs and
+ * PIDFD_GET_INFO, 6.13+); leaves ino 0 otherwise. */
 void mncd_cred_inode(mncd_cred *cr);
 /* Do two chunks come from the same sender (pid, uid, gid, and process inode when known)? */
 bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b);
