@@ -38,7 +38,7 @@ int mnc_verb_from_name(const char *name)
 bool mnc_verb_is_admin(mnc_verb v) { return v >= MNC_V_STATUS && v < MNC_V_COUNT; }
 
 /* Argument kinds. */
-enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT };
+enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID };
 
 typedef struct arg {
     const char *key;
@@ -72,7 +72,9 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_REVOKE] = {A("object", K_OID, true, object)},
     [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
-    [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup)},
+    [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
+                              A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
+                              A("workspaces", K_ARRAY, false, workspaces)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},
@@ -178,6 +180,16 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
         *(int *)dst = (int)d;
         return 0;
     }
+    case K_UID: {
+        /* a uid: 0..2^32-2 ((uid_t)-1 means "no change" to the kernel, never a real uid) */
+        double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+        if (!cJSON_IsNumber(v) || !(d >= 0 && d <= 4294967294.0) || d != (double)(long long)d) {
+            snprintf(err, errlen, "\"%s\" must be a uid (an integer 0..4294967294)", a->key);
+            return -1;
+        }
+        *(long long *)dst = (long long)d;
+        return 0;
+    }
     case K_BOOL:
         if (!cJSON_IsBool(v)) {
             snprintf(err, errlen, "\"%s\" must be true or false", a->key);
@@ -203,6 +215,8 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
     memset(out, 0, sizeof(*out));
     out->memory = -1;
     out->max = -1;
+    out->uid = -1;
+    out->run_as_root = -1;
     if (id_out)
         *id_out = NULL;
     if (len > MNC_PROTO_MAX_LINE) {

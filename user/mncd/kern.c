@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ typedef struct kwatch {
     int agent;
     int wd;              /* inotify watch on cgroup.events, -1 if none */
     bool populated_seen; /* a process has been in it: from now on, empty means exited */
+    mncd_reg reg;        /* uid, --as-root, workspaces (agent.register or the cgroup's xattr) */
 } kwatch;
 
 typedef struct mncd_kern {
@@ -191,7 +193,112 @@ static const char *rel_path(const mncd_kern *kk, const char *abs)
     return abs + strlen(kk->cg2); /* callers only pass paths inside the tree */
 }
 
-static int watch_add(mncd_kern *kk, const char *path, uint64_t cgid, int agent)
+/* ---- registration facts (uid, --as-root, workspaces) */
+
+void mncd_reg_free(mncd_reg *r)
+{
+    for (int i = 0; i < r->n_ws; i++)
+        free(r->ws[i]);
+    memset(r, 0, sizeof(*r));
+}
+
+#define REG_XATTR "trusted.mnc.reg"
+
+/* The facts are kept on the cgroup directory itself (a trusted.* xattr: only CAP_SYS_ADMIN
+ * reads or writes it, which no agent holds), so a restarted mncd adopts the registration with
+ * them; kernfs drops the xattr with the cgroup. */
+static int reg_save(const char *cg, const mncd_reg *r)
+{
+    cJSON *o = cJSON_CreateObject(), *ws = o ? cJSON_AddArrayToObject(o, "workspaces") : NULL;
+    bool ok = ws && cJSON_AddNumberToObject(o, "uid", r->uid) && cJSON_AddBoolToObject(o, "root", r->root);
+    for (int i = 0; ok && i < r->n_ws; i++) {
+        cJSON *s = cJSON_CreateString(r->ws[i]);
+        ok = s && cJSON_AddItemToArray(ws, s);
+    }
+    char *txt = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!txt)
+        return -ENOMEM;
+    int rc = setxattr(cg, REG_XATTR, txt, strlen(txt), 0) == 0 ? 0 : -errno;
+    free(txt);
+    return rc;
+}
+
+/* Reads back what reg_save stored. 0, or -errno (-ENODATA: registered without it). */
+static int reg_load(const char *cg, mncd_reg *r)
+{
+    memset(r, 0, sizeof(*r));
+    char buf[MNC_MAX_WORKSPACE * (PATH_MAX + 8) + 128];
+    ssize_t n = getxattr(cg, REG_XATTR, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return -errno;
+    buf[n] = 0;
+    cJSON *o = cJSON_Parse(buf);
+    const cJSON *uid = cJSON_GetObjectItemCaseSensitive(o, "uid");
+    const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "workspaces");
+    int rc = -EBADMSG;
+    if (cJSON_IsNumber(uid) && uid->valuedouble >= 0 && uid->valuedouble <= 4294967294.0 && cJSON_IsBool(root) &&
+        cJSON_IsArray(ws) && cJSON_GetArraySize(ws) <= MNC_MAX_WORKSPACE) {
+        rc = 0;
+        r->known = true;
+        r->uid = (uint32_t)uid->valuedouble;
+        r->root = cJSON_IsTrue(root);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, ws)
+        {
+            if (!cJSON_IsString(it) || it->valuestring[0] != '/' || !(r->ws[r->n_ws] = strdup(it->valuestring))) {
+                rc = -EBADMSG;
+                break;
+            }
+            r->n_ws++;
+        }
+    }
+    cJSON_Delete(o);
+    if (rc)
+        mncd_reg_free(r);
+    return rc;
+}
+
+/* agent.register's uid/root/workspaces, checked: each workspace an absolute path that exists
+ * (stored as its realpath). NULL, or why not. */
+static const char *reg_from_request(const mnc_request *q, mncd_reg *r, char *why, size_t n)
+{
+    memset(r, 0, sizeof(*r));
+    r->known = q->uid >= 0;
+    r->uid = q->uid >= 0 ? (uint32_t)q->uid : 0;
+    r->root = q->run_as_root == 1;
+    if (r->root && q->uid > 0) {
+        snprintf(why, n, "\"root\": true with a non-zero \"uid\"");
+        return why;
+    }
+    if (!q->workspaces)
+        return NULL;
+    if (cJSON_GetArraySize(q->workspaces) > MNC_MAX_WORKSPACE) {
+        snprintf(why, n, "more than %d workspaces", MNC_MAX_WORKSPACE);
+        return why;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, q->workspaces)
+    {
+        char real[PATH_MAX];
+        if (!cJSON_IsString(it) || it->valuestring[0] != '/') {
+            snprintf(why, n, "each workspace must be an absolute path");
+        } else if (!realpath(it->valuestring, real)) {
+            snprintf(why, n, "workspace %.400s: %s", it->valuestring, strerror(errno));
+        } else if (!(r->ws[r->n_ws] = strdup(real))) {
+            snprintf(why, n, "out of memory");
+        } else {
+            r->n_ws++;
+            continue;
+        }
+        mncd_reg_free(r);
+        return why;
+    }
+    return NULL;
+}
+
+static int watch_add(mncd_kern *kk, const char *path, uint64_t cgid, int agent, mncd_reg *reg)
 {
     for (int i = 0; i < kk->n_w; i++)
         if (kk->w[i].cgid == cgid)
@@ -207,6 +314,10 @@ static int watch_add(mncd_kern *kk, const char *path, uint64_t cgid, int agent)
     snprintf(w->path, sizeof(w->path), "%s", path);
     w->cgid = cgid;
     w->agent = agent;
+    if (reg) { /* ownership of the workspace strings moves to the watch */
+        w->reg = *reg;
+        memset(reg, 0, sizeof(*reg));
+    }
     char ev[PATH_MAX + 32];
     snprintf(ev, sizeof(ev), "%s/cgroup.events", path);
     /* no watch is not fatal: the 1 s timer re-checks every registration */
@@ -224,6 +335,7 @@ static void agent_gone(mncd *d, int i, const char *why)
     mncd_kern *kk = d->kern;
     kwatch w = kk->w[i];
     kk->w[i] = kk->w[--kk->n_w];
+    mncd_reg_free(&w.reg);
     if (w.wd >= 0)
         inotify_rm_watch(kk->ino_fd, w.wd); /* EINVAL if already gone: fine */
     int r = mnc_kern_unregister_cgroup(kk->k, w.cgid);
@@ -429,7 +541,15 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
         if (j < nk && (int)ag < d->policy->n_principals && d->policy->principals[ag].cls == MNC_SINK_AGENT) {
             char p[PATH_MAX];
             snprintf(p, sizeof(p), "%.3000s/%.255s", kk->tree, kids[j].name);
-            if (watch_add(kk, p, ents[i].cgid, (int)ag) != 0 || mncd_ident_register_cgroup(rel_path(kk, p), (int)ag) != 0) {
+            mncd_reg reg;
+            int lr = reg_load(p, &reg); /* -ENODATA: registered by an older mncd: facts unknown */
+            if (lr != 0 && lr != -ENODATA) {
+                snprintf(det, sizeof(det), "cgroup %.3000s: registration facts unreadable (%s)", rel_path(kk, p),
+                         strerror(-lr));
+                kaudit(d, "agent.adopt", pname(d, ag), NULL, NULL, "error", "internal", det);
+            }
+            if (watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 || mncd_ident_register_cgroup(rel_path(kk, p), (int)ag) != 0) {
+                mncd_reg_free(&reg);
                 snprintf(err, errlen, "cannot track adopted cgroup %.600s", p);
                 rc = -1;
                 break;
@@ -555,6 +675,8 @@ void mncd_kern_stop(mncd *d)
     if (kk->timer_fd >= 0)
         close(kk->timer_fd);
     mnc_kern_close(kk->k); /* also the ring buffer fd */
+    for (int i = 0; i < kk->n_w; i++)
+        mncd_reg_free(&kk->w[i].reg);
     free(kk->w);
     free(kk);
     d->kern = NULL;
@@ -660,7 +782,10 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             n = -1;
             break;
         }
-        cgs[n++] = (mncd_sweep_cg){kk->w[i].path, kk->w[i].cgid};
+        const mncd_reg *rg = &kk->w[i].reg;
+        cgs[n++] = (mncd_sweep_cg){.path = kk->w[i].path, .cgid = kk->w[i].cgid, .uid_known = rg->known,
+                                   .uid = rg->uid, .root = rg->root, .ws = (const char *const *)rg->ws,
+                                   .n_ws = rg->n_ws};
     }
     char err[400] = "";
     struct mnc_taint t;
@@ -765,24 +890,41 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     if (!why && mnc_kern_lookup_cgroup(kk->k, cgid, &prev) == 0 && prev.agent_id != (uint32_t)agent)
         why = "the cgroup is registered to another agent";
     char det[PATH_MAX + 200];
+    char whybuf[600];
+    mncd_reg reg;
+    memset(&reg, 0, sizeof(reg));
+    if (!why)
+        why = reg_from_request(q, &reg, whybuf, sizeof(whybuf));
     if (why) {
         snprintf(det, sizeof(det), "cgroup %.3000s: %s", q->cgroup, why);
         kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "deny", "invalid", det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "agent.register refused: %s", det);
     }
-    /* taint entry first (untainted if new, kept if the agent is already tainted): a
-     * registered cgroup without one would be denied everything (deny_no_taint) */
-    if ((r = mnc_kern_taint_ensure(kk->k, (uint32_t)agent)) != 0 ||
-        (r = mnc_kern_register_cgroup(kk->k, cgid, (uint32_t)agent, MNC_AGENT_F_LAUNCHED)) != 0 ||
-        (r = watch_add(kk, real, cgid, agent)) != 0 || (r = mncd_ident_register_cgroup(rel_path(kk, real), agent)) != 0) {
+    /* the facts go onto the cgroup first (a restarted mncd adopts them), then the taint entry
+     * (untainted if new, kept if the agent is already tainted: a registered cgroup without one
+     * would be denied everything, deny_no_taint), then the registration */
+    if ((r = reg_save(real, &reg)) != 0 || (r = mnc_kern_taint_ensure(kk->k, (uint32_t)agent)) != 0 ||
+        (r = mnc_kern_register_cgroup(kk->k, cgid, (uint32_t)agent,
+                                      MNC_AGENT_F_LAUNCHED | (reg.root ? MNC_AGENT_F_ROOT : 0u))) != 0 ||
+        (r = watch_add(kk, real, cgid, agent, &reg)) != 0 || (r = mncd_ident_register_cgroup(rel_path(kk, real), agent)) != 0) {
         if (r == -1)
             r = -ENOSPC;
+        mncd_reg_free(&reg);
         mnc_kern_unregister_cgroup(kk->k, cgid);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration failed: %s", rel_path(kk, real), strerror(-r));
         kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
     }
-    snprintf(det, sizeof(det), "cgroup %.3000s (id %" PRIu64 ")", rel_path(kk, real), cgid);
+    const mncd_reg *rg = NULL;
+    for (int i = 0; i < kk->n_w; i++)
+        if (kk->w[i].cgid == cgid)
+            rg = &kk->w[i].reg;
+    int dl = snprintf(det, sizeof(det), "cgroup %.3000s (id %" PRIu64 ")", rel_path(kk, real), cgid);
+    if (rg && rg->known && dl > 0 && dl < (int)sizeof(det))
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "; uid %" PRIu32 "%s", rg->uid,
+                       rg->root ? " (--as-root: reduced capabilities, warned)" : "");
+    for (int i = 0; rg && i < rg->n_ws && dl > 0 && dl < (int)sizeof(det); i++)
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%.600s", i ? ", " : "; workspace ", rg->ws[i]);
     kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
     kk->n_registered++;
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);

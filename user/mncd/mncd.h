@@ -319,6 +319,17 @@ void mncd_kern_ident(mncd *d, mncd_ident *id);
 void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds the "kernel" object (mode, backend, counters...) to a status response (cJSON *). */
 void mncd_kern_status(mncd *d, void *resp);
+/* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,
+ * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
+ * xattr on the cgroup directory, so a restarted mncd adopts it). */
+typedef struct mncd_reg {
+    bool known; /* uid given (registrations by an older launcher carry nothing) */
+    uint32_t uid;
+    bool root;
+    int n_ws;
+    char *ws[MNC_MAX_WORKSPACE]; /* realpaths, heap */
+} mncd_reg;
+void mncd_reg_free(mncd_reg *r);
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);
 

@@ -24,6 +24,7 @@
 #ifndef MNCD_SOCKSCAN_H
 #define MNCD_SOCKSCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,14 @@
 typedef struct mncd_sweep_cg {
     const char *path;
     uint64_t cgid;
+    /* what the launcher registered (agent.register): the uid the instance runs as (uid_known
+     * false: adopted from an older registration, unknown), whether it runs --as-root, and its
+     * workspaces (realpaths) */
+    bool uid_known;
+    uint32_t uid;
+    bool root;
+    const char *const *ws;
+    int n_ws;
 } mncd_sweep_cg;
 
 /* One socket that was shut down, disconnected or destroyed (or that failed to be). */

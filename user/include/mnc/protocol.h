@@ -91,6 +91,9 @@ typedef struct mnc_request {
     int max;                /* recv / list / audit (n) */
     const char *agent;      /* agent.register / taint.reset: agent name */
     const char *cgroup;     /* agent.register: cgroup v2 directory (absolute path) */
+    long long uid;          /* agent.register: the uid the agent runs as (-1: not given) */
+    int run_as_root;        /* agent.register: launched with --as-root (-1: not given) */
+    const cJSON *workspaces;/* agent.register: array of absolute workspace paths */
 } mnc_request;
 
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).
