@@ -124,33 +124,48 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
  * the kernel confines, i.e. identified by a cgroup `mncctl run` registered. A reader identified
  * by uid (config "agents", the policy's "uids") has no taint a program consults: refused
  * (not_confined, audited), unless its policy entry says "confinement": "none" - then the
- * delivery is allowed and audited every time. Returns MNC_OK or MNC_R_NOT_CONFINED. */
+ * delivery is allowed and audited every time (confined_delivery).
+ * confined: before the monitor check (so a refusal leaves no misleading "allow" record).
+ * Returns MNC_OK or MNC_R_NOT_CONFINED (audited). */
+static bool unconfined_ok(const mncd *d, const mncd_ident *w)
+{
+    return w->agent >= 0 && w->agent < d->policy->n_principals &&
+           d->policy->principals[w->agent].confinement_none;
+}
+
 static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
 {
-    if (!d->kern || w->via == MNCD_VIA_CGROUP)
+    if (!d->kern || w->via == MNCD_VIA_CGROUP || unconfined_ok(d, w))
         return MNC_OK;
-    if (w->agent >= 0 && w->agent < d->policy->n_principals &&
-        d->policy->principals[w->agent].confinement_none) {
-        mncd_audit(d, op, w->agent, w->agent, oid, "allow", MNC_OK,
-                   "confinement none: delivered to an agent the kernel does not confine");
-        return MNC_OK;
-    }
     mncd_audit(d, op, w->agent, w->agent, oid, "deny", MNC_R_NOT_CONFINED,
                "kernel layer on, reader not in a registered agent cgroup (identified by uid)");
     return MNC_R_NOT_CONFINED;
 }
 
-/* Hands one checked object to its reader: refuse an unconfined reader (confined), taint the
- * reader in the kernel first (kern.c; if that fails nothing is delivered - fail closed), then
- * consume the turn and answer with the object and its rendered message. */
+static cJSON *not_confined(const mnc_request *q, const char *op)
+{
+    return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "%s denied: not_confined (the kernel layer is "
+                         "on and this agent is not confined by it)", op);
+}
+
+/* At the delivery itself: records each delivery to an agent with "confinement": "none". */
+static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
+{
+    if (d->kern && w->via != MNCD_VIA_CGROUP && unconfined_ok(d, w))
+        mncd_audit(d, op, w->agent, w->agent, oid, "allow", MNC_OK,
+                   "confinement none: delivered to an agent the kernel does not confine");
+}
+
+/* Hands one checked object to its reader (confined() already passed): taint the reader in the
+ * kernel first (kern.c; if that fails nothing is delivered - fail closed), then consume the
+ * turn and answer with the object and its rendered message. */
 static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
                         const char *op)
 {
     int reader = w->agent;
-    mnc_reason cr = confined(d, w, &o->id, op);
-    if (cr != MNC_OK)
-        return mnc_resp_deny(q->id, cr, "%s denied: %s (the kernel layer is on and this agent "
-                             "is not confined by it)", op, mnc_reason_name(cr));
+    if (confined(d, w, &o->id, op) != MNC_OK) /* defensive: callers check first */
+        return not_confined(q, op);
+    confined_delivery(d, w, &o->id, op);
     if (mncd_kern_hold(d, reader, o, op) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused: the kernel taint could not be "
                               "updated (fail closed)", op);
@@ -413,6 +428,8 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (mnc_oid_parse(q->object, &oid) != 0)
             return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
         mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+        if (confined(d, w, &oid, "recv") != MNC_OK)
+            return not_confined(q, "recv");
         mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, "recv");
@@ -420,16 +437,12 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     int max = q->max > 0 ? q->max : 100;
     /* Nothing leaves the inbox for a reader the kernel does not confine (kernel layer on):
-     * the messages stay queued. Checked per delivery when "confinement": "none" (audit). */
-    if (!d->kern || w->via == MNCD_VIA_CGROUP || (w->agent >= 0 &&
-        d->policy->principals[w->agent].confinement_none)) {
-        /* allowed: per-object audit below for confinement none */
-    } else if (d->store.inbox[w->agent].n > 0) {
-        mnc_reason cr = confined(d, w, &d->store.inbox[w->agent].head->id, "recv");
-        return mnc_resp_deny(q->id, cr, "recv denied: %s (the kernel layer is on and this agent "
-                             "is not confined by it; %zu message(s) stay queued)",
-                             mnc_reason_name(cr), d->store.inbox[w->agent].n);
-    }
+     * the messages stay queued. With "confinement": "none" each delivery is audited below. */
+    if (d->store.inbox[w->agent].n > 0 &&
+        confined(d, w, &d->store.inbox[w->agent].head->id, "recv") != MNC_OK)
+        return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "recv denied: not_confined (the kernel "
+                             "layer is on and this agent is not confined by it; %zu message(s) "
+                             "stay queued)", d->store.inbox[w->agent].n);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     cJSON *msgs = cJSON_CreateArray();
     cJSON *denied = cJSON_CreateArray();
@@ -466,7 +479,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddItemToArray(denied, x);
             continue;
         }
-        if (confined(d, w, &m.id, "recv") != MNC_OK || mncd_kern_hold(d, w->agent, o, "recv") != 0) {
+        if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
             /* taint before delivery failed (kern.c): not delivered, fail closed; the message
              * goes back to the inbox (at its tail) and the caller is told */
             if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
@@ -478,6 +491,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddItemToArray(denied, x);
             break;
         }
+        confined_delivery(d, w, &m.id, "recv");
         if (deliver(d, o, w->agent) != 0 || add_object(d, x, o, true) != 0) {
             cJSON_Delete(x);
             break;
@@ -609,6 +623,8 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
     const mncd_mem *m = mncd_store_mem_get(&d->store, store, q->key);
     mnc_disclosure *o = m ? mnc_registry_get(&d->store.reg, &m->id) : NULL;
     mnc_oid oid = m ? m->id : (mnc_oid){{0}};
+    if (confined(d, w, m ? &oid : NULL, op) != MNC_OK)
+        return not_confined(q, op);
     mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose,
                          m ? &oid : NULL, o);
     if (r != MNC_OK)
@@ -785,7 +801,7 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
         mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
                    "identity claim does not match the kernel's");
         return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "identity mismatch: request claims "
-                              "\"%s\" but the kernel identifies this connection as %s%s%s",
+                              "\"%s\" but the kernel identifies its sender as %s%s%s",
                               q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
     }
     if (q->verb == MNC_V_WHOAMI)
@@ -802,8 +818,8 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
         return v_admin(d, w, q);
     }
     if (w->agent < 0)
-        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "this connection (uid %u, pid %d, "
-                              "cgroup %s) is not registered as an agent", (unsigned)w->uid,
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "the sender of this request (uid %u, "
+                              "pid %d, cgroup %s) is not registered as an agent", (unsigned)w->uid,
                               (int)w->pid, w->cgroup[0] ? w->cgroup : "?");
     switch (q->verb) {
     case MNC_V_DISCLOSE:
