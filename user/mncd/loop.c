@@ -14,8 +14,8 @@
  * Request lines are limited to MNC_PROTO_MAX_LINE bytes: a longer line gets an error response
  * and the rest of it is discarded up to its newline; the connection stays usable.
  *
- * Identity is per request (mncd.h, ident.c). Every accepted socket gets SO_PASSCRED and (Linux
- * 6.5+) SO_PASSPIDFD, and is read with recvmsg: each chunk carries its writer's credentials,
+ * Identity is per request (mncd.h, ident.c). Every accepted socket has SO_PASSCRED and (Linux
+ * 6.5+) SO_PASSPIDFD (set on the listener, inherited at accept), and is read with recvmsg: each chunk carries its writer's credentials,
  * and the kernel never returns bytes of two writers in one recvmsg. A line remembers the
  * sender of its first byte; a byte from another sender makes the whole line refused. Any fd a
  * client sends (SCM_RIGHTS) is closed at once (MSG_CMSG_CLOEXEC, the control buffer holds the
@@ -89,7 +89,6 @@ typedef struct loop {
     mncd *d;
     int ep, lfd, sfd;
     bool stopping;
-    bool no_pidfd; /* SO_PASSPIDFD unsupported (Linux < 6.5): noted once */
     client **touched;
     size_t n_touched, cap_touched;
     client *clients;
@@ -553,8 +552,7 @@ static void do_accept(loop *l)
             close(fd);
             continue;
         }
-        if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
-            l->no_pidfd = true; /* Linux < 6.5: said once by make_listener */
+        /* SO_PASSPIDFD: inherited where the kernel has it; make_listener said if it has not */
         client *c = calloc(1, sizeof(*c));
         if (!c) {
             close(fd);
