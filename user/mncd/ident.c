@@ -158,10 +158,11 @@ static void map_ident(const mnc_policy *p, const mncd_config *c, mncd_ident *id)
         if (id->agent >= 0)
             id->via = MNCD_VIA_UID;
     }
-    /* A process the kernel placed in an agent's cgroup is that agent, even if it runs as the
-     * admin uid (tests and `mncctl run --as-root` launch agents as root). The mnc-tree rule
-     * (mncd_kern_ident) removes admin from every other process inside the tree. */
-    id->admin = id->uid == c->admin_uid && id->via != MNCD_VIA_CGROUP;
+    /* An agent is never admin: a process the kernel placed in an agent's cgroup is that agent
+     * even if it runs as the admin uid (`mncctl run --as-root`), and a uid that maps to an
+     * agent is that agent. The mnc-tree rule (mncd_kern_ident) removes admin from every other
+     * process inside the tree. */
+    id->admin = id->uid == c->admin_uid && id->agent < 0;
 }
 
 int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id)

@@ -94,7 +94,7 @@ typedef struct mncd_ident {
     gid_t gid;
     int agent;        /* principal id, or -1 */
     mncd_via via;
-    bool admin;       /* uid == admin uid, not identified as an agent by cgroup, and (kernel
+    bool admin;       /* uid == admin uid, not an agent (by cgroup or uid), and (kernel
                        * layer on) not inside the mnc cgroup tree */
     char cgroup[512]; /* "" if unknown */
 } mncd_ident;

@@ -811,9 +811,10 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
             mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,
                        "admin verb from a non-admin caller");
             return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is an admin verb: it needs uid "
-                                 "%u (caller uid %u%s)", mnc_verb_name(q->verb), d->cfg.admin_uid,
-                                 (unsigned)w->uid, w->via == MNCD_VIA_CGROUP ? ", in an agent "
-                                 "cgroup" : "");
+                                 "%u and a caller that is not an agent (caller uid %u%s)",
+                                 mnc_verb_name(q->verb), d->cfg.admin_uid, (unsigned)w->uid,
+                                 w->via == MNCD_VIA_CGROUP ? ", in an agent cgroup"
+                                 : w->via == MNCD_VIA_UID ? ", an agent by uid" : "");
         }
         return v_admin(d, w, q);
     }
