@@ -161,10 +161,13 @@ class _Env:
         sock = self.d.sock if self.d else "-"
         cmd = [sys.executable, AGENT, PYLIB, sock]
         if self.mode == "kernel":
+            # under mncctl run the agent has its own uid and reads only system dirs and grants:
+            # a system interpreter and the harness's staged copies of the agent and the client
+            cmd = [self.H.AGENT_PY, os.path.join(self.H.EVAL_DIR, os.path.basename(AGENT)), self.H.PYLIB, sock]
             ws = os.path.join(self.tmp, "ws_" + name)
             os.makedirs(ws, exist_ok=True)
             p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin,
-                       "--workspace", ws, "--"] + cmd, err)
+                       "--workspace", ws] + self.H.AGENT_READ + ["--"] + cmd, err)
         elif self.mode == "off":
             pf = os.path.join(self.cg_base, name, "cgroup.procs")
 

@@ -3,8 +3,12 @@
  * covers, the functional self-test of the attached programs, and (given the policy) the agents
  * marked "confinement": "none" (mncd delivers to them without kernel confinement). Exit 0 only
  * if enforcement is attached and its self-test passed. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mnc_kern.h"
 #include "mncctl.h"
@@ -40,6 +44,64 @@ static int show_confinement(const char *const *paths, int n)
 }
 
 static const char *yesno(bool b) { return b ? "yes" : "no"; }
+
+/* Agents launched --as-root (uid 0, reduced capabilities) are legal but weaker: say so. */
+static void warn_root_agents(mnc_kern *k)
+{
+    char mp[PATH_MAX + 16];
+    snprintf(mp, sizeof(mp), "%s/agents", mnc_kern_root(k));
+    int fd = bpf_obj_get(mp);
+    if (fd < 0) {
+        printf("agents:          cannot read %s: %s\n", mp, strerror(errno));
+        return;
+    }
+    struct mnc_agent_key cur, next, *prev = NULL;
+    int n = 0, roots = 0;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        cur = next;
+        prev = &cur;
+        struct mnc_agent a;
+        if (bpf_map_lookup_elem(fd, &cur, &a) != 0 || (a.flags & MNC_AGENT_F_SELFTEST))
+            continue;
+        n++;
+        if (a.flags & MNC_AGENT_F_ROOT) {
+            printf("WARNING:         agent id %u (cgroup id %llu) runs as root (--as-root: uid 0, reduced "
+                   "capabilities); prefer its own uid\n", a.agent_id, (unsigned long long)cur.cgroup_id);
+            roots++;
+        }
+    }
+    close(fd);
+    printf("agents:          %d running instance(s), %d as root\n", n, roots);
+}
+
+/* Whether other uids can read the agents' /proc entries (cmdline, stat): a covert channel the
+ * host closes with hidepid (docs/threat-model.md). mnc reports it; it does not remount /proc. */
+static void proc_visibility(void)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[1024];
+    const char *hp = NULL;
+    while (f && fgets(line, sizeof(line), f)) {
+        char mnt[256], fstype[64];
+        const char *sep = strstr(line, " - ");
+        if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, "/proc") != 0 || !sep ||
+            sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "proc") != 0)
+            continue;
+        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2") ? "hidepid=invisible"
+             : strstr(sep, "hidepid=noaccess") || strstr(sep, "hidepid=1") ? "hidepid=noaccess"
+                                                                            : "no hidepid";
+        break;
+    }
+    if (f)
+        fclose(f);
+    if (!hp)
+        printf("/proc:           not found in mountinfo\n");
+    else if (strcmp(hp, "hidepid=invisible") == 0)
+        printf("/proc:           %s (other uids cannot see agents' processes)\n", hp);
+    else
+        printf("/proc:           %s: other uids can read agents' cmdline/stat (a covert channel, "
+               "docs/threat-model.md); mount -o remount,hidepid=invisible /proc closes it\n", hp);
+}
 
 static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
 {
@@ -98,9 +160,13 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("hooks:\n");
     for (int i = 0; i < n; i++)
         printf("  %-20s %s\n", h[i].section, h[i].covers);
-    printf("  %-20s %s\n", "landlock (run)", "direct file writes/creates/links/renames outside the workspace -> EACCES");
-    printf("  %-20s %s\n", "seccomp (run)", "SysV msg/shm, mq_*, socket(AF_PACKET), and bpf, perf_event_open, mounts, module/kexec "
-           "loading, ioperm/iopl, clock setting, swap, reboot (no tampering with the maps) -> EPERM");
+    printf("  %-20s %s\n", "identity (run)", "own uid per agent (0x6D6E0000 + id), no capabilities, no_new_privs, own "
+           "cgroup namespace and session, inherited fds closed, workspace owned by it and mode 0700");
+    printf("  %-20s %s\n", "landlock (run)", "writes/creates/links/renames only in the workspace; reads and exec only in "
+           "system dirs, the workspace and --read grants; no terminals; abstract UNIX and signals scoped -> EACCES");
+    printf("  %-20s %s\n", "seccomp (run)", "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "
+           "namespaces, io_uring, ptrace and other processes' memory, bpf, mounts, modules, clock setting, "
+           "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen (non-server), PR_SET_NAME -> EPERM");
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",
@@ -119,11 +185,15 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     if (mnc_kern_status_get(k, &s) == 0)
         printf("attached:        %d of %d links under %s, tree %s%s%s\n", s.n_links, s.n_links_expected,
                mnc_kern_root(k), mnc_kern_tree(k), s.missing[0] ? ", missing " : "", s.missing);
+    warn_root_agents(k);
+    proc_visibility();
     mnc_selftest st;
     int rc = mnc_kern_selftest(k, &st);
     printf("self-test:       %s\n", rc == 0 ? "pass" : "FAIL");
     for (int i = 0; i < st.n; i++)
         printf("  %s %s\n", st.c[i].pass ? "pass" : "FAIL", st.c[i].name);
+    for (int i = 0; i < st.n_not_run; i++)
+        printf("  NOT RUN %s\n", st.not_run[i]);
     if (st.error[0])
         printf("  error: %s\n", st.error);
     ok = rc == 0 && s.n_links == s.n_links_expected && b > 0;

@@ -1,26 +1,27 @@
 /* cmd_run.c - `mncctl run`: launch an agent under kernel enforcement.
  *
- *   mncctl [--socket PATH] run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR]
- *          [--kernel-only] -- CMD [ARGS...]
+ *   mncctl [--socket PATH] run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]...
+ *          [--keep-fd N]... [--uid N | --as-root] [--server] [--pin-root DIR] [--kernel-only]
+ *          -- CMD [ARGS...]
  *
  * 1. Opens the pinned kernel state (refuses if the programs are not attached: an agent never
  *    runs unenforced by accident).
- * 2. Resolves the agent id (policy, else the pinned names map) and its workspace (--workspace,
- *    else the policy's). Refuses a workspace that contains, or lies inside, a log or memory
- *    sink: by the policy's paths and by (dev, ino) against the file_sinks map, so hard links
- *    to a sink inside the workspace are found too.
- * 3. Creates <tree>/<agent>.<pid> and has mncd register it (admin verb agent.register: mncd
- *    checks the caller, resolves the cgroup id itself, writes cgroup id -> agent and an
- *    untainted taint entry if the agent has none, and from then on knows the agent by that
- *    cgroup) BEFORE any agent process runs in it. If mncd cannot be reached the launch is
- *    refused (fail closed: nobody would maintain the agent's taint), unless --kernel-only asks
- *    for a launch under the kernel programs alone, which registers directly in the maps.
- * 4. Forks; the child enters the cgroup, sets no_new_privs, applies Landlock (writes only in the
- *    workspace and a few device nodes; no abstract UNIX sockets or signals outside its domain)
- *    and a seccomp filter (SysV msg/shm, POSIX mqueues and AF_PACKET sockets -> EPERM; bpf,
- *    perf_event_open, the mount family, module and kexec loading, port I/O, clock setting,
- *    swap and reboot -> EPERM, so a root agent cannot rewrite its taint or the enforcement),
- *    then execs CMD. If any confinement step fails, CMD is not executed.
+ * 2. Resolves the agent id (policy, else the pinned names map), the uid it runs as (--uid,
+ *    else RUN_UID_BASE + agent id; --as-root: uid 0 with reduced capabilities, warned) and its
+ *    workspaces (--workspace, else the policy's). Refuses a workspace that contains, or lies
+ *    inside, a log or memory sink (by the policy's paths and by (dev, ino) against the
+ *    file_sinks map, so hard links are found too), one that holds a FIFO or a device node it
+ *    did not create, one the agent's uid cannot reach, and "/" or a top-level directory.
+ *    Then gives each workspace to the agent: owned by its uid, mode 0700.
+ * 3. Creates <tree>/<agent>.<pid> and has mncd register it (admin verb agent.register with the
+ *    uid, --as-root and the workspaces: mncd checks the caller, resolves the cgroup id itself,
+ *    writes cgroup id -> agent and an untainted taint entry if the agent has none) BEFORE any
+ *    agent process runs in it. If mncd cannot be reached the launch is refused (fail closed:
+ *    nobody would maintain the agent's taint), unless --kernel-only asks for a launch under
+ *    the kernel programs alone, which registers directly in the maps.
+ * 4. Forks; the child confines itself (run_confine.h: cgroup + cgroup namespace, inherited fds
+ *    closed, new session, uid/capabilities, no_new_privs, Landlock, seccomp allowlist) and
+ *    execs CMD. If any confinement step fails, CMD is not executed.
  * 5. When CMD exits, kills what is left in the cgroup and removes it; mncd sees the cgroup go
  *    and drops the registration (and the taint with the agent's last instance). With
  *    --kernel-only the launcher does that itself. Exit status: CMD's (128 + signal if it was
@@ -48,16 +49,15 @@
 #include "mnc/protocol.h"
 #include "mnc_kern.h"
 #include "mncctl.h"
+#include "run_confine.h"
 #include "util.h"
 
 #define MAX_WS MNC_MAX_WORKSPACE
 #define WALK_LIMIT 200000
 
-static const char *const dev_writable[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx",
-                                           "/dev/pts"};
-
 /* ---- workspace checks */
 static mnc_kern *walk_kern;
+static uid_t walk_uid;
 static const char *walk_bad;
 static char walk_bad_path[PATH_MAX];
 static long walk_count;
@@ -67,6 +67,15 @@ static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW
     (void)flag, (void)ftw;
     if (++walk_count > WALK_LIMIT) {
         walk_bad = "too many entries to verify (limit 200000)";
+        return 1;
+    }
+    /* A FIFO someone else made may already be open for reading outside (the workspace was
+     * reachable before it became the agent's), and a device node is a terminal or a disk:
+     * both would carry what the agent writes past every check. The agent's own FIFOs (made
+     * while the workspace was 0700 and its) are fine. */
+    if ((S_ISFIFO(st->st_mode) && st->st_uid != walk_uid) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
+        walk_bad = S_ISFIFO(st->st_mode) ? "holds a FIFO the agent did not create" : "holds a device node";
+        snprintf(walk_bad_path, sizeof(walk_bad_path), "%s", path);
         return 1;
     }
     struct mnc_file_key k = {.dev = ((uint64_t)major(st->st_dev) << 20) | minor(st->st_dev), .ino = st->st_ino};
@@ -88,9 +97,49 @@ static bool path_within(const char *inner, const char *outer)
     return strncmp(inner, outer, n) == 0 && (inner[n] == '/' || inner[n] == 0);
 }
 
-/* 0 if `ws` (a realpath) is acceptable; prints why not otherwise. */
-static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws)
+/* Every ancestor of path (a realpath) must let the agent's uid through: it runs without
+ * capabilities, so a 0700 parent (a home directory) would make the path unusable to it, and the
+ * agent would fail later with a less helpful EACCES. 0, or -1 after printing why. */
+static int check_reachable(const char *what, const char *path, uid_t uid)
 {
+    if (uid == 0)
+        return 0;
+    char anc[PATH_MAX];
+    snprintf(anc, sizeof(anc), "%s", path);
+    for (char *slash = strrchr(anc, '/'); slash; slash = strrchr(anc, '/')) {
+        *slash = 0;
+        const char *dir = anc[0] ? anc : "/";
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            mncctl_err("%s %s: stat %s: %s", what, path, dir, strerror(errno));
+            return -1;
+        }
+        bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
+                                                                                : (st.st_mode & S_IXOTH);
+        if (!pass) {
+            mncctl_err("%s %s is not reachable by the agent's uid %u: %s is mode %04o (give others search "
+                       "permission, e.g. chmod o+x %s, or put it elsewhere)", what, path, (unsigned)uid, dir,
+                       (unsigned)(st.st_mode & 07777), dir);
+            return -1;
+        }
+        if (!anc[0])
+            break;
+    }
+    return 0;
+}
+
+/* 0 if `ws` (a realpath) is acceptable for an agent running as uid; prints why not otherwise. */
+static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid_t uid)
+{
+    /* "/" or a top-level directory (/tmp, /home, /srv...) would be chowned to the agent */
+    const char *second = strchr(ws + 1, '/');
+    if (strcmp(ws, "/") == 0 || !second || !second[1]) {
+        mncctl_err("workspace %s: refused, a workspace must be at least two levels deep (it becomes the "
+                   "agent's: owned by its uid, mode 0700)", ws);
+        return -1;
+    }
+    if (check_reachable("workspace", ws, uid) != 0)
+        return -1;
     if (p) {
         for (int i = 0; i < p->n_principals; i++) {
             const mnc_principal *s = &p->principals[i];
@@ -122,6 +171,7 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws)
         *slash = 0;
     }
     walk_kern = k;
+    walk_uid = uid;
     walk_bad = NULL;
     walk_count = 0;
     walk_bad_path[0] = 0;
@@ -139,117 +189,12 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws)
     return 0;
 }
 
-/* ---- Landlock */
-static int landlock_confine(char *const *ws, int n_ws, char *why, size_t whylen)
+/* The workspace becomes the agent's alone: its uid owns it, nobody else may enter (0700). Other
+ * agents run as other uids; an outside process that is not root cannot open anything in it. */
+static int give_workspace(const char *ws, uid_t uid)
 {
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    if (abi < 1) {
-        snprintf(why, whylen, "Landlock unavailable (%s): file writes cannot be confined", strerror(errno));
-        return -1;
-    }
-    __u64 fs = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-               LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-               LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-               LANDLOCK_ACCESS_FS_MAKE_SYM;
-    if (abi >= 2)
-        fs |= LANDLOCK_ACCESS_FS_REFER;
-    if (abi >= 3)
-        fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    struct landlock_ruleset_attr attr = {.handled_access_fs = fs};
-    size_t attr_size = offsetof(struct landlock_ruleset_attr, handled_access_net);
-    if (abi >= 6) {
-        /* abstract UNIX sockets have no path to label: keep them inside the agent's domain */
-        attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
-        attr_size = sizeof(attr);
-    }
-    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
-    if (rs < 0) {
-        snprintf(why, whylen, "landlock_create_ruleset: %s", strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < n_ws + (int)(sizeof(dev_writable) / sizeof(dev_writable[0])); i++) {
-        const char *path = i < n_ws ? ws[i] : dev_writable[i - n_ws];
-        bool is_ws = i < n_ws;
-        int fd = open(path, O_PATH | O_CLOEXEC);
-        if (fd < 0) {
-            if (!is_ws)
-                continue; /* a device node this host lacks */
-            snprintf(why, whylen, "open workspace %.400s: %s", path, strerror(errno));
-            close(rs);
-            return -1;
-        }
-        struct stat st;
-        __u64 allowed = fs;
-        if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
-            allowed &= LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE; /* file rules take file rights */
-        else if (!is_ws)
-            allowed &= LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE; /* /dev/pts: write ttys only */
-        struct landlock_path_beneath_attr pb = {.allowed_access = allowed, .parent_fd = fd};
-        int rc = (int)syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
-        int e = errno;
-        close(fd);
-        if (rc != 0) {
-            snprintf(why, whylen, "landlock_add_rule %.400s: %s", path, strerror(e));
-            close(rs);
-            return -1;
-        }
-    }
-    int rc = (int)syscall(SYS_landlock_restrict_self, rs, 0);
-    int e = errno;
-    close(rs);
-    if (rc != 0) {
-        snprintf(why, whylen, "landlock_restrict_self: %s", strerror(e));
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- seccomp */
-static int seccomp_confine(char *why, size_t whylen)
-{
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) {
-        snprintf(why, whylen, "seccomp_init failed");
-        return -1;
-    }
-    int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-    /* SysV message queues and shared memory, POSIX message queues: IPC channels between agents
-     * that neither the socket hooks nor Landlock see */
-    static const char *const denied[] = {"msgget", "msgsnd", "msgrcv", "msgctl", "shmget", "shmat", "shmdt",
-                                         "shmctl", "mq_open", "mq_timedsend", "mq_timedreceive", "mq_notify",
-                                         "mq_getsetattr", "mq_unlink"};
-    for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(denied[0]); i++) {
-        int nr = seccomp_syscall_resolve_name(denied[i]);
-        if (nr == __NR_SCMP_ERROR)
-            continue; /* not on this architecture */
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    }
-    /* The enforcement itself. Agents may run as root (the launcher does not change uid), and a
-     * root agent could otherwise rewrite its own taint through bpf(BPF_OBJ_GET) on the pinned
-     * map (Landlock does not see bpf(); bpffs permission checks pass for root), detach the
-     * programs, cover a sink or its own workspace with a mount (Landlock rules follow the mount
-     * tree), load a kernel module, or move the wall clock that object lifetimes are measured
-     * by. None of these is something an agent needs. */
-    static const char *const kernel[] = {
-        "bpf", "perf_event_open", "mount", "umount2", "pivot_root", "move_mount", "open_tree",
-        "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "init_module",
-        "finit_module", "delete_module", "kexec_load", "kexec_file_load", "iopl", "ioperm",
-        "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "swapon", "swapoff",
-        "reboot"};
-    for (size_t i = 0; rc == 0 && i < sizeof(kernel) / sizeof(kernel[0]); i++) {
-        int nr = seccomp_syscall_resolve_name(kernel[i]);
-        if (nr == __NR_SCMP_ERROR)
-            continue; /* not on this architecture */
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    }
-    /* packet sockets: the cgroup sock_create hook only sees IP sockets */
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
-    if (rc == 0)
-        rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (rc != 0) {
-        snprintf(why, whylen, "seccomp filter: %s", strerror(-rc));
+    if (chown(ws, uid, uid) != 0 || chmod(ws, 0700) != 0) {
+        mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
         return -1;
     }
     return 0;
@@ -279,7 +224,8 @@ static void remove_cgroup(const char *cg)
 }
 
 /* agent.register through mncd. 0, or -1 after printing why. */
-static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id)
+static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
+                             bool as_root, char *const *ws, int n_ws)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -291,8 +237,15 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     }
     cJSON *req = cJSON_CreateObject(), *resp = NULL;
     int rc = -1;
-    if (!req || !cJSON_AddStringToObject(req, "verb", "agent.register") ||
-        !cJSON_AddStringToObject(req, "agent", agent) || !cJSON_AddStringToObject(req, "cgroup", cg)) {
+    cJSON *wsa = req ? cJSON_AddArrayToObject(req, "workspaces") : NULL;
+    bool built = wsa && cJSON_AddStringToObject(req, "verb", "agent.register") &&
+                 cJSON_AddStringToObject(req, "agent", agent) && cJSON_AddStringToObject(req, "cgroup", cg) &&
+                 cJSON_AddNumberToObject(req, "uid", (double)uid) && cJSON_AddBoolToObject(req, "root", as_root);
+    for (int i = 0; built && i < n_ws; i++) {
+        cJSON *w = cJSON_CreateString(ws[i]);
+        built = w && cJSON_AddItemToArray(wsa, w);
+    }
+    if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
         mncctl_err("run refused: agent.register: %s", err);
@@ -315,20 +268,41 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     return rc;
 }
 
+#define RUN_USAGE                                                                                          \
+    "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "           \
+    "[--uid N | --as-root] [--server] [--pin-root DIR] [--kernel-only] -- CMD..."
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v > max || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv, const mncctl_global *g)
 {
     const char *agent = NULL, *root = NULL;
-    bool kernel_only = false;
+    bool kernel_only = false, as_root = false, server = false, uid_given = false;
     const char *policies[16];
     int n_pol = 0;
     char *ws_arg[MAX_WS];
     int n_ws = 0;
+    const char *read_arg[RUN_MAX_READ];
+    int n_read = 0;
+    int keep[RUN_MAX_KEEP];
+    int n_keep = 0;
+    unsigned long uid_arg = 0;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
         }
+        unsigned long v;
         if (strcmp(argv[i], "--agent") == 0 && i + 1 < argc) {
             agent = argv[++i];
         } else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
@@ -343,6 +317,29 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                 return 2;
             }
             ws_arg[n_ws++] = argv[++i];
+        } else if (strcmp(argv[i], "--read") == 0 && i + 1 < argc) {
+            if (n_read == RUN_MAX_READ) {
+                mncctl_err("run: at most %d --read paths", RUN_MAX_READ);
+                return 2;
+            }
+            read_arg[n_read++] = argv[++i];
+        } else if (strcmp(argv[i], "--keep-fd") == 0 && i + 1 < argc) {
+            if (n_keep == RUN_MAX_KEEP || parse_uint(argv[++i], 1u << 20, &v) != 0 || v < 3) {
+                mncctl_err("run: --keep-fd takes an open fd number >= 3 (0, 1 and 2 are always kept), at most %d",
+                           RUN_MAX_KEEP);
+                return 2;
+            }
+            keep[n_keep++] = (int)v;
+        } else if (strcmp(argv[i], "--uid") == 0 && i + 1 < argc) {
+            if (parse_uint(argv[++i], 4294967294ul, &uid_arg) != 0 || uid_arg == 0) {
+                mncctl_err("run: --uid takes a uid 1..4294967294 (uid 0 needs --as-root)");
+                return 2;
+            }
+            uid_given = true;
+        } else if (strcmp(argv[i], "--as-root") == 0) {
+            as_root = true;
+        } else if (strcmp(argv[i], "--server") == 0) {
+            server = true;
         } else if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
             root = argv[++i];
         } else if (strcmp(argv[i], "--kernel-only") == 0) {
@@ -353,21 +350,31 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         }
     }
     if (!agent || i >= argc) {
-        mncctl_err("usage: run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] [--kernel-only] "
-                   "-- CMD [ARGS...]");
+        mncctl_err("usage: " RUN_USAGE);
         return 2;
     }
+    if (as_root && uid_given) {
+        mncctl_err("run: --uid and --as-root exclude each other");
+        return 2;
+    }
+    for (int k2 = 0; k2 < n_keep; k2++)
+        if (fcntl(keep[k2], F_GETFD) < 0) {
+            mncctl_err("run: --keep-fd %d: not an open fd of the launcher", keep[k2]);
+            return 2;
+        }
     char **cmd = argv + i;
 
     mnc_kern *k = NULL;
     mnc_policy *pol = NULL;
     char err[512] = "";
     char *ws[MAX_WS] = {0};
+    char *rd[RUN_MAX_READ] = {0};
     int rc = 1;
     char cg[PATH_MAX] = "";
     uint64_t cgid = 0;
     bool registered = false;
     uint32_t agent_id = 0;
+    uid_t uid = 0;
 
     if (mnc_kern_open(root, &k, err, sizeof(err)) != 0) {
         mncctl_err("run refused: kernel enforcement is not available: %s", err);
@@ -380,7 +387,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         goto out;
     }
 
-    /* agent id and workspace */
+    /* agent id, workspace, server role */
     if (n_pol) {
         if (!(pol = mncctl_load_policies(policies, n_pol)))
             goto out;
@@ -404,6 +411,10 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         mncctl_err("run: agent id %u is reserved", agent_id);
         goto out;
     }
+    uid = as_root ? 0 : uid_given ? (uid_t)uid_arg : (uid_t)(RUN_UID_BASE + agent_id);
+    if (as_root)
+        mncctl_err("warning: agent \"%s\" runs as root (--as-root): uid 0 with a reduced capability set; "
+                   "prefer its own uid", agent);
     for (int w = 0; w < n_ws; w++) {
         if (ws_arg[w][0] != '/') {
             mncctl_err("run: workspace %s is not an absolute path", ws_arg[w]);
@@ -413,9 +424,20 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             mncctl_err("run: workspace %s: %s", ws_arg[w], strerror(errno));
             goto out;
         }
-        if (check_workspace(k, pol, ws[w]) != 0)
+        if (check_workspace(k, pol, ws[w], uid) != 0)
             goto out;
     }
+    for (int r = 0; r < n_read; r++) {
+        if (!(rd[r] = realpath(read_arg[r], NULL))) {
+            mncctl_err("run: --read %s: %s", read_arg[r], strerror(errno));
+            goto out;
+        }
+        if (check_reachable("--read", rd[r], uid) != 0)
+            goto out;
+    }
+    for (int w = 0; w < n_ws; w++)
+        if (give_workspace(ws[w], uid) != 0)
+            goto out;
 
     /* cgroup, registered before anything runs in it */
     if (strchr(agent, '/') || strcmp(agent, ".") == 0 || strcmp(agent, "..") == 0) {
@@ -430,14 +452,14 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
         if (r == 0)
             r = mnc_kern_taint_ensure(k, agent_id);
         if (r == 0)
-            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED);
+            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED | (as_root ? MNC_AGENT_F_ROOT : 0u));
         if (r != 0) {
             mncctl_err("run: register cgroup %s: %s", cg, strerror(-r));
             goto out;
@@ -448,6 +470,13 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     int sync_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) != 0) {
         mncctl_err("run: pipe: %s", strerror(errno));
+        goto out;
+    }
+    /* temporary files go to the agent's own workspace (it cannot write /tmp) */
+    if (n_ws > 0 && setenv("TMPDIR", ws[0], 1) != 0) {
+        mncctl_err("run: setenv: %s", strerror(errno));
+        close(sync_pipe[0]);
+        close(sync_pipe[1]);
         goto out;
     }
     fflush(NULL);
@@ -461,14 +490,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     if (pid == 0) {
         close(sync_pipe[0]);
         char why[600] = "";
-        char procs[PATH_MAX + 32];
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-        int e = mnc_write_file(procs, "0");
-        if (e)
-            snprintf(why, sizeof(why), "enter cgroup %.400s: %s", cg, strerror(-e));
-        else if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-            snprintf(why, sizeof(why), "no_new_privs: %s", strerror(errno));
-        else if (landlock_confine(ws, n_ws, why, sizeof(why)) == 0 && seccomp_confine(why, sizeof(why)) == 0) {
+        run_confine c = {.cgroup = cg, .uid = uid, .as_root = as_root, .server = server, .ws = ws, .n_ws = n_ws,
+                         .read = rd, .n_read = n_read, .keep = keep, .n_keep = n_keep, .report_fd = sync_pipe[1]};
+        if (run_confine_apply(&c, why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
             snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
         }
@@ -517,11 +541,11 @@ out:
     }
     for (int w = 0; w < MAX_WS; w++)
         free(ws[w]);
+    for (int r = 0; r < RUN_MAX_READ; r++)
+        free(rd[r]);
     mnc_policy_free(pol);
     mnc_kern_close(k);
     return rc;
 }
 
-MNCCTL_COMMAND(run_cmd, "run",
-               "run --agent NAME [--policy FILE]... [--workspace DIR]... [--pin-root DIR] [--kernel-only] -- CMD...",
-               cmd_run)
+MNCCTL_COMMAND(run_cmd, "run", RUN_USAGE, cmd_run)

@@ -656,10 +656,13 @@ int mncd_kern_start(mncd *d)
     int pass = 0;
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;
-    char det[1024];
-    snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64 " agent cgroup(s) adopted",
-             kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup", mnc_kern_root(kk->k), kk->tree, pass, kk->st.n,
-             kk->n_adopted);
+    char det[1536];
+    int dl = snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64
+                      " agent cgroup(s) adopted", kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup",
+                      mnc_kern_root(kk->k), kk->tree, pass, kk->st.n, kk->n_adopted);
+    for (int i = 0; i < kk->st.n_not_run && dl > 0 && dl < (int)sizeof(det); i++)
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%s", i ? "; " : "; self-test NOT RUN: ",
+                       kk->st.not_run[i]);
     fprintf(stderr, "mncd: kernel layer: %s\n", det);
     kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
     return 0;
@@ -1002,6 +1005,9 @@ void mncd_kern_status(mncd *d, void *resp)
     char st[64];
     snprintf(st, sizeof(st), "%d/%d passed at start", pass, kk->st.n);
     cJSON_AddStringToObject(k, "selftest", st);
+    cJSON *nr = cJSON_AddArrayToObject(k, "selftest_not_run"); /* never reported as verified */
+    for (int i = 0; nr && i < kk->st.n_not_run; i++)
+        cJSON_AddItemToArray(nr, cJSON_CreateString(kk->st.not_run[i]));
     mnc_kern_status s;
     if (mnc_kern_status_get(kk->k, &s) == 0) {
         cJSON_AddNumberToObject(k, "links", s.n_links);
