@@ -402,6 +402,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (n_ws == 0)
             for (int w = 0; w < pol->principals[id].n_workspace && n_ws < MAX_WS; w++)
                 ws_arg[n_ws++] = pol->principals[id].workspace[w];
+        server |= pol->principals[id].server; /* the policy declares it a server */
     } else if (mnc_kern_name_find(k, agent, &agent_id, NULL) != 0) {
         mncctl_err("run: unknown agent \"%s\": pass --policy FILE, or register it with `mncctl kern name ID %s agent`",
                    agent, agent);
