@@ -189,11 +189,16 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     return 0;
 }
 
-/* The workspace becomes the agent's alone: its uid owns it, nobody else may enter (0700). Other
- * agents run as other uids; an outside process that is not root cannot open anything in it. */
+/* The workspace becomes the agent's alone: nobody else may enter. It stays OWNED BY ROOT, with
+ * the agent's group and mode 0770: the agent (its gid is its uid's number) reads, creates and
+ * removes in it, but only the owner may chmod a directory, so the agent cannot open its own
+ * workspace to the world (chmod 0755) and hand its files to any reader. What it creates inside
+ * is its own, but unreachable through the closed top directory. An --as-root agent gets
+ * root:root 0700, and seccomp denies it chmod (run_confine.c). Other agents run as other uids;
+ * an outside process that is not root cannot open anything in it. */
 static int give_workspace(const char *ws, uid_t uid)
 {
-    if (chown(ws, uid, uid) != 0 || chmod(ws, 0700) != 0) {
+    if (chown(ws, 0, uid) != 0 || chmod(ws, uid ? 0770 : 0700) != 0) {
         mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
         return -1;
     }

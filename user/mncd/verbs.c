@@ -167,8 +167,8 @@ static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_
         return not_confined(q, op);
     confined_delivery(d, w, &o->id, op);
     if (mncd_kern_hold(d, reader, o, op) != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused: the kernel taint could not be "
-                              "updated (fail closed)", op);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused before delivery by the kernel layer "
+                              "(taint update, sweep or fd scan: see the audit log; fail closed)", op);
     if (deliver(d, o, reader) != 0)
         return oom(q);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -487,7 +487,8 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddStringToObject(x, "object", hex);
             cJSON_AddStringToObject(x, "decision", "error");
             cJSON_AddStringToObject(x, "reason", mnc_reason_name(MNC_R_INTERNAL));
-            cJSON_AddStringToObject(x, "error", "kernel taint update failed; kept queued");
+            cJSON_AddStringToObject(x, "error", "refused before delivery by the kernel layer (taint update, "
+                                                "sweep or fd scan: see the audit log); kept queued");
             cJSON_AddItemToArray(denied, x);
             break;
         }
@@ -767,6 +768,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     case MNC_V_AGENT_REGISTER:
     case MNC_V_TAINT_RESET:
+    case MNC_V_WORKSPACE_CLEAR:
         return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "not an admin verb");
