@@ -51,6 +51,7 @@
 #include "mncctl.h"
 #include "run_confine.h"
 #include "util.h"
+#include "workspace.h"
 
 #define MAX_WS MNC_MAX_WORKSPACE
 #define WALK_LIMIT 200000
@@ -250,6 +251,17 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
     }
+    /* subdirectories an earlier instance used as its workspace and left tainted: mncd reads
+     * each record itself (docs/kernel.md, "Workspace taint"); an unreadable walk refuses */
+    cJSON *td = built ? cJSON_AddArrayToObject(req, "tainted_dirs") : NULL;
+    for (int i = 0; td && i < n_ws; i++)
+        if (mncctl_ws_tainted_dirs(ws[i], td) != 0) {
+            cJSON_Delete(req);
+            close(fd);
+            mncctl_err("run refused: cannot list the tainted directories of workspace %s", ws[i]);
+            return -1;
+        }
+    built = built && td;
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -266,6 +278,15 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
                        "policy/names map (%u): policies differ", agent, agent_id);
         else
             rc = 0;
+        const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, inh)
+        {
+            if (cJSON_IsString(it))
+                mncctl_err("note: agent \"%s\" starts tainted: its workspace %s carries the taint of an earlier "
+                           "instance (`mncctl workspace show`; an admin clears it with `mncctl workspace clear`)",
+                           agent, it->valuestring);
+        }
     }
     cJSON_Delete(req);
     cJSON_Delete(resp);
