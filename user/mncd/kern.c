@@ -762,17 +762,23 @@ typedef struct sweep_ctx {
 static int sweep_audit(void *arg, const mncd_sweep_act *a)
 {
     sweep_ctx *c = arg;
-    char who[64], det[512];
+    char who[64], det[768];
     if (a->pid && a->fd >= 0)
         snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
     else if (a->pid)
         snprintf(who, sizeof(who), "pid %d", (int)a->pid);
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
-    snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s", c->op, a->kind, a->ino, who,
-             a->peer, a->action, a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who, a->ino,
+                 a->why ? a->why : "");
+    else
+        snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind, a->ino,
+                 who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                 a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    bool failed = a->err && !a->refuse;
     kaudit(c->d, "kernel.sweep", pname(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : pname(c->d, (long)a->dst_id),
-           c->obj, a->err ? "error" : "deny", a->err ? "internal" : mnc_kreason_name(a->reason), det);
+           c->obj, failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
     if (!a->err)
         c->d->kern->n_swept++;
     return c->d->fatal;
@@ -1455,6 +1461,11 @@ void mncd_kern_status(mncd *d, void *resp)
         cJSON_AddNumberToObject(ls, "kept", kk->last_sweep.kept);
         cJSON_AddNumberToObject(ls, "acted", kk->last_sweep.acted);
         cJSON_AddNumberToObject(ls, "tcp_destroy_unsupported", kk->last_sweep.tcp_destroy_unsupported);
+        cJSON_AddNumberToObject(ls, "foreign", kk->last_sweep.foreign);
+        cJSON_AddNumberToObject(ls, "inflight_fds", kk->last_sweep.inflight_fds);
+        cJSON_AddNumberToObject(ls, "host_pids", kk->last_sweep.host_pids);
+        cJSON_AddNumberToObject(ls, "host_fds", kk->last_sweep.host_fds);
+        cJSON_AddNumberToObject(ls, "hostscan_us", (double)kk->last_sweep.hostscan_us);
         cJSON_AddNumberToObject(ls, "freeze_us", (double)kk->last_sweep.freeze_us);
         cJSON_AddNumberToObject(ls, "total_us", (double)kk->last_sweep.total_us);
     }
