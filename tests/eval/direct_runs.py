@@ -165,7 +165,7 @@ class _Env:
             cmd = [self.H.AGENT_PY] + cmd[1:]
             ws = os.path.join(self.tmp, "ws_" + name)
             os.makedirs(ws, exist_ok=True)
-            p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin,
+            p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin, "--stdio", "passthrough",
                        "--workspace", ws, "--read", HERE, "--read", PYLIB, "--"] + cmd, err)
         elif self.mode == "off":
             pf = os.path.join(self.cg_base, name, "cgroup.procs")
