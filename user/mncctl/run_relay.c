@@ -248,7 +248,7 @@ static int pump(relay_ctx *c, stream *s, unsigned char *buf)
     if (!s->noted) {
         /* a fixed note, no bytes and no counts: the launcher's stderr is a log channel too */
         mncctl_err("run: agent \"%s\" is tainted and its scope does not allow %s: its %s is withheld "
-                   "(kept in mncd's quarantine, audited)", c->agent, s->dst == 1 && isatty(1) ? "the console" : s->name,
+                   "(kept in mncd's quarantine, audited)", c->agent, isatty(s->dst) ? "the console" : s->name,
                    s->name);
         s->noted = true;
     }
