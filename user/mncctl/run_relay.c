@@ -107,6 +107,26 @@ int run_relay_child(run_relay *r, char *why, size_t whylen)
     close(r->err[1]);
     if (r->keeper_fd >= 0)
         close(r->keeper_fd);
+    /* stdin is an input, but the caller's fd 0 is often writable: a terminal is opened
+     * read-write once for 0, 1 and 2, and a socket always is. Written to, it would carry the
+     * agent's output past the relay. The agent gets it read-only: a fresh open of the same
+     * file through /proc (still root here); what cannot be reopened (a socket) becomes
+     * /dev/null - the agent loses that input, never the other way round. */
+    int fl = fcntl(0, F_GETFL);
+    if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
+        int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        if (ro < 0) {
+            /* fd 2 is the relay's pipe already: the operator sees this through the relay */
+            dprintf(2, "mncctl: run: the caller's stdin is writable and cannot be reopened read-only (%s): "
+                       "the agent gets /dev/null as stdin (--stdio passthrough keeps it)\n", strerror(errno));
+            ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        }
+        if (ro < 0 || dup2(ro, 0) < 0) {
+            snprintf(why, whylen, "stdio: cannot make stdin read-only: %s", strerror(errno));
+            return -1;
+        }
+        close(ro);
+    }
     return 0;
 }
 

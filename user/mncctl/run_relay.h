@@ -51,8 +51,10 @@ typedef struct run_relay {
  * opted out with --stdio passthrough). */
 int run_relay_open(run_relay *r, bool passthrough, const char *cg);
 
-/* In the forked child, before confinement: puts the write ends on fds 1 and 2 and closes every
- * pipe fd. 0, or -1 with a message in why. No-op if inactive. */
+/* In the forked child, before confinement: puts the write ends on fds 1 and 2, closes every
+ * pipe fd, and makes fd 0 read-only (a writable stdin - a terminal opened read-write, a socket -
+ * would be an output channel around the relay: reopened O_RDONLY through /proc/self/fd/0, else
+ * replaced by /dev/null with a note). 0, or -1 with a message in why. No-op if inactive. */
 int run_relay_child(run_relay *r, char *why, size_t whylen);
 
 /* In the parent after fork: closes the write ends. No-op if inactive. */
