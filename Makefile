@@ -108,10 +108,17 @@ $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+# test_wstaint compiles mncd's wstaint.c in (it is not part of libmnc)
+$(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o
+$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh

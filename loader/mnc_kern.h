@@ -120,6 +120,10 @@ typedef struct mnc_selftest {
     mnc_selftest_case c[24];
     bool pass; /* every case passed and n > 0 */
     char error[480]; /* set when the test itself could not run */
+    /* cases the host could not run, each with why (e.g. no IPv6 loopback): reported, never
+     * counted as verified */
+    int n_not_run;
+    char not_run[4][96];
 } mnc_selftest;
 
 int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, char *err, size_t errlen);

@@ -23,6 +23,12 @@ fi
 
 tmp=$(mktemp -d /tmp/mnc-demo.XXXXXX)
 chmod 755 "$tmp" # agents run as their own uids: they must reach the sockets in here
+# what the agents run and read, where their uids can read it (the clone may sit under a 0700 home)
+mkdir -p "$tmp/bin"
+cp "$CTL" "$tmp/bin/mncctl"
+cp "$STATE_EXAMPLE" "$tmp/bin/state.json"
+chmod -R a+rX "$tmp/bin"
+ACTL=$tmp/bin/mncctl
 PIN=/sys/fs/bpf/mnc-demo-$$
 TREE=mnc-demo-$$
 SOCK=$tmp/mncd.sock
@@ -79,8 +85,8 @@ for _ in $(seq 1 50); do [ -S "$tmp/external.sock" ] && break; sleep 0.1; done
 say "worker (launched by mncctl run) discloses under contract schedule_meeting; its stdout (untainted) is relayed"
 mkdir -p "$tmp/ws-worker" "$tmp/ws-coord"
 # each agent runs as its own uid, reads only system dirs and what it is granted (--read)
-"$CTL" run --agent worker --workspace "$tmp/ws-worker" --read "$CTL" --read "$STATE_EXAMPLE" -- \
-    "$CTL" --json disclose --contract schedule_meeting --state "$STATE_EXAMPLE" >"$tmp/disclose.json"
+"$CTL" run --agent worker --workspace "$tmp/ws-worker" --read "$tmp/bin" -- \
+    "$ACTL" --json disclose --contract schedule_meeting --state "$tmp/bin/state.json" >"$tmp/disclose.json"
 python3 - "$tmp/disclose.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -94,7 +100,7 @@ OID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["object"][
 say "coordinator (launched by mncctl run) receives it, then tries every way out"
 cat >"$tmp/coord.sh" <<EOF
 set -u
-CTL=$CTL; OID=$OID; tmp=$tmp
+CTL=$ACTL; OID=$OID; tmp=$tmp
 $(declare -f show verdict)
 # The coordinator's stdout is relayed by the launcher and withheld once it is tainted (its
 # contract's phi has no stdout sink): the results table goes to its workspace instead.
@@ -141,7 +147,7 @@ while [ ! -e \$tmp/mncd.killed ]; do sleep 0.1; done
 show "after kill -9 mncd: direct connect() to external" "\$(direct_connect \$tmp/external.sock)"
 show "after kill -9 mncd: direct write to the log" "\$(direct_write /var/log/mnc/ops.log)"
 EOF
-"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" --read "$CTL" --read "$tmp/coord.sh" -- bash "$tmp/coord.sh" \
+"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" --read "$tmp/bin" --read "$tmp/coord.sh" -- bash "$tmp/coord.sh" \
     >"$tmp/coord.out" 2>"$tmp/coord.err" &
 CPID=$!
 for _ in $(seq 1 200); do [ -e "$tmp/ws-coord/coord.ready" ] && break; sleep 0.1; done

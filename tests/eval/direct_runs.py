@@ -108,6 +108,7 @@ class _Env:
         os.makedirs(self.peers_dir)
         os.chmod(self.peers_dir, 0o755)
         self.procs = []
+        self.n_launched = 0  # names each launch's own workspace
         self.peers = subprocess.Popen([sys.executable, PEERS, self.peers_dir])
         pj = os.path.join(self.peers_dir, "ports.json")
         end = time.time() + 10
@@ -161,12 +162,16 @@ class _Env:
         sock = self.d.sock if self.d else "-"
         cmd = [sys.executable, AGENT, PYLIB, sock]
         if self.mode == "kernel":
-            # under mncctl run the agent has its own uid and reads only system dirs and grants
-            cmd = [self.H.AGENT_PY] + cmd[1:]
-            ws = os.path.join(self.tmp, "ws_" + name)
+            # under mncctl run the agent has its own uid and reads only system dirs and grants:
+            # a system interpreter and the harness's staged copies of the agent and the client
+            cmd = [self.H.AGENT_PY, os.path.join(self.H.EVAL_DIR, os.path.basename(AGENT)), self.H.PYLIB, sock]
+            # one workspace per launch: each item is an independent scenario, and a workspace
+            # carries the taint of what an earlier instance received (docs/kernel.md, workspace taint)
+            self.n_launched += 1
+            ws = os.path.join(self.tmp, "ws_%s.%d" % (name, self.n_launched))
             os.makedirs(ws, exist_ok=True)
             p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin, "--stdio", "passthrough",
-                       "--workspace", ws, "--read", HERE, "--read", PYLIB, "--"] + cmd, err)
+                       "--workspace", ws] + self.H.AGENT_READ + ["--"] + cmd, err)
         elif self.mode == "off":
             pf = os.path.join(self.cg_base, name, "cgroup.procs")
 

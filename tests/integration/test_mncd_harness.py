@@ -20,9 +20,32 @@ MNCD = os.path.join(BUILD, "mncd")
 MNCCTL = os.path.join(BUILD, "mncctl")
 sys.path.insert(0, os.path.join(ROOT, "user", "python"))
 # Agents under `mncctl run` run as their own uid and read only the system directories plus what
-# they are granted (--read): a system interpreter, and read access to the client and test agents.
+# they are granted (--read): a system interpreter, and a staged copy of the client and the test
+# agents in a world-traversable directory (the clone itself may sit under a 0700 home). Tests
+# pass PYLIB / AGENTS_DIR to agents and AGENT_READ to `mncctl run`.
 AGENT_PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
-AGENT_READ = ["--read", os.path.join(ROOT, "user", "python"), "--read", os.path.join(ROOT, "tests", "integration", "agents")]
+
+
+def _stage_agent_files():
+    import atexit
+    d = tempfile.mkdtemp(prefix="mnc-agentfiles.")
+    os.chmod(d, 0o755)
+    for src, name in ((os.path.join(ROOT, "user", "python"), "python"),
+                      (os.path.join(ROOT, "tests", "integration", "agents"), "agents"),
+                      (os.path.join(ROOT, "tests", "eval"), "eval")):
+        shutil.copytree(src, os.path.join(d, name), ignore=shutil.ignore_patterns("__pycache__"))
+        for base, dirs, files in os.walk(os.path.join(d, name)):
+            for x in dirs + files:
+                os.chmod(os.path.join(base, x), 0o755)
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+STAGE = _stage_agent_files()
+PYLIB = os.path.join(STAGE, "python")
+AGENTS_DIR = os.path.join(STAGE, "agents")
+EVAL_DIR = os.path.join(STAGE, "eval")
+AGENT_READ = ["--read", STAGE]
 from mnc_client import Client  # noqa: E402,F401
 
 

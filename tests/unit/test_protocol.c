@@ -62,6 +62,10 @@ static void test_invalid(void **st)
         {"{\"verb\":\"whoami\",\"id\":[1]}", "\"id\" must be"},
         {"{\"verb\":\"mem.put\",\"key\":\"a\\nb\",\"object\":\"0123456789abcdef0123456789abcdef\"}",
          "a key"},
+        {"{\"verb\":\"workspace.clear\",\"path\":\"rel/dir\"}", "must be an absolute path"},
+        {"{\"verb\":\"workspace.clear\"}", "needs \"path\""},
+        {"{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/c\",\"tainted_dirs\":\"/x\"}",
+         "\"tainted_dirs\" must be an array"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         mnc_request r;
@@ -102,6 +106,17 @@ static void test_response(void **st)
     assert_string_equal(mnc_verb_name(MNC_V_MEM_GET), "mem.get");
     assert_int_equal(mnc_verb_from_name("audit"), MNC_V_AUDIT);
     assert_true(mnc_verb_is_admin(MNC_V_REVOKE));
+    assert_true(mnc_verb_is_admin(MNC_V_WORKSPACE_CLEAR));
+    assert_int_equal(mnc_verb_from_name("workspace.clear"), MNC_V_WORKSPACE_CLEAR);
+    mnc_request q;
+    char e[256];
+    assert_int_equal(parse("{\"verb\":\"workspace.clear\",\"path\":\"/srv/ws\"}", &q, e), 0);
+    assert_string_equal(q.path, "/srv/ws");
+    mnc_request_free(&q);
+    assert_int_equal(parse("{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/c\",\"workspaces\":[\"/w\"],"
+                           "\"tainted_dirs\":[\"/w/s\"]}", &q, e), 0);
+    assert_int_equal(cJSON_GetArraySize(q.tainted_dirs), 1);
+    mnc_request_free(&q);
     assert_false(mnc_verb_is_admin(MNC_V_SEND));
 }
 

@@ -772,7 +772,7 @@ static int principal_id(build *b, const char *name, bool *is_agent)
 
 static bool same_principal(const mnc_principal *a, const mnc_principal *b)
 {
-    if (a->cls != b->cls || a->role != b->role || strcmp(a->path, b->path) != 0 ||
+    if (a->cls != b->cls || a->role != b->role || a->server != b->server || strcmp(a->path, b->path) != 0 ||
         strcmp(a->address, b->address) != 0 || strcmp(a->stream, b->stream) != 0 || a->n_uids != b->n_uids ||
         a->n_workspace != b->n_workspace)
         return false;
@@ -837,7 +837,7 @@ static void parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", jtype(j));
         return;
     }
-    static const char *const allowed[] = {"name", "uids", "workspace", "role", NULL};
+    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server", NULL};
     static const char *const required[] = {"name", NULL};
     check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -899,6 +899,14 @@ static void parse_agent(build *b, fctx *c, const cJSON *j, int idx)
                 p.workspace[p.n_workspace++] = s;
             }
         }
+    }
+    const cJSON *sv = get(j, "server");
+    if (sv) {
+        pkey(&p2, path.s, "server");
+        if (cJSON_IsBool(sv))
+            p.server = cJSON_IsTrue(sv);
+        else
+            E(c, p2.s, "expected true or false, got %s", jtype(sv));
     }
     const cJSON *r = get(j, "role");
     if (r) {

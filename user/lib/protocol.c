@@ -20,6 +20,7 @@ static const char *const verb_names[MNC_V_COUNT] = {
     [MNC_V_AGENT_REGISTER] = "agent.register", [MNC_V_TAINT_RESET] = "taint.reset",
     [MNC_V_DISCLOSE_STATUS] = "disclose.status", [MNC_V_BROKER_NEXT] = "broker.next",
     [MNC_V_BROKER_REPLY] = "broker.reply",       [MNC_V_APPROVALS] = "approvals",
+    [MNC_V_WORKSPACE_CLEAR] = "workspace.clear",
     [MNC_V_QUARANTINE_PUT] = "quarantine.put",
 };
 
@@ -39,7 +40,7 @@ int mnc_verb_from_name(const char *name)
 bool mnc_verb_is_admin(mnc_verb v) { return v >= MNC_V_STATUS && v < MNC_V_COUNT; }
 
 /* Argument kinds. */
-enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID, K_B64 };
+enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID, K_PATH, K_B64 };
 
 typedef struct arg {
     const char *key;
@@ -75,7 +76,8 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
-                              A("workspaces", K_ARRAY, false, workspaces), A("stdio", K_NAME, false, stdio)},
+                              A("workspaces", K_ARRAY, false, workspaces),
+                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},
@@ -83,6 +85,7 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
                             A("receipt", K_OBJECT, false, receipt),
                             A("failure", K_NAME, false, failure)},
     [MNC_V_APPROVALS] = {A("max", K_INT, false, max)},
+    [MNC_V_WORKSPACE_CLEAR] = {A("path", K_PATH, true, path)},
     [MNC_V_QUARANTINE_PUT] = {A("agent", K_NAME, true, agent), A("stream", K_NAME, true, stream),
                               A("data", K_B64, true, data), A("lost", K_UID, false, lost)},
 };
@@ -191,6 +194,16 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
             return -1;
         }
         *(long long *)dst = (long long)d;
+        return 0;
+    }
+    case K_PATH: {
+        /* an absolute path that fits PATH_MAX (4096 with its NUL) */
+        size_t n = cJSON_IsString(v) ? strlen(v->valuestring) : 0;
+        if (!cJSON_IsString(v) || n < 1 || n > 4095 || v->valuestring[0] != '/') {
+            snprintf(err, errlen, "\"%s\" must be an absolute path (1..4095 bytes)", a->key);
+            return -1;
+        }
+        *(const char **)dst = v->valuestring;
         return 0;
     }
     case K_B64: {

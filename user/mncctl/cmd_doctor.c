@@ -48,6 +48,35 @@ static void warn_root_agents(mnc_kern *k)
     printf("agents:          %d running instance(s), %d as root, %d with stdio passthrough\n", n, roots, pass);
 }
 
+/* Whether other uids can read the agents' /proc entries (cmdline, stat): a covert channel the
+ * host closes with hidepid (docs/threat-model.md). mnc reports it; it does not remount /proc. */
+static void proc_visibility(void)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[1024];
+    const char *hp = NULL;
+    while (f && fgets(line, sizeof(line), f)) {
+        char mnt[256], fstype[64];
+        const char *sep = strstr(line, " - ");
+        if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, "/proc") != 0 || !sep ||
+            sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "proc") != 0)
+            continue;
+        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2") ? "hidepid=invisible"
+             : strstr(sep, "hidepid=noaccess") || strstr(sep, "hidepid=1") ? "hidepid=noaccess"
+                                                                            : "no hidepid";
+        break;
+    }
+    if (f)
+        fclose(f);
+    if (!hp)
+        printf("/proc:           not found in mountinfo\n");
+    else if (strcmp(hp, "hidepid=invisible") == 0)
+        printf("/proc:           %s (other uids cannot see agents' processes)\n", hp);
+    else
+        printf("/proc:           %s: other uids can read agents' cmdline/stat (a covert channel, "
+               "docs/threat-model.md); mount -o remount,hidepid=invisible /proc closes it\n", hp);
+}
+
 static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
 {
     (void)g;
@@ -125,11 +154,14 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
         printf("attached:        %d of %d links under %s, tree %s%s%s\n", s.n_links, s.n_links_expected,
                mnc_kern_root(k), mnc_kern_tree(k), s.missing[0] ? ", missing " : "", s.missing);
     warn_root_agents(k);
+    proc_visibility();
     mnc_selftest st;
     int rc = mnc_kern_selftest(k, &st);
     printf("self-test:       %s\n", rc == 0 ? "pass" : "FAIL");
     for (int i = 0; i < st.n; i++)
         printf("  %s %s\n", st.c[i].pass ? "pass" : "FAIL", st.c[i].name);
+    for (int i = 0; i < st.n_not_run; i++)
+        printf("  NOT RUN %s\n", st.not_run[i]);
     if (st.error[0])
         printf("  error: %s\n", st.error);
     ok = rc == 0 && s.n_links == s.n_links_expected && b > 0;

@@ -52,6 +52,7 @@
 #include "run_confine.h"
 #include "run_relay.h"
 #include "util.h"
+#include "workspace.h"
 
 #define MAX_WS MNC_MAX_WORKSPACE
 #define WALK_LIMIT 200000
@@ -98,6 +99,37 @@ static bool path_within(const char *inner, const char *outer)
     return strncmp(inner, outer, n) == 0 && (inner[n] == '/' || inner[n] == 0);
 }
 
+/* Every ancestor of path (a realpath) must let the agent's uid through: it runs without
+ * capabilities, so a 0700 parent (a home directory) would make the path unusable to it, and the
+ * agent would fail later with a less helpful EACCES. 0, or -1 after printing why. */
+static int check_reachable(const char *what, const char *path, uid_t uid)
+{
+    if (uid == 0)
+        return 0;
+    char anc[PATH_MAX];
+    snprintf(anc, sizeof(anc), "%s", path);
+    for (char *slash = strrchr(anc, '/'); slash; slash = strrchr(anc, '/')) {
+        *slash = 0;
+        const char *dir = anc[0] ? anc : "/";
+        struct stat st;
+        if (stat(dir, &st) != 0) {
+            mncctl_err("%s %s: stat %s: %s", what, path, dir, strerror(errno));
+            return -1;
+        }
+        bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
+                                                                                : (st.st_mode & S_IXOTH);
+        if (!pass) {
+            mncctl_err("%s %s is not reachable by the agent's uid %u: %s is mode %04o (give others search "
+                       "permission, e.g. chmod o+x %s, or put it elsewhere)", what, path, (unsigned)uid, dir,
+                       (unsigned)(st.st_mode & 07777), dir);
+            return -1;
+        }
+        if (!anc[0])
+            break;
+    }
+    return 0;
+}
+
 /* 0 if `ws` (a realpath) is acceptable for an agent running as uid; prints why not otherwise. */
 static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid_t uid)
 {
@@ -108,30 +140,8 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
                    "agent's: owned by its uid, mode 0700)", ws);
         return -1;
     }
-    /* every ancestor must let the agent's uid through (it runs without capabilities) */
-    if (uid != 0) {
-        char anc[PATH_MAX];
-        snprintf(anc, sizeof(anc), "%s", ws);
-        for (char *slash = strrchr(anc, '/'); slash; slash = strrchr(anc, '/')) {
-            *slash = 0;
-            const char *dir = anc[0] ? anc : "/";
-            struct stat st;
-            if (stat(dir, &st) != 0) {
-                mncctl_err("workspace %s: stat %s: %s", ws, dir, strerror(errno));
-                return -1;
-            }
-            bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
-                                                                                    : (st.st_mode & S_IXOTH);
-            if (!pass) {
-                mncctl_err("workspace %s is not reachable by the agent's uid %u: %s is mode %04o (give others "
-                           "search permission, e.g. chmod o+x %s)", ws, (unsigned)uid, dir,
-                           (unsigned)(st.st_mode & 07777), dir);
-                return -1;
-            }
-            if (!anc[0])
-                break;
-        }
-    }
+    if (check_reachable("workspace", ws, uid) != 0)
+        return -1;
     if (p) {
         for (int i = 0; i < p->n_principals; i++) {
             const mnc_principal *s = &p->principals[i];
@@ -181,11 +191,16 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     return 0;
 }
 
-/* The workspace becomes the agent's alone: its uid owns it, nobody else may enter (0700). Other
- * agents run as other uids; an outside process that is not root cannot open anything in it. */
+/* The workspace becomes the agent's alone: nobody else may enter. It stays OWNED BY ROOT, with
+ * the agent's group and mode 0770: the agent (its gid is its uid's number) reads, creates and
+ * removes in it, but only the owner may chmod a directory, so the agent cannot open its own
+ * workspace to the world (chmod 0755) and hand its files to any reader. What it creates inside
+ * is its own, but unreachable through the closed top directory. An --as-root agent gets
+ * root:root 0700, and seccomp denies it chmod (run_confine.c). Other agents run as other uids;
+ * an outside process that is not root cannot open anything in it. */
 static int give_workspace(const char *ws, uid_t uid)
 {
-    if (chown(ws, uid, uid) != 0 || chmod(ws, 0700) != 0) {
+    if (chown(ws, 0, uid) != 0 || chmod(ws, uid ? 0770 : 0700) != 0) {
         mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
         return -1;
     }
@@ -238,6 +253,17 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
     }
+    /* subdirectories an earlier instance used as its workspace and left tainted: mncd reads
+     * each record itself (docs/kernel.md, "Workspace taint"); an unreadable walk refuses */
+    cJSON *td = built ? cJSON_AddArrayToObject(req, "tainted_dirs") : NULL;
+    for (int i = 0; td && i < n_ws; i++)
+        if (mncctl_ws_tainted_dirs(ws[i], td) != 0) {
+            cJSON_Delete(req);
+            close(fd);
+            mncctl_err("run refused: cannot list the tainted directories of workspace %s", ws[i]);
+            return -1;
+        }
+    built = built && td;
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -254,6 +280,15 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
                        "policy/names map (%u): policies differ", agent, agent_id);
         else
             rc = 0;
+        const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
+        const cJSON *it;
+        cJSON_ArrayForEach(it, inh)
+        {
+            if (cJSON_IsString(it))
+                mncctl_err("note: agent \"%s\" starts tainted: its workspace %s carries the taint of an earlier "
+                           "instance (`mncctl workspace show`; an admin clears it with `mncctl workspace clear`)",
+                           agent, it->valuestring);
+        }
     }
     cJSON_Delete(req);
     cJSON_Delete(resp);
@@ -401,6 +436,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (n_ws == 0)
             for (int w = 0; w < pol->principals[id].n_workspace && n_ws < MAX_WS; w++)
                 ws_arg[n_ws++] = pol->principals[id].workspace[w];
+        server |= pol->principals[id].server; /* the policy declares it a server */
     } else if (mnc_kern_name_find(k, agent, &agent_id, NULL) != 0) {
         mncctl_err("run: unknown agent \"%s\": pass --policy FILE, or register it with `mncctl kern name ID %s agent`",
                    agent, agent);
@@ -434,6 +470,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             mncctl_err("run: --read %s: %s", read_arg[r], strerror(errno));
             goto out;
         }
+        if (check_reachable("--read", rd[r], uid) != 0)
+            goto out;
     }
     for (int w = 0; w < n_ws; w++)
         if (give_workspace(ws[w], uid) != 0)

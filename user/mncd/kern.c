@@ -30,7 +30,9 @@
 
 #include "mnc_kern.h"
 #include "mncd.h"
+#include "fdscan.h"
 #include "sockscan.h"
+#include "wstaint.h"
 
 #define MAX_WATCH 4096
 
@@ -55,9 +57,13 @@ typedef struct mncd_kern {
     int n_w;
     mnc_selftest st;
     uint64_t n_deny_events, n_holds, n_hold_failures, n_registered, n_exited, n_adopted;
+    uint64_t n_ws_holds, n_ws_inherited, n_ws_cleared; /* workspace taint (wstaint.h) */
     /* pre-taint connection sweeps (cgroup backend, sockscan.c) */
     uint64_t n_sweeps, n_sweep_failures, n_swept;
     mncd_sweep_stats last_sweep;
+    /* non-socket objects leading outside (fdscan.c) */
+    uint64_t n_fdscan_refusals;
+    mncd_fdscan_stats last_fdscan;
 } mncd_kern;
 
 static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
@@ -656,10 +662,13 @@ int mncd_kern_start(mncd *d)
     int pass = 0;
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;
-    char det[1024];
-    snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64 " agent cgroup(s) adopted",
-             kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup", mnc_kern_root(kk->k), kk->tree, pass, kk->st.n,
-             kk->n_adopted);
+    char det[1536];
+    int dl = snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64
+                      " agent cgroup(s) adopted", kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup",
+                      mnc_kern_root(kk->k), kk->tree, pass, kk->st.n, kk->n_adopted);
+    for (int i = 0; i < kk->st.n_not_run && dl > 0 && dl < (int)sizeof(det); i++)
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%s", i ? "; " : "; self-test NOT RUN: ",
+                       kk->st.not_run[i]);
     fprintf(stderr, "mncd: kernel layer: %s\n", det);
     kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
     return 0;
@@ -768,11 +777,37 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
 /* After the taint map update and before the object leaves mncd: connections the agent made
  * while its taint was looser are judged with the new taint; disallowed ones are shut. The
  * lsm backend re-checks every send in the kernel and needs none of this. Fails closed. */
+/* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
+ * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
+ * also holds. Nothing can take the fd back: the delivery is refused. */
+static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+{
+    mncd_kern *kk = d->kern;
+    mncd_fdscan_hit hit;
+    char err[400] = "", det[900];
+    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    if (r == 0)
+        return 0;
+    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+        snprintf(det, sizeof(det), "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
+                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
+                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+    else if (r > 0)
+        snprintf(det, sizeof(det), "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+                 "(passed in from outside?): writes there would leave the scope; fail closed",
+                 op, (int)hit.pid, hit.fd, hit.what);
+    else
+        snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
+    kaudit(d, "kernel.fdscan", pname(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
+           r > 0 ? hit.kind : "internal", det);
+    kk->n_fdscan_refusals++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
 static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {
     mncd_kern *kk = d->kern;
-    if (kk->backend != MNC_BACKEND_CGROUP)
-        return 0;
     mncd_sweep_cg cgs[64];
     int n = 0;
     for (int i = 0; i < kk->n_w; i++) {
@@ -792,10 +827,12 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
     if (r == 0 && n == 0)
         return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP) /* lsm: the kernel re-checks every send */
+        return fdscan(d, agent, o, op, cgs, n);
     sweep_ctx c = {d, agent, &o->id, op};
     if (r == 0 && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
-        return d->fatal ? -1 : 0;
+        return d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
     }
     if (r)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
@@ -805,6 +842,97 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     kk->n_sweep_failures++;
     kk->n_hold_failures++;
     return -1;
+}
+
+/* ---- workspace taint (wstaint.h) */
+
+/* The kernel's taint entry in the terms of a workspace record. */
+static void wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd_wtaint *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->tainted = k->tainted != 0;
+    memcpy(t->sinks.w, k->sinks, sizeof(t->sinks.w));
+    t->may_log = k->may_log;
+    t->may_memory = k->may_memory;
+    t->may_forward = k->may_forward;
+    t->may_external = k->may_external;
+    snprintf(t->agent, sizeof(t->agent), "%s", pname(d, agent) ? pname(d, agent) : "?");
+    t->time_ms = mncd_now_ms();
+}
+
+/* dir's record tightened by `now`, written back. An invalid record counts as the tightest
+ * taint there is (nothing reachable) and is replaced (*corrupt set: the caller audits it).
+ * 0 or -errno; *first: dir carried no taint before. */
+static int ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt)
+{
+    mncd_wtaint cur;
+    int r = mncd_ws_read(dir, d->policy, &cur);
+    *corrupt = r == -EBADMSG;
+    if (r == -ENODATA || r == -EBADMSG) {
+        memset(&cur, 0, sizeof(cur));
+        cur.tainted = r == -EBADMSG;
+    } else if (r) {
+        return r;
+    }
+    *first = !cur.tainted;
+    mncd_ws_merge(&cur, now);
+    return mncd_ws_write(dir, d->policy, &cur);
+}
+
+/* After the agent's taint entry was tightened for o: the agent's whole taint onto every
+ * workspace of every live instance of the agent, before o leaves mncd (the next instance on
+ * that workspace starts with it; see wstaint.h). A failed write refuses the delivery. */
+static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    bool any = false;
+    for (int i = 0; i < kk->n_w && !any; i++)
+        any = kk->w[i].agent == agent && kk->w[i].reg.n_ws > 0;
+    if (!any)
+        return 0; /* no live instance with a workspace (unregistered, or an older launcher) */
+    struct mnc_taint kt;
+    int r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt);
+    char det[PATH_MAX + 1200];
+    if (r) {
+        snprintf(det, sizeof(det), "%s refused: taint map read for the workspace taint failed (%s); fail closed", op,
+                 strerror(-r));
+        kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+        kk->n_hold_failures++;
+        return -1;
+    }
+    mncd_wtaint now;
+    wt_from_kernel(d, agent, &kt, &now);
+    mncd_ws_add_object(&now, &o->id);
+    for (int i = 0; i < kk->n_w; i++) {
+        if (kk->w[i].agent != agent)
+            continue;
+        for (int j = 0; j < kk->w[i].reg.n_ws; j++) {
+            const char *ws = kk->w[i].reg.ws[j];
+            bool first = false, corrupt = false;
+            r = ws_tighten_one(d, ws, &now, &first, &corrupt);
+            if (r) {
+                snprintf(det, sizeof(det), "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed",
+                         op, ws, strerror(-r));
+                kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+                kk->n_hold_failures++;
+                return -1;
+            }
+            if (corrupt) {
+                snprintf(det, sizeof(det), "workspace %.3000s: invalid taint record replaced by the tightest taint "
+                         "(no sinks, nothing external)", ws);
+                kaudit(d, "workspace.taint", NULL, pname(d, agent), &o->id, "error", "invalid", det);
+            }
+            if (first) {
+                char desc[1000];
+                mncd_ws_describe(&now, d->policy, desc, sizeof(desc));
+                snprintf(det, sizeof(det), "workspace %.3000s of cgroup %.400s now carries the agent's taint (%s)", ws,
+                         rel_path(kk, kk->w[i].path), desc);
+                kaudit(d, "workspace.taint", NULL, pname(d, agent), &o->id, "allow", "ok", det);
+            }
+        }
+    }
+    kk->n_ws_holds++;
+    return d->fatal ? -1 : 0;
 }
 
 /* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
@@ -839,6 +967,8 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         return -1;
     }
     kk->n_holds++;
+    if (ws_hold(d, agent, o, op) != 0)
+        return -1;
     return sweep(d, agent, o, op);
 }
 
@@ -856,6 +986,180 @@ void mncd_kern_ident(mncd *d, mncd_ident *id)
 }
 
 /* ---- admin verbs */
+
+/* A directory whose taint record a new registration inherits. */
+typedef struct ws_src {
+    char *dir;
+    mncd_wtaint t;
+} ws_src;
+
+typedef struct ws_inh {
+    mncd_wtaint t; /* the merge of every source */
+    ws_src *src;
+    int n_src;
+} ws_inh;
+
+static void ws_inh_free(ws_inh *h)
+{
+    for (int i = 0; i < h->n_src; i++)
+        free(h->src[i].dir);
+    free(h->src);
+    memset(h, 0, sizeof(*h));
+}
+
+/* Reads dir's record; a tainted one is merged into h. own: dir is a workspace itself (a
+ * filesystem without trusted xattrs is then refused: the taint could not be carried).
+ * NULL, or why the registration is refused. */
+static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *why, size_t n)
+{
+    for (int i = 0; i < h->n_src; i++)
+        if (strcmp(h->src[i].dir, dir) == 0)
+            return NULL; /* an ancestor of two workspaces */
+    mncd_wtaint t;
+    int r = mncd_ws_read(dir, d->policy, &t);
+    if (r == -ENOTSUP && own) {
+        snprintf(why, n,
+                 "workspace %.400s: its filesystem keeps no trusted.* extended attributes, so mncd cannot record "
+                 "a taint on it (issue 9: taint follows the data); use a workspace on ext4, xfs, btrfs or tmpfs",
+                 dir);
+        return why;
+    }
+    if (r == -ENODATA || r == -ENOTSUP || (r == 0 && !t.tainted))
+        return NULL; /* nothing recorded (a filesystem without xattrs can hold no record) */
+    if (r == -EBADMSG) {
+        snprintf(why, n, "the taint record (" MNCD_WS_XATTR ") of %.400s is not valid: inspect it with `mncctl workspace "
+                 "show` and clear it with `mncctl workspace clear` (admin)", dir);
+        return why;
+    }
+    if (r) {
+        snprintf(why, n, "cannot read the taint record of %.400s: %s", dir, strerror(-r));
+        return why;
+    }
+    ws_src *ns = realloc(h->src, (size_t)(h->n_src + 1) * sizeof(*ns));
+    char *dup = ns ? strdup(dir) : NULL;
+    if (ns)
+        h->src = ns;
+    if (!dup) {
+        snprintf(why, n, "out of memory");
+        return why;
+    }
+    h->src[h->n_src].dir = dup;
+    h->src[h->n_src].t = t;
+    h->n_src++;
+    mncd_ws_merge(&h->t, &t);
+    return NULL;
+}
+
+/* agent.register's workspace checks (wstaint.h): no workspace overlaps one of a live instance
+ * of another agent; the taint records of each workspace, each of its ancestors (a tainted
+ * parent covers its children) and each "tainted_dirs" entry (descendants the launcher found;
+ * mncd re-resolves each, requires it inside a workspace and reads the record itself) merged
+ * into h. NULL, or why the registration is refused. */
+static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJSON *tdirs, ws_inh *h, char *why,
+                              size_t n)
+{
+    mncd_kern *kk = d->kern;
+    memset(h, 0, sizeof(*h));
+    for (int i = 0; i < kk->n_w; i++) {
+        if (kk->w[i].agent == agent)
+            continue;
+        for (int a = 0; a < kk->w[i].reg.n_ws; a++)
+            for (int b = 0; b < reg->n_ws; b++)
+                if (mncd_ws_overlap(reg->ws[b], kk->w[i].reg.ws[a])) {
+                    snprintf(why, n,
+                             "workspace %.400s overlaps workspace %.400s of a live instance of agent %s (cgroup %.200s): "
+                             "two agents sharing a workspace would share data without sharing taint",
+                             reg->ws[b], kk->w[i].reg.ws[a], pname(d, kk->w[i].agent), rel_path(kk, kk->w[i].path));
+                    return why;
+                }
+    }
+    for (int b = 0; b < reg->n_ws; b++) {
+        if (ws_take(d, h, reg->ws[b], true, why, n))
+            return why;
+        char anc[PATH_MAX];
+        snprintf(anc, sizeof(anc), "%s", reg->ws[b]);
+        for (char *sl = strrchr(anc, '/'); sl; sl = strrchr(anc, '/')) {
+            if (sl == anc) {
+                if (anc[1] == 0)
+                    break;
+                anc[1] = 0; /* "/" itself */
+            } else {
+                *sl = 0;
+            }
+            if (ws_take(d, h, anc, false, why, n))
+                return why;
+        }
+    }
+    if (!tdirs)
+        return NULL;
+    if (cJSON_GetArraySize(tdirs) > MNCD_WS_MAX_TAINTED_DIRS) {
+        snprintf(why, n, "more than %d tainted_dirs", MNCD_WS_MAX_TAINTED_DIRS);
+        return why;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, tdirs)
+    {
+        char real[PATH_MAX];
+        if (!cJSON_IsString(it) || it->valuestring[0] != '/') {
+            snprintf(why, n, "each tainted_dirs entry must be an absolute path");
+            return why;
+        }
+        if (!realpath(it->valuestring, real)) {
+            snprintf(why, n, "tainted_dirs entry %.400s: %s (it changed during the registration: retry)", it->valuestring,
+                     strerror(errno));
+            return why;
+        }
+        int b = 0;
+        while (b < reg->n_ws && !mncd_ws_within(real, reg->ws[b]))
+            b++;
+        if (b == reg->n_ws) {
+            snprintf(why, n, "tainted_dirs entry %.400s (%.400s) is not inside a workspace", it->valuestring, real);
+            return why;
+        }
+        if (ws_take(d, h, real, false, why, n))
+            return why;
+    }
+    return NULL;
+}
+
+/* Before the registration takes effect: the inherited taint into the agent's taint entry, then
+ * the agent's (possibly already tainted) taint onto each of the new instance's workspaces, so
+ * that they carry it even if no object reaches this instance. 0, or -errno with why. */
+static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, char *why, size_t n)
+{
+    mncd_kern *kk = d->kern;
+    int r = 0;
+    if (h->t.tainted &&
+        (r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, h->t.sinks.w, h->t.may_log, h->t.may_memory,
+                                 h->t.may_forward, h->t.may_external, NULL)) != 0) {
+        snprintf(why, n, "taint map update with the inherited workspace taint failed: %s", strerror(-r));
+        return r;
+    }
+    if (reg->n_ws == 0)
+        return 0;
+    struct mnc_taint kt;
+    if ((r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt)) == -ENOENT)
+        return 0; /* no entry yet: untainted (the registration creates it) */
+    if (r) {
+        snprintf(why, n, "taint map read failed: %s", strerror(-r));
+        return r;
+    }
+    if (!kt.tainted)
+        return 0;
+    mncd_wtaint now;
+    wt_from_kernel(d, agent, &kt, &now);
+    for (int i = 0; i < h->t.n_obj; i++)
+        mncd_ws_add_object(&now, &h->t.obj[i]);
+    for (int b = 0; b < reg->n_ws; b++) {
+        bool first, corrupt; /* an invalid record was refused by ws_inherit moments ago */
+        if ((r = ws_tighten_one(d, reg->ws[b], &now, &first, &corrupt)) != 0) {
+            snprintf(why, n, "the agent's taint could not be recorded on workspace %.400s: %s", reg->ws[b], strerror(-r));
+            return r;
+        }
+    }
+    return 0;
+}
+
 
 static cJSON *v_register(mncd *d, const mnc_request *q)
 {
@@ -889,8 +1193,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     struct mnc_agent prev;
     if (!why && mnc_kern_lookup_cgroup(kk->k, cgid, &prev) == 0 && prev.agent_id != (uint32_t)agent)
         why = "the cgroup is registered to another agent";
-    char det[PATH_MAX + 200];
-    char whybuf[600];
+    char det[PATH_MAX + 3000];
+    char whybuf[1500];
     mncd_reg reg;
     memset(&reg, 0, sizeof(reg));
     if (!why && q->stdio && strcmp(q->stdio, "relay") != 0 && strcmp(q->stdio, "passthrough") != 0)
@@ -898,10 +1202,23 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     bool stdio_pass = q->stdio && strcmp(q->stdio, "passthrough") == 0; /* audited below, doctor warns */
     if (!why)
         why = reg_from_request(q, &reg, whybuf, sizeof(whybuf));
+    ws_inh inh;
+    memset(&inh, 0, sizeof(inh));
+    if (!why && (why = ws_inherit(d, agent, &reg, q->tainted_dirs, &inh, whybuf, sizeof(whybuf))) != NULL)
+        mncd_reg_free(&reg);
     if (why) {
+        ws_inh_free(&inh);
         snprintf(det, sizeof(det), "cgroup %.3000s: %s", q->cgroup, why);
         kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "deny", "invalid", det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "agent.register refused: %s", det);
+    }
+    /* the workspaces' taint first: the registration never takes effect without it */
+    if ((r = ws_apply(d, agent, &reg, &inh, whybuf, sizeof(whybuf))) != 0) {
+        mncd_reg_free(&reg);
+        ws_inh_free(&inh);
+        snprintf(det, sizeof(det), "cgroup %.3000s: registration refused: %s; fail closed", rel_path(kk, real), whybuf);
+        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
     }
     /* the facts go onto the cgroup first (a restarted mncd adopts them), then the taint entry
      * (untainted if new, kept if the agent is already tainted: a registered cgroup without one
@@ -914,6 +1231,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         if (r == -1)
             r = -ENOSPC;
         mncd_reg_free(&reg);
+        ws_inh_free(&inh);
         mnc_kern_unregister_cgroup(kk->k, cgid);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration failed: %s", rel_path(kk, real), strerror(-r));
         kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
@@ -933,14 +1251,26 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "; stdio passthrough (--stdio passthrough: the "
                        "agent's stdout/stderr are not governed by its taint)");
     kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
+    for (int i = 0; i < inh.n_src; i++) {
+        char desc[1000];
+        mncd_ws_describe(&inh.src[i].t, d->policy, desc, sizeof(desc));
+        snprintf(det, sizeof(det), "cgroup %.400s inherits workspace taint from %.3000s (%s)", rel_path(kk, real),
+                 inh.src[i].dir, desc);
+        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
+    }
     kk->n_registered++;
+    kk->n_ws_inherited += inh.n_src > 0;
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp) {
         cJSON_AddStringToObject(resp, "agent", pname(d, agent));
         cJSON_AddNumberToObject(resp, "agent_id", agent);
         cJSON_AddNumberToObject(resp, "cgroup_id", (double)cgid);
         cJSON_AddStringToObject(resp, "cgroup", rel_path(kk, real));
+        cJSON *from = cJSON_AddArrayToObject(resp, "inherits_taint_from");
+        for (int i = 0; from && i < inh.n_src; i++)
+            cJSON_AddItemToArray(from, cJSON_CreateString(inh.src[i].dir));
     }
+    ws_inh_free(&inh);
     return resp;
 }
 
@@ -977,6 +1307,66 @@ static cJSON *v_reset(mncd *d, const mnc_request *q)
     return resp;
 }
 
+/* workspace.clear {"path": DIR}: the admin removes DIR's taint record (wstaint.h). Refused
+ * while a live instance's workspace overlaps DIR (its agent may hold the taint right now, and
+ * the next hold would write it back anyway). Audited with the old value. */
+static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
+{
+    mncd_kern *kk = d->kern;
+    char real[PATH_MAX], det[PATH_MAX + 8400];
+    struct stat st;
+    const char *bad = !realpath(q->path, real) || stat(real, &st) != 0 ? strerror(errno)
+                      : !S_ISDIR(st.st_mode)                             ? "not a directory"
+                                                                         : NULL;
+    if (bad) {
+        snprintf(det, sizeof(det), "%.3000s: %s", q->path, bad);
+        kaudit(d, "workspace.clear", NULL, NULL, NULL, "deny", "invalid", det);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "workspace.clear refused: %s", det);
+    }
+    for (int i = 0; i < kk->n_w; i++)
+        for (int j = 0; j < kk->w[i].reg.n_ws; j++)
+            if (mncd_ws_overlap(real, kk->w[i].reg.ws[j])) {
+                snprintf(det, sizeof(det), "%.1500s: in use by a live instance of agent %s (cgroup %.400s, workspace %.1500s)",
+                         real, pname(d, kk->w[i].agent), rel_path(kk, kk->w[i].path), kk->w[i].reg.ws[j]);
+                kaudit(d, "workspace.clear", NULL, pname(d, kk->w[i].agent), NULL, "deny", "invalid", det);
+                return mnc_resp_deny(q->id, MNC_R_INVALID, "workspace.clear refused: %s", det);
+            }
+    char old[8192] = "";
+    ssize_t n = getxattr(real, MNCD_WS_XATTR, old, sizeof(old) - 1);
+    int r = n >= 0 || errno == ERANGE ? 0 : errno == EOPNOTSUPP ? -ENOTSUP : -errno;
+    if (r == 0) {
+        if (n < 0 || n >= (ssize_t)sizeof(old)) /* not one of ours (too long): removed unshown */
+            snprintf(old, sizeof(old), "a value longer than %zu bytes", sizeof(old) - 1);
+        else
+            old[n] = 0;
+        for (ssize_t i = 0; i < n; i++)
+            if ((unsigned char)old[i] < 0x20)
+                old[i] = '?'; /* an odd value still makes one printable detail */
+        r = removexattr(real, MNCD_WS_XATTR) == 0 ? 0 : -errno;
+    }
+    if (r == -ENODATA || r == -ENOTSUP) {
+        snprintf(det, sizeof(det), "%.3000s: no taint record%s", real, r == -ENOTSUP ? " (no xattr support)" : "");
+        kaudit(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
+    } else if (r) {
+        snprintf(det, sizeof(det), "%.3000s: removing the taint record failed: %s", real, strerror(-r));
+        kaudit(d, "workspace.clear", NULL, NULL, NULL, "error", "internal", det);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "workspace.clear: %s", det);
+    } else {
+        snprintf(det, sizeof(det), "%.3000s: taint record removed (was %.8191s)", real, old);
+        kaudit(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
+        kk->n_ws_cleared++;
+    }
+    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
+    if (resp) {
+        cJSON_AddStringToObject(resp, "path", real);
+        cJSON_AddBoolToObject(resp, "was_tainted", r == 0);
+        cJSON *prev = r == 0 ? cJSON_Parse(old) : NULL;
+        if (prev)
+            cJSON_AddItemToObject(resp, "previous", prev);
+    }
+    return resp;
+}
+
 void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     (void)w;
@@ -985,7 +1375,8 @@ void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
         return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
                               mnc_verb_name(q->verb));
     }
-    return q->verb == MNC_V_AGENT_REGISTER ? v_register(d, q) : v_reset(d, q);
+    return q->verb == MNC_V_AGENT_REGISTER ? v_register(d, q) : q->verb == MNC_V_WORKSPACE_CLEAR ? v_ws_clear(d, q)
+                                                                                                 : v_reset(d, q);
 }
 
 void mncd_kern_status(mncd *d, void *resp)
@@ -1009,6 +1400,9 @@ void mncd_kern_status(mncd *d, void *resp)
     char st[64];
     snprintf(st, sizeof(st), "%d/%d passed at start", pass, kk->st.n);
     cJSON_AddStringToObject(k, "selftest", st);
+    cJSON *nr = cJSON_AddArrayToObject(k, "selftest_not_run"); /* never reported as verified */
+    for (int i = 0; nr && i < kk->st.n_not_run; i++)
+        cJSON_AddItemToArray(nr, cJSON_CreateString(kk->st.not_run[i]));
     mnc_kern_status s;
     if (mnc_kern_status_get(kk->k, &s) == 0) {
         cJSON_AddNumberToObject(k, "links", s.n_links);
@@ -1026,9 +1420,20 @@ void mncd_kern_status(mncd *d, void *resp)
     cJSON_AddNumberToObject(k, "taint_holds", (double)kk->n_holds);
     cJSON_AddNumberToObject(k, "taint_hold_failures", (double)kk->n_hold_failures);
     cJSON_AddNumberToObject(k, "deny_events_audited", (double)kk->n_deny_events);
+    cJSON_AddNumberToObject(k, "workspace_holds", (double)kk->n_ws_holds);
+    cJSON_AddNumberToObject(k, "workspace_inherited", (double)kk->n_ws_inherited);
+    cJSON_AddNumberToObject(k, "workspace_cleared", (double)kk->n_ws_cleared);
     cJSON_AddNumberToObject(k, "sweeps", (double)kk->n_sweeps);
     cJSON_AddNumberToObject(k, "sweep_failures", (double)kk->n_sweep_failures);
     cJSON_AddNumberToObject(k, "swept_sockets", (double)kk->n_swept);
+    cJSON_AddNumberToObject(k, "fdscan_refusals", (double)kk->n_fdscan_refusals);
+    cJSON *lf = cJSON_AddObjectToObject(k, "last_fdscan");
+    if (lf) {
+        cJSON_AddNumberToObject(lf, "fds", kk->last_fdscan.fds);
+        cJSON_AddNumberToObject(lf, "shared", kk->last_fdscan.shared);
+        cJSON_AddNumberToObject(lf, "host_pids", kk->last_fdscan.host_pids);
+        cJSON_AddNumberToObject(lf, "total_us", (double)kk->last_fdscan.total_us);
+    }
     cJSON *ls = cJSON_AddObjectToObject(k, "last_sweep");
     if (ls) {
         cJSON_AddNumberToObject(ls, "pids", kk->last_sweep.pids);

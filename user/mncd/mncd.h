@@ -260,7 +260,8 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
 /* A caller inside the mnc cgroup tree that is not a registered agent is nobody (not admin,
  * not an agent by uid): fail closed. Called right after mncd_ident_resolve. */
 void mncd_kern_ident(mncd *d, mncd_ident *id);
-/* agent.register / taint.reset (admin checked by the caller). Returns a response (cJSON *). */
+/* agent.register / taint.reset / workspace.clear (admin checked by the caller). Returns a
+ * response (cJSON *). */
 void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds the "kernel" object (mode, backend, counters...) to a status response (cJSON *). */
 void mncd_kern_status(mncd *d, void *resp);

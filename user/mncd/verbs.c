@@ -126,8 +126,8 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
 static cJSON *hand_over(mncd *d, const mnc_request *q, int reader, mnc_disclosure *o, const char *op)
 {
     if (mncd_kern_hold(d, reader, o, op) != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused: the kernel taint could not be "
-                              "updated (fail closed)", op);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused before delivery by the kernel layer "
+                              "(taint update, sweep or fd scan: see the audit log; fail closed)", op);
     if (deliver(d, o, reader) != 0)
         return oom(q);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -437,7 +437,8 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddStringToObject(x, "object", hex);
             cJSON_AddStringToObject(x, "decision", "error");
             cJSON_AddStringToObject(x, "reason", mnc_reason_name(MNC_R_INTERNAL));
-            cJSON_AddStringToObject(x, "error", "kernel taint update failed; kept queued");
+            cJSON_AddStringToObject(x, "error", "refused before delivery by the kernel layer (taint update, "
+                                                "sweep or fd scan: see the audit log); kept queued");
             cJSON_AddItemToArray(denied, x);
             break;
         }
@@ -714,6 +715,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     case MNC_V_AGENT_REGISTER:
     case MNC_V_TAINT_RESET:
+    case MNC_V_WORKSPACE_CLEAR:
         return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
     case MNC_V_QUARANTINE_PUT:
         return mncd_quarantine_put(d, w, q); /* withheld agent output (quarantine.c) */

@@ -47,6 +47,7 @@ typedef struct mnc_principal {
     int n_uids;
     char *workspace[MNC_MAX_WORKSPACE]; /* writable paths (Landlock); heap strings */
     int n_workspace;
+    bool server; /* may listen() under `mncctl run` (mncd's sweep shuts its UNIX listeners when tainted) */
 } mnc_principal;
 
 typedef struct mnc_field {

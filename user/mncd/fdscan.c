@@ -1,0 +1,465 @@
+/* fdscan.c - the agent's non-socket objects that lead outside (contract in fdscan.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdscan.h"
+
+#define MAX_AGENT_PIDS 65536
+
+typedef struct obj {
+    dev_t dev;
+    ino_t ino;
+    pid_t pid; /* an agent process holding it, and its fd (-1: mapping) */
+    int fd;
+    char what[200];
+} obj;
+
+typedef struct scan {
+    pid_t *pids; /* the agent's processes, sorted */
+    int npids, cpids;
+    obj *o;      /* objects to look for outside */
+    int no, co;
+    const mncd_sweep_cg *cgs; /* for the workspaces */
+    int ncg;
+    mncd_fdscan_hit *hit;
+    mncd_fdscan_stats *st;
+    char *err;
+    size_t errlen;
+} scan;
+
+static long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool is_agent(const scan *s, pid_t p)
+{
+    return s->npids && bsearch(&p, s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
+}
+
+static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what)
+{
+    for (int i = 0; i < s->no; i++)
+        if (s->o[i].dev == dev && s->o[i].ino == ino)
+            return 0;
+    if (s->no == s->co) {
+        int c = s->co ? s->co * 2 : 32;
+        obj *t = realloc(s->o, (size_t)c * sizeof(*t));
+        if (!t)
+            return -ENOMEM;
+        s->o = t;
+        s->co = c;
+    }
+    obj *o = &s->o[s->no++];
+    o->dev = dev;
+    o->ino = ino;
+    o->pid = pid;
+    o->fd = fd;
+    snprintf(o->what, sizeof(o->what), "%.199s", what);
+    return 0;
+}
+
+static const obj *find_obj(const scan *s, dev_t dev, ino_t ino)
+{
+    for (int i = 0; i < s->no; i++)
+        if (s->o[i].dev == dev && s->o[i].ino == ino)
+            return &s->o[i];
+    return NULL;
+}
+
+static int read_pids(scan *s, const mncd_sweep_cg *cgs, int ncg)
+{
+    for (int i = 0; i < ncg; i++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof(p), "%s/cgroup.procs", cgs[i].path);
+        FILE *f = fopen(p, "re");
+        if (!f) {
+            if (errno == ENOENT)
+                continue; /* the instance is gone */
+            snprintf(s->err, s->errlen, "read %s: %s", p, strerror(errno));
+            return -1;
+        }
+        long v;
+        while (fscanf(f, "%ld", &v) == 1) {
+            if (v <= 0 || v > INT_MAX)
+                continue;
+            if (s->npids >= MAX_AGENT_PIDS) {
+                fclose(f);
+                snprintf(s->err, s->errlen, "too many processes in the agent's cgroups");
+                return -1;
+            }
+            if (s->npids == s->cpids) {
+                int c = s->cpids ? s->cpids * 2 : 64;
+                pid_t *t = realloc(s->pids, (size_t)c * sizeof(*t));
+                if (!t) {
+                    fclose(f);
+                    snprintf(s->err, s->errlen, "out of memory");
+                    return -1;
+                }
+                s->pids = t;
+                s->cpids = c;
+            }
+            s->pids[s->npids++] = (pid_t)v;
+        }
+        fclose(f);
+    }
+    if (s->npids)
+        qsort(s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
+    return 0;
+}
+
+/* "flags:\t0100002" from /proc/PID/fdinfo/FD -> the open flags, or -1 */
+static long fd_flags(pid_t pid, const char *fd)
+{
+    char p[400], line[128];
+    snprintf(p, sizeof(p), "/proc/%d/fdinfo/%.300s", (int)pid, fd);
+    FILE *f = fopen(p, "re");
+    long v = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "flags:", 6) == 0) {
+            v = strtol(line + 6, NULL, 8);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0 || path[n] == ' ');
+}
+
+static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
+{
+    for (int i = 0; i < cg->n_ws; i++)
+        if (under(path, cg->ws[i]))
+            return true;
+    return false;
+}
+
+/* An object that lives in memory, not in a directory anyone can open: whoever holds it shares
+ * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.) */
+static bool in_memory(const char *link, const struct stat *st)
+{
+    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 ||
+           strncmp(link, "/memfd:", 7) == 0 || S_ISFIFO(st->st_mode);
+}
+
+/* The parent of an agent process that is not itself in the agent: the launcher. */
+static pid_t launcher_of(const scan *s, pid_t pid)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *rp = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    int ppid;
+    if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return is_agent(s, ppid) ? -1 : ppid;
+}
+
+static bool same_as_launcher_fd(const scan *s, pid_t pid, int fd, const struct stat *st)
+{
+    pid_t l = launcher_of(s, pid);
+    if (l <= 0)
+        return false;
+    char p[64];
+    struct stat ls;
+    snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)l, fd);
+    return stat(p, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
+}
+
+static bool dev_allowed(const char *link)
+{
+    return strcmp(link, "/dev/null") == 0 || strcmp(link, "/dev/zero") == 0 || strcmp(link, "/dev/full") == 0;
+}
+
+static bool root_terminal(const struct stat *st)
+{
+    unsigned maj = major(st->st_rdev);
+    /* 4: tty/console, 5: /dev/tty, ptmx, 136-143: /dev/pts: the operator's if root owns it */
+    return S_ISCHR(st->st_mode) && st->st_uid == 0 && (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143));
+}
+
+static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
+{
+    char dp[64];
+    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dp);
+    if (!d)
+        return errno == ENOENT || errno == ESRCH ? 0 : -errno;
+    int dfd = dirfd(d), rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char link[PATH_MAX];
+        ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+        if (n < 0)
+            continue;
+        link[n] = 0;
+        if (strncmp(link, "socket:", 7) == 0)
+            continue; /* the socket sweep's */
+        struct stat st;
+        if (fstatat(dfd, e->d_name, &st, 0) != 0)
+            continue; /* closed meanwhile */
+        s->st->fds++;
+        int fd = atoi(e->d_name);
+        if (in_memory(link, &st)) {
+            rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
+            continue;
+        }
+        long fl = fd_flags(pid, e->d_name);
+        bool writable = fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
+        if (!writable || S_ISDIR(st.st_mode))
+            continue;
+        if (in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
+            rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
+            continue;
+        }
+        if (dev_allowed(link) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
+            continue;
+        s->hit->kind = "foreign_file";
+        s->hit->pid = pid;
+        s->hit->fd = fd;
+        snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", link);
+        rc = 1;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Shared writable mappings (a memfd mapped, then its fd closed) of an agent process. */
+static int agent_maps(scan *s, pid_t pid)
+{
+    char p[64], line[PATH_MAX + 128];
+    snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char perms[8];
+        unsigned maj, min;
+        unsigned long long ino;
+        int off = 0;
+        if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &maj, &min, &ino, &off) < 4 || ino == 0 ||
+            perms[3] != 's' || perms[1] != 'w')
+            continue;
+        char *nl = strchr(line + off, '\n');
+        if (nl)
+            *nl = 0;
+        rc = add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, line + off);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Uid line of /proc/PID/status: true if every one of real, effective, saved and fs is 0. */
+static bool is_root(pid_t pid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "re");
+    bool root = false;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Uid:", 4) == 0) {
+            unsigned a, b, c, d;
+            root = sscanf(line + 4, "%u %u %u %u", &a, &b, &c, &d) == 4 && !a && !b && !c && !d;
+            break;
+        }
+    if (f)
+        fclose(f);
+    return root;
+}
+
+static uid_t uid_of(pid_t pid)
+{
+    char p[64];
+    struct stat st;
+    snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+    return stat(p, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+/* A path inside any of the agent's workspaces (an outsider holding it reads what the agent
+ * writes there, whether or not the agent holds it right now). */
+static const char *in_any_workspace(const scan *s, const char *path)
+{
+    for (int c = 0; c < s->ncg; c++)
+        for (int i = 0; i < s->cgs[c].n_ws; i++)
+            if (under(path, s->cgs[c].ws[i]))
+                return s->cgs[c].ws[i];
+    return NULL;
+}
+
+static int found_path(scan *s, const char *path, pid_t holder, int fd)
+{
+    s->hit->kind = "held_outside";
+    s->hit->pid = -1;
+    s->hit->fd = fd;
+    snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", path);
+    s->hit->holder = holder;
+    s->hit->holder_uid = uid_of(holder);
+    return 1;
+}
+
+static int found(scan *s, const obj *o, pid_t holder)
+{
+    s->hit->kind = "held_outside";
+    s->hit->pid = o->pid;
+    s->hit->fd = o->fd;
+    snprintf(s->hit->what, sizeof(s->hit->what), "%s", o->what);
+    s->hit->holder = holder;
+    s->hit->holder_uid = uid_of(holder);
+    return 1;
+}
+
+/* Does process pid (outside the agent, not root) hold one of the objects? */
+static int outsider(scan *s, pid_t pid)
+{
+    char dp[64];
+    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dp);
+    if (d) {
+        int dfd = dirfd(d);
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.')
+                continue;
+            char link[PATH_MAX];
+            ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+            if (ln > 0) {
+                link[ln] = 0;
+                if (link[0] == '/' && in_any_workspace(s, link)) {
+                    closedir(d);
+                    return found_path(s, link, pid, atoi(e->d_name));
+                }
+            }
+            struct stat st;
+            if (fstatat(dfd, e->d_name, &st, 0) != 0)
+                continue;
+            const obj *o = find_obj(s, st.st_dev, st.st_ino);
+            if (o) {
+                closedir(d);
+                return found(s, o, pid);
+            }
+        }
+        closedir(d);
+    }
+    char p[64], line[PATH_MAX + 128];
+    snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(p, "re");
+    int rc = 0;
+    while (f && rc == 0 && fgets(line, sizeof(line), f)) {
+        unsigned maj, min;
+        unsigned long long ino;
+        int off = 0;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &off) < 3 || ino == 0)
+            continue;
+        char *nl = strchr(line + off, '\n');
+        if (nl)
+            *nl = 0;
+        const obj *o = find_obj(s, makedev(maj, min), (ino_t)ino);
+        if (o)
+            rc = found(s, o, pid);
+        else if (off > 0 && line[off] == '/' && in_any_workspace(s, line + off))
+            rc = found_path(s, line + off, pid, -1);
+    }
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+static int host_scan(scan *s)
+{
+    DIR *d = opendir("/proc");
+    if (!d) {
+        snprintf(s->err, s->errlen, "open /proc: %s", strerror(errno));
+        return -1;
+    }
+    pid_t self = getpid();
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        pid_t p = (pid_t)atoi(e->d_name);
+        if (p == self || is_agent(s, p) || is_root(p))
+            continue; /* the agent itself; root outside the agents is trusted */
+        s->st->host_pids++;
+        rc = outsider(s, p);
+    }
+    closedir(d);
+    return rc;
+}
+
+int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err,
+                size_t errlen)
+{
+    mncd_fdscan_stats dummy;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof(*st));
+    memset(hit, 0, sizeof(*hit));
+    hit->holder = -1;
+    long t0 = now_us();
+    scan s = {.cgs = cgs, .ncg = ncg, .hit = hit, .st = st, .err = err, .errlen = errlen};
+    int rc = read_pids(&s, cgs, ncg);
+    /* one pass per cgroup's processes, so each fd is judged against its instance's workspaces */
+    for (int c = 0; rc == 0 && c < ncg; c++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof(p), "%s/cgroup.procs", cgs[c].path);
+        FILE *f = fopen(p, "re");
+        if (!f)
+            continue;
+        long v;
+        while (rc == 0 && fscanf(f, "%ld", &v) == 1) {
+            if (v <= 0 || v > INT_MAX)
+                continue;
+            rc = agent_fds(&s, (pid_t)v, &cgs[c]);
+            if (rc == 0)
+                rc = agent_maps(&s, (pid_t)v);
+            if (rc < 0) {
+                snprintf(err, errlen, "list the fds of pid %ld: %s", v, strerror(-rc));
+                rc = -1;
+            }
+        }
+        fclose(f);
+    }
+    st->shared = s.no;
+    bool any_ws = false;
+    for (int c = 0; c < ncg; c++)
+        any_ws |= cgs[c].n_ws > 0;
+    if (rc == 0 && (s.no > 0 || any_ws))
+        rc = host_scan(&s);
+    free(s.pids);
+    free(s.o);
+    st->total_us = now_us() - t0;
+    return rc;
+}

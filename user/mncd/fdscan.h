@@ -1,0 +1,48 @@
+/* fdscan.h - the agent's non-socket objects that lead outside, judged before each delivery.
+ *
+ * Why: before it is tainted an agent may talk to anyone, so it can obtain an fd that leads out
+ * (an outsider passes it a file it can write, over SCM_RIGHTS) or hand one of its own in-memory
+ * objects to an outsider (a pipe end, a memfd, an eventfd). After the taint, what it writes
+ * there reaches the outsider without any syscall the kernel layer judges: write(2) on a held fd.
+ * mncd cannot take an fd away from another process, so when either is found the delivery is
+ * REFUSED (fail closed, audited with what and who):
+ *   - foreign_file: a writable fd on a file, FIFO or device outside the agent's workspaces that
+ *     is not /dev/null|zero|full, a terminal owned by root (the operator's console), or the
+ *     launcher's own stdout/stderr inherited on fd 1/2 (docs/kernel.md, stdio);
+ *   - held_outside: a pipe, FIFO, memfd or anonymous-inode object the agent holds, or any file
+ *     inside the agent's workspaces (held by the agent or not: it can reopen it), that a non-root
+ *     process outside the agent's cgroups also holds (an fd or a mapping). Root outside the
+ *     agents is trusted (docs/threat-model.md).
+ * Sockets are the socket sweep's (sockscan.h). The host scan reads /proc/<pid>/{fd,maps,status}
+ * of every non-root process when the agent has a workspace or holds such an object. */
+#ifndef MNCD_FDSCAN_H
+#define MNCD_FDSCAN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sockscan.h"
+
+typedef struct mncd_fdscan_hit {
+    const char *kind; /* "foreign_file" | "held_outside" */
+    pid_t pid;        /* agent process and fd (-1: a mapping) */
+    int fd;
+    char what[300];   /* path as the kernel names it ("pipe:[123]", "/memfd:x (deleted)", a path) */
+    pid_t holder;     /* held_outside: the outside process and its uid */
+    uid_t holder_uid;
+} mncd_fdscan_hit;
+
+typedef struct mncd_fdscan_stats {
+    int fds;        /* non-socket fds of the agent judged */
+    int shared;     /* objects looked for outside */
+    int host_pids;  /* processes scanned outside the agent (0: no host scan needed) */
+    long total_us;
+} mncd_fdscan_stats;
+
+/* Scans the processes in cgs[0..ncg) (one agent's registered cgroups). Returns 0 when nothing
+ * leads outside, 1 with the first finding in *hit, -1 with a reason in err if the scan itself
+ * failed (the caller refuses the delivery in both non-zero cases). Needs root. */
+int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err,
+                size_t errlen);
+
+#endif
