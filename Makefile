@@ -80,9 +80,15 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # ---- C objects (every object waits for the skeletons so loader code can include them)
-$(BUILD)/obj/%.o: %.c $(HEADERS) | $(SKELS)
+# -MMD -MP: each object depends on exactly the headers it includes (build/obj/**/*.d)
+# (an object without its .d - built before this rule - is rebuilt once to get one)
+$(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.d: ;
+.PRECIOUS: $(BUILD)/obj/%.d
+
+-include $(LIB_OBJ:.o=.d) $(LOADER_OBJ:.o=.d) $(CTL_OBJ:.o=.d) $(MNCD_OBJ:.o=.d)
 
 # The loader embeds the BPF objects through the skeletons: a changed program must rebuild it.
 $(LOADER_OBJ): $(SKELS)
@@ -110,6 +116,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 # test_wstaint compiles mncd's wstaint.c in (it is not part of libmnc)
 $(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
+
+# test_inflight drives mncd's SCM_RIGHTS peek/drain on real sockets: it links mncd's inflight.o
+$(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(BUILD)/obj/user/mncd/inflight.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/inflight.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)

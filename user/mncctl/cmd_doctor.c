@@ -138,7 +138,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",
-               "UNIX listeners made after the taint, sockets in flight in SCM_RIGHTS, and (--kernel-only, "
+               "UNIX listeners made after the taint, sockets in flight between processes outside the agent "
+               "during the sweep, files passed in, and (--kernel-only, "
                "no mncd sweep) UNIX connections made before the taint (needs the lsm backend: unix_may_send, "
                "socket_sendmsg); see docs/kernel.md");
 

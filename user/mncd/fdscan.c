@@ -167,8 +167,7 @@ static bool in_memory(const char *link, const struct stat *st)
            strncmp(link, "/memfd:", 7) == 0 || S_ISFIFO(st->st_mode);
 }
 
-/* The parent of an agent process that is not itself in the agent: the launcher. */
-static pid_t launcher_of(const scan *s, pid_t pid)
+static pid_t parent_of(pid_t pid)
 {
     char p[64], buf[512];
     snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
@@ -184,7 +183,22 @@ static pid_t launcher_of(const scan *s, pid_t pid)
     int ppid;
     if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
         return -1;
-    return is_agent(s, ppid) ? -1 : ppid;
+    return ppid;
+}
+
+/* The first ancestor of an agent process that is not in the agent: the launcher (a process
+ * the agent forked inherits the same stdio). -1 if there is none (reparented to init). */
+static pid_t launcher_of(const scan *s, pid_t pid)
+{
+    for (int depth = 0; depth < 64 && pid > 1; depth++) {
+        pid_t pp = parent_of(pid);
+        if (pp <= 1)
+            return -1;
+        if (!is_agent(s, pp))
+            return pp;
+        pid = pp;
+    }
+    return -1;
 }
 
 static bool same_as_launcher_fd(const scan *s, pid_t pid, int fd, const struct stat *st)

@@ -28,6 +28,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "llaudit.h"
 #include "mnc_kern.h"
 #include "mncd.h"
 #include "fdscan.h"
@@ -64,6 +65,7 @@ typedef struct mncd_kern {
     /* non-socket objects leading outside (fdscan.c) */
     uint64_t n_fdscan_refusals;
     mncd_fdscan_stats last_fdscan;
+    struct mncd_llaudit *ll; /* Landlock denials -> audit records (llaudit.c) */
 } mncd_kern;
 
 static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
@@ -671,7 +673,8 @@ int mncd_kern_start(mncd *d)
                        kk->st.not_run[i]);
     fprintf(stderr, "mncd: kernel layer: %s\n", det);
     kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
-    return 0;
+    kk->ll = mncd_llaudit_start(d); /* on, or off with the reason in status; never fatal */
+    return d->fatal ? -1 : 0;
 }
 
 void mncd_kern_stop(mncd *d)
@@ -683,6 +686,7 @@ void mncd_kern_stop(mncd *d)
         close(kk->ino_fd);
     if (kk->timer_fd >= 0)
         close(kk->timer_fd);
+    mncd_llaudit_stop(kk->ll);
     mnc_kern_close(kk->k); /* also the ring buffer fd */
     for (int i = 0; i < kk->n_w; i++)
         mncd_reg_free(&kk->w[i].reg);
@@ -698,7 +702,7 @@ int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS])
     fds[0] = d->kern->ev_fd;
     fds[1] = d->kern->ino_fd;
     fds[2] = d->kern->timer_fd;
-    return 3;
+    return 3 + mncd_llaudit_fds(d->kern->ll, fds + 3);
 }
 
 static int on_event(const struct mnc_event *ev, void *ctx)
@@ -725,7 +729,7 @@ static int on_event(const struct mnc_event *ev, void *ctx)
 void mncd_kern_ready(mncd *d, int fd)
 {
     mncd_kern *kk = d->kern;
-    if (!kk)
+    if (!kk || mncd_llaudit_ready(d, kk->ll, fd))
         return;
     if (fd == kk->ev_fd) {
         int r = mnc_kern_poll_events(kk->k, 0, on_event, d);
@@ -758,17 +762,23 @@ typedef struct sweep_ctx {
 static int sweep_audit(void *arg, const mncd_sweep_act *a)
 {
     sweep_ctx *c = arg;
-    char who[64], det[512];
+    char who[64], det[768];
     if (a->pid && a->fd >= 0)
         snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
     else if (a->pid)
         snprintf(who, sizeof(who), "pid %d", (int)a->pid);
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
-    snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s", c->op, a->kind, a->ino, who,
-             a->peer, a->action, a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who, a->ino,
+                 a->why ? a->why : "");
+    else
+        snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind, a->ino,
+                 who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                 a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    bool failed = a->err && !a->refuse;
     kaudit(c->d, "kernel.sweep", pname(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : pname(c->d, (long)a->dst_id),
-           c->obj, a->err ? "error" : "deny", a->err ? "internal" : mnc_kreason_name(a->reason), det);
+           c->obj, failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
     if (!a->err)
         c->d->kern->n_swept++;
     return c->d->fatal;
@@ -983,6 +993,21 @@ void mncd_kern_ident(mncd *d, mncd_ident *id)
         id->via = MNCD_VIA_NONE;
         id->admin = false;
     }
+}
+
+int mncd_kern_agent_of(mncd *d, const char *cg)
+{
+    mncd_kern *kk = d->kern;
+    size_t n = kk ? strlen(kk->tree_rel) : 0;
+    if (!kk || strncmp(cg, kk->tree_rel, n) != 0 || (cg[n] != '/' && cg[n] != 0))
+        return -2;
+    for (int i = 0; i < kk->n_w; i++) {
+        const char *r = rel_path(kk, kk->w[i].path);
+        size_t rl = strlen(r);
+        if (strncmp(cg, r, rl) == 0 && (cg[rl] == '/' || cg[rl] == 0))
+            return kk->w[i].agent; /* the agent's cgroup or one below it */
+    }
+    return -1;
 }
 
 /* ---- admin verbs */
@@ -1389,6 +1414,7 @@ void mncd_kern_status(mncd *d, void *resp)
     if (!kk) {
         cJSON_AddStringToObject(k, "backend", "none");
         cJSON_AddStringToObject(k, "note", "userspace monitor only: agents are not confined by the kernel");
+        mncd_llaudit_status(NULL, "kernel layer off", k);
         return;
     }
     cJSON_AddStringToObject(k, "backend", kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup");
@@ -1420,6 +1446,7 @@ void mncd_kern_status(mncd *d, void *resp)
     cJSON_AddNumberToObject(k, "taint_holds", (double)kk->n_holds);
     cJSON_AddNumberToObject(k, "taint_hold_failures", (double)kk->n_hold_failures);
     cJSON_AddNumberToObject(k, "deny_events_audited", (double)kk->n_deny_events);
+    mncd_llaudit_status(kk->ll, kk->ll ? "" : "out of memory at start", k);
     cJSON_AddNumberToObject(k, "workspace_holds", (double)kk->n_ws_holds);
     cJSON_AddNumberToObject(k, "workspace_inherited", (double)kk->n_ws_inherited);
     cJSON_AddNumberToObject(k, "workspace_cleared", (double)kk->n_ws_cleared);
@@ -1441,6 +1468,11 @@ void mncd_kern_status(mncd *d, void *resp)
         cJSON_AddNumberToObject(ls, "kept", kk->last_sweep.kept);
         cJSON_AddNumberToObject(ls, "acted", kk->last_sweep.acted);
         cJSON_AddNumberToObject(ls, "tcp_destroy_unsupported", kk->last_sweep.tcp_destroy_unsupported);
+        cJSON_AddNumberToObject(ls, "foreign", kk->last_sweep.foreign);
+        cJSON_AddNumberToObject(ls, "inflight_fds", kk->last_sweep.inflight_fds);
+        cJSON_AddNumberToObject(ls, "host_pids", kk->last_sweep.host_pids);
+        cJSON_AddNumberToObject(ls, "host_fds", kk->last_sweep.host_fds);
+        cJSON_AddNumberToObject(ls, "hostscan_us", (double)kk->last_sweep.hostscan_us);
         cJSON_AddNumberToObject(ls, "freeze_us", (double)kk->last_sweep.freeze_us);
         cJSON_AddNumberToObject(ls, "total_us", (double)kk->last_sweep.total_us);
     }

@@ -237,7 +237,7 @@ typedef enum mncd_kmode {
     MNCD_KERN_CGROUP,
     MNCD_KERN_LSM,
 } mncd_kmode;
-#define MNCD_KERN_MAX_FDS 3
+#define MNCD_KERN_MAX_FDS 5 /* 3 + MNCD_LLAUDIT_MAX_FDS (llaudit.h) */
 
 /* Config/flag values. key: "kernel" (off|auto|cgroup|lsm), "pin_root", "cgroup_tree".
  * Returns 0, 1 if key is not a kernel key, -1 after printing a clear message. */
@@ -249,7 +249,8 @@ int mncd_kern_option(mncd_config *c, const char *key, const char *val, const cha
  * a requested enforcement mode that is unavailable is never replaced by monitor-only). */
 int mncd_kern_start(mncd *d);
 void mncd_kern_stop(mncd *d); /* closes fds; enforcement stays pinned */
-/* fds for the event loop (EPOLLIN): deny events, cgroup watches, a 1 s timer. Returns how many
+/* fds for the event loop (EPOLLIN): deny events, cgroup watches, a 1 s timer, and the Landlock
+ * audit listener and its timer (llaudit.h; none when that is off). Returns how many
  * were written to fds (0 when off). mncd_kern_ready handles one of them being readable. */
 int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS]);
 void mncd_kern_ready(mncd *d, int fd);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -11,6 +12,7 @@
 #include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,12 +25,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostscan.h"
+#include "inflight.h"
+#include "sockdiag.h"
 #include "sockscan.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 #define FREEZE_TIMEOUT_MS 2000
 #define MAX_PIDS 65536
-#define UNIX_LISTEN 10 /* TCP_LISTEN: unix sockets reuse the TCP state numbers */
-#define UNIX_ESTABLISHED 1
 
 /* ---- small helpers */
 
@@ -202,238 +209,6 @@ static int freeze(const mncd_sweep_cg *cgs, int ncg, frozen *fz, int *nfz, char 
     return 0;
 }
 
-/* ---- sock_diag */
-
-typedef struct uent {
-    uint32_t ino, peer;
-    uint8_t type, state, shut, namelen; /* namelen 0: unnamed */
-    uint32_t rqlen;
-    char name[MNC_UNIX_PATH_MAX]; /* sun_path bytes; abstract: leading NUL */
-} uent;
-
-typedef struct tent {
-    uint8_t family, state; /* as dumped (AF_INET / AF_INET6) */
-    struct inet_diag_sockid id;
-    uint8_t src[16], dst[16]; /* v4 as v4-mapped v6, for matching the two ends of a pair */
-    uint16_t sport, dport;    /* host order */
-    bool v4;                  /* IPv4 or v4-mapped */
-    bool has_cg;
-    uint64_t cgid;
-    uint32_t ino;
-} tent;
-
-typedef struct diag {
-    int nl;
-    uint32_t seq;
-    uent *u;
-    int nu, cu;
-    tent *t;
-    int nt, ct;
-} diag;
-
-static int nl_send(diag *g, uint16_t type, uint16_t flags, const void *body, size_t len)
-{
-    char buf[NLMSG_SPACE(sizeof(struct inet_diag_req_v2)) + 64];
-    if (NLMSG_SPACE(len) > sizeof(buf))
-        return -EINVAL;
-    memset(buf, 0, sizeof(buf));
-    struct nlmsghdr *h = (struct nlmsghdr *)buf;
-    h->nlmsg_len = (uint32_t)NLMSG_LENGTH(len);
-    h->nlmsg_type = type;
-    h->nlmsg_flags = flags;
-    h->nlmsg_seq = ++g->seq;
-    memcpy(NLMSG_DATA(h), body, len);
-    struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-    ssize_t r = sendto(g->nl, buf, h->nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa));
-    return r == (ssize_t)h->nlmsg_len ? 0 : r < 0 ? -errno : -EIO;
-}
-
-/* Reads replies to the last request until DONE (dump) or the ACK/error (non-dump). cb gets
- * each data message. Returns 0 or -errno (including the kernel's error code). */
-static int nl_recv(diag *g, int (*cb)(diag *, const struct nlmsghdr *))
-{
-    /* static: mncd is single-threaded and a dump message must fit whole */
-    static char buf[65536] __attribute__((aligned(NLMSG_ALIGNTO)));
-    for (;;) {
-        ssize_t n = recv(g->nl, buf, sizeof(buf), 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            return -EIO;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_seq != g->seq)
-                continue; /* a stale reply to an earlier request */
-            if (h->nlmsg_type == NLMSG_DONE)
-                return 0;
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr)))
-                    return -EPROTO;
-                const struct nlmsgerr *e = NLMSG_DATA(h);
-                return e->error; /* 0 = ACK */
-            }
-            if (cb) {
-                int r = cb(g, h);
-                if (r)
-                    return r;
-            }
-        }
-    }
-}
-
-/* netlink attributes (same layout as struct nlattr) */
-#define ATTR_OK(a, len) ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) && (a)->nla_len <= (len))
-#define ATTR_NEXT(a, len) ((len) -= NLA_ALIGN((a)->nla_len), (struct nlattr *)((char *)(a) + NLA_ALIGN((a)->nla_len)))
-#define ATTR_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
-#define ATTR_LEN(a) ((int)(a)->nla_len - NLA_HDRLEN)
-
-static int unix_cb(diag *g, const struct nlmsghdr *h)
-{
-    if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-        return 0;
-    const struct unix_diag_msg *m = NLMSG_DATA(h);
-    if (g->nu == g->cu) {
-        int c = g->cu ? g->cu * 2 : 256;
-        uent *t = realloc(g->u, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        g->u = t;
-        g->cu = c;
-    }
-    uent *e = &g->u[g->nu++];
-    memset(e, 0, sizeof(*e));
-    e->ino = m->udiag_ino;
-    e->type = m->udiag_type;
-    e->state = m->udiag_state;
-    int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
-    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len); a = ATTR_NEXT(a, len)) {
-        int l = ATTR_LEN(a);
-        switch (a->nla_type) {
-        case UNIX_DIAG_NAME:
-            if (l > 0) {
-                e->namelen = (uint8_t)(l > MNC_UNIX_PATH_MAX ? MNC_UNIX_PATH_MAX : l);
-                memcpy(e->name, ATTR_DATA(a), e->namelen);
-            }
-            break;
-        case UNIX_DIAG_PEER:
-            if (l >= 4)
-                memcpy(&e->peer, ATTR_DATA(a), 4);
-            break;
-        case UNIX_DIAG_SHUTDOWN:
-            if (l >= 1)
-                e->shut = *(uint8_t *)ATTR_DATA(a);
-            break;
-        case UNIX_DIAG_RQLEN:
-            if (l >= (int)sizeof(struct unix_diag_rqlen))
-                e->rqlen = ((struct unix_diag_rqlen *)ATTR_DATA(a))->udiag_rqueue;
-            break;
-        }
-    }
-    return 0;
-}
-
-static void to_v6(uint8_t out[16], const uint32_t in[4], bool v4)
-{
-    memset(out, 0, 16);
-    if (v4) {
-        out[10] = out[11] = 0xff;
-        memcpy(out + 12, &in[0], 4);
-    } else {
-        memcpy(out, in, 16);
-    }
-}
-
-static int tcp_cb(diag *g, const struct nlmsghdr *h)
-{
-    if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-        return 0;
-    const struct inet_diag_msg *m = NLMSG_DATA(h);
-    if (g->nt == g->ct) {
-        int c = g->ct ? g->ct * 2 : 256;
-        tent *t = realloc(g->t, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        g->t = t;
-        g->ct = c;
-    }
-    tent *e = &g->t[g->nt++];
-    memset(e, 0, sizeof(*e));
-    e->family = m->idiag_family;
-    e->state = m->idiag_state;
-    e->id = m->id;
-    e->ino = m->idiag_inode;
-    e->sport = ntohs(m->id.idiag_sport);
-    e->dport = ntohs(m->id.idiag_dport);
-    bool v4 = m->idiag_family == AF_INET;
-    to_v6(e->src, m->id.idiag_src, v4);
-    to_v6(e->dst, m->id.idiag_dst, v4);
-    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    e->v4 = memcmp(e->dst, mapped, 12) == 0;
-    int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
-    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len); a = ATTR_NEXT(a, len))
-        if (a->nla_type == INET_DIAG_CGROUP_ID && ATTR_LEN(a) >= 8) {
-            memcpy(&e->cgid, ATTR_DATA(a), 8);
-            e->has_cg = true;
-        }
-    return 0;
-}
-
-static int cmp_uent(const void *a, const void *b)
-{
-    return cmp_u32(&((const uent *)a)->ino, &((const uent *)b)->ino);
-}
-
-static uent *unix_find(diag *g, uint32_t ino)
-{
-    uent key = {.ino = ino};
-    return g->nu ? bsearch(&key, g->u, (size_t)g->nu, sizeof(*g->u), cmp_uent) : NULL;
-}
-
-static int diag_load(diag *g, char *err, size_t errlen)
-{
-    g->nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (g->nl < 0) {
-        seterr(err, errlen, "sock_diag socket: %s", strerror(errno));
-        return -1;
-    }
-    struct unix_diag_req ur = {.sdiag_family = AF_UNIX,
-                               .udiag_states = ~0u,
-                               .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN};
-    int r = nl_send(g, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &ur, sizeof(ur));
-    if (!r)
-        r = nl_recv(g, unix_cb);
-    if (r) {
-        seterr(err, errlen, "UNIX sock_diag dump: %s", strerror(-r));
-        return -1;
-    }
-    if (g->nu)
-        qsort(g->u, (size_t)g->nu, sizeof(*g->u), cmp_uent);
-    for (int fam = 0; fam < 2; fam++) {
-        struct inet_diag_req_v2 tr = {.sdiag_family = fam ? AF_INET6 : AF_INET, .sdiag_protocol = IPPROTO_TCP,
-                                      .idiag_states = ~0u};
-        r = nl_send(g, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &tr, sizeof(tr));
-        if (!r)
-            r = nl_recv(g, tcp_cb);
-        if (r == -ENOENT && fam)
-            r = 0; /* no IPv6 in this kernel */
-        if (r) {
-            seterr(err, errlen, "TCP sock_diag dump: %s", strerror(-r));
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void diag_free(diag *g)
-{
-    if (g->nl >= 0)
-        close(g->nl);
-    free(g->u);
-    free(g->t);
-}
-
 /* ---- processes and their socket fds */
 
 typedef struct sfd {
@@ -458,6 +233,7 @@ typedef struct scan {
     int n, cap;
     u32set inos;  /* every socket inode the agent holds */
     u32set mine;  /* mncd's own sockets (the monitor's end of the agents' connections) */
+    u32set pids;  /* the agent's processes (sorted, unique) */
     int npids;
 } scan;
 
@@ -510,7 +286,7 @@ static int scan_fds(scan *sc, pid_t pid, bool self)
 static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, size_t errlen)
 {
     u32set pids = {0};
-    int rc = 0;
+    int rc = 0, w = 0;
     for (int i = 0; i < ncg && !rc; i++) {
         char p[PATH_MAX + 32];
         snprintf(p, sizeof(p), "%s/cgroup.procs", cgs[i].path);
@@ -543,6 +319,7 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
     for (int i = 0; i < pids.n && !rc; i++) {
         if (i && pids.v[i] == pids.v[i - 1])
             continue;
+        pids.v[w++] = pids.v[i]; /* unique, still sorted */
         int r = scan_fds(sc, (pid_t)pids.v[i], false);
         if (r == -ENOENT || r == -ESRCH)
             continue; /* exited (a frozen process can still be killed) */
@@ -553,7 +330,9 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
         }
         sc->npids++;
     }
-    free(pids.v);
+    pids.n = w;
+    pids.sorted = true;
+    sc->pids = pids;
     if (!rc) {
         int r = scan_fds(sc, 0, true);
         if (r) {
@@ -590,9 +369,14 @@ typedef struct ctx {
     mnc_kern *k;
     uint32_t agent;
     const struct mnc_taint *t;
+    const mncd_sweep_cg *cgs;
+    int ncg;
     int sock_unix, sock_inet;
     diag g;
     scan sc;
+    mncd_hostscan hs;
+    bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
+    char out_what[128];
     mncd_sweep_fn fn;
     void *fctx;
     mncd_sweep_stats *st;
@@ -646,9 +430,13 @@ static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned *cl
 
 static int report(ctx *c, mncd_sweep_act *a)
 {
+    if (a->refuse && !a->err)
+        a->err = EPERM;
     if (a->err) {
         c->failed = true;
-        if (!c->err[0])
+        if (!c->err[0] && a->refuse)
+            seterr(c->err, c->errlen, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid, a->why ? a->why : "refused");
+        else if (!c->err[0])
             seterr(c->err, c->errlen, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action, (int)a->pid,
                    a->fd, a->peer, strerror(a->err));
     } else {
@@ -668,25 +456,156 @@ static const char *unix_kind(uint8_t type)
     return type == SOCK_STREAM ? "unix_stream" : type == SOCK_SEQPACKET ? "unix_seqpacket" : "unix_dgram";
 }
 
+static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id);
+static int destroy_tcp(ctx *c, const tent *e);
+static bool tcp_may_send(uint8_t state);
+
+/* 1: the socket inode's owner (its creator's fsuid) is the uid an instance of the agent runs
+ * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
+static int own_by_uid(const ctx *c, uid_t uid)
+{
+    bool cannot = false;
+    for (int i = 0; i < c->ncg; i++) {
+        if (c->cgs[i].uid_known && !c->cgs[i].root && c->cgs[i].uid != 0) {
+            if (uid == c->cgs[i].uid)
+                return 1;
+        } else {
+            cannot = true;
+        }
+    }
+    return cannot ? -1 : 0;
+}
+
+/* Is the process that connected this socket (or made the pair) one of the agent's? pfd: a
+ * copy of the PEER socket; SO_PEERPIDFD names the task whose credentials the peer recorded at
+ * connect()/socketpair() (the connector), as a pidfd, so a reused pid cannot fool it. Linux
+ * 6.18 has no SO_PEERCGROUPID (checked on the CI kernel: option 83 is SO_PASSRIGHTS). */
+static bool connector_in_agent(ctx *c, int pfd)
+{
+    int pidfd = -1;
+    socklen_t l = sizeof(pidfd);
+    if (getsockopt(pfd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) != 0 || pidfd < 0)
+        return false;
+    char p[64], b[512];
+    snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", pidfd);
+    long pid = -1;
+    if (read_small(p, b, sizeof(b)) == 0) {
+        const char *q = strstr(b, "\nPid:");
+        if (q)
+            pid = strtol(q + 5, NULL, 10); /* -1: exited */
+    }
+    close(pidfd);
+    return pid > 0 && pid <= INT_MAX && u32set_has(&c->sc.pids, (uint32_t)pid);
+}
+
+/* Did a process of the agent create this UNIX socket (fd: mncd's copy)? Proof by the inode's
+ * owner uid (the creator's fsuid); where the uid cannot tell (root or unknown-uid instances),
+ * by the connector of its peer (connector_in_agent), read on an outside holder's copy of the
+ * peer: a socket the agent connected itself. No proof (unconnected, a datagram peer, the peer
+ * in flight, the connector exited): not the agent's. */
+static bool unix_own(ctx *c, int fd, const uent *e)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    int r = own_by_uid(c, st.st_uid);
+    if (r >= 0)
+        return r == 1;
+    if (!e->peer || e->peer == UINT32_MAX)
+        return false;
+    const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->peer);
+    int pfd = h ? grab(h->pid, h->fd, e->peer) : -1;
+    if (pfd < 0)
+        return false;
+    bool own = connector_in_agent(c, pfd);
+    close(pfd);
+    return own;
+}
+
+/* Everything queued to the agent on a socket mncd shut: received and discarded, every fd in
+ * flight closed (it would otherwise reach the agent after the sweep). */
+static void drain_report(ctx *c, const mncd_sweep_act *a0, int fd)
+{
+    int n = 0;
+    long b = 0;
+    int r = mncd_drain(fd, &n, &b);
+    c->st->inflight_fds += n;
+    if (r == 0 && n == 0)
+        return;
+    char why[128];
+    snprintf(why, sizeof(why), "%d fd(s) in flight and %ld byte(s) queued to the agent, discarded", n, b);
+    mncd_sweep_act a = *a0;
+    a.action = "drain";
+    a.why = why;
+    a.refuse = false;
+    a.err = r < 0 ? -r : 0;
+    report(c, &a);
+}
+
+/* how: SHUT_RDWR (then drained), SHUT_WR (receiving stays; the caller peeks), or -1 (the
+ * agent's own connected datagram socket: only disconnected; its sendto stays judged by
+ * sendmsg_unix). A connected datagram socket is disconnected first in every case. */
+static void shut_unix(ctx *c, mncd_sweep_act *a, const uent *e, int fd, int how)
+{
+    a->action = "shutdown";
+    if (e->type == SOCK_DGRAM && e->peer) {
+        struct sockaddr sa = {.sa_family = AF_UNSPEC};
+        a->action = how == -1 ? "disconnect" : "disconnect+shutdown";
+        if (connect(fd, &sa, sizeof(sa)) != 0)
+            a->err = errno;
+    }
+    /* a shutdown of an unconnected socket still marks it (ENOTCONN): later sends get EPIPE */
+    if (!a->err && how != -1 && shutdown(fd, how) != 0 && errno != ENOTCONN)
+        a->err = errno;
+    if (report(c, a) != 0 || a->err)
+        return;
+    if (how == SHUT_RDWR)
+        drain_report(c, a, fd);
+}
+
+static void judge_inflight_fd(ctx *c, const sfd *s, int fd);
+
+typedef struct peekctx {
+    ctx *c;
+    const sfd *s;
+} peekctx;
+
+static int inflight_cb(void *arg, int fd)
+{
+    peekctx *p = arg;
+    judge_inflight_fd(p->c, p->s, fd);
+    return p->c->failed ? -ECANCELED : 0;
+}
+
+/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). */
+static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
+{
+    if (e->state == UNIX_LISTEN || c->failed)
+        return;
+    int n = 0;
+    peekctx p = {c, s};
+    int r = mncd_peek_inflight(fd, e->type, inflight_cb, &p, &n);
+    c->st->inflight_fds += n;
+    if (r && !c->failed) {
+        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type), .action = "inspect",
+                            .why = "fds in flight to the agent", .err = r == -E2BIG ? E2BIG : -r,
+                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+        snprintf(a.peer, sizeof(a.peer), "(receive queue)");
+        report(c, &a);
+    }
+}
+
 /* A listener of a tainted agent: shut it (no new connections: ECONNREFUSED) and take and shut
  * the connections still waiting in its backlog (accepted later they would be unjudged). */
-static void shut_listener(ctx *c, const sfd *s, const uent *e)
+static void shut_listener(ctx *c, const sfd *s, const uent *e, int fd)
 {
     mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "unix_listener", .action = "shutdown",
                         .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE, .reason = MNC_K_DENY_EXTERNAL};
     peer_text(e->name, e->namelen, a.peer, sizeof(a.peer));
-    int fd = grab(s->pid, s->fd, s->ino);
-    if (fd < 0) {
-        a.err = -fd;
-        report(c, &a);
-        return;
-    }
     if (shutdown(fd, SHUT_RDWR) != 0)
         a.err = errno;
-    if (report(c, &a) != 0 || a.err) {
-        close(fd);
+    if (report(c, &a) != 0 || a.err)
         return;
-    }
     /* The open file is shared with the agent, which is frozen: O_NONBLOCK for the drain is
      * invisible to it and restored before the thaw. */
     int fl = fcntl(fd, F_GETFL);
@@ -695,7 +614,6 @@ static void shut_listener(ctx *c, const sfd *s, const uent *e)
         b.action = "drain";
         b.err = errno;
         report(c, &b);
-        close(fd);
         return;
     }
     for (int i = 0; i < 100000; i++) {
@@ -720,7 +638,7 @@ static void shut_listener(ctx *c, const sfd *s, const uent *e)
         snprintf(b.peer, sizeof(b.peer), "(pending connection on %.150s)", a.peer);
         if (shutdown(p, SHUT_RDWR) != 0)
             b.err = errno;
-        close(p);
+        close(p); /* closing it also drops whatever the client queued, fds included */
         report(c, &b);
     }
     if (fcntl(fd, F_SETFL, fl) != 0) {
@@ -729,39 +647,21 @@ static void shut_listener(ctx *c, const sfd *s, const uent *e)
         b.err = errno;
         report(c, &b);
     }
-    close(fd);
 }
 
-static void judge_unix(ctx *c, const sfd *s, const uent *e)
+/* The peer's bound name: from the table, else (peer in another network namespace) from the
+ * socket itself. Returns its length (0: unnamed). */
+static int unix_peer_name(ctx *c, const uent *e, int fd, char name[MNC_UNIX_PATH_MAX])
 {
-    if ((e->shut & 3) == 3)
-        return; /* already shut both ways (e.g. by an earlier sweep): nothing can be sent */
-    if (e->state == UNIX_LISTEN) {
-        if (c->t->tainted)
-            shut_listener(c, s, e);
-        return;
-    }
-    if (!e->peer)
-        return; /* not connected: any later connect()/sendto() goes through the kernel hooks */
-    if (u32set_has(&c->sc.inos, e->peer) || u32set_has(&c->sc.mine, e->peer)) {
-        c->st->kept++; /* the same agent (no boundary crossed), or the monitor */
-        return;
-    }
-    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type)};
-    const uent *pe = unix_find(&c->g, e->peer);
-    char name[MNC_UNIX_PATH_MAX];
     int len = 0;
+    const uent *pe = e->peer ? mncd_diag_unix_find(&c->g, e->peer) : NULL;
     if (pe) {
         len = pe->namelen;
         memcpy(name, pe->name, (size_t)len);
-    }
-    int fd = -1;
-    if (!pe) {
-        /* the peer is not in our network namespace's table: ask the socket itself */
-        fd = grab(s->pid, s->fd, s->ino);
+    } else if (e->peer) {
         struct sockaddr_un su;
         socklen_t sl = sizeof(su);
-        if (fd >= 0 && getpeername(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
+        if (getpeername(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
             len = (int)(sl - offsetof(struct sockaddr_un, sun_path));
             if (len > MNC_UNIX_PATH_MAX)
                 len = MNC_UNIX_PATH_MAX;
@@ -770,83 +670,292 @@ static void judge_unix(ctx *c, const sfd *s, const uent *e)
     }
     while (len > 0 && name[0] != 0 && name[len - 1] == 0)
         len--; /* pathnames may carry their terminating NUL */
-    peer_text(name, len, a.peer, sizeof(a.peer));
+    return len;
+}
+
+/* One UNIX socket of the agent (fd: mncd's copy of it). */
+static void judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
+{
+    bool dead = (e->shut & 3) == 3; /* shut both ways (e.g. by an earlier sweep): nothing can be sent */
+    if (e->state == UNIX_LISTEN) {
+        if (!dead && c->t->tainted)
+            shut_listener(c, s, e, fd);
+        return;
+    }
+    if (e->peer && u32set_has(&c->sc.mine, e->peer)) {
+        c->st->kept += !dead; /* the monitor (mncd never passes fds) */
+        return;
+    }
+    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type),
+                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    char why[192];
+    if (e->peer && u32set_has(&c->sc.inos, e->peer)) {
+        /* both ends in the agent: no boundary crossed, unless a process outside holds either
+         * end too, or the agent's data in flight to an outside peer may carry one */
+        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
+        if (!h)
+            h = mncd_hostscan_holder(&c->hs, e->peer);
+        a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
+        if ((!h && !c->out_inflight) || mnc_kreason_allows(a.reason) || dead) {
+            c->st->kept += !dead;
+            peek_unix(c, s, e, fd);
+            return;
+        }
+        if (h)
+            snprintf(why, sizeof(why), "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
+                     h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
+        else
+            snprintf(why, sizeof(why), "the agent's data in flight to an outside peer may carry it (%s)", c->out_what);
+        a.why = why;
+        snprintf(a.peer, sizeof(a.peer), "(the agent's own socket %" PRIu32 ")", e->peer);
+        shut_unix(c, &a, e, fd, SHUT_RDWR);
+        return;
+    }
+    if (dead) {
+        peek_unix(c, s, e, fd); /* what is queued can still be read */
+        return;
+    }
+    char name[MNC_UNIX_PATH_MAX];
+    int len = unix_peer_name(c, e, fd, name);
+    if (e->peer)
+        peer_text(name, len, a.peer, sizeof(a.peer));
+    else
+        snprintf(a.peer, sizeof(a.peer), "(unconnected)");
+    if (!unix_own(c, fd, e)) {
+        /* the cgroup hooks judge its connect/sendto by its creator's cgroup: leads outside */
+        c->st->foreign++;
+        a.why = "created outside the agent";
+        a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
+        if (mnc_kreason_allows(a.reason) || (!e->peer && (e->shut & 2))) {
+            c->st->kept += mnc_kreason_allows(a.reason); /* else: shut for sending by an earlier sweep */
+            peek_unix(c, s, e, fd);
+            return;
+        }
+        shut_unix(c, &a, e, fd, e->peer ? SHUT_RDWR : SHUT_WR);
+        if (!e->peer)
+            peek_unix(c, s, e, fd);
+        return;
+    }
+    if (!e->peer) {
+        peek_unix(c, s, e, fd); /* the agent's own: a later connect()/sendto() is hooked */
+        return;
+    }
     a.reason = decide_unix_name(c, name, len, &a.dst_cls, &a.dst_id);
     if (mnc_kreason_allows(a.reason)) {
         c->st->kept++;
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    if (fd < 0)
-        fd = grab(s->pid, s->fd, s->ino);
-    if (fd < 0) {
-        a.action = e->type == SOCK_DGRAM ? "disconnect" : "shutdown";
-        a.err = -fd;
-        report(c, &a);
+        peek_unix(c, s, e, fd);
         return;
     }
     if (e->type == SOCK_DGRAM) {
         /* disconnect (POSIX: connect with AF_UNSPEC): a send() without address then fails with
          * ENOTCONN; a sendto() with an address is judged by sendmsg_unix as usual */
-        struct sockaddr sa = {.sa_family = AF_UNSPEC};
-        a.action = "disconnect";
-        if (connect(fd, &sa, sizeof(sa)) != 0)
-            a.err = errno;
+        shut_unix(c, &a, e, fd, -1);
+        peek_unix(c, s, e, fd);
     } else {
-        a.action = "shutdown";
-        if (shutdown(fd, SHUT_RDWR) != 0)
-            a.err = errno;
+        shut_unix(c, &a, e, fd, SHUT_RDWR);
     }
-    close(fd);
-    report(c, &a);
 }
 
-/* The fd is a socket our table does not know: a UNIX socket in another network namespace
- * (the agent made one), or another family. UNIX ones are judged from the socket itself; the
- * peer's inode is then unknown, so only its name counts. */
-static void judge_foreign(ctx *c, const sfd *s)
+/* IP sockets proved the agent's by INET_DIAG_CGROUP_ID in an earlier sweep. An unbound socket
+ * in CLOSE state (fresh, or aborted by SOCK_DESTROY) is in no sock_diag dump, so its cgroup
+ * cannot be read again; an inode number is not reused before the 32-bit counter wraps. */
+#define OWN_CACHE 4096
+static struct {
+    uint32_t ino, agent;
+} own_cache[OWN_CACHE];
+static int own_next;
+
+static bool own_cached(uint32_t agent, uint32_t ino)
 {
-    int fd = grab(s->pid, s->fd, s->ino);
-    if (fd == -EBADF || fd == -ESTALE || fd == -ESRCH)
-        return; /* closed or exited meanwhile */
-    if (fd < 0) {
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect", .err = -fd};
+    for (int i = 0; i < OWN_CACHE; i++)
+        if (own_cache[i].ino == ino && own_cache[i].agent == agent)
+            return true;
+    return false;
+}
+
+static void own_remember(uint32_t agent, uint32_t ino)
+{
+    if (own_cached(agent, ino))
+        return;
+    own_cache[own_next].ino = ino;
+    own_cache[own_next].agent = agent;
+    own_next = (own_next + 1) % OWN_CACHE;
+}
+
+static tent *inet_find(ctx *c, uint32_t ino)
+{
+    for (int i = 0; i < c->g.nt; i++)
+        if (c->g.t[i].ino == ino)
+            return &c->g.t[i];
+    return NULL;
+}
+
+/* An IP socket (fd: mncd's copy). Created in the agent's cgroups: egress judges its packets by
+ * that cgroup (TCP also by judge_tcp). Otherwise it leads outside: shut (a shut UDP, raw or
+ * ping socket stays shut: sendto gets EPIPE even after a new connect), and for TCP the
+ * delivery is refused as well: connect(AF_UNSPEC) clears a TCP socket's shutdown, and a new
+ * connect on it would be judged by its creator's cgroup. */
+static void judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
+{
+    tent *e = inet_find(c, ino);
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        st.st_uid = (uid_t)-1;
+    bool own = e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid)
+                              : own_cached(c->agent, ino) || own_by_uid(c, st.st_uid) == 1;
+    if (own) {
+        if (e && e->has_cg)
+            own_remember(c->agent, ino);
+        return;
+    }
+    c->st->foreign++;
+    int type = 0, proto = 0;
+    socklen_t l = sizeof(type);
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+    l = sizeof(proto);
+    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+    mncd_sweep_act a = {.pid = s->pid, .fd = in_flight ? -1 : s->fd, .ino = ino, .why = why, .action = "shutdown",
+                        .kind = proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "inet",
+                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
+    if (mnc_kreason_allows(a.reason)) {
+        c->st->kept++;
+        return;
+    }
+    /* shut both ways already (an earlier sweep): a datagram socket stays so; TCP is refused again */
+    struct pollfd pf = {.fd = fd, .events = POLLOUT};
+    if (type != SOCK_STREAM && poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP))
+        return;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    socklen_t sl = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
+        struct sockaddr_in *si = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &si->sin_addr, ip, sizeof(ip));
+        snprintf(a.peer, sizeof(a.peer), "%s:%u", ip, ntohs(si->sin_port));
+    } else if (ss.ss_family == AF_INET6 && sl >= sizeof(struct sockaddr_in6)) {
+        struct sockaddr_in6 *si = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &si->sin6_addr, ip, sizeof(ip));
+        snprintf(a.peer, sizeof(a.peer), "[%s]:%u", ip, ntohs(si->sin6_port));
+    } else {
+        snprintf(a.peer, sizeof(a.peer), "(unconnected)");
+    }
+    if (e && e->proto == IPPROTO_TCP && tcp_may_send(e->state)) {
+        int r = destroy_tcp(c, e); /* the current connection ends at once (ECONNABORTED) */
+        if (r == 0)
+            a.action = "destroy+shutdown";
+    }
+    if (shutdown(fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
+        a.err = errno;
+    if (report(c, &a) != 0 || a.err || type != SOCK_STREAM)
+        return;
+    mncd_sweep_act b = a;
+    b.action = "refuse";
+    b.refuse = true;
+    b.why = "a TCP socket created outside the agent cannot be shut for good (connect(AF_UNSPEC) re-arms it, "
+            "and the hooks judge it by its creator's cgroup)";
+    report(c, &b);
+}
+
+/* A socket our tables do not know: a UNIX socket in another network namespace, or another
+ * family. UNIX ones are judged from the socket itself; the peer's inode is then unknown, so
+ * only its name counts. */
+static void judge_other(ctx *c, const sfd *s, int fd)
+{
+    int dom = 0, type = 0, acc = 0, proto = 0;
+    socklen_t l = sizeof(dom);
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) != 0) {
+        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
+                            .err = errno};
         snprintf(a.peer, sizeof(a.peer), "?");
         report(c, &a);
         return;
     }
-    int dom = 0, type = 0, acc = 0;
-    socklen_t l = sizeof(dom);
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) != 0 || dom != AF_UNIX) {
-        close(fd); /* IP sockets are judged per packet by egress; TCP ones are in the table */
+    if (dom == AF_INET || dom == AF_INET6) {
+        judge_inet(c, s, fd, s->ino, "created outside the agent", false);
         return;
     }
     l = sizeof(type);
     getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+    l = sizeof(proto);
+    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+    if (dom != AF_UNIX) {
+        struct stat st;
+        if ((dom == AF_NETLINK && proto == 0 /* NETLINK_ROUTE: what the agent may open itself */) ||
+            (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1))
+            return;
+        c->st->foreign++;
+        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = dom == AF_NETLINK ? "netlink" : "socket",
+                            .action = "refuse", .refuse = true, .reason = MNC_K_DENY_EXTERNAL,
+                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE,
+                            .why = "a socket of a family the sweep cannot shut, created outside the agent"};
+        snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
+        report(c, &a);
+        return;
+    }
     l = sizeof(acc);
     getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l);
     uent e = {.ino = s->ino, .type = (uint8_t)type, .state = acc ? UNIX_LISTEN : UNIX_ESTABLISHED};
     struct sockaddr_un su;
     socklen_t sl = sizeof(su);
-    bool connected = getpeername(fd, (struct sockaddr *)&su, &sl) == 0;
-    close(fd);
-    if (acc) {
-        sl = sizeof(su);
-        fd = grab(s->pid, s->fd, s->ino);
-        if (fd >= 0 && getsockname(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
-            e.namelen = (uint8_t)(sl - offsetof(struct sockaddr_un, sun_path));
-            memcpy(e.name, su.sun_path, e.namelen);
-        }
-        if (fd >= 0)
-            close(fd);
-        judge_unix(c, s, &e);
+    if (acc && getsockname(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
+        e.namelen = (uint8_t)(sl - offsetof(struct sockaddr_un, sun_path));
+        memcpy(e.name, su.sun_path, e.namelen);
+    }
+    sl = sizeof(su);
+    if (!acc && getpeername(fd, (struct sockaddr *)&su, &sl) == 0)
+        e.peer = UINT32_MAX; /* "some peer": unix_find misses, so the name comes from getpeername */
+    judge_unix(c, s, &e, fd);
+}
+
+/* An fd found queued on a socket the agent keeps (mncd's duplicate of it). A socket in flight
+ * counts as leading outside whoever made it (an agent that parks its own socket in a queue
+ * loses it), except IP sockets created in the agent's cgroups (egress judges those) and
+ * NETLINK_ROUTE. Files are not judged here (docs/kernel.md). */
+static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return;
+    int dom = 0, type = 0;
+    socklen_t l = sizeof(dom);
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
+    l = sizeof(type);
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
+    char why[96];
+    snprintf(why, sizeof(why), "in flight to the agent on its socket %" PRIu32, s->ino);
+    if (dom == AF_INET || dom == AF_INET6) {
+        judge_inet(c, s, fd, (uint32_t)st.st_ino, why, true);
         return;
     }
-    if (!connected)
+    mncd_sweep_act a = {.pid = s->pid, .fd = -1, .ino = (uint32_t)st.st_ino, .why = why,
+                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
+    if (dom == AF_UNIX) {
+        if (mnc_kreason_allows(a.reason))
+            return;
+        a.kind = unix_kind((uint8_t)type);
+        struct sockaddr_un su;
+        socklen_t sl = sizeof(su);
+        int len = 0;
+        if (getpeername(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path))
+            len = (int)(sl - offsetof(struct sockaddr_un, sun_path));
+        peer_text(su.sun_path, len, a.peer, sizeof(a.peer));
+        uent e = {.ino = a.ino, .type = (uint8_t)type, .peer = len || type != SOCK_DGRAM ? 1 : 0};
+        shut_unix(c, &a, &e, fd, SHUT_RDWR);
         return;
-    e.peer = UINT32_MAX; /* "some peer": unix_find misses, so the name comes from getpeername */
-    judge_unix(c, s, &e);
+    }
+    int proto = 0;
+    l = sizeof(proto);
+    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+    if (dom == AF_NETLINK && proto == 0)
+        return;
+    a.kind = dom == AF_NETLINK ? "netlink" : "socket";
+    a.action = "refuse";
+    a.refuse = true;
+    snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
+    report(c, &a);
 }
 
 /* ---- TCP: what egress would drop, aborted at once */
@@ -891,16 +1000,15 @@ static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id)
 
 static int destroy_tcp(ctx *c, const tent *e)
 {
-    struct inet_diag_req_v2 r = {.sdiag_family = e->family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
-                                 .id = e->id};
-    int rc = nl_send(&c->g, SOCK_DESTROY, NLM_F_REQUEST | NLM_F_ACK, &r, sizeof(r));
-    return rc ? rc : nl_recv(&c->g, NULL);
+    return mncd_diag_destroy_tcp(&c->g, e);
 }
 
 static void judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
 {
     for (int i = 0; i < c->g.nt && !c->failed; i++) {
         tent *e = &c->g.t[i];
+        if (e->proto != IPPROTO_TCP)
+            continue; /* UDP: egress gives EPERM per packet; foreign ones are judge_inet's */
         /* the socket's cgroup, as egress identifies it (bpf_skb_cgroup_id); kernels without the
          * attribute: the sockets the agent's processes hold */
         bool ours = e->has_cg ? agent_cg(cgs, ncg, e->cgid) : (e->ino && u32set_has(&c->sc.inos, e->ino));
@@ -917,7 +1025,7 @@ static void judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
              * the destination (like egress's loopback socket lookup) */
             for (int j = 0; j < c->g.nt; j++) {
                 tent *p = &c->g.t[j];
-                if (p == e || p->sport != e->dport || p->dport != e->sport || memcmp(p->src, e->dst, 16) ||
+                if (p == e || p->proto != IPPROTO_TCP || p->sport != e->dport || p->dport != e->sport || memcmp(p->src, e->dst, 16) ||
                     memcmp(p->dst, e->src, 16) || !p->has_cg)
                     continue;
                 struct mnc_agent pa;
@@ -970,7 +1078,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     if (ncg <= 0)
         return 0;
     long t0 = now_us();
-    ctx c = {.k = k, .agent = agent, .t = t, .sock_unix = -1, .sock_inet = -1, .fn = fn, .fctx = fctx, .st = st,
+    ctx c = {.k = k, .agent = agent, .t = t, .cgs = cgs, .ncg = ncg, .sock_unix = -1, .sock_inet = -1, .fn = fn, .fctx = fctx, .st = st,
              .err = err, .errlen = errlen};
     c.g.nl = -1;
     static char dummy_err[1];
@@ -996,28 +1104,68 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     if (freeze(cgs, ncg, fz, &nfz, err, errlen) != 0)
         goto out;
     st->freeze_us = now_us() - t0;
-    if (scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || diag_load(&c.g, err, errlen) != 0)
+    if (scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || mncd_diag_load(&c.g, err, errlen) != 0)
         goto out;
     st->pids = c.sc.npids;
-    u32set tcp = {0};
+    u32set inet = {0}, interest = {0};
     for (int i = 0; i < c.g.nt && !c.failed; i++)
-        if (c.g.t[i].ino && u32set_add(&tcp, c.g.t[i].ino) != 0)
+        if (c.g.t[i].ino && u32set_add(&inet, c.g.t[i].ino) != 0)
             c.failed = true;
     /* one decision per socket, however many fds and processes share it */
     if (c.sc.n)
         qsort(c.sc.s, (size_t)c.sc.n, sizeof(*c.sc.s), cmp_sfd);
+    /* the host pass looks for outside holders of the agent's sockets and of their peers */
+    for (int i = 0; i < c.sc.n && !c.failed; i++) {
+        uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
+        if (u32set_add(&interest, c.sc.s[i].ino) != 0 || (e && e->peer && u32set_add(&interest, e->peer) != 0))
+            c.failed = true;
+    }
+    u32set_has(&interest, 0); /* sorts */
+    if (!c.failed && mncd_hostscan_run(&c.hs, c.sc.pids.v, c.sc.pids.n, interest.v, interest.n, c.err, c.errlen) != 0) {
+        free(inet.v);
+        free(interest.v);
+        goto out;
+    }
+    st->host_pids = c.hs.pids;
+    st->host_fds = c.hs.fds;
+    st->hostscan_us = c.hs.us;
+    /* the agent's data still queued at a peer outside it (or sent from an unconnected datagram
+     * socket) may carry the agent's own fds: its internal pairs then count as external */
+    for (int i = 0; i < c.sc.n && !c.failed && !c.out_inflight; i++) {
+        uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
+        if (!e || e->state == UNIX_LISTEN || !e->wqlen ||
+            (e->peer && (u32set_has(&c.sc.mine, e->peer) || u32set_has(&c.sc.inos, e->peer))))
+            continue;
+        c.out_inflight = true;
+        snprintf(c.out_what, sizeof(c.out_what), "socket %" PRIu32 " of pid %d: %" PRIu32 " bytes unread by its peer",
+                 e->ino, (int)c.sc.s[i].pid, e->wqlen);
+    }
     for (int i = 0; i < c.sc.n && !c.failed; i++) {
         sfd *s = &c.sc.s[i];
         if (i && s->ino == c.sc.s[i - 1].ino)
             continue;
         st->sockets++;
-        uent *e = unix_find(&c.g, s->ino);
+        int fd = grab(s->pid, s->fd, s->ino);
+        if (fd == -EBADF || fd == -ESTALE || fd == -ESRCH)
+            continue; /* closed or exited meanwhile */
+        if (fd < 0) {
+            mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
+                                .err = -fd};
+            snprintf(a.peer, sizeof(a.peer), "?");
+            report(&c, &a);
+            break;
+        }
+        uent *e = mncd_diag_unix_find(&c.g, s->ino);
         if (e)
-            judge_unix(&c, s, e);
-        else if (!u32set_has(&tcp, s->ino))
-            judge_foreign(&c, s);
+            judge_unix(&c, s, e, fd);
+        else if (u32set_has(&inet, s->ino))
+            judge_inet(&c, s, fd, s->ino, "created outside the agent", false);
+        else
+            judge_other(&c, s, fd);
+        close(fd);
     }
-    free(tcp.v);
+    free(inet.v);
+    free(interest.v);
     if (c.failed && !c.err[0])
         seterr(err, errlen, "out of memory");
     if (!c.failed)
@@ -1030,7 +1178,9 @@ out:
         close(c.sock_unix);
     if (c.sock_inet >= 0)
         close(c.sock_inet);
-    diag_free(&c.g);
+    mncd_diag_free(&c.g);
+    mncd_hostscan_free(&c.hs);
+    free(c.sc.pids.v);
     free(c.sc.s);
     free(c.sc.inos.v);
     free(c.sc.mine.v);

@@ -19,7 +19,35 @@
  *   - TCP socket created in the agent's cgroups whose destination egress would drop: aborted
  *     with SOCK_DESTROY (the agent gets ECONNABORTED at once instead of a silent stall).
  * Kept: peers that are sockets of the same agent, mncd's own sockets (the monitor), peers the
- * taint allows (in-scope sinks). See docs/kernel.md, "Pre-taint connections".
+ * taint allows (in-scope sinks).
+ *
+ * Sockets the agent did not create (passed in with SCM_RIGHTS, or inherited): the cgroup hooks
+ * and egress judge a socket by the cgroup that CREATED it, so such a socket is treated as
+ * leading to an unregistered external destination (mnc_decide(external, none)). Creator proof:
+ * IP sockets by INET_DIAG_CGROUP_ID (TCP and UDP dumps; remembered per inode for sockets that
+ * later drop out of the dumps); UNIX (and other) sockets by the socket inode's owner uid (the
+ * creator's fsuid) against the instance's registered uid; where the uid cannot tell (--as-root
+ * or uid unknown) a connected UNIX stream/seqpacket socket is the agent's when the task that
+ * connected it (SO_PEERPIDFD on an outside holder's copy of the peer) is one of the agent's
+ * processes; anything else has no proof and counts as foreign. Linux 6.18 has no
+ * SO_PEERCGROUPID. Foreign and disallowed:
+ *   - UNIX connected: shutdown(SHUT_RDWR) (datagram: disconnected first), then drained;
+ *     unconnected: shutdown(SHUT_WR): a later connect() works but every send gets EPIPE, a
+ *     sendto() too (the hooks would not judge it);
+ *   - UDP, raw, ping: shutdown(SHUT_RDWR): sendto gets EPIPE, also after a new connect();
+ *   - TCP: SOCK_DESTROY and shutdown, AND the delivery is refused: connect(AF_UNSPEC) clears a
+ *     TCP socket's shutdown, and its new connection would be judged by its creator's cgroup;
+ *   - other families (NETLINK_ROUTE excepted): the delivery is refused.
+ * Socket pairs: a connection whose peer is one of the agent's own sockets is kept only while no
+ * process outside the agent holds either end (hostscan.h) and no data of the agent is still
+ * queued at an outside peer (UNIX_DIAG_RQLEN's wqueue; it may carry an end of the pair): else
+ * both ends are shut and drained.
+ * In flight (inflight.h): every socket the sweep shuts both ways is drained (fds queued to the
+ * agent closed); every socket it keeps receiving on is peeked, and each socket queued on it is
+ * judged as foreign (except IP sockets created in the agent's cgroups, and NETLINK_ROUTE).
+ * Files in flight are not judged.
+ * Every action and refusal is one mncd_sweep_fn call. See docs/kernel.md, "Pre-taint
+ * connections".
  */
 #ifndef MNCD_SOCKSCAN_H
 #define MNCD_SOCKSCAN_H
@@ -51,9 +79,14 @@ typedef struct mncd_sweep_act {
     int fd;             /* that fd; -1 for a drained pending connection or TCP */
     uint32_t ino;       /* socket inode */
     const char *kind;   /* "unix_stream", "unix_seqpacket", "unix_dgram", "unix_listener",
-                           "unix_pending", "tcp" */
-    const char *action; /* "shutdown", "disconnect", "destroy" */
-    char peer[192];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80" */
+                           "unix_pending", "tcp", "udp", "inet", "netlink", "socket" */
+    const char *action; /* "shutdown", "disconnect", "destroy", "drain", "inspect", "refuse" */
+    const char *why;    /* NULL (a pre-taint connection to a disallowed peer), or why the socket
+                           counts as leading outside: "created outside the agent", "peer also
+                           held outside", "in flight", ... */
+    bool refuse;        /* the delivery is refused because of this socket (err is then
+                           EPERM); audited as a deny */
+    char peer[256];     /* "/path", "@abstract", "(unnamed)", "127.0.0.1:80", "[::1]:80" */
     unsigned reason;    /* enum mnc_kreason that denied the peer */
     unsigned dst_cls;   /* enum mnc_sink_class of the peer */
     uint32_t dst_id;    /* principal id, MNC_ID_NONE if unregistered */
@@ -66,6 +99,11 @@ typedef struct mncd_sweep_stats {
     int kept;          /* connections/listeners judged and kept */
     int acted;         /* shut down, disconnected, drained or destroyed */
     int tcp_destroy_unsupported; /* SOCK_DESTROY not in this kernel: TCP left to egress */
+    int foreign;       /* sockets held by the agent that it did not create */
+    int inflight_fds;  /* fds found queued (SCM_RIGHTS) on the agent's sockets, peeked or drained */
+    int host_pids;     /* processes outside the agent scanned by the host pass (hostscan.h) */
+    int host_fds;      /* their fds looked at */
+    long hostscan_us;  /* duration of the host pass (the agent is frozen meanwhile) */
     long freeze_us;    /* time to freeze (the agent's processes are stopped meanwhile) */
     long total_us;     /* freeze + scan + actions + thaw */
 } mncd_sweep_stats;

@@ -12,6 +12,11 @@ JSON line on stdout:
   {"recv": NAME, "timeout": T}                        -> {"result": "OK", "data": S} | "EOF" | "NONE" | errno
   {"accept": NAME, "as": NAME2, "timeout": T}         -> {"result": "OK"} | errno | "NONE"
   {"fork_hold": NAME}                                 a child keeps the only copy of NAME
+  {"recvfds": NAME, "as": [N1, N2...]}                receive sockets (SCM_RIGHTS) on NAME
+  {"sendto": NAME, "path": P | "host": H, "port": N, "data": S}
+  {"park": NAME, "on": NAME2}                         send NAME's fd over NAME2, close NAME
+  {"give": NAME, "on": NAME2}                         send NAME's fd over NAME2, keep it
+  {"close": NAME}
   {"verb": V, ...}                                    an mncd call on the connection made at start
 Results are errno names (EPIPE, ENOTCONN, ECONNABORTED...), so the test judges what the
 kernel said; the agent never exits on an error.
@@ -71,6 +76,32 @@ def handle(req):
                 signal.pause()
         socks.pop(name).close()
         return {"result": "OK", "pid": pid}
+    if "recvfds" in req:
+        s = socks[req["recvfds"]]
+        r, _, _ = select.select([s], [], [], req.get("timeout", 2.0))
+        if not r:
+            return {"result": "NONE"}
+        _, fds, _, _ = socket.recv_fds(s, 100, 16)
+        if len(fds) != len(req["as"]):
+            return {"result": "GOT%d" % len(fds)}
+        for n, fd in zip(req["as"], fds):
+            socks[n] = socket.socket(fileno=fd)
+        return {"result": "OK"}
+    if "park" in req:
+        x = socks.pop(req["park"])
+        socket.send_fds(socks[req["on"]], [b"p"], [x.fileno()])
+        x.close()
+        return {"result": "OK"}
+    if "give" in req:
+        socket.send_fds(socks[req["on"]], [b"g"], [socks[req["give"]].fileno()])
+        return {"result": "OK"}
+    if "close" in req:
+        socks.pop(req["close"]).close()
+        return {"result": "OK"}
+    if "sendto" in req:
+        s = socks[req["sendto"]]
+        s.sendto(req["data"].encode(), req["path"] if "path" in req else (req["host"], int(req["port"])))
+        return {"result": "OK"}
     if "send" in req:
         socks[req["send"]].send(req["data"].encode())
         return {"result": "OK"}
