@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ static void keeper_main(const char *cg, int life)
     signal(SIGINT, SIG_IGN); /* the terminal's ^C is the agent's and the launcher's business */
     signal(SIGHUP, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    prctl(PR_SET_NAME, "mnc-stdio-keep", 0, 0, 0); /* recognisable in ps / cgroup.procs */
     char p[PATH_MAX + 32];
     snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
     int fd = open(p, O_WRONLY | O_CLOEXEC);
