@@ -166,7 +166,7 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     for (int i = 0; i < n; i++)
         printf("  %-20s %s\n", h[i].section, h[i].covers);
     printf("  %-20s %s\n", "identity (run)", "own uid per agent (0x6D6E0000 + id), no capabilities, no_new_privs, own "
-           "cgroup namespace and session, inherited fds closed, workspace owned by it and mode 0700");
+           "cgroup namespace and session, inherited fds closed, workspace root:its group 0770");
     printf("  %-20s %s\n", "landlock (run)", "writes/creates/links/renames only in the workspace; reads and exec only in "
            "system dirs, the workspace and --read grants; no terminals; abstract UNIX and signals scoped -> EACCES");
     printf("  %-20s %s\n", "seccomp (run)", "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "

@@ -12,7 +12,8 @@
  *    inside, a log or memory sink (by the policy's paths and by (dev, ino) against the
  *    file_sinks map, so hard links are found too), one that holds a FIFO or a device node it
  *    did not create, one the agent's uid cannot reach, and "/" or a top-level directory.
- *    Then gives each workspace to the agent: owned by its uid, mode 0700.
+ *    Then gives each workspace to the agent: owner root, group its gid, mode 0770 (it cannot chmod
+ *    it open); --as-root: root:root 0700.
  * 3. Creates <tree>/<agent>.<pid> and has mncd register it (admin verb agent.register with the
  *    uid, --as-root and the workspaces: mncd checks the caller, resolves the cgroup id itself,
  *    writes cgroup id -> agent and an untainted taint entry if the agent has none) BEFORE any
@@ -74,7 +75,7 @@ static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW
     /* A FIFO someone else made may already be open for reading outside (the workspace was
      * reachable before it became the agent's), and a device node is a terminal or a disk:
      * both would carry what the agent writes past every check. The agent's own FIFOs (made
-     * while the workspace was 0700 and its) are fine. */
+     * while the workspace was closed to everyone else) are fine. */
     if ((S_ISFIFO(st->st_mode) && st->st_uid != walk_uid) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
         walk_bad = S_ISFIFO(st->st_mode) ? "holds a FIFO the agent did not create" : "holds a device node";
         snprintf(walk_bad_path, sizeof(walk_bad_path), "%s", path);
@@ -137,7 +138,7 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     const char *second = strchr(ws + 1, '/');
     if (strcmp(ws, "/") == 0 || !second || !second[1]) {
         mncctl_err("workspace %s: refused, a workspace must be at least two levels deep (it becomes the "
-                   "agent's: owned by its uid, mode 0700)", ws);
+                   "agent's: root-owned, its group, mode 0770)", ws);
         return -1;
     }
     if (check_reachable("workspace", ws, uid) != 0)
