@@ -42,6 +42,8 @@
 #define ATK_FOREIGN 0x40        /* a second canary is disclosed to another agent (bystander); the agent
                                    must never be able to read it (searched in everything it prints) */
 #define ATK_NO_CONTROL 0x80     /* the positive control cannot run it (it needs the agent's identity at mncd) */
+#define ATK_STDIN_READBACK 0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
+                                    searches what is left in it after the agent exited */
 
 struct atk_ctx;
 
