@@ -90,6 +90,35 @@ int atk_write_all(int fd, const void *buf, size_t n)
 
 /* ------------------------------------------------------------------ agent side */
 
+/* The control channel to the orchestrator: a file in the agent's workspace (ctl=PATH, created
+ * by the orchestrator), not stdout. Since issue 15 `mncctl run` relays the agent's stdout and
+ * withholds it once the agent is tainted, and the launcher's stdout is what the stdio attacks'
+ * verifier reads for the canary. The orchestrator opens the file only briefly to read it and
+ * never while a recv is under way (see atk_recv_soft): mncd refuses a delivery while an
+ * outsider holds a file of the agent's workspace (fdscan "held_outside"). */
+static int ctl_fd = -1;
+
+void atk_say(struct atk_ctx *c, const char *fmt, ...)
+{
+    (void)c;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof(buf) - 2)
+        n = (int)sizeof(buf) - 2;
+    for (int i = 0; i < n; i++)
+        if (buf[i] == '\n')
+            buf[i] = ' ';
+    buf[n++] = '\n';
+    /* one write() per line on an O_APPEND fd: lines of forked children never interleave */
+    if (ctl_fd < 0 || atk_write_all(ctl_fd, buf, (size_t)n) < 0)
+        _exit(5); /* the orchestrator cannot hear us: it reports the run as an ERROR */
+}
+
 void atk_note(struct atk_ctx *c, const char *fmt, ...)
 {
     char buf[512];
@@ -102,11 +131,7 @@ void atk_note(struct atk_ctx *c, const char *fmt, ...)
         snprintf(c->notes + l, sizeof(c->notes) - l, "%sverifier: %s", l ? ", " : "", buf);
         return;
     }
-    for (char *p = buf; *p; p++)
-        if (*p == '\n')
-            *p = ' ';
-    printf("note %s\n", buf);
-    fflush(stdout);
+    atk_say(c, "note %s", buf);
 }
 
 long atk_try(struct atk_ctx *c, const char *what, long rc)
@@ -119,10 +144,8 @@ long atk_try(struct atk_ctx *c, const char *what, long rc)
 
 void atk_sync(struct atk_ctx *c, const char *tag)
 {
-    (void)c;
     char line[64];
-    printf("sync %s\n", tag);
-    fflush(stdout);
+    atk_say(c, "sync %s", tag);
     if (!fgets(line, sizeof(line), stdin))
         exit(4); /* the orchestrator is gone */
 }
@@ -207,10 +230,15 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
     const char *ctl = getenv("ATK_CONTROL_SECRET");
     if (ctl) { /* positive control: an untainted process given the canary directly */
         snprintf(c->secret, sizeof(c->secret), "%s", ctl);
-        printf("recv ok\n");
-        fflush(stdout);
+        atk_say(c, "recv ok");
         return 0;
     }
+    /* "hold": the orchestrator reads what we said so far, closes the control file and answers;
+     * it opens the file again only when it grows, i.e. after this recv returned */
+    char line[16];
+    atk_say(c, "hold recv");
+    if (!fgets(line, sizeof(line), stdin))
+        exit(4); /* the orchestrator is gone */
     int fd = atk_mncd(c);
     if (fd < 0) {
         snprintf(why, n, "connect mncd: %s", atk_errname(errno));
@@ -229,8 +257,7 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
         char reason[64] = "?", err[160] = "";
         json_str(den, "reason", reason, sizeof(reason));
         json_str(den, "error", err, sizeof(err));
-        printf("recv refused %s: %s\n", reason, err);
-        fflush(stdout);
+        atk_say(c, "recv refused %s: %s", reason, err);
         exit(0);
     }
     if (!strstr(resp, "\"ok\":true") || !v || json_str(v, "selected_slot", c->secret, sizeof(c->secret)) < 0) {
@@ -242,8 +269,7 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
     }
     if (o)
         json_str(o, "id", c->object, sizeof(c->object));
-    printf("recv ok\n");
-    fflush(stdout);
+    atk_say(c, "recv ok");
     return 0;
 }
 
@@ -251,7 +277,7 @@ int atk_recv(struct atk_ctx *c)
 {
     char why[256];
     if (atk_recv_soft(c, why, sizeof(why)) < 0) {
-        printf("recv fail: %s\n", why);
+        atk_say(c, "recv fail: %s", why);
         exit(3);
     }
     return 0;
@@ -510,16 +536,95 @@ static void kill_tree(const char *prefix)
     closedir(d);
 }
 
-/* Runs the agent (phase) and speaks the line protocol with it. Returns 0 if the agent held the
- * canary (or did not need to), -1 with a reason in c->notes otherwise. */
+/* One control line from the agent (its control file, see atk_say). *got_recv: 1 recv ok or
+ * refused, -1 recv failed. Answers "sync" (after the attack's hook) and "hold" on the agent's
+ * stdin. */
+static void control_line(struct atk_ctx *c, const char *line, int infd, int *got_recv)
+{
+    const struct atk *a = c->a;
+    if (strncmp(line, "note ", 5) == 0) {
+        size_t l = strlen(c->notes);
+        snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line + 5);
+    } else if (strncmp(line, "uid ", 4) == 0) {
+        c->agent_uid = atoi(line + 4);
+    } else if (strcmp(line, "recv ok") == 0) {
+        if (*got_recv == 0)
+            *got_recv = 1;
+    } else if (strncmp(line, "recv refused", 12) == 0) {
+        if (*got_recv == 0)
+            *got_recv = 1; /* the delivery itself was refused: blocked, and said so */
+        size_t l = strlen(c->notes);
+        snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
+    } else if (strncmp(line, "recv fail", 9) == 0) {
+        *got_recv = -1; /* an attack that never held the canary proves nothing: ERROR */
+        size_t l = strlen(c->notes);
+        snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
+    } else if (strncmp(line, "sync ", 5) == 0 || strncmp(line, "hold ", 5) == 0) {
+        if (line[0] == 's' && a->on_sync)
+            a->on_sync(c, line + 5);
+        if (atk_write_all(infd, "go\n", 3) < 0) { /* the agent is gone: nothing to release */
+        }
+    }
+}
+
+/* Reads what the agent appended to its control file since *off and handles each complete line.
+ * The file is opened only when it grew, and closed before any answer goes out (fdscan). */
+static void read_control(struct atk_ctx *c, const char *path, off_t *off, int infd, int *got_recv)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || st.st_size <= *off)
+        return;
+    static char buf[LINE_MAX_];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, *off);
+    close(fd);
+    if (n <= 0)
+        return;
+    char *end = memrchr(buf, '\n', (size_t)n);
+    if (!end)
+        return; /* half a line (a write in progress): next time */
+    size_t used = (size_t)(end - buf) + 1;
+    *off += (off_t)used;
+    if (c->outn + used <= sizeof(c->out)) {
+        memcpy(c->out + c->outn, buf, used);
+        c->outn += used;
+    }
+    for (char *l = buf; l < buf + used;) {
+        char *nl = memchr(l, '\n', (size_t)(buf + used - l));
+        *nl = 0;
+        control_line(c, l, infd, got_recv);
+        l = nl + 1;
+    }
+}
+
+/* Runs the agent (phase): reads its control file and everything the launcher writes on its
+ * stdout (c->stdio; the launcher's stderr goes to DIR/agentN.err). Returns 0 if the agent held
+ * the canary (or did not need to), -1 with a reason in c->notes otherwise. */
 static int run_agent(struct atk_ctx *c, int phase)
 {
     const struct atk *a = c->a;
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-        return -1;
-    char exe[700];
+    char exe[700], ctl[700], ctlarg[720];
     snprintf(exe, sizeof(exe), "%s/.atk", c->ws);
+    /* created here, root's, 0666: also the uid-mapped ATK_UNCONFINED agent (which runs on a
+     * workspace mncctl never chowned) can write it */
+    snprintf(ctl, sizeof(ctl), "%s/.ctl%d", c->ws, phase);
+    snprintf(ctlarg, sizeof(ctlarg), "ctl=%s", ctl);
+    int cf = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (cf < 0 || fchmod(cf, 0666) < 0 || close(cf) < 0) {
+        snprintf(c->notes + strlen(c->notes), sizeof(c->notes) - strlen(c->notes), "control file %s: %s", ctl,
+                 strerror(errno));
+        return -1;
+    }
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        close(in[0]);
+        close(in[1]);
+        return -1;
+    }
     char *argv[ATK_MAXKV + 24];
     int n = 0;
     char ph[16];
@@ -535,16 +640,14 @@ static int run_agent(struct atk_ctx *c, int phase)
         argv[n++] = c->ws;
         if (strcmp(c->mode, "root") == 0 && env("ATK_ROOTFLAG")[0])
             argv[n++] = (char *)env("ATK_ROOTFLAG");
-        /* the agent's control lines (notes, sync points) travel on its stdout, which the stdio
-         * relay withholds once it is tainted: these attacks opt out of the relay (audited); the
-         * stdout/stderr channel itself is tested by test_kernel_stdio */
-        argv[n++] = "--stdio";
-        argv[n++] = "passthrough";
+        /* no --stdio passthrough: the relay is on for every attack (control lines go to the
+         * control file, not stdout), and the launcher's stdout/stderr are verified (check_stdio) */
         argv[n++] = "--";
     }
     argv[n++] = exe;
     argv[n++] = "agent";
     argv[n++] = ph;
+    argv[n++] = ctlarg;
     for (int i = 0; i < c->nkv; i++)
         argv[n++] = c->kv[i];
     argv[n] = NULL;
@@ -569,11 +672,14 @@ static int run_agent(struct atk_ctx *c, int phase)
         execv(argv[0], argv);
         _exit(127);
     }
-    close(in[0]);
+    /* ATK_STDIN_READBACK: in[0] stays open here and what the agent managed to write into its
+     * stdin pipe is drained after it exited. The launcher holds the same pipe on its fd 0, so
+     * mncd's fd scan does not count our end as an outside holder. */
+    if (!(a->flags & ATK_STDIN_READBACK))
+        close(in[0]);
     close(out[1]);
-    int rc = -1, got_recv = (a->flags & ATK_NO_RECV) || phase == 2, recv_failed = 0;
-    char line[LINE_MAX_];
-    size_t ll = 0;
+    int rc = -1, got_recv = ((a->flags & ATK_NO_RECV) || phase == 2) ? 1 : 0;
+    off_t off = 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -586,58 +692,59 @@ static int run_agent(struct atk_ctx *c, int phase)
             kill_tree("coordinator");
             break;
         }
+        read_control(c, ctl, &off, in[1], &got_recv);
         struct pollfd pf = {.fd = out[0], .events = POLLIN};
-        int pr = poll(&pf, 1, (int)left);
+        int pr = poll(&pf, 1, 5); /* the control file is polled (no fd may stay open on it) */
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr <= 0)
             continue;
-        char ch;
-        ssize_t r = read(out[0], &ch, 1);
-        if (r <= 0)
-            break;
-        if (c->outn < sizeof(c->out))
-            c->out[c->outn++] = ch;
-        if (ch != '\n') {
-            if (ll + 1 < sizeof(line))
-                line[ll++] = ch;
+        char buf[4096];
+        ssize_t r = read(out[0], buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
             continue;
-        }
-        line[ll] = 0;
-        ll = 0;
-        if (strncmp(line, "note ", 5) == 0) {
-            size_t l = strlen(c->notes);
-            snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line + 5);
-        } else if (strncmp(line, "uid ", 4) == 0) {
-            c->agent_uid = atoi(line + 4);
-        } else if (strcmp(line, "recv ok") == 0) {
-            got_recv = 1;
-        } else if (strncmp(line, "recv refused", 12) == 0) {
-            got_recv = 1; /* the delivery itself was refused: blocked, and said so */
-            size_t l = strlen(c->notes);
-            snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
-        } else if (strncmp(line, "recv fail", 9) == 0) {
-            recv_failed = 1; /* an attack that never held the canary proves nothing: ERROR */
-            size_t l = strlen(c->notes);
-            snprintf(c->notes + l, sizeof(c->notes) - l, "%s%s", l ? ", " : "", line);
-        } else if (strncmp(line, "sync ", 5) == 0) {
-            if (a->on_sync)
-                a->on_sync(c, line + 5);
-            if (atk_write_all(in[1], "go\n", 3) < 0) { /* the agent is gone: nothing to release */
-            }
-        }
+        if (r <= 0)
+            break; /* the launcher (and whatever held its stdout) is gone */
+        size_t k = (size_t)r;
+        if (k > sizeof(c->stdio) - c->stdion)
+            k = sizeof(c->stdio) - c->stdion; /* keep the first 64 KiB: the canary comes early */
+        memcpy(c->stdio + c->stdion, buf, k);
+        c->stdion += k;
     }
     close(out[0]);
-    close(in[1]);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    if (got_recv && !recv_failed)
+    read_control(c, ctl, &off, in[1], &got_recv); /* what the agent said last */
+    close(in[1]);
+    if ((a->flags & ATK_STDIN_READBACK) && fcntl(in[0], F_SETFL, O_NONBLOCK) == 0) {
+        static char back[1 << 16]; /* unread "go" lines, and whatever the agent wrote */
+        ssize_t k = read(in[0], back, sizeof(back));
+        if (k > 0 && atk_buf_has(back, (size_t)k, c->canary))
+            atk_evidence(c, "canary written into the agent's stdin pipe (read back by the caller)");
+    }
+    if (a->flags & ATK_STDIN_READBACK)
+        close(in[0]);
+    if (got_recv == 1)
         rc = 0;
     else if (!strstr(c->notes, "recv fail"))
         snprintf(c->notes + strlen(c->notes), sizeof(c->notes) - strlen(c->notes), " [no recv: agent status %d]",
                  WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
     return rc;
+}
+
+/* The stdio verifier, for every attack: what reached the launcher's stdout (c->stdio) and
+ * stderr (DIR/agentN.err) is what a log collector reading `mncctl run` would get. */
+static void check_stdio(struct atk_ctx *c)
+{
+    if (atk_buf_has(c->stdio, c->stdion, c->canary))
+        atk_evidence(c, "canary on the launcher's stdout");
+    for (int ph = 1; ph <= 2; ph++) {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/agent%d.err", c->dir, ph);
+        if (atk_file_has(p, c->canary) == 1)
+            atk_evidence(c, "canary on the launcher's stderr (phase %d)", ph);
+    }
 }
 
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
@@ -1157,6 +1264,7 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
     kill_tree("coordinator");
     stop_collector(c);
     check_got(c, c->canary, "canary");
+    check_stdio(c);
     if (c->canary2[0])
         check_got(c, c->canary2, "bystander's canary");
     if (c->canary2[0] && atk_buf_has(c->out, c->outn, c->canary2))
@@ -1193,8 +1301,12 @@ int atk_main(const struct atk *a, int argc, char **argv)
         if (strcmp(argv[1], "disclose") == 0)
             return disclose_role(&c);
         c.phase = (int)atk_argl(&c, "phase");
-        printf("uid %d\n", (int)geteuid());
-        fflush(stdout);
+        const char *ctl = atk_arg(&c, "ctl");
+        if (!ctl || (ctl_fd = open(ctl, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "atk agent: control file %s: %s\n", ctl ? ctl : "(none)", strerror(errno));
+            return 5;
+        }
+        atk_say(&c, "uid %d", (int)geteuid());
         if (!(a->flags & ATK_NO_RECV) && c.phase != 2)
             atk_recv(&c);
         int r = a->agent(&c);

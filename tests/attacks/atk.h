@@ -14,8 +14,9 @@
  *
  * An attack is BLOCKED only if the canary never arrived anywhere the verifier reads; LEAKED
  * otherwise. The orchestrator's verdict never trusts the agent: it looks at what the outsiders
- * received. The agent's stdout is a control channel to the operator (notes and sync points),
- * never searched for the canary (an operator reading the agent's own stdio is trusted).
+ * received. The agent's control lines (notes, sync points) go to a file in its workspace that the
+ * orchestrator reads (atk_say); its stdout/stderr stay the launcher's relay (issue 15), and what
+ * reaches the launcher's stdout/stderr is searched for the canary in every attack.
  *
  * Self-contained (libc only) so the corpus can be linked statically for the qemu guest. */
 #ifndef MNC_ATK_H
@@ -41,6 +42,8 @@
 #define ATK_FOREIGN 0x40        /* a second canary is disclosed to another agent (bystander); the agent
                                    must never be able to read it (searched in everything it prints) */
 #define ATK_NO_CONTROL 0x80     /* the positive control cannot run it (it needs the agent's identity at mncd) */
+#define ATK_STDIN_READBACK 0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
+                                    searches what is left in it after the agent exited */
 
 struct atk_ctx;
 
@@ -74,8 +77,10 @@ struct atk_ctx {
     char ws[600];        /* the agent's workspace: dir/ws */
     char evidence[2048]; /* non-empty = LEAKED: where the canary was found */
     char notes[2048];    /* what the agent reported (errno of each attempt) */
-    char out[1 << 16];   /* everything the agent printed (searched for canary2 only) */
+    char out[1 << 16];   /* everything the agent said on its control channel (searched for canary2 only) */
     size_t outn;
+    char stdio[1 << 16]; /* what reached the launcher's stdout (searched for the canary: the relay) */
+    size_t stdion;
     int agent_uid;
     pid_t collector;
     long slot[8];        /* per-attack scratch */
@@ -103,6 +108,10 @@ int atk_take(struct atk_ctx *c, const char *req, int *fds, int max);
  * or sendto(MSG_FASTOPEN) with flags&1. */
 int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port,
              int flags);
+/* One line (newlines become spaces) on the control channel to the orchestrator: a file in the
+ * workspace, never stdout (the stdio relay withholds a tainted agent's stdout, and the launcher's
+ * stdout is a verified channel). Exits 5 if the line cannot be written. */
+void atk_say(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void atk_note(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Note the outcome of one attempt: rc < 0 means failed with errno. Returns rc. */
 long atk_try(struct atk_ctx *c, const char *what, long rc);

@@ -21,7 +21,7 @@ static void call(struct atk_ctx *c, const char *what, const char *fmt)
             snprintf(reason, sizeof(reason), "%.*s", (int)strcspn(r + 10, "\""), r + 10);
         atk_note(c, "%s: %s (%s)", what, strstr(resp, "\"ok\":true") ? "ALLOWED" : "denied", reason);
         if (strstr(resp, "\"ok\":true") && strstr(resp, c->secret))
-            printf("mncd-allowed %s\n", what);
+            atk_say(c, "mncd-allowed %s", what);
     }
     if (fd >= 0)
         close(fd);

@@ -31,7 +31,7 @@ static int agent(struct atk_ctx *c)
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
     if (n > 0) {
         buf[n] = 0;
-        printf("dump %s\n", buf);
+        atk_say(c, "dump %s", buf);
     }
     return 0;
 }

@@ -26,7 +26,7 @@ static void scan(struct atk_ctx *c, const char *path)
             if (!strchr("0123456789abcdef", buf[i + k]))
                 hex = 0;
         if (hex && memcmp(buf + i, c->secret, 14) != 0) {
-            printf("dump %.14s\n", buf + i); /* another agent's value */
+            atk_say(c, "dump %.14s", buf + i); /* another agent's value */
             found++;
         }
     }

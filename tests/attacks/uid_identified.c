@@ -18,7 +18,7 @@ static int agent(struct atk_ctx *c)
     char why[256];
     if (atk_recv_soft(c, why, sizeof(why)) < 0) {
         atk_note(c, "recv refused: %.120s", why);
-        printf("recv ok\n"); /* refusing the delivery IS the block: not an error of the attack */
+        atk_say(c, "recv ok"); /* refusing the delivery IS the block: not an error of the attack */
         return 0;
     }
     atk_note(c, "recv delivered %zu bytes", strlen(c->secret));
