@@ -170,6 +170,24 @@ class Daemon:
         return r.returncode, r.stdout + r.stderr
 
 
+ADMIN_UID = 65534  # for tests whose own uid (root) is mapped to an agent: an agent is never admin
+
+
+def admin_status(daemon, uid=ADMIN_UID):
+    """`mncctl --json status` run as `uid` (the daemon's configured "admin_uid", not an agent):
+    for tests in which root is an agent by uid. The socket's directory must be reachable by uid."""
+    def drop():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    r = subprocess.run([MNCCTL, "--socket", daemon.sock, "--json", "status"], capture_output=True,
+                       text=True, preexec_fn=drop)
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        return {"ok": False, "error": r.stdout + r.stderr}
+
+
 AGENT_SCRIPT = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])

@@ -772,7 +772,8 @@ static int principal_id(build *b, const char *name, bool *is_agent)
 
 static bool same_principal(const mnc_principal *a, const mnc_principal *b)
 {
-    if (a->cls != b->cls || a->role != b->role || a->server != b->server || strcmp(a->path, b->path) != 0 ||
+    if (a->cls != b->cls || a->role != b->role || a->server != b->server ||
+        a->confinement_none != b->confinement_none || strcmp(a->path, b->path) != 0 ||
         strcmp(a->address, b->address) != 0 || a->n_uids != b->n_uids ||
         a->n_workspace != b->n_workspace)
         return false;
@@ -837,7 +838,8 @@ static void parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", jtype(j));
         return;
     }
-    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server", NULL};
+    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server",
+                                          "confinement", NULL};
     static const char *const required[] = {"name", NULL};
     check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -919,6 +921,23 @@ static void parse_agent(build *b, fctx *c, const cJSON *j, int idx)
             E(c, p2.s, "unknown role %s (want \"agent\" or \"broker\")", Q(r->valuestring));
         else
             E(c, p2.s, "expected \"agent\" or \"broker\", got %s", jtype(r));
+    }
+    /* "confinement": "kernel" (default: with a kernel layer on, mncd delivers to this agent only
+     * while it runs in a cgroup that `mncctl run` registered) or "none" (the operator accepts
+     * deliveries to it without kernel confinement; each one is audited). Anything else is an
+     * error: a typo must not silently widen or narrow what the kernel layer demands. */
+    const cJSON *cf = get(j, "confinement");
+    if (cf) {
+        pkey(&p2, path.s, "confinement");
+        if (cJSON_IsString(cf) && strcmp(cf->valuestring, "kernel") == 0)
+            p.confinement_none = false;
+        else if (cJSON_IsString(cf) && strcmp(cf->valuestring, "none") == 0)
+            p.confinement_none = true;
+        else if (cJSON_IsString(cf))
+            E(c, p2.s, "unknown confinement %s (want \"kernel\" or \"none\")",
+              Q(cf->valuestring));
+        else
+            E(c, p2.s, "expected \"kernel\" or \"none\", got %s", jtype(cf));
     }
     if (named != 1) {
         free_principal(&p);

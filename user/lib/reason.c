@@ -34,6 +34,7 @@ static const struct {
     {MNC_R_OVER_BUDGET, "over_budget"},
     {MNC_R_NOT_ISSUER, "not_issuer"},
     {MNC_R_NO_CANDIDATE, "no_candidate"},
+    {MNC_R_NOT_CONFINED, "not_confined"},
     {MNC_R_INVALID, "invalid"},
     {MNC_R_INTERNAL, "internal"},
 };

@@ -1,7 +1,8 @@
-/* cmd_doctor.c - `mncctl doctor [--pin-root DIR] [--backend auto|cgroup|lsm]`: what the kernel
- * offers, which backend mnc would use (or why it refuses), what each hook covers, and the
- * functional self-test of the attached programs. Exit 0 only if enforcement is attached and
- * its self-test passed. */
+/* cmd_doctor.c - `mncctl doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...`:
+ * what the kernel offers, which backend mnc would use (or why it refuses), what each hook
+ * covers, the functional self-test of the attached programs, and (given the policy) the agents
+ * marked "confinement": "none" (mncd delivers to them without kernel confinement). Exit 0 only
+ * if enforcement is attached and its self-test passed. */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <limits.h>
@@ -11,6 +12,36 @@
 
 #include "mnc_kern.h"
 #include "mncctl.h"
+#include "util.h"
+
+#define DOCTOR_MAX_POLICIES 16
+
+/* Lists the policy's agents with "confinement": "none". Returns 0, or -1 if it does not load. */
+static int show_confinement(const char *const *paths, int n)
+{
+    if (n == 0)
+        return 0;
+    mnc_policy *p = mncctl_load_policies(paths, n);
+    if (!p)
+        return -1;
+    int none = 0;
+    for (int i = 0; i < p->n_principals; i++)
+        if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none)
+            none++;
+    if (!none) {
+        printf("confinement:     kernel for every agent of the policy (with a kernel layer on, "
+               "mncd delivers only to registered agent cgroups)\n");
+    } else {
+        printf("confinement:     NONE for %d agent(s): mncd delivers to them without kernel "
+               "confinement (each delivery audited):", none);
+        for (int i = 0; i < p->n_principals; i++)
+            if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none)
+                printf(" %s", p->principals[i].name);
+        printf("\n");
+    }
+    mnc_policy_free(p);
+    return 0;
+}
 
 static const char *yesno(bool b) { return b ? "yes" : "no"; }
 
@@ -77,8 +108,12 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     (void)g;
     const char *root = NULL;
     unsigned backend = 0;
+    const char *pols[DOCTOR_MAX_POLICIES];
+    int n_pols = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc && n_pols < DOCTOR_MAX_POLICIES) {
+            pols[n_pols++] = argv[++i];
+        } else if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
             root = argv[++i];
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
             const char *b = argv[++i];
@@ -88,10 +123,12 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
                 return 2;
             }
         } else {
-            mncctl_err("usage: doctor [--pin-root DIR] [--backend auto|cgroup|lsm]");
+            mncctl_err("usage: doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...");
             return 2;
         }
     }
+    if (show_confinement(pols, n_pols) != 0)
+        return 2;
     mnc_features f;
     mnc_kern_probe(&f);
     char lsm[sizeof(f.lsm_list)];
@@ -133,8 +170,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",
-               "UNIX listeners made after the taint, sockets in flight between processes outside the agent "
-               "during the sweep, files passed in, and (--kernel-only, "
+               "UNIX listeners made after the taint (shut at the next delivery), sockets in flight between "
+               "processes outside the agent during the sweep, and (--kernel-only, "
                "no mncd sweep) UNIX connections made before the taint (needs the lsm backend: unix_may_send, "
                "socket_sendmsg); see docs/kernel.md");
 
@@ -165,4 +202,5 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     return ok ? 0 : 1;
 }
 
-MNCCTL_COMMAND(doctor_cmd, "doctor", "doctor [--pin-root DIR] [--backend auto|cgroup|lsm]", cmd_doctor)
+MNCCTL_COMMAND(doctor_cmd, "doctor", "doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...",
+               cmd_doctor)

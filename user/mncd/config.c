@@ -4,6 +4,7 @@
  *   {"socket": "/run/mnc/mncd.sock", "state_dir": "/var/lib/mnc",
  *    "policies": ["/etc/mnc/scheduling.json"], "admin_uid": 0,
  *    "max_clients": 1024, "max_output": 8388608,
+ *    "max_clients_per_agent": 64, "max_clients_per_uid": 256,
  *    "agents": {"worker": {"uid": 1001}},
  *    "cgroups": {"/mnc/worker": "worker"}}
  */
@@ -131,6 +132,14 @@ static int load_file(mncd_config *c, const char *path)
             uint32_t v;
             rc = get_u32(it, "max_clients", &v, 1, 65536);
             c->max_clients = v;
+        } else if (strcmp(k, "max_clients_per_agent") == 0) {
+            uint32_t v = 0;
+            rc = get_u32(it, "max_clients_per_agent", &v, 1, 65536);
+            c->max_clients_per_agent = v;
+        } else if (strcmp(k, "max_clients_per_uid") == 0) {
+            uint32_t v = 0;
+            rc = get_u32(it, "max_clients_per_uid", &v, 1, 65536);
+            c->max_clients_per_uid = v;
         } else if (strcmp(k, "max_output") == 0) {
             uint32_t v;
             rc = get_u32(it, "max_output", &v, 65536, 1u << 30);
@@ -228,6 +237,8 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     c->admin_uid = 0;
     c->max_clients = MNCD_DEFAULT_MAX_CLIENTS;
     c->max_output = MNCD_DEFAULT_MAX_OUTPUT;
+    c->max_clients_per_agent = MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT;
+    c->max_clients_per_uid = MNCD_DEFAULT_MAX_CLIENTS_PER_UID;
 
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},

@@ -13,9 +13,24 @@
  *      responses) is disconnected, and nobody else waits for it.
  * Request lines are limited to MNC_PROTO_MAX_LINE bytes: a longer line gets an error response
  * and the rest of it is discarded up to its newline; the connection stays usable.
+ *
+ * Identity is per request (mncd.h, ident.c). Every accepted socket has SO_PASSCRED and (Linux
+ * 6.5+) SO_PASSPIDFD (set on the listener, inherited at accept), and is read with recvmsg: each chunk carries its writer's credentials,
+ * and the kernel never returns bytes of two writers in one recvmsg. A line remembers the
+ * sender of its first byte; a byte from another sender makes the whole line refused. Any fd a
+ * client sends (SCM_RIGHTS) is closed at once (MSG_CMSG_CLOEXEC, the control buffer holds the
+ * kernel's maximum of SCM_MAX_FD fds), so sending fds cannot fill mncd's fd table; truncated
+ * control data (MSG_CTRUNC) makes the chunk's sender unknown, and its line is refused.
+ *
+ * Connection caps: besides max_clients (global), a connection opened from a registered agent
+ * cgroup counts against that agent (max_clients_per_agent), any other against its uid
+ * (max_clients_per_uid); the admin uid outside the mnc tree only against max_clients. Counted
+ * by the accept-time identity (SO_PEERCRED), which is used for nothing else but "is a broker
+ * connected" (mncd_mncl_conn).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdalign.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +48,30 @@
 #define MAX_EVENTS 256
 #define READ_CHUNK 65536
 #define READ_BUDGET (2u << 20) /* bytes read per client per iteration (fairness) */
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
+#define SCM_MAX_FDS 253 /* the kernel's SCM_MAX_FD: at most this many fds per message */
+/* credentials + pidfd + a full SCM_RIGHTS batch + an SCM_SECURITY label, with room to spare */
+#define CMSG_BUF (CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) + \
+                  CMSG_SPACE(SCM_MAX_FDS * sizeof(int)) + CMSG_SPACE(4096))
+
+enum cap_kind { CAP_NONE = 0, CAP_AGENT, CAP_UID };
 
 typedef struct client {
     int fd;
-    mncd_ident who;
+    mncd_ident who;         /* accept-time identity: connection accounting only */
+    enum cap_kind cap;      /* which per-principal count this connection holds */
+    uint32_t cap_key;       /* agent id or uid */
+    mncd_ident_cache cache; /* last resolved request sender (ident.c) */
+    mncd_cred line_from;    /* sender of the current line's first byte */
+    bool line_started;      /* the current line has at least one byte (or its newline) */
+    bool line_mixed;        /* ... and bytes from another (or an unknown) sender */
+    bool fds_noted;         /* received fds were reported once */
+    bool refused;           /* refused by a cap: only its error line is sent, then closed */
     char *in;
     size_t in_len, in_cap;
     bool discarding;
@@ -46,6 +81,10 @@ typedef struct client {
     struct client *prev, *next; /* all clients, so shutdown can free them */
 } client;
 
+typedef struct uid_count {
+    uint32_t uid, n;
+} uid_count;
+
 typedef struct loop {
     mncd *d;
     int ep, lfd, sfd;
@@ -53,6 +92,9 @@ typedef struct loop {
     client **touched;
     size_t n_touched, cap_touched;
     client *clients;
+    uint32_t agent_conns[MNC_MAX_PRINCIPALS]; /* open connections per agent (accept identity) */
+    uid_count *uid_conns;                     /* open connections per uid, n > 0 entries */
+    size_t n_uid_conns, cap_uid_conns;
 } loop;
 
 static void touch(loop *l, client *c)
@@ -131,21 +173,53 @@ static void respond(loop *l, client *c, cJSON *resp)
     free(s);
 }
 
-static void handle_line(loop *l, client *c, const char *line, size_t len)
+/* A request line whose bytes did not all come from one identified sender: nothing acts on
+ * it. Refused with an error and one audit record. */
+static void refuse_line(loop *l, client *c, cJSON *id)
 {
+    char det[200];
+    if (!c->line_from.known)
+        snprintf(det, sizeof(det), "request refused: the kernel gave no sender credentials for "
+                 "its bytes (connection of pid %d)", (int)c->who.pid);
+    else
+        snprintf(det, sizeof(det), "request refused: its bytes came from more than one sender "
+                 "(first pid %d uid %u; connection of pid %d)", (int)c->line_from.pid,
+                 (unsigned)c->line_from.uid, (int)c->who.pid);
+    mncd_audit(l->d, "request", -1, -1, NULL, "deny", MNC_R_INVALID, det);
+    respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", det));
+}
+
+/* cr: credentials of the chunk that holds the line's newline (the same sender as all of its
+ * bytes unless c->line_mixed). */
+static void handle_line(loop *l, client *c, const char *line, size_t len, const mncd_cred *cr)
+{
+    bool bad = c->line_mixed || !c->line_from.known || !mncd_cred_same(&c->line_from, cr);
     while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
         len--;
-    if (len == 0)
+    if (len == 0 && !bad)
         return; /* blank lines are keep-alives */
     mnc_request q;
     cJSON *id = NULL;
     char err[256];
+    if (bad) {
+        /* the id is echoed only so a client can match the error; nothing else is parsed */
+        if (mnc_request_parse(line, len, &q, &id, err, sizeof(err)) == 0)
+            mnc_request_free(&q);
+        refuse_line(l, c, id);
+        cJSON_Delete(id);
+        return;
+    }
+    mncd_ident who;
+    if (mncd_ident_request(l->d, cr, &c->cache, &who) != 0) {
+        refuse_line(l, c, NULL);
+        return;
+    }
     if (mnc_request_parse(line, len, &q, &id, err, sizeof(err)) != 0) {
         respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", err));
         cJSON_Delete(id);
         return;
     }
-    respond(l, c, mncd_handle(l->d, &c->who, &q));
+    respond(l, c, mncd_handle(l->d, &who, &q));
     mnc_request_free(&q);
 }
 
@@ -155,8 +229,27 @@ static void too_long(loop *l, client *c)
                                  "was discarded", MNC_PROTO_MAX_LINE));
 }
 
-/* Feeds received bytes through the framer. */
-static void feed(loop *l, client *c, const char *p, size_t n)
+/* The line being assembled gets bytes (or its newline) from sender cr. */
+static void line_from(client *c, const mncd_cred *cr)
+{
+    if (!c->line_started) {
+        c->line_from = *cr;
+        c->line_from.pidfd = -1; /* the fd lives only as long as its chunk */
+        c->line_started = true;
+        c->line_mixed = !cr->known;
+    } else if (!mncd_cred_same(&c->line_from, cr)) {
+        c->line_mixed = true;
+    }
+}
+
+static void line_reset(client *c)
+{
+    c->line_started = false;
+    c->line_mixed = false;
+}
+
+/* Feeds one chunk of received bytes (all from the sender cr) through the framer. */
+static void feed(loop *l, client *c, const char *p, size_t n, const mncd_cred *cr)
 {
     while (n > 0 && !c->dead) {
         if (c->discarding) {
@@ -170,15 +263,18 @@ static void feed(loop *l, client *c, const char *p, size_t n)
         }
         const char *nl = memchr(p, '\n', n);
         size_t part = nl ? (size_t)(nl - p) : n;
+        line_from(c, cr);
         if (c->in_len + part > MNC_PROTO_MAX_LINE) {
             too_long(l, c);
             c->in_len = 0;
+            line_reset(c);
             if (!nl) {
                 c->discarding = true;
                 return;
             }
         } else if (nl && c->in_len == 0) {
-            handle_line(l, c, p, part); /* common case: no copy */
+            handle_line(l, c, p, part, cr); /* common case: no copy */
+            line_reset(c);
         } else {
             if (c->in_len + part > c->in_cap) {
                 size_t nc = c->in_cap ? c->in_cap : 4096;
@@ -195,8 +291,9 @@ static void feed(loop *l, client *c, const char *p, size_t n)
             memcpy(c->in + c->in_len, p, part);
             c->in_len += part;
             if (nl) {
-                handle_line(l, c, c->in, c->in_len);
+                handle_line(l, c, c->in, c->in_len, cr);
                 c->in_len = 0;
+                line_reset(c);
                 if (c->in_cap > (1u << 16)) { /* do not keep a 1 MiB buffer per idle client */
                     free(c->in);
                     c->in = NULL;
@@ -211,12 +308,67 @@ static void feed(loop *l, client *c, const char *p, size_t n)
     }
 }
 
+/* Takes the sender credentials out of one recvmsg's control data and closes every fd that
+ * came with it (SCM_RIGHTS, SCM_PIDFD is kept in cr->pidfd for the caller to close). */
+static void take_cmsgs(client *c, struct msghdr *mh, mncd_cred *cr)
+{
+    memset(cr, 0, sizeof(*cr));
+    cr->pidfd = -1;
+    size_t n_fds = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_len < CMSG_LEN(0))
+            continue;
+        size_t dlen = cm->cmsg_len - CMSG_LEN(0);
+        if (cm->cmsg_type == SCM_RIGHTS) {
+            for (size_t i = 0; i + sizeof(int) <= dlen; i += sizeof(int)) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(cm) + i, sizeof(fd));
+                if (fd >= 0)
+                    close(fd);
+                n_fds++;
+            }
+        } else if (cm->cmsg_type == SCM_CREDENTIALS && dlen >= sizeof(struct ucred)) {
+            struct ucred uc;
+            memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
+            /* pid 0: the kernel attached no credentials to this chunk (sent while neither end
+             * asked for them); the "uid" is then the overflow uid. Not a sender. */
+            cr->known = uc.pid > 0;
+            cr->pid = uc.pid;
+            cr->uid = uc.uid;
+            cr->gid = uc.gid;
+        } else if (cm->cmsg_type == SCM_PIDFD && dlen >= sizeof(int)) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+            if (fd >= 0) {
+                if (cr->pidfd >= 0)
+                    close(cr->pidfd);
+                cr->pidfd = fd;
+            } else {
+                cr->gone = true; /* the kernel could not make a pidfd: the sender has exited */
+            }
+        }
+    }
+    if (mh->msg_flags & MSG_CTRUNC)
+        cr->known = false; /* part of the control data is missing: the sender is not proven */
+    if ((n_fds || (mh->msg_flags & MSG_CTRUNC)) && !c->fds_noted) {
+        fprintf(stderr, "mncd: client pid %d sent file descriptors%s; they were closed (noted "
+                "once per connection)\n", (int)c->who.pid,
+                mh->msg_flags & MSG_CTRUNC ? " (control data truncated)" : "");
+        c->fds_noted = true;
+    }
+    mncd_cred_inode(cr);
+}
+
 static void client_read(loop *l, client *c)
 {
     char buf[READ_CHUNK];
+    alignas(struct cmsghdr) char cbuf[CMSG_BUF];
     size_t budget = READ_BUDGET;
     while (budget > 0 && !c->dead) {
-        ssize_t r = recv(c->fd, buf, sizeof(buf), 0);
+        struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                            .msg_controllen = sizeof(cbuf)};
+        ssize_t r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -224,18 +376,27 @@ static void client_read(loop *l, client *c)
                 c->dead = true;
             return;
         }
+        mncd_cred cr;
+        take_cmsgs(c, &mh, &cr); /* always: fds may arrive with any chunk */
         if (r == 0) {
+            if (cr.pidfd >= 0)
+                close(cr.pidfd);
             /* Peer finished sending. A partial last line (client disconnected mid-request) is
              * dropped: it was never a complete request. */
             c->eof = true;
             c->in_len = 0;
+            line_reset(c);
             touch(l, c);
             return;
         }
-        feed(l, c, buf, (size_t)r);
+        feed(l, c, buf, (size_t)r, &cr);
+        if (cr.pidfd >= 0)
+            close(cr.pidfd);
         budget = budget > (size_t)r ? budget - (size_t)r : 0;
     }
 }
+
+static void cap_release(loop *l, client *c);
 
 static void client_free(loop *l, client *c)
 {
@@ -249,7 +410,10 @@ static void client_free(loop *l, client *c)
     close(c->fd);
     free(c->in);
     free(c->out);
-    mncd_mncl_conn(l->d, &c->who, -1);
+    if (!c->refused) {
+        mncd_mncl_conn(l->d, &c->who, -1);
+        cap_release(l, c);
+    }
     free(c);
     l->d->n_clients--;
 }
@@ -281,6 +445,88 @@ static bool client_flush(loop *l, client *c)
     return !(c->eof && c->out_len == 0);
 }
 
+/* ---- connection caps (accept-time identity) */
+
+static uid_count *uid_slot(loop *l, uint32_t uid, bool add)
+{
+    for (size_t i = 0; i < l->n_uid_conns; i++)
+        if (l->uid_conns[i].uid == uid)
+            return &l->uid_conns[i];
+    if (!add)
+        return NULL;
+    if (l->n_uid_conns == l->cap_uid_conns) {
+        size_t nc = l->cap_uid_conns ? l->cap_uid_conns * 2 : 16;
+        uid_count *n = realloc(l->uid_conns, nc * sizeof(*n));
+        if (!n)
+            return NULL;
+        l->uid_conns = n;
+        l->cap_uid_conns = nc;
+    }
+    l->uid_conns[l->n_uid_conns] = (uid_count){.uid = uid, .n = 0};
+    return &l->uid_conns[l->n_uid_conns++];
+}
+
+/* Decides which count a new connection holds and takes one. Returns NULL (taken, or no cap
+ * applies: the admin uid outside the mnc tree), or the name of the cap that refuses it. */
+static const char *cap_take(loop *l, client *c)
+{
+    const mncd_ident *w = &c->who;
+    if (w->via == MNCD_VIA_CGROUP && w->agent >= 0 && w->agent < MNC_MAX_PRINCIPALS) {
+        if (l->agent_conns[w->agent] >= l->d->cfg.max_clients_per_agent)
+            return "max_clients_per_agent";
+        l->agent_conns[w->agent]++;
+        c->cap = CAP_AGENT;
+        c->cap_key = (uint32_t)w->agent;
+        return NULL;
+    }
+    if (w->admin) /* admin uid, no agent cgroup, not in the mnc tree (mncd_kern_ident) */
+        return NULL;
+    uid_count *u = uid_slot(l, (uint32_t)w->uid, true);
+    if (!u)
+        return "max_clients_per_uid"; /* out of memory: refuse rather than not count */
+    if (u->n >= l->d->cfg.max_clients_per_uid) {
+        if (u->n == 0)
+            l->uid_conns[--l->n_uid_conns] = *u; /* never happens (cap >= 1); keep tidy */
+        return "max_clients_per_uid";
+    }
+    u->n++;
+    c->cap = CAP_UID;
+    c->cap_key = (uint32_t)w->uid;
+    return NULL;
+}
+
+static void cap_release(loop *l, client *c)
+{
+    if (c->cap == CAP_AGENT && l->agent_conns[c->cap_key] > 0) {
+        l->agent_conns[c->cap_key]--;
+    } else if (c->cap == CAP_UID) {
+        uid_count *u = uid_slot(l, c->cap_key, false);
+        if (u && u->n > 0 && --u->n == 0)
+            *u = l->uid_conns[--l->n_uid_conns]; /* drop the empty entry (order is free) */
+    }
+    c->cap = CAP_NONE;
+}
+
+/* The one-line JSON error for a connection refused by a cap. Returns its length or -1. */
+static int refuse_line_for(char *msg, size_t n, const char *cap, size_t limit)
+{
+    int r = snprintf(msg, n, "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\","
+                     "\"error\":\"too many clients: %s (%zu) reached\",\"cap\":\"%s\"}\n", cap,
+                     limit, cap);
+    return r > 0 && (size_t)r < n ? r : -1;
+}
+
+/* Best effort for the global cap (no client struct, no audit record: as before). */
+static void refuse_conn(int fd, const char *cap, size_t limit)
+{
+    char msg[256];
+    int n = refuse_line_for(msg, sizeof(msg), cap, limit);
+    if (n > 0) {
+        ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+    }
+}
+
 static void do_accept(loop *l)
 {
     for (;;) {
@@ -293,13 +539,20 @@ static void do_accept(loop *l)
             return;
         }
         if (l->d->n_clients >= l->d->cfg.max_clients) {
-            static const char full[] = "{\"ok\":false,\"decision\":\"error\",\"reason\":"
-                                       "\"internal\",\"error\":\"too many clients\"}\n";
-            ssize_t w = send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)w;
+            refuse_conn(fd, "max_clients", l->d->cfg.max_clients);
             close(fd);
             continue;
         }
+        /* Inherited from the listener (make_listener); set again so that a kernel that did not
+         * copy them still attributes what follows. A chunk without credentials is refused
+         * anyway (take_cmsgs). Without SO_PASSCRED nothing could be attributed: fail closed. */
+        int one = 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0) {
+            fprintf(stderr, "mncd: SO_PASSCRED: %s; closing the connection\n", strerror(errno));
+            close(fd);
+            continue;
+        }
+        /* SO_PASSPIDFD: inherited where the kernel has it; make_listener said if it has not */
         client *c = calloc(1, sizeof(*c));
         if (!c) {
             close(fd);
@@ -313,8 +566,36 @@ static void do_accept(loop *l)
             continue;
         }
         mncd_kern_ident(l->d, &c->who); /* unregistered cgroup in the mnc tree: nobody */
+        const char *cap = cap_take(l, c);
+        if (cap) {
+            bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;
+            char det[160];
+            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %d uid %u)", cap,
+                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid,
+                     (int)c->who.pid, (unsigned)c->who.uid);
+            mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny",
+                       MNC_R_INTERNAL, det);
+            /* The error line leaves after this iteration's commit (the audit record is durable
+             * first, as for every response); the connection is then closed. It is never read. */
+            char msg[256];
+            int n = refuse_line_for(msg, sizeof(msg), cap,
+                                    per_agent ? l->d->cfg.max_clients_per_agent
+                                              : l->d->cfg.max_clients_per_uid);
+            c->refused = true;
+            c->eof = true;
+            l->d->n_clients++;
+            c->next = l->clients;
+            if (l->clients)
+                l->clients->prev = c;
+            l->clients = c;
+            if (n <= 0 || out_append(l, c, msg, (size_t)n) != 0)
+                c->dead = true;
+            touch(l, c);
+            continue;
+        }
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
         if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            cap_release(l, c);
             close(fd);
             free(c);
             continue;
@@ -369,6 +650,16 @@ static int make_listener(const char *path)
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
             goto fail;
     }
+    /* Per-request identity: the kernel attaches credentials to a chunk only if SO_PASSCRED /
+     * SO_PASSPIDFD is on when it is sent. Set on the listener, accept() copies them to the new
+     * socket (unix_sock_inherit_flags) before any byte can be sent on it unattributed; setting
+     * them on the accepted socket alone would leave a window after accept(). */
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+        goto fail;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
+        fprintf(stderr, "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
+                "by SCM_CREDENTIALS alone\n", strerror(errno));
     /* Any local process may connect: identity comes from the kernel, not from file
      * permissions, and an unidentified caller can do nothing but whoami. */
     if (chmod(path, 0666) != 0 || listen(fd, 512) != 0)
@@ -526,5 +817,6 @@ out:
     if (l.ep >= 0)
         close(l.ep);
     free(l.touched);
+    free(l.uid_conns);
     return rc;
 }

@@ -2,7 +2,9 @@
  *
  * Layers, bottom up:
  *   config.c  the JSON config file and command line -> mncd_config
- *   ident.c   caller identity from the kernel: SO_PEERCRED -> pid -> cgroup -> agent, else uid
+ *   ident.c   caller identity from the kernel, per request: the sender credentials the kernel
+ *             attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup -> agent,
+ *             else uid
  *   store.c   durable state: object registry, inboxes, memory store; persisted through the
  *             journal (one journal record per event-loop iteration = group commit)
  *   verbs.c   one handler per protocol verb; every operation goes through mnc_monitor_check
@@ -33,6 +35,8 @@
 #define MNCD_MAX_POLICIES 16
 #define MNCD_MAX_MAP 256
 #define MNCD_DEFAULT_MAX_CLIENTS 1024
+#define MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT 64 /* connections opened from one agent's cgroup */
+#define MNCD_DEFAULT_MAX_CLIENTS_PER_UID 256  /* from one uid (not an agent cgroup, not admin) */
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20) /* per-client queued response bytes */
 #define MNCD_MAX_INBOX 1000000             /* queued deliveries per agent (~64 B each) */
 
@@ -43,6 +47,8 @@ typedef struct mncd_config {
     int n_policies;
     uint32_t admin_uid;
     size_t max_clients;
+    size_t max_clients_per_agent;
+    size_t max_clients_per_uid;
     size_t max_output;
     /* uid -> agent (checked before the policy's own "uids") */
     struct { char agent[MNC_NAME_MAX]; uint32_t uid; } uids[MNCD_MAX_MAP];
@@ -67,7 +73,19 @@ typedef struct mncd_config {
 int mncd_config_load(mncd_config *c, int argc, char **argv);
 void mncd_config_free(mncd_config *c);
 
-/* ---- identity */
+/* ---- identity
+ *
+ * Identity is per request, never per connection: a connected fd can be passed to another
+ * process (SCM_RIGHTS), and the process that writes a request line is the caller. loop.c sets
+ * SO_PASSCRED and SO_PASSPIDFD on every accepted socket and reads with recvmsg; the kernel
+ * attaches the writer's pid/uid/gid (and a pidfd, Linux 6.5+) to every chunk and never returns
+ * bytes of two writers in one recvmsg. A line whose bytes came from more than one sender is
+ * refused. The identity resolved at accept time (SO_PEERCRED) only does connection accounting
+ * (the per-agent / per-uid caps, "is a broker connected").
+ * Forgery: a sender may put its own SCM_CREDENTIALS on a message, but the kernel only accepts
+ * another pid with CAP_SYS_ADMIN and another uid/gid with CAP_SETUID/CAP_SETGID (in the user
+ * namespace that owns them). `mncctl run` drops those capabilities from every agent, also with
+ * --as-root, and denies namespace creation; a process that has them is a trusted outsider. */
 typedef enum mncd_via { MNCD_VIA_NONE = 0, MNCD_VIA_CGROUP, MNCD_VIA_UID } mncd_via;
 
 typedef struct mncd_ident {
@@ -76,17 +94,57 @@ typedef struct mncd_ident {
     gid_t gid;
     int agent;        /* principal id, or -1 */
     mncd_via via;
-    bool admin;       /* uid == admin uid and not identified as an agent by cgroup */
+    bool admin;       /* uid == admin uid, not an agent (by cgroup or uid), and (kernel
+                       * layer on) not inside the mnc cgroup tree */
     char cgroup[512]; /* "" if unknown */
 } mncd_ident;
 
+/* The sender of one chunk of bytes, as the kernel recorded it (control messages of recvmsg). */
+typedef struct mncd_cred {
+    bool known;       /* SCM_CREDENTIALS arrived (and the control data was not truncated) */
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    int pidfd;        /* SCM_PIDFD (owned by the caller), -1 if none */
+    bool gone;        /* SCM_PIDFD said the sender no longer exists */
+    uint64_t ino;     /* pidfs inode of pidfd (unique per process, Linux 6.9+), 0 if unknown */
+    uint64_t cgid;    /* its cgroup id when the chunk was read (valid iff ino != 0) */
+} mncd_cred;
+
+/* Per-connection cache of the last resolved sender. Valid only while the same process (pid +
+ * pidfs inode) is in the same cgroup (cgroup id from PIDFD_GET_INFO, Linux 6.13+) and the
+ * registration table has not changed; without those kernel features nothing is cached. */
+typedef struct mncd_ident_cache {
+    bool valid;
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    uint64_t ino, cgid;
+    uint64_t gen;
+    mncd_ident id;
+} mncd_ident_cache;
+
 /* The registration table the kernel layer fills (cgroup path -> agent). Config entries are
- * registered at startup. Returns 0 or -1 (table full / unknown agent). */
+ * registered at startup. Returns 0 or -1 (table full / unknown agent). Every change bumps the
+ * table's generation, which invalidates every mncd_ident_cache. */
 int mncd_ident_register_cgroup(const char *cgroup_path, int agent);
 void mncd_ident_clear(void);
-/* Resolves the peer of a connected UNIX socket. Returns 0 (id->agent may be -1: unknown) or
- * -1 if the kernel gave no credentials. */
+/* Resolves the peer of a connected UNIX socket as of connect() (SO_PEERCRED): for connection
+ * accounting only, never for authorisation. Returns 0 (id->agent may be -1: unknown) or -1 if
+ * the kernel gave no credentials. */
 int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id);
+struct mncd;
+/* Resolves the sender of one request (cr: the credentials of its bytes) to an identity,
+ * including the mnc-tree rule (mncd_kern_ident). A sender that has exited, or whose cgroup
+ * cannot be read while it is provably alive, is nobody (agent -1, not admin). cache may be
+ * NULL. Returns 0, or -1 if cr carries no credentials (the caller refuses the request). */
+int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache,
+                       mncd_ident *id);
+/* Fills cr->ino (pidfs inode of cr->pidfd) and cr->cgid when the kernel can say (pidfs and
+ * PIDFD_GET_INFO, 6.13+); leaves ino 0 otherwise. */
+void mncd_cred_inode(mncd_cred *cr);
+/* Do two chunks come from the same sender (pid, uid, gid, and process inode when known)? */
+bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b);
 
 /* ---- durable state */
 typedef struct mncd_msg {

@@ -120,11 +120,52 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
     return mncd_store_touch(&d->store, o);
 }
 
-/* Hands one checked object to its reader: taint the reader in the kernel first (kern.c; if
- * that fails nothing is delivered - fail closed), then consume the turn and answer with the
- * object and its rendered message. */
-static cJSON *hand_over(mncd *d, const mnc_request *q, int reader, mnc_disclosure *o, const char *op)
+/* Kernel on means confined: with the kernel layer active, an object is handed only to a reader
+ * the kernel confines, i.e. identified by a cgroup `mncctl run` registered. A reader identified
+ * by uid (config "agents", the policy's "uids") has no taint a program consults: refused
+ * (not_confined, audited), unless its policy entry says "confinement": "none" - then the
+ * delivery is allowed and audited every time (confined_delivery).
+ * confined: before the monitor check (so a refusal leaves no misleading "allow" record).
+ * Returns MNC_OK or MNC_R_NOT_CONFINED (audited). */
+static bool unconfined_ok(const mncd *d, const mncd_ident *w)
 {
+    return w->agent >= 0 && w->agent < d->policy->n_principals &&
+           d->policy->principals[w->agent].confinement_none;
+}
+
+static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
+{
+    if (!d->kern || w->via == MNCD_VIA_CGROUP || unconfined_ok(d, w))
+        return MNC_OK;
+    mncd_audit(d, op, w->agent, w->agent, oid, "deny", MNC_R_NOT_CONFINED,
+               "kernel layer on, reader not in a registered agent cgroup (identified by uid)");
+    return MNC_R_NOT_CONFINED;
+}
+
+static cJSON *not_confined(const mnc_request *q, const char *op)
+{
+    return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "%s denied: not_confined (the kernel layer is "
+                         "on and this agent is not confined by it)", op);
+}
+
+/* At the delivery itself: records each delivery to an agent with "confinement": "none". */
+static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
+{
+    if (d->kern && w->via != MNCD_VIA_CGROUP && unconfined_ok(d, w))
+        mncd_audit(d, op, w->agent, w->agent, oid, "allow", MNC_OK,
+                   "confinement none: delivered to an agent the kernel does not confine");
+}
+
+/* Hands one checked object to its reader (confined() already passed): taint the reader in the
+ * kernel first (kern.c; if that fails nothing is delivered - fail closed), then consume the
+ * turn and answer with the object and its rendered message. */
+static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
+                        const char *op)
+{
+    int reader = w->agent;
+    if (confined(d, w, &o->id, op) != MNC_OK) /* defensive: callers check first */
+        return not_confined(q, op);
+    confined_delivery(d, w, &o->id, op);
     if (mncd_kern_hold(d, reader, o, op) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused before delivery by the kernel layer "
                               "(taint update, sweep or fd scan: see the audit log; fail closed)", op);
@@ -387,12 +428,21 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (mnc_oid_parse(q->object, &oid) != 0)
             return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
         mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
+        if (confined(d, w, &oid, "recv") != MNC_OK)
+            return not_confined(q, "recv");
         mnc_reason r = check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, "recv");
-        return hand_over(d, q, w->agent, o, "recv");
+        return hand_over(d, q, w, o, "recv");
     }
     int max = q->max > 0 ? q->max : 100;
+    /* Nothing leaves the inbox for a reader the kernel does not confine (kernel layer on):
+     * the messages stay queued. With "confinement": "none" each delivery is audited below. */
+    if (d->store.inbox[w->agent].n > 0 &&
+        confined(d, w, &d->store.inbox[w->agent].head->id, "recv") != MNC_OK)
+        return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "recv denied: not_confined (the kernel "
+                             "layer is on and this agent is not confined by it; %zu message(s) "
+                             "stay queued)", d->store.inbox[w->agent].n);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     cJSON *msgs = cJSON_CreateArray();
     cJSON *denied = cJSON_CreateArray();
@@ -442,6 +492,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddItemToArray(denied, x);
             break;
         }
+        confined_delivery(d, w, &m.id, "recv");
         if (deliver(d, o, w->agent) != 0 || add_object(d, x, o, true) != 0) {
             cJSON_Delete(x);
             break;
@@ -573,11 +624,13 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
     const mncd_mem *m = mncd_store_mem_get(&d->store, store, q->key);
     mnc_disclosure *o = m ? mnc_registry_get(&d->store.reg, &m->id) : NULL;
     mnc_oid oid = m ? m->id : (mnc_oid){{0}};
+    if (confined(d, w, m ? &oid : NULL, op) != MNC_OK)
+        return not_confined(q, op);
     mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose,
                          m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
-    return hand_over(d, q, w->agent, o, op);
+    return hand_over(d, q, w, o, op);
 }
 
 /* ---- admin verbs */
@@ -750,7 +803,7 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
         mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
                    "identity claim does not match the kernel's");
         return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "identity mismatch: request claims "
-                              "\"%s\" but the kernel identifies this connection as %s%s%s",
+                              "\"%s\" but the kernel identifies its sender as %s%s%s",
                               q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
     }
     if (q->verb == MNC_V_WHOAMI)
@@ -760,15 +813,16 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
             mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,
                        "admin verb from a non-admin caller");
             return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is an admin verb: it needs uid "
-                                 "%u (caller uid %u%s)", mnc_verb_name(q->verb), d->cfg.admin_uid,
-                                 (unsigned)w->uid, w->via == MNCD_VIA_CGROUP ? ", in an agent "
-                                 "cgroup" : "");
+                                 "%u and a caller that is not an agent (caller uid %u%s)",
+                                 mnc_verb_name(q->verb), d->cfg.admin_uid, (unsigned)w->uid,
+                                 w->via == MNCD_VIA_CGROUP ? ", in an agent cgroup"
+                                 : w->via == MNCD_VIA_UID ? ", an agent by uid" : "");
         }
         return v_admin(d, w, q);
     }
     if (w->agent < 0)
-        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "this connection (uid %u, pid %d, "
-                              "cgroup %s) is not registered as an agent", (unsigned)w->uid,
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "the sender of this request (uid %u, "
+                              "pid %d, cgroup %s) is not registered as an agent", (unsigned)w->uid,
                               (int)w->pid, w->cgroup[0] ? w->cgroup : "?");
     switch (q->verb) {
     case MNC_V_DISCLOSE:

@@ -38,6 +38,8 @@ typedef struct mnc_principal {
     char address[128];          /* sockets: "unix:/path" or "ip:port" / "[ip6]:port"; "" if none */
     /* agents only */
     mnc_role role;
+    bool confinement_none; /* "confinement": "none": deliveries without kernel confinement are
+                            * allowed (and audited each time); default "kernel" */
     uint32_t uids[MNC_MAX_UIDS]; /* uid -> agent fallback identity (before cgroup registration) */
     int n_uids;
     char *workspace[MNC_MAX_WORKSPACE]; /* writable paths (Landlock); heap strings */

@@ -38,6 +38,9 @@ typedef enum mnc_reason {
     MNC_R_OVER_BUDGET = 36,      /* MNC-L: Σ + ΔR > B */
     MNC_R_NOT_ISSUER = 37,       /* caller may not disclose under this contract */
     MNC_R_NO_CANDIDATE = 38,     /* nothing admissible (outcome, not an error) */
+    /* daemon */
+    MNC_R_NOT_CONFINED = 40,     /* kernel layer on, recipient not kernel-confined (not in a
+                                  * cgroup `mncctl run` registered): no delivery */
     /* generic */
     MNC_R_INVALID = 90,     /* malformed input */
     MNC_R_INTERNAL = 91,    /* resource failure; always fails closed */
