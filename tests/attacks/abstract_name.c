@@ -1,6 +1,8 @@
 /* abstract_name - issue 9 channel 9. The agent binds an abstract UNIX socket NAMED after the canary (bind only, no connect).
  * Verifier: uid 65534 reads /proc/net/unix while the agent waits.
- * Blocks it: Landlock scope does not cover bind; seccomp or a network namespace per agent. */
+ * Blocks it: Landlock scope does not cover bind; seccomp or a network namespace per agent.
+ * Status: a documented remaining covert channel (/proc/net/unix names; docs/threat-model.md gives its bandwidth
+ * and what would close it): runs only with MNC_ATTACKS_COVERT=1. */
 #include <fcntl.h>
 #include <sys/un.h>
 
@@ -39,5 +41,5 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"abstract_name", "an abstract UNIX socket NAMED after the canary (bind only, no connect)", 0, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {"abstract_name", "an abstract UNIX socket NAMED after the canary (bind only, no connect)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

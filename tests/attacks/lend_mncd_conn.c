@@ -18,6 +18,26 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
+/* say what mncd answered the outsider on the lent connection (the verdict is the collector's) */
+static void verify(struct atk_ctx *c)
+{
+    char gp[700], buf[8192];
+    snprintf(gp, sizeof(gp), "%s/got", c->dir);
+    FILE *f = fopen(gp, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *r = strstr(buf, "[lent-mncd-conn] ");
+    const char *reason = r ? strstr(r, "\"reason\":\"") : NULL;
+    if (reason)
+        atk_note(c, "mncd answered the outsider's recv on the lent fd with reason %.*s", (int)strcspn(reason + 10, "\""),
+                 reason + 10);
+    else
+        atk_note(c, "the outsider got no answer on the lent fd");
+}
+
 static const struct atk A = {"lend_mncd_conn", "lend the agent's mncd connection to an outsider (SCM_RIGHTS)",
-                             ATK_NO_RECV | ATK_NO_CONTROL, NULL, agent, NULL, NULL, NULL};
+                             ATK_NO_RECV | ATK_NO_CONTROL, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

@@ -1,7 +1,9 @@
 /* proc_cmdline - issue 9 channel 9. The agent overwrites its own argv strings in memory with the
  * canary; /proc/PID/cmdline shows them to every user.
  * Verifier: uid 65534 scans /proc/N/cmdline while the agent waits.
- * Blocks it: hidepid=2 for other users' /proc (cmdline is in the agent's own memory). */
+ * Blocks it: hidepid=2 for other users' /proc (cmdline is in the agent's own memory).
+ * Status: a documented remaining covert channel (/proc/PID/cmdline; docs/threat-model.md gives its bandwidth
+ * and what would close it): runs only with MNC_ATTACKS_COVERT=1. */
 #include "atk.h"
 
 static int agent(struct atk_ctx *c)
@@ -28,6 +30,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "uid 65534 read the canary in %s", out);
 }
 
-static const struct atk A = {"proc_cmdline", "command line (argv overwritten) read from /proc", 0, NULL, agent, on_sync,
+static const struct atk A = {"proc_cmdline", "command line (argv overwritten) read from /proc", ATK_COVERT, NULL, agent, on_sync,
                              NULL, NULL};
 ATK_MAIN(A)

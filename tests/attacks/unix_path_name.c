@@ -1,6 +1,8 @@
 /* unix_path_name - issue 9 channel 9. The agent binds a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700).
  * Verifier: uid 65534 reads /proc/net/unix while the agent waits.
- * Blocks it: a network namespace per agent (/proc/net/unix is per netns); hidepid does not cover /proc/net. */
+ * Blocks it: a network namespace per agent (/proc/net/unix is per netns); hidepid does not cover /proc/net.
+ * Status: a documented remaining covert channel (/proc/net/unix names; docs/threat-model.md gives its bandwidth
+ * and what would close it): runs only with MNC_ATTACKS_COVERT=1. */
 #include <fcntl.h>
 #include <sys/un.h>
 
@@ -39,5 +41,5 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"unix_path_name", "a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700)", 0, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {"unix_path_name", "a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)
