@@ -535,6 +535,11 @@ static int run_agent(struct atk_ctx *c, int phase)
         argv[n++] = c->ws;
         if (strcmp(c->mode, "root") == 0 && env("ATK_ROOTFLAG")[0])
             argv[n++] = (char *)env("ATK_ROOTFLAG");
+        /* the agent's control lines (notes, sync points) travel on its stdout, which the stdio
+         * relay withholds once it is tainted: these attacks opt out of the relay (audited); the
+         * stdout/stderr channel itself is tested by test_kernel_stdio */
+        argv[n++] = "--stdio";
+        argv[n++] = "passthrough";
         argv[n++] = "--";
     }
     argv[n++] = exe;
