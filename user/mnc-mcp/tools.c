@@ -119,8 +119,8 @@ static const tool_def TOOLS[] = {
      "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ","
      "\"fields\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a field") ",\"description\":\"keep only these fields\"},"
      "\"sinks\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a sink") ",\"description\":\"keep only these sinks\"},"
-     "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":31536000},"
-     "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":1000000},"
+     "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"a shorter lifetime in seconds\"},"
+     "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"fewer deliveries\"},"
      "\"memory\":{\"type\":\"boolean\",\"description\":\"false drops the memory permission\"}"
      "},\"required\":[\"object\"],\"additionalProperties\":false}",
      OUT(S_OBJECT_OUT)},
