@@ -56,11 +56,13 @@ BPF_OBJ    := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/include/%.skel.h)
 TESTS      := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+# the attack corpus (tests/attacks/README.md): one binary per attack, libc only
+ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests/attacks/atk.c,$(wildcard tests/attacks/*.c)))
 
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo test unit asan valgrind bench fuzz clean install vmtest eval
+.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd) $(if $(MCP_SRC),$(BUILD)/mnc-mcp)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -133,6 +135,12 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
+$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c
+
+attacks: $(ATTACKS)
+
 # bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o
 $(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -144,7 +152,7 @@ demo: all
 unit: $(TESTS)
 	BUILD=$(BUILD) tests/run-tests --unit-only
 
-test: all $(TESTS)
+test: all $(TESTS) $(ATTACKS)
 	BUILD=$(BUILD) tests/run-tests
 
 asan:

@@ -54,6 +54,8 @@ struct mnc_agent_key {
 #define MNC_AGENT_F_LAUNCHED 0x1u /* registered by `mncctl run` (or mncd on its behalf) */
 #define MNC_AGENT_F_SELFTEST 0x2u /* the loader's scratch self-test cgroup */
 #define MNC_AGENT_F_ROOT 0x4u     /* launched --as-root (uid 0, reduced capabilities): doctor warns */
+#define MNC_AGENT_F_STDIO_PASS 0x8u /* launched --stdio passthrough: its stdout/stderr are the
+                                     * caller's, not governed by taint (audited; doctor warns) */
 
 struct mnc_agent {
     __u32 agent_id; /* principal id in the policy (key of the taint map) */

@@ -72,6 +72,7 @@ static int connect_as(uid_t euid)
 
 typedef struct conn {
     int fd;
+    uid_t euid; /* mncd identifies every request by the credentials of its bytes */
     char buf[1 << 16];
     size_t len;
 } conn;
@@ -80,12 +81,22 @@ typedef struct conn {
 static int call(conn *c, const char *req, size_t reqlen, char *out, size_t outlen)
 {
     size_t off = 0;
+    /* the kernel attaches the writer's credentials (its REAL uid) to each write: write as the
+     * conn's uid; the saved uid stays 0 so the thread can switch back */
+    if (c->euid && syscall(SYS_setresuid, c->euid, c->euid, -1) != 0)
+        return -1;
     while (off < reqlen) {
         ssize_t w = write(c->fd, req + off, reqlen - off);
         if (w <= 0)
-            return -1;
+            break;
         off += (size_t)w;
     }
+    if (c->euid && syscall(SYS_setresuid, 0, 0, -1) != 0) {
+        perror("restore uid");
+        exit(1);
+    }
+    if (off < reqlen)
+        return -1;
     for (;;) {
         char *nl = memchr(c->buf, '\n', c->len);
         if (nl) {
@@ -120,6 +131,10 @@ static void *pair(void *arg)
 {
     job *j = arg;
     conn *w = calloc(1, sizeof(*w)), *c = calloc(1, sizeof(*c));
+    if (w)
+        w->euid = UID_W;
+    if (c)
+        c->euid = UID_C;
     if (!w || !c || (w->fd = connect_as(UID_W)) < 0 || (c->fd = connect_as(UID_C)) < 0) {
         j->fail = 1;
         pthread_barrier_wait(j->bar);
@@ -273,6 +288,7 @@ static int start_daemon(const char *build, const char *base, char *dir, size_t d
         return -1;
     }
     c0->fd = fd;
+    c0->euid = UID_W;
     if (call(c0, g_req, g_reqlen, g_resp, sizeof(g_resp)) != 0 ||
         !(idp = strstr(g_resp, "\"id\":\""))) {
         fprintf(stderr, "bench_mncd: disclose failed: %s\n", g_resp);
@@ -382,6 +398,7 @@ int main(int argc, char **argv)
         return 1;
     }
     c0->fd = fd;
+    c0->euid = UID_W;
 
     int status = 0;
     int levels[] = {1, 16, 64};
@@ -409,6 +426,10 @@ int main(int argc, char **argv)
     double t0 = now_us();
     for (int done = 0; done < nobj && status == 0;) {
         int b = nobj - done < 200 ? nobj - done : 200;
+        if (syscall(SYS_setresuid, UID_W, UID_W, -1) != 0) { /* written as the worker (real uid) */
+            status = 1;
+            break;
+        }
         for (int i = 0; i < b; i++) {
             size_t off = 0;
             while (off < (size_t)n) {
@@ -419,6 +440,10 @@ int main(int argc, char **argv)
                 }
                 off += (size_t)w;
             }
+        }
+        if (syscall(SYS_setresuid, 0, 0, -1) != 0) {
+            perror("restore uid");
+            exit(1);
         }
         for (int i = 0; i < b && status == 0; i++)
             if (call(c0, "", 0, resp, sizeof(g_resp)) != 0 || !strstr(resp, "\"ok\":true")) {

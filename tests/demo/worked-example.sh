@@ -82,7 +82,7 @@ PY
 PEER=$!
 for _ in $(seq 1 50); do [ -S "$tmp/external.sock" ] && break; sleep 0.1; done
 
-say "worker (launched by mncctl run) discloses under contract schedule_meeting"
+say "worker (launched by mncctl run) discloses under contract schedule_meeting; its stdout (untainted) is relayed"
 mkdir -p "$tmp/ws-worker" "$tmp/ws-coord"
 # each agent runs as its own uid, reads only system dirs and what it is granted (--read)
 "$CTL" run --agent worker --workspace "$tmp/ws-worker" --read "$tmp/bin" -- \
@@ -102,6 +102,10 @@ cat >"$tmp/coord.sh" <<EOF
 set -u
 CTL=$ACTL; OID=$OID; tmp=$tmp
 $(declare -f show verdict)
+# The coordinator's stdout is relayed by the launcher and withheld once it is tainted (its
+# contract's phi has no stdout sink): the results table goes to its workspace instead.
+show() { printf '   %-58s %s\n' "\$1" "\$2" >>\$tmp/ws-coord/report.txt; }
+echo "coordinator: started, nothing received yet (untainted: this line passes)"
 direct_connect() { python3 -c 'import socket,sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
@@ -126,7 +130,9 @@ except OSError as e:
     print("DENIED (%s: mncd shut it before delivering)" % __import__("errno").errorcode[e.errno])' \$tmp/external.sock \$ws > \$ws/held.out &
 while [ ! -e \$ws/held.ready ]; do sleep 0.05; done
 r=\$(\$CTL --json recv)
-show "recv through mncd" "\$(echo "\$r" | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d.get("messages") or d.get("delivered") or [d]; print(repr(m[0].get("message")))')"
+msg=\$(echo "\$r" | python3 -c 'import json,sys; d=json.load(sys.stdin); m=d.get("messages") or d.get("delivered") or [d]; print(repr(m[0].get("message")))')
+echo "coordinator: received \$msg"  # tainted now: the relay withholds this (quarantine + audit)
+show "recv through mncd" "\$msg"
 show "forward to external through mncd" "\$(\$CTL --json forward \$OID external | verdict)"
 show "log to ops_log through mncd" "\$(\$CTL --json log \$OID ops_log | verdict)"
 show "mem.put through mncd" "\$(\$CTL --json mem put slot \$OID | verdict)"
@@ -141,7 +147,8 @@ while [ ! -e \$tmp/mncd.killed ]; do sleep 0.1; done
 show "after kill -9 mncd: direct connect() to external" "\$(direct_connect \$tmp/external.sock)"
 show "after kill -9 mncd: direct write to the log" "\$(direct_write /var/log/mnc/ops.log)"
 EOF
-"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" --read "$tmp/bin" --read "$tmp/coord.sh" -- bash "$tmp/coord.sh" &
+"$CTL" run --agent coordinator --workspace "$tmp/ws-coord" --read "$tmp/bin" --read "$tmp/coord.sh" -- bash "$tmp/coord.sh" \
+    >"$tmp/coord.out" 2>"$tmp/coord.err" &
 CPID=$!
 for _ in $(seq 1 200); do [ -e "$tmp/ws-coord/coord.ready" ] && break; sleep 0.1; done
 
@@ -152,6 +159,19 @@ say "kill -9 mncd: enforcement is pinned in the kernel and outlives it"
 kill -9 "$MPID"; wait "$MPID" 2>/dev/null || true; MPID=
 touch "$tmp/mncd.killed"
 wait "$CPID" || true
+say "the coordinator's results (it writes them into its workspace: its stdout is withheld once tainted)"
+cat "$tmp/ws-coord/report.txt"
+
+say "the coordinator's stdout as its launcher relayed it (what journald or a container log gets)"
+sed 's/^/   | /' "$tmp/coord.out"
+grep -h 'withheld' "$tmp/coord.err" | sed 's/^/   (launcher stderr) /' || true
+say "withheld by the relay, kept in mncd's root-only quarantine ($tmp/state/quarantine, 0700)"
+sed 's/^/   | /' "$tmp/state/quarantine/coordinator.stdout" 2>/dev/null || echo "   (empty)"
+grep -h '"op":"quarantine"' "$tmp/state/audit.jsonl" | python3 -c 'import json,sys
+for l in sys.stdin:
+    a = json.loads(l)
+    print("   audit: op=%s agent=%s decision=%s object=%s" % (a["op"], a.get("sender"), a["decision"], a.get("object")))
+    print("          %s" % a.get("detail"))'
 
 say "audit log"
 "$CTL" audit verify "$tmp/state/audit.jsonl" | sed 's/^/   /'

@@ -170,7 +170,7 @@ class _Env:
             self.n_launched += 1
             ws = os.path.join(self.tmp, "ws_%s.%d" % (name, self.n_launched))
             os.makedirs(ws, exist_ok=True)
-            p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin,
+            p = _Proc([self.H.MNCCTL, "--socket", sock, "run", "--agent", name, "--pin-root", self.pin, "--stdio", "passthrough",
                        "--workspace", ws] + self.H.AGENT_READ + ["--"] + cmd, err)
         elif self.mode == "off":
             pf = os.path.join(self.cg_base, name, "cgroup.procs")

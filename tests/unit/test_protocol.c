@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,36 @@ static void test_valid(void **st)
     assert_int_equal(parse("  {\"verb\":\"recv\",\"max\":5}  ", &r, err), 0);
     assert_int_equal(r.max, 5);
     assert_int_equal(r.memory, -1);
+    mnc_request_free(&r);
+}
+
+/* quarantine.put (the stdio relay's admin verb): base64 data, padded, any length */
+static void test_quarantine_put(void **st)
+{
+    (void)st;
+    mnc_request r;
+    char err[256];
+    assert_int_equal(parse("{\"verb\":\"quarantine.put\",\"agent\":\"coordinator\",\"stream\":\"stdout\","
+                           "\"data\":\"aGk=\",\"lost\":5}", &r, err), 0);
+    assert_int_equal(r.verb, MNC_V_QUARANTINE_PUT);
+    assert_true(mnc_verb_is_admin(r.verb));
+    assert_string_equal(r.data, "aGk=");
+    assert_int_equal(r.lost, 5);
+    mnc_request_free(&r);
+    assert_int_equal(parse("{\"verb\":\"quarantine.put\",\"agent\":\"a\",\"stream\":\"stderr\",\"data\":\"\"}", &r, err), 0);
+    assert_int_equal(r.lost, -1);
+    mnc_request_free(&r);
+    static const char *const bad[] = {"aGk", "a=Gk", "aG=k", "aGk!", "=aGk", "a===", "aGk=\\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char q[256];
+        snprintf(q, sizeof(q), "{\"verb\":\"quarantine.put\",\"agent\":\"a\",\"stream\":\"stdout\",\"data\":\"%s\"}",
+                 bad[i]);
+        assert_int_equal(parse(q, &r, err), -1);
+        assert_non_null(strstr(err, "base64"));
+    }
+    assert_int_equal(parse("{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/x\",\"stdio\":\"passthrough\"}",
+                           &r, err), 0);
+    assert_string_equal(r.stdio, "passthrough");
     mnc_request_free(&r);
 }
 
@@ -125,6 +156,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),
         cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_quarantine_put),
         cmocka_unit_test(test_response),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

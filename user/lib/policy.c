@@ -774,7 +774,7 @@ static bool same_principal(const mnc_principal *a, const mnc_principal *b)
 {
     if (a->cls != b->cls || a->role != b->role || a->server != b->server ||
         a->confinement_none != b->confinement_none || strcmp(a->path, b->path) != 0 ||
-        strcmp(a->address, b->address) != 0 || a->n_uids != b->n_uids ||
+        strcmp(a->address, b->address) != 0 || strcmp(a->stream, b->stream) != 0 || a->n_uids != b->n_uids ||
         a->n_workspace != b->n_workspace)
         return false;
     for (int i = 0; i < a->n_uids; i++)
@@ -954,7 +954,7 @@ static void parse_sink(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected a sink object, got %s", jtype(j));
         return;
     }
-    static const char *const allowed[] = {"name", "class", "path", "address", NULL};
+    static const char *const allowed[] = {"name", "class", "path", "address", "stream", NULL};
     static const char *const required[] = {"name", "class", NULL};
     check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -993,6 +993,29 @@ static void parse_sink(build *b, fctx *c, const cJSON *j, int idx)
             E(c, p2.s, "only tool and external sinks have an address");
         else
             (void)check_address(c, ad, p2.s, p.address, sizeof(p.address));
+    }
+    const cJSON *st = get(j, "stream");
+    if (st) {
+        /* an output stream of the agent (relayed by `mncctl run`): a log sink with no file; its
+         * name is the stream's, so the launcher resolves it through the names map alone */
+        pkey(&p2, path.s, "stream");
+        if (!cJSON_IsString(st) || (strcmp(st->valuestring, "stdout") != 0 && strcmp(st->valuestring, "stderr") != 0 &&
+                                    strcmp(st->valuestring, "console") != 0))
+            E(c, p2.s, "expected \"stdout\", \"stderr\" or \"console\"");
+        else if (p.cls != MNC_SINK_NONE && p.cls != MNC_SINK_LOG)
+            E(c, p2.s, "only log sinks can be an output stream");
+        else if (pa)
+            E(c, p2.s, "an output stream sink has no path");
+        else if (named == 1 && strcmp(p.name, st->valuestring) != 0)
+            E(c, p2.s, "an output stream sink must be named after its stream (name %s, stream %s)", Q(p.name),
+              Q(st->valuestring));
+        else
+            snprintf(p.stream, sizeof(p.stream), "%s", st->valuestring);
+    } else if (named == 1 && p.cls == MNC_SINK_LOG &&
+               (strcmp(p.name, "stdout") == 0 || strcmp(p.name, "stderr") == 0 || strcmp(p.name, "console") == 0)) {
+        /* the launcher resolves stream sinks by these names: a file log sink must not take one */
+        pkey(&p2, path.s, "name");
+        E(c, p2.s, "log sink name %s is reserved for the output stream (add \"stream\": %s)", Q(p.name), Q(p.name));
     }
     if (named != 1 || p.cls == MNC_SINK_NONE)
         return;

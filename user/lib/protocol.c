@@ -21,6 +21,7 @@ static const char *const verb_names[MNC_V_COUNT] = {
     [MNC_V_DISCLOSE_STATUS] = "disclose.status", [MNC_V_BROKER_NEXT] = "broker.next",
     [MNC_V_BROKER_REPLY] = "broker.reply",       [MNC_V_APPROVALS] = "approvals",
     [MNC_V_WORKSPACE_CLEAR] = "workspace.clear",
+    [MNC_V_QUARANTINE_PUT] = "quarantine.put",
 };
 
 const char *mnc_verb_name(mnc_verb v)
@@ -39,7 +40,7 @@ int mnc_verb_from_name(const char *name)
 bool mnc_verb_is_admin(mnc_verb v) { return v >= MNC_V_STATUS && v < MNC_V_COUNT; }
 
 /* Argument kinds. */
-enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID, K_PATH };
+enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID, K_PATH, K_B64 };
 
 typedef struct arg {
     const char *key;
@@ -76,7 +77,7 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
                               A("workspaces", K_ARRAY, false, workspaces),
-                              A("tainted_dirs", K_ARRAY, false, tainted_dirs)},
+                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},
@@ -85,6 +86,8 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
                             A("failure", K_NAME, false, failure)},
     [MNC_V_APPROVALS] = {A("max", K_INT, false, max)},
     [MNC_V_WORKSPACE_CLEAR] = {A("path", K_PATH, true, path)},
+    [MNC_V_QUARANTINE_PUT] = {A("agent", K_NAME, true, agent), A("stream", K_NAME, true, stream),
+                              A("data", K_B64, true, data), A("lost", K_UID, false, lost)},
 };
 
 static bool valid_name(const char *s)
@@ -203,6 +206,28 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
         *(const char **)dst = v->valuestring;
         return 0;
     }
+    case K_B64: {
+        /* base64 (RFC 4648, padded), any length the line allows; decoded by the verb */
+        if (!cJSON_IsString(v)) {
+            snprintf(err, errlen, "\"%s\" must be a string", a->key);
+            return -1;
+        }
+        const char *s = v->valuestring;
+        size_t n = strlen(s);
+        bool ok = n % 4 == 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            char ch = s[i];
+            bool pad = ch == '=' && i >= n - 2 && (i == n - 1 || s[n - 1] == '=');
+            ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
+                 ch == '/' || pad;
+        }
+        if (!ok) {
+            snprintf(err, errlen, "\"%s\" must be base64", a->key);
+            return -1;
+        }
+        *(const char **)dst = s;
+        return 0;
+    }
     case K_BOOL:
         if (!cJSON_IsBool(v)) {
             snprintf(err, errlen, "\"%s\" must be true or false", a->key);
@@ -230,6 +255,7 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
     out->max = -1;
     out->uid = -1;
     out->run_as_root = -1;
+    out->lost = -1;
     if (id_out)
         *id_out = NULL;
     if (len > MNC_PROTO_MAX_LINE) {

@@ -56,7 +56,7 @@ static void warn_root_agents(mnc_kern *k)
         return;
     }
     struct mnc_agent_key cur, next, *prev = NULL;
-    int n = 0, roots = 0;
+    int n = 0, roots = 0, pass = 0;
     while (bpf_map_get_next_key(fd, prev, &next) == 0) {
         cur = next;
         prev = &cur;
@@ -69,9 +69,14 @@ static void warn_root_agents(mnc_kern *k)
                    "capabilities); prefer its own uid\n", a.agent_id, (unsigned long long)cur.cgroup_id);
             roots++;
         }
+        if (a.flags & MNC_AGENT_F_STDIO_PASS) {
+            printf("WARNING:         agent id %u (cgroup id %llu) runs with --stdio passthrough: its stdout and "
+                   "stderr are not governed by its taint\n", a.agent_id, (unsigned long long)cur.cgroup_id);
+            pass++;
+        }
     }
     close(fd);
-    printf("agents:          %d running instance(s), %d as root\n", n, roots);
+    printf("agents:          %d running instance(s), %d as root, %d with stdio passthrough\n", n, roots, pass);
 }
 
 /* Whether other uids can read the agents' /proc entries (cmdline, stat): a covert channel the

@@ -50,6 +50,7 @@
 #include "mnc_kern.h"
 #include "mncctl.h"
 #include "run_confine.h"
+#include "run_relay.h"
 #include "util.h"
 #include "workspace.h"
 
@@ -231,7 +232,7 @@ static void remove_cgroup(const char *cg)
 
 /* agent.register through mncd. 0, or -1 after printing why. */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
-                             bool as_root, char *const *ws, int n_ws)
+                             bool as_root, char *const *ws, int n_ws, bool stdio_pass)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -246,7 +247,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     cJSON *wsa = req ? cJSON_AddArrayToObject(req, "workspaces") : NULL;
     bool built = wsa && cJSON_AddStringToObject(req, "verb", "agent.register") &&
                  cJSON_AddStringToObject(req, "agent", agent) && cJSON_AddStringToObject(req, "cgroup", cg) &&
-                 cJSON_AddNumberToObject(req, "uid", (double)uid) && cJSON_AddBoolToObject(req, "root", as_root);
+                 cJSON_AddNumberToObject(req, "uid", (double)uid) && cJSON_AddBoolToObject(req, "root", as_root) &&
+                 cJSON_AddStringToObject(req, "stdio", stdio_pass ? "passthrough" : "relay");
     for (int i = 0; built && i < n_ws; i++) {
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
@@ -296,7 +298,7 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
 
 #define RUN_USAGE                                                                                          \
     "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "           \
-    "[--uid N | --as-root] [--server] [--pin-root DIR] [--kernel-only] -- CMD..."
+    "[--uid N | --as-root] [--server] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] -- CMD..."
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -312,7 +314,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 static int cmd_run(int argc, char **argv, const mncctl_global *g)
 {
     const char *agent = NULL, *root = NULL;
-    bool kernel_only = false, as_root = false, server = false, uid_given = false;
+    bool kernel_only = false, as_root = false, server = false, uid_given = false, stdio_pass = false;
     const char *policies[16];
     int n_pol = 0;
     char *ws_arg[MAX_WS];
@@ -364,6 +366,12 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             uid_given = true;
         } else if (strcmp(argv[i], "--as-root") == 0) {
             as_root = true;
+        } else if (strcmp(argv[i], "--stdio") == 0 && i + 1 < argc) { /* run_relay.h */
+            stdio_pass = strcmp(argv[++i], "passthrough") == 0;
+            if (!stdio_pass && strcmp(argv[i], "relay") != 0) {
+                mncctl_err("run: --stdio takes relay (default) or passthrough");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--server") == 0) {
             server = true;
         } else if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
@@ -442,6 +450,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     if (as_root)
         mncctl_err("warning: agent \"%s\" runs as root (--as-root): uid 0 with a reduced capability set; "
                    "prefer its own uid", agent);
+    if (stdio_pass)
+        mncctl_err("warning: agent \"%s\" writes to the caller's stdout/stderr directly (--stdio passthrough): "
+                   "its output is not governed by its taint", agent);
     for (int w = 0; w < n_ws; w++) {
         if (ws_arg[w][0] != '/') {
             mncctl_err("run: workspace %s is not an absolute path", ws_arg[w]);
@@ -479,14 +490,15 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, stdio_pass) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
         if (r == 0)
             r = mnc_kern_taint_ensure(k, agent_id);
         if (r == 0)
-            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED | (as_root ? MNC_AGENT_F_ROOT : 0u));
+            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED | (as_root ? MNC_AGENT_F_ROOT : 0u) |
+                                                          (stdio_pass ? MNC_AGENT_F_STDIO_PASS : 0u));
         if (r != 0) {
             mncctl_err("run: register cgroup %s: %s", cg, strerror(-r));
             goto out;
@@ -494,6 +506,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         registered = true;
     }
 
+    run_relay relay; /* the agent's stdout/stderr are pipes the launcher relays by taint */
+    if (run_relay_open(&relay, stdio_pass, cg) != 0)
+        goto out;
     int sync_pipe[2];
     if (pipe2(sync_pipe, O_CLOEXEC) != 0) {
         mncctl_err("run: pipe: %s", strerror(errno));
@@ -519,7 +534,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         char why[600] = "";
         run_confine c = {.cgroup = cg, .uid = uid, .as_root = as_root, .server = server, .ws = ws, .n_ws = n_ws,
                          .read = rd, .n_read = n_read, .keep = keep, .n_keep = n_keep, .report_fd = sync_pipe[1]};
-        if (run_confine_apply(&c, why, sizeof(why)) == 0) {
+        if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
             snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
         }
@@ -529,6 +544,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         _exit(127);
     }
     close(sync_pipe[1]);
+    run_relay_parent(&relay);
     child_pid = pid;
     struct sigaction sa = {.sa_handler = forward_signal};
     sigemptyset(&sa.sa_mask);
@@ -541,11 +557,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         ;
     close(sync_pipe[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            status = 127 << 8;
-            break;
-        }
+    run_relay_loop(&relay, k, agent, agent_id, kernel_only ? NULL : g->socket, pid, &status);
     if (wn > 0) {
         why[wn] = 0;
         mncctl_err("run: agent not started: %s", why);

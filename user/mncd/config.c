@@ -4,7 +4,7 @@
  *   {"socket": "/run/mnc/mncd.sock", "state_dir": "/var/lib/mnc",
  *    "policies": ["/etc/mnc/scheduling.json"], "admin_uid": 0,
  *    "max_clients": 1024, "max_output": 8388608,
- *    "max_clients_per_agent": 64, "max_clients_per_uid": 256,
+ *    "max_clients_per_agent": 64, "max_clients_per_uid": 256, "quarantine_max": 16777216,
  *    "agents": {"worker": {"uid": 1001}},
  *    "cgroups": {"/mnc/worker": "worker"}}
  */
@@ -144,6 +144,10 @@ static int load_file(mncd_config *c, const char *path)
             uint32_t v;
             rc = get_u32(it, "max_output", &v, 65536, 1u << 30);
             c->max_output = v;
+        } else if (strcmp(k, "quarantine_max") == 0) { /* quarantine.c */
+            uint32_t v;
+            rc = get_u32(it, "quarantine_max", &v, 0, 1u << 30);
+            c->quarantine_max = v;
         } else if (strcmp(k, "broker_timeout_ms") == 0) { /* MNC-D (mncl.c) */
             rc = get_u32(it, "broker_timeout_ms", &c->broker_timeout_ms, 1, 86400000u);
         } else if (strcmp(k, "approval_timeout_ms") == 0) {
@@ -239,6 +243,7 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     c->max_output = MNCD_DEFAULT_MAX_OUTPUT;
     c->max_clients_per_agent = MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT;
     c->max_clients_per_uid = MNCD_DEFAULT_MAX_CLIENTS_PER_UID;
+    c->quarantine_max = MNCD_DEFAULT_QUARANTINE_MAX;
 
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},

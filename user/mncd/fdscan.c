@@ -31,6 +31,10 @@ typedef struct scan {
     int npids, cpids;
     obj *o;      /* objects to look for outside */
     int no, co;
+    pid_t launchers[16]; /* the agent's launchers (mncctl run): trusted, not outsiders */
+    int nl;
+    obj ex[48];          /* the launchers' stdio: the operator's, governed by the stdio relay */
+    int nex;
     const mncd_sweep_cg *cgs; /* for the workspaces */
     int ncg;
     mncd_fdscan_hit *hit;
@@ -77,6 +81,22 @@ static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char 
     o->fd = fd;
     snprintf(o->what, sizeof(o->what), "%.199s", what);
     return 0;
+}
+
+static bool exempt(const scan *s, dev_t dev, ino_t ino)
+{
+    for (int i = 0; i < s->nex; i++)
+        if (s->ex[i].dev == dev && s->ex[i].ino == ino)
+            return true;
+    return false;
+}
+
+static bool is_launcher(const scan *s, pid_t p)
+{
+    for (int i = 0; i < s->nl; i++)
+        if (s->launchers[i] == p)
+            return true;
+    return false;
 }
 
 static const obj *find_obj(const scan *s, dev_t dev, ino_t ino)
@@ -248,7 +268,8 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         s->st->fds++;
         int fd = atoi(e->d_name);
         if (in_memory(link, &st)) {
-            rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
+            if (!exempt(s, st.st_dev, st.st_ino))
+                rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
             continue;
         }
         long fl = fd_flags(pid, e->d_name);
@@ -295,24 +316,6 @@ static int agent_maps(scan *s, pid_t pid)
     }
     fclose(f);
     return rc;
-}
-
-/* Uid line of /proc/PID/status: true if every one of real, effective, saved and fs is 0. */
-static bool is_root(pid_t pid)
-{
-    char p[64], line[256];
-    snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(p, "re");
-    bool root = false;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "Uid:", 4) == 0) {
-            unsigned a, b, c, d;
-            root = sscanf(line + 4, "%u %u %u %u", &a, &b, &c, &d) == 4 && !a && !b && !c && !d;
-            break;
-        }
-    if (f)
-        fclose(f);
-    return root;
 }
 
 static uid_t uid_of(pid_t pid)
@@ -424,13 +427,32 @@ static int host_scan(scan *s)
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         pid_t p = (pid_t)atoi(e->d_name);
-        if (p == self || is_agent(s, p) || is_root(p))
-            continue; /* the agent itself; root outside the agents is trusted */
+        if (p == self || is_agent(s, p) || is_launcher(s, p))
+            continue; /* the agent itself, and its launcher (mncctl run, root, relays its stdio) */
         s->st->host_pids++;
         rc = outsider(s, p);
     }
     closedir(d);
     return rc;
+}
+
+/* The launchers of the agent's processes and what they hold on fds 0-2 (the operator's stdio:
+ * pipes a test harness or a shell holds the other end of). Sharing those is not a way out. */
+static void collect_launchers(scan *s)
+{
+    for (int i = 0; i < s->npids; i++) {
+        pid_t l = launcher_of(s, s->pids[i]);
+        if (l <= 0 || is_launcher(s, l) || s->nl == (int)(sizeof(s->launchers) / sizeof(s->launchers[0])))
+            continue;
+        s->launchers[s->nl++] = l;
+        for (int fd = 0; fd <= 2 && s->nex < (int)(sizeof(s->ex) / sizeof(s->ex[0])); fd++) {
+            char p[64];
+            struct stat st;
+            snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)l, fd);
+            if (stat(p, &st) == 0)
+                s->ex[s->nex++] = (obj){.dev = st.st_dev, .ino = st.st_ino, .pid = l, .fd = fd};
+        }
+    }
 }
 
 int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err,
@@ -445,6 +467,8 @@ int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fd
     long t0 = now_us();
     scan s = {.cgs = cgs, .ncg = ncg, .hit = hit, .st = st, .err = err, .errlen = errlen};
     int rc = read_pids(&s, cgs, ncg);
+    if (rc == 0)
+        collect_launchers(&s);
     /* one pass per cgroup's processes, so each fd is judged against its instance's workspaces */
     for (int c = 0; rc == 0 && c < ncg; c++) {
         char p[PATH_MAX + 32];

@@ -10,11 +10,13 @@
  *     is not /dev/null|zero|full, a terminal owned by root (the operator's console), or the
  *     launcher's own stdout/stderr inherited on fd 1/2 (docs/kernel.md, stdio);
  *   - held_outside: a pipe, FIFO, memfd or anonymous-inode object the agent holds, or any file
- *     inside the agent's workspaces (held by the agent or not: it can reopen it), that a non-root
- *     process outside the agent's cgroups also holds (an fd or a mapping). Root outside the
- *     agents is trusted (docs/threat-model.md).
- * Sockets are the socket sweep's (sockscan.h). The host scan reads /proc/<pid>/{fd,maps,status}
- * of every non-root process when the agent has a workspace or holds such an object. */
+ *     inside the agent's workspaces (held by the agent or not: it can reopen it), that another
+ *     process outside the agent's cgroups also holds (an fd or a mapping), root included: a
+ *     helper the agent talked to before its taint may run as anyone. Not counted: the agent's
+ *     launcher (`mncctl run`, which relays its stdio) and the objects the launcher holds on its
+ *     own fds 0-2 (the operator's stdio, e.g. a harness's pipes; issue of the stdio relay).
+ * Sockets are the socket sweep's (sockscan.h). The host scan reads /proc/<pid>/{fd,maps} of every
+ * other process when the agent has a workspace or holds such an object. */
 #ifndef MNCD_FDSCAN_H
 #define MNCD_FDSCAN_H
 

@@ -430,7 +430,7 @@ static int register_policy(mncd *d, char *err, size_t errlen)
             return -1;
         }
         char path[PATH_MAX + 64] = "";
-        if (s->cls == MNC_SINK_LOG)
+        if (s->cls == MNC_SINK_LOG && !s->stream[0]) /* stream sinks: the launcher's relay */
             snprintf(path, sizeof(path), s->path[0] ? "%s" : "%s/logs/%s.log", s->path[0] ? s->path : d->cfg.state_dir,
                      s->name);
         else if (s->cls == MNC_SINK_MEMORY && s->path[0])
@@ -1222,6 +1222,9 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     char whybuf[1500];
     mncd_reg reg;
     memset(&reg, 0, sizeof(reg));
+    if (!why && q->stdio && strcmp(q->stdio, "relay") != 0 && strcmp(q->stdio, "passthrough") != 0)
+        why = "\"stdio\" must be \"relay\" or \"passthrough\"";
+    bool stdio_pass = q->stdio && strcmp(q->stdio, "passthrough") == 0; /* audited below, doctor warns */
     if (!why)
         why = reg_from_request(q, &reg, whybuf, sizeof(whybuf));
     ws_inh inh;
@@ -1247,7 +1250,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
      * would be denied everything, deny_no_taint), then the registration */
     if ((r = reg_save(real, &reg)) != 0 || (r = mnc_kern_taint_ensure(kk->k, (uint32_t)agent)) != 0 ||
         (r = mnc_kern_register_cgroup(kk->k, cgid, (uint32_t)agent,
-                                      MNC_AGENT_F_LAUNCHED | (reg.root ? MNC_AGENT_F_ROOT : 0u))) != 0 ||
+                                      MNC_AGENT_F_LAUNCHED | (reg.root ? MNC_AGENT_F_ROOT : 0u) |
+                                          (stdio_pass ? MNC_AGENT_F_STDIO_PASS : 0u))) != 0 ||
         (r = watch_add(kk, real, cgid, agent, &reg)) != 0 || (r = mncd_ident_register_cgroup(rel_path(kk, real), agent)) != 0) {
         if (r == -1)
             r = -ENOSPC;
@@ -1268,6 +1272,9 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
                        rg->root ? " (--as-root: reduced capabilities, warned)" : "");
     for (int i = 0; rg && i < rg->n_ws && dl > 0 && dl < (int)sizeof(det); i++)
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%.600s", i ? ", " : "; workspace ", rg->ws[i]);
+    if (stdio_pass && dl > 0 && dl < (int)sizeof(det))
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "; stdio passthrough (--stdio passthrough: the "
+                       "agent's stdout/stderr are not governed by its taint)");
     kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
     for (int i = 0; i < inh.n_src; i++) {
         char desc[1000];

@@ -39,6 +39,7 @@
 #define MNCD_DEFAULT_MAX_CLIENTS_PER_UID 256  /* from one uid (not an agent cgroup, not admin) */
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20) /* per-client queued response bytes */
 #define MNCD_MAX_INBOX 1000000             /* queued deliveries per agent (~64 B each) */
+#define MNCD_DEFAULT_QUARANTINE_MAX (16u << 20) /* per agent and stream */
 
 typedef struct mncd_config {
     char socket[108];
@@ -50,6 +51,8 @@ typedef struct mncd_config {
     size_t max_clients_per_agent;
     size_t max_clients_per_uid;
     size_t max_output;
+    /* quarantine.c: bytes kept per agent output stream (STATE_DIR/quarantine/<agent>.<stream>) */
+    uint64_t quarantine_max;
     /* uid -> agent (checked before the policy's own "uids") */
     struct { char agent[MNC_NAME_MAX]; uint32_t uid; } uids[MNCD_MAX_MAP];
     int n_uids;
@@ -332,6 +335,16 @@ typedef struct mncd_reg {
     char *ws[MNC_MAX_WORKSPACE]; /* realpaths, heap */
 } mncd_reg;
 void mncd_reg_free(mncd_reg *r);
+/* ---- quarantine (quarantine.c): output of a tainted agent that `mncctl run`'s stdio relay
+ * withheld (user/mncctl/run_relay.h). Admin verb quarantine.put {agent, stream, data (base64),
+ * lost}: appends the bytes to STATE_DIR/quarantine/<agent>.<stream> (dir 0700, file 0600,
+ * O_NOFOLLOW) up to cfg.quarantine_max bytes per file, and writes ONE audit record per call
+ * (op "quarantine", decision "withheld") naming the agent, the stream, the byte count, the
+ * bytes kept and lost, and the objects the agent holds (the ids its taint comes from). The
+ * caller is the admin (mncd_handle checked); a caller identified by cgroup is refused here
+ * too. Returns a response (cJSON *). */
+void *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
+
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);
 

@@ -770,6 +770,8 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_TAINT_RESET:
     case MNC_V_WORKSPACE_CLEAR:
         return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
+    case MNC_V_QUARANTINE_PUT:
+        return mncd_quarantine_put(d, w, q); /* withheld agent output (quarantine.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "not an admin verb");
     }

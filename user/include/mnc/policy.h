@@ -36,6 +36,11 @@ typedef struct mnc_principal {
     enum mnc_sink_class cls;
     char path[MNC_PATH_MAX];    /* log / memory sinks: file or directory; "" if none */
     char address[128];          /* sockets: "unix:/path" or "ip:port" / "[ip6]:port"; "" if none */
+    /* log sinks only: an output stream of the agent relayed by `mncctl run` (docs/kernel.md,
+     * "Stdio"): "stdout" / "stderr" (the launcher's stream when it is not a terminal) or
+     * "console" (the operator's terminal); "" for every other sink. The sink's name equals it,
+     * so the launcher finds its id in the names map without the policy. */
+    char stream[8];
     /* agents only */
     mnc_role role;
     bool confinement_none; /* "confinement": "none": deliveries without kernel confinement are

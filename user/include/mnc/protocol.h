@@ -56,6 +56,7 @@ typedef enum mnc_verb {
     MNC_V_TAINT_RESET,    /* kernel layer: clear an agent's taint and registrations */
     MNC_V_APPROVALS,      /* MNC-D: list the approval queue */
     MNC_V_WORKSPACE_CLEAR,/* kernel layer: remove a workspace directory's taint record */
+    MNC_V_QUARANTINE_PUT, /* mncctl run's stdio relay: output it withheld (quarantine.c) */
     MNC_V_COUNT
 } mnc_verb;
 
@@ -98,6 +99,10 @@ typedef struct mnc_request {
     const cJSON *tainted_dirs;/* agent.register: directories inside the workspaces that carry a
                                * taint record (the launcher's walk; mncd re-reads each) */
     const char *path;       /* workspace.clear: an absolute directory path */
+    const char *stdio;      /* agent.register: "relay" (default) | "passthrough" (--stdio) */
+    const char *stream;     /* quarantine.put: "stdout" | "stderr" */
+    const char *data;       /* quarantine.put: the withheld bytes, base64 (may be "") */
+    long long lost;         /* quarantine.put: bytes the relay had to drop before (-1: none) */
 } mnc_request;
 
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).

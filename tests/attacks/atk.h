@@ -1,0 +1,132 @@
+/* atk.h - the attack corpus's shared harness (tests/attacks/README.md).
+ *
+ * Every tests/attacks/<name>.c is one attack: an agent program that legitimately receives a
+ * disclosed object carrying a random canary (through mncd's `recv`, under a contract whose scope
+ * allows no forwarding, no log, no memory and no external sink), then tries to get the canary out
+ * through one channel. The same binary plays three roles:
+ *
+ *   <bin>                 the orchestrator (run by tests/attacks/run-attacks as root, outside any
+ *                         agent cgroup): starts the outside collector, has the worker disclose the
+ *                         canary, launches the agent under the real `mncctl run`, plays the
+ *                         outside verifier, and prints one result line;
+ *   <bin> agent k=v...    the agent, inside `mncctl run` (cgroup, Landlock, seccomp, taint);
+ *   <bin> disclose k=v... the worker's disclosure (canary on stdin, never in argv).
+ *
+ * An attack is BLOCKED only if the canary never arrived anywhere the verifier reads; LEAKED
+ * otherwise. The orchestrator's verdict never trusts the agent: it looks at what the outsiders
+ * received. The agent's stdout is a control channel to the operator (notes and sync points),
+ * never searched for the canary (an operator reading the agent's own stdio is trusted).
+ *
+ * Self-contained (libc only) so the corpus can be linked statically for the qemu guest. */
+#ifndef MNC_ATK_H
+#define MNC_ATK_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <sys/types.h>
+
+/* attack flags */
+#define ATK_NO_RECV 0x01        /* the agent does not recv itself (e.g. it lends its connection) */
+#define ATK_RELAUNCH 0x02       /* after the agent exits, launch it again (phase=2) on the same workspace,
+                                   with no new disclosure */
+#define ATK_UNCONFINED 0x04     /* the "agent" is a plain process under a mapped uid, not mncctl run */
+#define ATK_COVERT 0x08         /* a covert channel (threat model); run only with MNC_ATTACKS_COVERT=1 */
+#define ATK_USER_ONLY 0x10      /* only meaningful in one mode */
+#define ATK_SNIFF 0x20          /* the collector also sniffs lo (AF_PACKET) and raw ICMP */
+#define ATK_FOREIGN 0x40        /* a second canary is disclosed to another agent (bystander); the agent
+                                   must never be able to read it (searched in everything it prints) */
+#define ATK_NO_CONTROL 0x80     /* the positive control cannot run it (it needs the agent's identity at mncd) */
+
+struct atk_ctx;
+
+struct atk {
+    const char *name;
+    const char *channel; /* one line: the channel tried */
+    unsigned flags;
+    int (*prepare)(struct atk_ctx *c);                   /* orchestrator, before the launch (optional) */
+    int (*agent)(struct atk_ctx *c);                     /* inside mncctl run; secret in c->secret */
+    void (*on_sync)(struct atk_ctx *c, const char *tag); /* orchestrator, while the agent waits (opt.) */
+    void (*verify)(struct atk_ctx *c);                   /* orchestrator, after the agent exited (opt.) */
+    void (*cleanup)(struct atk_ctx *c);                  /* orchestrator, always (optional) */
+};
+
+#define ATK_MAXKV 64
+struct atk_ctx {
+    const struct atk *a;
+    /* both sides: key=value arguments the orchestrator hands the agent (paths, ports, pids) */
+    char *kv[ATK_MAXKV];
+    int nkv;
+    int phase;           /* 1, or 2 for the relaunch of an ATK_RELAUNCH attack */
+    char secret[256];    /* agent: the selected_slot value it received (the canary) */
+    char object[40];     /* agent: the received object's id */
+    char **argv;         /* agent: its argv (for the cmdline attack) */
+    int argc;
+    /* orchestrator */
+    char mode[8];        /* "user" or "root" */
+    char canary[32];     /* the disclosed value */
+    char canary2[32];    /* ATK_FOREIGN: the bystander's value */
+    char dir[512];       /* private per-attack dir (0711), root-owned */
+    char ws[600];        /* the agent's workspace: dir/ws */
+    char evidence[2048]; /* non-empty = LEAKED: where the canary was found */
+    char notes[2048];    /* what the agent reported (errno of each attempt) */
+    char out[1 << 16];   /* everything the agent printed (searched for canary2 only) */
+    size_t outn;
+    int agent_uid;
+    pid_t collector;
+    long slot[8];        /* per-attack scratch */
+    int fdslot[8];
+};
+
+/* Entry point: dispatches on argv[1]. Exit status of the orchestrator: 0 BLOCKED, 1 LEAKED,
+ * 2 ERROR (the attack did not get as far as holding the canary), 3 skipped (mode not applicable). */
+int atk_main(const struct atk *a, int argc, char **argv);
+#define ATK_MAIN(A) \
+    int main(int argc, char **argv) { return atk_main(&(A), argc, argv); }
+
+/* ---- both sides */
+const char *atk_arg(struct atk_ctx *c, const char *key);      /* NULL if absent */
+long atk_argl(struct atk_ctx *c, const char *key);            /* -1 if absent */
+void atk_set(struct atk_ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *atk_errname(int err);                             /* "EPERM", "OK" for 0 */
+
+/* ---- agent side */
+int atk_recv(struct atk_ctx *c);                              /* recv via mncd; fills c->secret; exits 3 on failure */
+int atk_recv_soft(struct atk_ctx *c, char *why, size_t n);    /* the same, returns -1 with the reason instead */
+/* An untainted helper hands us fds (the collector's giver, see atk.c): fds received, or -1. */
+int atk_take(struct atk_ctx *c, const char *req, int *fds, int max);
+/* One inet attempt, each step noted: connect+send (stream, or dgram with flags&2), sendto (dgram),
+ * or sendto(MSG_FASTOPEN) with flags&1. */
+int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port,
+             int flags);
+void atk_note(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note the outcome of one attempt: rc < 0 means failed with errno. Returns rc. */
+long atk_try(struct atk_ctx *c, const char *what, long rc);
+void atk_sync(struct atk_ctx *c, const char *tag);            /* orchestrator runs on_sync(tag), then we go on */
+int atk_unix(int type, const char *path);                     /* connected AF_UNIX socket; "@x" = abstract; -1/errno */
+int atk_mncd(struct atk_ctx *c);                              /* a connection to mncd, or -1 */
+/* one JSON line out, one line back (NUL-terminated); 0 or -1 */
+int atk_call(int fd, const char *req, char *resp, size_t n);
+int atk_send_fds(int sock, char tag, const int *fds, int nfds); /* SCM_RIGHTS with one data byte */
+int atk_recv_fds(int sock, int *fds, int max);                /* number received, -1 on error */
+int atk_write_all(int fd, const void *buf, size_t n);         /* 0, or -1/errno */
+
+/* ---- orchestrator (verifier) side */
+void atk_evidence(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int atk_buf_has(const void *buf, size_t n, const char *needle);
+int atk_file_has(const char *path, const char *needle);       /* 1 found, 0 not, -1 unreadable */
+/* first /proc/PID/<leaf> holding needle (path in out): 1, 0 none, -1 */
+int atk_scan_proc(const char *leaf, const char *needle, char *out, size_t n);
+void atk_mkcanary(char *out, size_t n);                       /* "mk" + 12 random hex digits */
+/* Runs fn(c, out, n) in a child under uid/gid `uid` (no supplementary groups) outside every agent
+ * cgroup; returns fn's return value (1 = found the canary, with a description in out). */
+int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n);
+/* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
+int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
+#define ATK_NOBODY 65534
+
+#endif

