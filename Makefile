@@ -12,6 +12,7 @@
 # Sources are picked up by directory, so adding a module never needs a Makefile edit:
 #   user/lib/*.c -> libmnc     loader/*.c -> libmncload    bpf/*.bpf.c -> BPF objects + skeletons
 #   user/mncctl/*.c -> mncctl  user/mncd/*.c -> mncd       tests/unit/test_*.c -> one binary each
+#   user/mnc-mcp/*.c -> mnc-mcp (the MCP server, docs/mcp.md)
 #   tests/bench/bench_*.c -> one benchmark binary each
 
 BUILD    ?= build
@@ -40,15 +41,17 @@ LIB_SRC    := $(sort $(wildcard user/lib/*.c))
 LOADER_SRC := $(sort $(wildcard loader/*.c))
 CTL_SRC    := $(sort $(wildcard user/mncctl/*.c))
 MNCD_SRC   := $(sort $(wildcard user/mncd/*.c))
+MCP_SRC    := $(sort $(wildcard user/mnc-mcp/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC  := $(sort $(wildcard tests/bench/bench_*.c))
-HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h tests/unit/*.h)
+HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h user/mnc-mcp/*.h tests/unit/*.h)
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/obj/%.o)
 CTL_OBJ    := $(CTL_SRC:%.c=$(BUILD)/obj/%.o)
 MNCD_OBJ   := $(MNCD_SRC:%.c=$(BUILD)/obj/%.o)
+MCP_OBJ    := $(MCP_SRC:%.c=$(BUILD)/obj/%.o)
 BPF_OBJ    := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/include/%.skel.h)
 TESTS      := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -60,7 +63,7 @@ VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
 .PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval
-PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd)
+PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd) $(if $(MCP_SRC),$(BUILD)/mnc-mcp)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
 deps:
@@ -90,7 +93,7 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(SKELS)
 $(BUILD)/obj/%.d: ;
 .PRECIOUS: $(BUILD)/obj/%.d
 
--include $(LIB_OBJ:.o=.d) $(LOADER_OBJ:.o=.d) $(CTL_OBJ:.o=.d) $(MNCD_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(LOADER_OBJ:.o=.d) $(CTL_OBJ:.o=.d) $(MNCD_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 
 # The loader embeds the BPF objects through the skeletons: a changed program must rebuild it.
 $(LOADER_OBJ): $(SKELS)
@@ -111,6 +114,10 @@ $(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 
 $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+
+# mnc-mcp needs only libmnc (protocol client, strict JSON, policy loader), not the BPF loader
+$(BUILD)/mnc-mcp: $(MCP_OBJ) $(BUILD)/libmnc.a
+	$(CC) $(LDFLAGS) -o $@ $(MCP_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 # ---- tests: one cmocka binary per tests/unit/test_*.c, linked with libmnc and the loader
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
