@@ -228,3 +228,65 @@ def run_table3(scenarios, state_fn, budgets, contract_of, policy_dir, pfile, bui
             raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
         out[b] = res
     return out
+
+
+def run_delegation(scenarios, state_fn, policy_dir, pfile, build, contracts):
+    """MNC-L+D's per-subject sequence through mncd with the real broker process
+    (tests/eval/eval_broker.py, built on user/python/broker_agent.py) connected in the broker
+    role: the worker discloses contracts[0] then contracts[1] with the subject; a pending
+    delegation is polled (disclose.status) until mncd finishes it, and the coordinator's
+    receipt is read from its inbox. Returns per scenario [(outcome, message, detail)] per
+    contract, where outcome is "release" (selected), "delegated" (the broker's receipt was
+    released) or mncd's final outcome word (e.g. "abstained" after a rejected receipt)."""
+    import time
+    H = _harness(build)
+    tmp = H.tmpdir()
+    agents = H.Agents(["worker", "coordinator", "broker"])
+    d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
+                 policy=_policy_copy(policy_dir, pfile, tmp))
+    out, broker = [], None
+    try:
+        d.start()
+        agents.start(d.sock)
+        procs = os.path.join(agents.base, "broker", "cgroup.procs")
+
+        def enter():
+            with open(procs, "w") as f:
+                f.write("0")
+        broker = subprocess.Popen([sys.executable, os.path.join(HERE, "eval_broker.py"), d.sock],
+                                  preexec_fn=enter, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
+        for sc in scenarios:
+            state = state_fn(sc)
+            row = []
+            for cid in contracts:
+                r = agents.call("worker", "disclose", contract=cid, state=state)
+                if r.get("ok") and r.get("outcome") == "selected":
+                    row.append(("release", _message(agents.call("coordinator", "recv"), r["object"]["id"]), ""))
+                    continue
+                if r.get("outcome") == "pending_delegation":
+                    deadline = time.time() + 30
+                    while True:
+                        s = agents.call("worker", "disclose.status", request=r["request"])
+                        if s.get("outcome") not in ("pending_delegation", None) or time.time() > deadline:
+                            break
+                        time.sleep(0.01)
+                    if s.get("ok") and s.get("delegated"):
+                        got = _message(agents.call("coordinator", "recv"), s["object"]["id"])
+                        row.append(("delegated", got, s.get("detail", "")))
+                    else:
+                        row.append((s.get("outcome", "error"), "", s.get("detail", s.get("error", ""))))
+                    continue
+                row.append((r.get("outcome") or "error", "", r.get("detail", r.get("error", ""))))
+            out.append(row)
+    finally:
+        if broker:
+            broker.kill()
+            broker.wait()
+        agents.stop()
+        rc = d.stop()
+        log = d.read_log()
+        H.cleanup(tmp)
+    if rc != 0:
+        raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
+    return out

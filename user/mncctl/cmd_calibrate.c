@@ -3,6 +3,12 @@
  *
  *   π(s) = n(s)/N,   P_f(v | s) = (n(s, f=v) + α) / (n(s) + α·|V_f|)
  *
+ * Fields named by --independent are declared independent of the secret (the deployer's
+ * structural assumption, e.g. a slot index that the data generator draws without looking at
+ * the secret): they are written as {"independent": true}, not estimated, and listed in
+ * calibration.independent so the assumption is visible in the frozen model. Estimating them
+ * instead would charge sampling noise in a small split as leakage.
+ *
  * Guard rails against calibrating on test data: the split's SHA-256 is recorded in the model;
  * a hash listed in --test-hashes is refused; a --dev path containing "test" needs --i-know.
  * The model is validated by the library's own loader before it is written, written to a
@@ -219,14 +225,15 @@ fail:
 static int usage(void)
 {
     mncctl_err("usage: mncctl calibrate --dev FILE.jsonl --out MODEL.json [--secret-field NAME] "
-               "[--fields A,B,...] [--alpha A] [--test-hashes FILE] [--i-know] [--force]");
+               "[--fields A,B,...] [--independent A,B,...] [--alpha A] [--test-hashes FILE] [--i-know] [--force]");
     return 2;
 }
 
 static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
 {
     (void)g;
-    const char *dev = NULL, *out = NULL, *secret = "secret", *fields_arg = NULL, *hashes = NULL;
+    const char *dev = NULL, *out = NULL, *secret = "secret", *fields_arg = NULL, *hashes = NULL,
+               *indep_arg = NULL;
     double alpha = 1.0;
     bool iknow = false, force = false;
     for (int i = 1; i < argc; i++) {
@@ -240,6 +247,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
             secret = argv[++i];
         else if (strcmp(a, "--fields") == 0 && has)
             fields_arg = argv[++i];
+        else if (strcmp(a, "--independent") == 0 && has)
+            indep_arg = argv[++i];
         else if (strcmp(a, "--test-hashes") == 0 && has)
             hashes = argv[++i];
         else if (strcmp(a, "--alpha") == 0 && has) {
@@ -255,7 +264,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
             force = true;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             printf("usage: mncctl calibrate --dev FILE.jsonl --out MODEL.json [--secret-field NAME] "
-                   "[--fields A,B,...] [--alpha A] [--test-hashes FILE] [--i-know] [--force]\n");
+                   "[--fields A,B,...] [--independent A,B,...] [--alpha A] [--test-hashes FILE] [--i-know] "
+                   "[--force]\n");
             return 0;
         } else
             return usage();
@@ -293,7 +303,7 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
     }
 
     int rc = 1;
-    strs sec = {0};
+    strs sec = {0}, indep = {0};
     field fs[MAX_CAL_FIELDS];
     size_t nf = 0;
     memset(fs, 0, sizeof(fs));
@@ -312,6 +322,24 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
                 goto done;
             }
             snprintf(fs[nf++].name, MNC_NAME_MAX, "%s", t);
+        }
+        free(copy);
+    }
+    if (indep_arg) {
+        char *copy = strdup(indep_arg);
+        if (!copy)
+            goto done;
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            bool clash = !*t || strlen(t) >= MNC_NAME_MAX || strcmp(t, secret) == 0 ||
+                         intern(&indep, t) < 0;
+            for (size_t f = 0; f < nf && !clash; f++)
+                clash = strcmp(fs[f].name, t) == 0;
+            if (clash) {
+                mncctl_err("calibrate: --independent: bad field name \"%s\" (empty, too long, the "
+                           "secret, or also estimated with --fields)", t);
+                free(copy);
+                goto done;
+            }
         }
         free(copy);
     }
@@ -339,7 +367,10 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
         if (!fields_arg && records == 0) {
             /* default field set: every other scalar member of the first record */
             for (const cJSON *c = j->child; c; c = c->next) {
-                if (strcmp(c->string, secret) == 0 || cJSON_IsObject(c) || cJSON_IsArray(c) ||
+                bool declared = false;
+                for (size_t k = 0; k < indep.n; k++)
+                    declared |= strcmp(indep.v[k], c->string) == 0;
+                if (declared || strcmp(c->string, secret) == 0 || cJSON_IsObject(c) || cJSON_IsArray(c) ||
                     cJSON_IsNull(c))
                     continue;
                 if (nf == MAX_CAL_FIELDS || strlen(c->string) >= MNC_NAME_MAX) {
@@ -416,6 +447,18 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
             }
         }
     }
+    cJSON *ind = cJSON_AddArrayToObject(cal, "independent");
+    if (!ind)
+        goto oom;
+    for (size_t k = 0; k < indep.n; k++) {
+        cJSON *spec = cJSON_AddObjectToObject(fj, indep.v[k]);
+        cJSON *name = cJSON_CreateString(indep.v[k]);
+        if (!spec || !name || !cJSON_AddBoolToObject(spec, "independent", 1) ||
+            !cJSON_AddItemToArray(ind, name)) {
+            cJSON_Delete(name);
+            goto oom;
+        }
+    }
     cJSON_AddBoolToObject(model, "frozen", 1);
     char *dupdev = strdup(dev);
     if (!dupdev)
@@ -452,8 +495,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
     text[tl + 1] = '\0';
     if (write_atomic(out, text, force) != 0)
         goto done;
-    printf("calibrated %s: %zu records, %zu secret values, %zu fields, alpha %g, sha256 %s -> %s\n",
-           dev, records, sec.n, nf, alpha, hex, out);
+    printf("calibrated %s: %zu records, %zu secret values, %zu fields (+%zu declared independent), "
+           "alpha %g, sha256 %s -> %s\n", dev, records, sec.n, nf, indep.n, alpha, hex, out);
     rc = 0;
     goto done;
 oom:
@@ -466,6 +509,7 @@ done:
         free(fs[f].cnt);
     }
     strs_free(&sec);
+    strs_free(&indep);
     free(ns);
     free(buf);
     return rc;
@@ -473,5 +517,5 @@ done:
 
 MNCCTL_COMMAND(calibrate_cmd, "calibrate",
                "calibrate --dev FILE.jsonl --out MODEL.json [--secret-field NAME] [--fields A,B] "
-               "[--alpha A] [--test-hashes FILE] [--i-know] [--force]",
+               "[--independent A,B] [--alpha A] [--test-hashes FILE] [--i-know] [--force]",
                cmd_calibrate)
