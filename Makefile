@@ -62,7 +62,7 @@ ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval
+.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval eval-check
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd) $(if $(MCP_SRC),$(BUILD)/mnc-mcp)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -162,6 +162,11 @@ asan:
 EVAL_ARGS ?= --doc docs/eval.md
 eval: all
 	BUILD=$(BUILD) tests/eval/run-eval $(EVAL_ARGS)
+
+# fails if docs/eval.md's tables were not generated from the current user/ bpf/ loader/ and
+# harness sources (docs/eval.md, "Staleness"); make test only warns
+eval-check:
+	tests/eval/run-eval --check-doc docs/eval.md
 
 # Every unit test under valgrind (leaks and memory errors fail).
 valgrind: $(TESTS)

@@ -254,8 +254,10 @@ def run_delegation(scenarios, state_fn, policy_dir, pfile, build, contracts):
             with open(procs, "w") as f:
                 f.write("0")
         broker = subprocess.Popen([sys.executable, os.path.join(HERE, "eval_broker.py"), d.sock],
-                                  preexec_fn=enter, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True)
+                                  preexec_fn=enter, stdout=subprocess.PIPE, text=True)
+        line = broker.stdout.readline()
+        if line.split()[:2] != ["ready", "broker"]:
+            raise RuntimeError("broker process did not come up as the broker: %r" % line)
         for sc in scenarios:
             state = state_fn(sc)
             row = []

@@ -204,7 +204,7 @@ CB_SCHED_FORMS = [
      "busy {busy_slot}; slot feasible: {slot_feasible}; {selected_slot} works"),
     ("task_fact", ["slot_feasible", "selected_slot"],
      "slot feasible: {slot_feasible}; {selected_slot} works"),
-    ("receipt", ["selected_slot"], "selected slot {selected_slot}"),
+    ("receipt", ["selected_slot"], "meet at {selected_slot}"),
 ]
 CB_CONFLICT_FORMS = [
     ("full_rationale_c", ["reason", "busy_slot", "movable", "selected_slot"],
@@ -214,7 +214,7 @@ CB_CONFLICT_FORMS = [
     ("declassified_summary_c", ["reason_summary", "busy_slot", "movable", "selected_slot"],
      "Busy {busy_slot} ({reason_summary}); movable: {movable}; else {selected_slot}"),
     ("task_fact_c", ["movable", "selected_slot"], "movable: {movable}; else {selected_slot}"),
-    ("receipt_c", ["selected_slot"], "selected slot {selected_slot}"),
+    ("receipt_c", ["selected_slot"], "meet at {selected_slot}"),
 ]
 
 
