@@ -29,7 +29,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CPPFLAGS += -Iuser/include -Ibpf -Iloader -I$(BUILD)/include $(PKG_CFLAGS)
+CPPFLAGS += -Iuser/include -Iuser/lib -Ibpf -Iloader -I$(BUILD)/include $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 ifeq ($(SAN),1)

@@ -209,10 +209,6 @@ int mnc_kern_sink_file_del(mnc_kern *k, const char *path);
 /* Looks a file key up: 0 and *s filled, or -ENOENT. */
 int mnc_kern_sink_file_lookup(mnc_kern *k, const struct mnc_file_key *key, struct mnc_sink *s);
 
-/* Writes the string s to an existing file (cgroup control files such as cgroup.procs).
- * Returns 0 or -errno; a short write is -EIO. */
-int mnc_write_file(const char *path, const char *s);
-
 /* ---- observability */
 /* Sums the per-CPU counters: out[r] for every enum mnc_kreason r < MNC_K__COUNT. */
 int mnc_kern_counters(mnc_kern *k, uint64_t out[MNC_K__COUNT]);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 #include "run_confine.h"
 
 #define ROUNDS 7

@@ -127,7 +127,7 @@ static int cmd_check(int argc, char **argv, const mncctl_global *g)
         .purpose = pu->valuestring,
         .ch = (mnc_channel)chv,
         .fields = fl ? &fields : NULL,
-        .now_ms = t ? (uint64_t)t->valuedouble : mncctl_now_ms(),
+        .now_ms = t ? (uint64_t)t->valuedouble : mnc_now_ms(),
     };
     mnc_reason dec = mnc_monitor_check(p, &op, have_d ? &d : NULL);
     cJSON *out = cJSON_CreateObject();

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 #include "run_confine.h"
 
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON

@@ -102,26 +102,6 @@ int mncd_kern_option(mncd_config *c, const char *key, const char *val, const cha
     return 0;
 }
 
-static const char *pname(const mncd *d, long id)
-{
-    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
-}
-
-/* An audit record with a kernel reason name (mncd_audit takes monitor reasons). */
-static void kaudit(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
-                   const char *decision, const char *reason, const char *detail)
-{
-    char hex[MNC_OID_HEX];
-    if (obj)
-        mnc_oid_hex(obj, hex);
-    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = op, .sender = sender, .receiver = receiver,
-                       .object = obj ? hex : NULL, .decision = decision, .reason = reason, .detail = detail};
-    if (mnc_audit_append(d->audit, &r) != 0) {
-        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
-        d->fatal = true;
-    }
-}
-
 /* ---- watches */
 
 static int read_populated(const char *cg)
@@ -356,7 +336,7 @@ static void agent_gone(mncd *d, int i, const char *why)
     snprintf(det, sizeof(det), "cgroup %.3000s %s; %s", rel_path(kk, w.path), why,
              left == 0 ? (c == 0 ? "last instance: taint cleared" : "last instance: taint clear FAILED")
                        : "other instances remain: taint kept");
-    kaudit(d, "agent.exit", pname(d, w.agent), NULL, NULL, (r == 0 || r == -ENOENT) && c == 0 ? "allow" : "error",
+    mncd_audit_named(d, "agent.exit", mncd_peer_name(d, w.agent), NULL, NULL, (r == 0 || r == -ENOENT) && c == 0 ? "allow" : "error",
            "ok", det);
     kk->n_exited++;
 }
@@ -554,7 +534,7 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
             if (lr != 0 && lr != -ENODATA) {
                 snprintf(det, sizeof(det), "cgroup %.3000s: registration facts unreadable (%s)", rel_path(kk, p),
                          strerror(-lr));
-                kaudit(d, "agent.adopt", pname(d, ag), NULL, NULL, "error", "internal", det);
+                mncd_audit_named(d, "agent.adopt", mncd_peer_name(d, ag), NULL, NULL, "error", "internal", det);
             }
             if (watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 || mncd_ident_register_cgroup(rel_path(kk, p), (int)ag) != 0) {
                 mncd_reg_free(&reg);
@@ -563,14 +543,14 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
                 break;
             }
             snprintf(det, sizeof(det), "adopted pinned registration of cgroup %.3000s", rel_path(kk, p));
-            kaudit(d, "agent.adopt", pname(d, ag), NULL, NULL, "allow", "ok", det);
+            mncd_audit_named(d, "agent.adopt", mncd_peer_name(d, ag), NULL, NULL, "allow", "ok", det);
             kk->n_adopted++;
         } else if (j == nk) {
             mnc_kern_unregister_cgroup(kk->k, ents[i].cgid);
             int c = mnc_kern_agent_cgroups(kk->k, ag) == 0 ? mnc_kern_clear_agent(kk->k, ag) : 0;
             snprintf(det, sizeof(det), "cgroup id %" PRIu64 " gone while mncd was down; registration removed%s",
                      ents[i].cgid, c == 0 ? "" : "; taint clear FAILED");
-            kaudit(d, "agent.exit", pname(d, ag), NULL, NULL, c == 0 ? "allow" : "error", "ok", det);
+            mncd_audit_named(d, "agent.exit", mncd_peer_name(d, ag), NULL, NULL, c == 0 ? "allow" : "error", "ok", det);
         }
         /* a live cgroup registered to a non-agent id (kernel-only tooling): left as it is */
     }
@@ -584,7 +564,7 @@ int mncd_kern_start(mncd *d)
     const mncd_config *c = &d->cfg;
     if (c->kernel == MNCD_KERN_OFF) {
         fprintf(stderr, "mncd: kernel layer off (--kernel off): userspace monitor only, agents are NOT confined by the kernel\n");
-        kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", "mode off: no kernel enforcement");
+        mncd_audit_named(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", "mode off: no kernel enforcement");
         return 0;
     }
     mncd_kern *kk = calloc(1, sizeof(*kk));
@@ -627,6 +607,10 @@ int mncd_kern_start(mncd *d)
         return -1;
     }
     snprintf(kk->tree_rel, sizeof(kk->tree_rel), "%s", rel_path(kk, kk->tree));
+    if (mncd_ident_set_tree(kk->tree_rel) != 0) {
+        fprintf(stderr, "mncd: refusing to start: the mnc tree path %s is too long\n", kk->tree_rel);
+        return -1;
+    }
     kk->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     kk->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     /* The re-check is the safety net behind inotify. MNCD_KERN_RECHECK_MS changes its period
@@ -672,8 +656,8 @@ int mncd_kern_start(mncd *d)
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%s", i ? "; " : "; self-test NOT RUN: ",
                        kk->st.not_run[i]);
     fprintf(stderr, "mncd: kernel layer: %s\n", det);
-    kaudit(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
-    kk->ll = mncd_llaudit_start(d); /* on, or off with the reason in status; never fatal */
+    mncd_audit_named(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
+    kk->ll = mncd_llaudit_start(d, mncd_kern_agent_of); /* on, or off with the reason in status; never fatal */
     return d->fatal ? -1 : 0;
 }
 
@@ -693,6 +677,7 @@ void mncd_kern_stop(mncd *d)
     free(kk->w);
     free(kk);
     d->kern = NULL;
+    mncd_ident_set_tree(""); /* no tree, no tree rule */
 }
 
 int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS])
@@ -720,8 +705,8 @@ static int on_event(const struct mnc_event *ev, void *ctx)
             memmove(cm, end + 3, strlen(end + 3) + 1);
     }
     snprintf(det, sizeof(det), "%s", json);
-    kaudit(d, "kernel.deny", ev->agent_id == 0xffffffffu ? NULL : pname(d, ev->agent_id),
-           ev->dst_id == MNC_ID_NONE ? NULL : pname(d, ev->dst_id), NULL, "deny", mnc_kreason_name(ev->reason), det);
+    mncd_audit_named(d, "kernel.deny", ev->agent_id == 0xffffffffu ? NULL : mncd_peer_name(d, ev->agent_id),
+           ev->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(d, ev->dst_id), NULL, "deny", mnc_kreason_name(ev->reason), det);
     d->kern->n_deny_events++;
     return d->fatal;
 }
@@ -777,7 +762,7 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
                  who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
                  a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
     bool failed = a->err && !a->refuse;
-    kaudit(c->d, "kernel.sweep", pname(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : pname(c->d, (long)a->dst_id),
+    mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(c->d, (long)a->dst_id),
            c->obj, failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
     if (!a->err)
         c->d->kern->n_swept++;
@@ -808,7 +793,7 @@ static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, c
                  op, (int)hit.pid, hit.fd, hit.what);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
-    kaudit(d, "kernel.fdscan", pname(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
+    mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
            r > 0 ? hit.kind : "internal", det);
     kk->n_fdscan_refusals++;
     kk->n_hold_failures++;
@@ -848,7 +833,7 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
     char det[600];
     snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
-    kaudit(d, "kernel.sweep", pname(d, agent), NULL, &o->id, "error", "internal", det);
+    mncd_audit_named(d, "kernel.sweep", mncd_peer_name(d, agent), NULL, &o->id, "error", "internal", det);
     kk->n_sweep_failures++;
     kk->n_hold_failures++;
     return -1;
@@ -866,8 +851,8 @@ static void wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, 
     t->may_memory = k->may_memory;
     t->may_forward = k->may_forward;
     t->may_external = k->may_external;
-    snprintf(t->agent, sizeof(t->agent), "%s", pname(d, agent) ? pname(d, agent) : "?");
-    t->time_ms = mncd_now_ms();
+    snprintf(t->agent, sizeof(t->agent), "%s", mncd_peer_name(d, agent) ? mncd_peer_name(d, agent) : "?");
+    t->time_ms = mnc_now_ms();
 }
 
 /* dir's record tightened by `now`, written back. An invalid record counts as the tightest
@@ -906,7 +891,7 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     if (r) {
         snprintf(det, sizeof(det), "%s refused: taint map read for the workspace taint failed (%s); fail closed", op,
                  strerror(-r));
-        kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+        mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
         kk->n_hold_failures++;
         return -1;
     }
@@ -923,21 +908,21 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             if (r) {
                 snprintf(det, sizeof(det), "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed",
                          op, ws, strerror(-r));
-                kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+                mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
                 kk->n_hold_failures++;
                 return -1;
             }
             if (corrupt) {
                 snprintf(det, sizeof(det), "workspace %.3000s: invalid taint record replaced by the tightest taint "
                          "(no sinks, nothing external)", ws);
-                kaudit(d, "workspace.taint", NULL, pname(d, agent), &o->id, "error", "invalid", det);
+                mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "invalid", det);
             }
             if (first) {
                 char desc[1000];
                 mncd_ws_describe(&now, d->policy, desc, sizeof(desc));
                 snprintf(det, sizeof(det), "workspace %.3000s of cgroup %.400s now carries the agent's taint (%s)", ws,
                          rel_path(kk, kk->w[i].path), desc);
-                kaudit(d, "workspace.taint", NULL, pname(d, agent), &o->id, "allow", "ok", det);
+                mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, agent), &o->id, "allow", "ok", det);
             }
         }
     }
@@ -972,7 +957,7 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     if (r != 0) {
         char det[200];
         snprintf(det, sizeof(det), "%s refused: taint map update failed (%s); fail closed", op, strerror(-r));
-        kaudit(d, "kernel.taint", NULL, pname(d, agent), &o->id, "error", "internal", det);
+        mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
         kk->n_hold_failures++;
         return -1;
     }
@@ -980,19 +965,6 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     if (ws_hold(d, agent, o, op) != 0)
         return -1;
     return sweep(d, agent, o, op);
-}
-
-void mncd_kern_ident(mncd *d, mncd_ident *id)
-{
-    mncd_kern *kk = d->kern;
-    if (!kk || id->via == MNCD_VIA_CGROUP || !id->cgroup[0])
-        return;
-    size_t n = strlen(kk->tree_rel);
-    if (strncmp(id->cgroup, kk->tree_rel, n) == 0 && (id->cgroup[n] == '/' || id->cgroup[n] == 0)) {
-        id->agent = -1;
-        id->via = MNCD_VIA_NONE;
-        id->admin = false;
-    }
 }
 
 int mncd_kern_agent_of(mncd *d, const char *cg)
@@ -1094,7 +1066,7 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
                     snprintf(why, n,
                              "workspace %.400s overlaps workspace %.400s of a live instance of agent %s (cgroup %.200s): "
                              "two agents sharing a workspace would share data without sharing taint",
-                             reg->ws[b], kk->w[i].reg.ws[a], pname(d, kk->w[i].agent), rel_path(kk, kk->w[i].path));
+                             reg->ws[b], kk->w[i].reg.ws[a], mncd_peer_name(d, kk->w[i].agent), rel_path(kk, kk->w[i].path));
                     return why;
                 }
     }
@@ -1191,7 +1163,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     mncd_kern *kk = d->kern;
     int agent = mnc_policy_agent(d->policy, q->agent);
     if (agent < 0) {
-        kaudit(d, "agent.register", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
+        mncd_audit_named(d, "agent.register", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
         return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "\"%s\" is not an agent of the policy", q->agent);
     }
     char real[PATH_MAX];
@@ -1234,7 +1206,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     if (why) {
         ws_inh_free(&inh);
         snprintf(det, sizeof(det), "cgroup %.3000s: %s", q->cgroup, why);
-        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "deny", "invalid", det);
+        mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "deny", "invalid", det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "agent.register refused: %s", det);
     }
     /* the workspaces' taint first: the registration never takes effect without it */
@@ -1242,7 +1214,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         mncd_reg_free(&reg);
         ws_inh_free(&inh);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration refused: %s; fail closed", rel_path(kk, real), whybuf);
-        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
+        mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "error", "internal", det);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
     }
     /* the facts go onto the cgroup first (a restarted mncd adopts them), then the taint entry
@@ -1259,7 +1231,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         ws_inh_free(&inh);
         mnc_kern_unregister_cgroup(kk->k, cgid);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration failed: %s", rel_path(kk, real), strerror(-r));
-        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "error", "internal", det);
+        mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "error", "internal", det);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
     }
     const mncd_reg *rg = NULL;
@@ -1275,19 +1247,19 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     if (stdio_pass && dl > 0 && dl < (int)sizeof(det))
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "; stdio passthrough (--stdio passthrough: the "
                        "agent's stdout/stderr are not governed by its taint)");
-    kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
+    mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "allow", "ok", det);
     for (int i = 0; i < inh.n_src; i++) {
         char desc[1000];
         mncd_ws_describe(&inh.src[i].t, d->policy, desc, sizeof(desc));
         snprintf(det, sizeof(det), "cgroup %.400s inherits workspace taint from %.3000s (%s)", rel_path(kk, real),
                  inh.src[i].dir, desc);
-        kaudit(d, "agent.register", NULL, pname(d, agent), NULL, "allow", "ok", det);
+        mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "allow", "ok", det);
     }
     kk->n_registered++;
     kk->n_ws_inherited += inh.n_src > 0;
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp) {
-        cJSON_AddStringToObject(resp, "agent", pname(d, agent));
+        cJSON_AddStringToObject(resp, "agent", mncd_peer_name(d, agent));
         cJSON_AddNumberToObject(resp, "agent_id", agent);
         cJSON_AddNumberToObject(resp, "cgroup_id", (double)cgid);
         cJSON_AddStringToObject(resp, "cgroup", rel_path(kk, real));
@@ -1304,7 +1276,7 @@ static cJSON *v_reset(mncd *d, const mnc_request *q)
     mncd_kern *kk = d->kern;
     int agent = mnc_policy_agent(d->policy, q->agent);
     if (agent < 0) {
-        kaudit(d, "taint.reset", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
+        mncd_audit_named(d, "taint.reset", NULL, NULL, NULL, "deny", "unknown_agent", q->agent);
         return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "\"%s\" is not an agent of the policy", q->agent);
     }
     struct mnc_taint before;
@@ -1320,12 +1292,12 @@ static cJSON *v_reset(mncd *d, const mnc_request *q)
     char det[160];
     snprintf(det, sizeof(det), "%s; %d live cgroup(s)%s", had ? (before.tainted ? "was tainted" : "was untainted") : "no entry",
              live < 0 ? 0 : live, r ? ": map update FAILED" : "");
-    kaudit(d, "taint.reset", NULL, pname(d, agent), NULL, r ? "error" : "allow", r ? "internal" : "ok", det);
+    mncd_audit_named(d, "taint.reset", NULL, mncd_peer_name(d, agent), NULL, r ? "error" : "allow", r ? "internal" : "ok", det);
     if (r)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "taint.reset %s: %s", q->agent, strerror(-r));
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp) {
-        cJSON_AddStringToObject(resp, "agent", pname(d, agent));
+        cJSON_AddStringToObject(resp, "agent", mncd_peer_name(d, agent));
         cJSON_AddBoolToObject(resp, "was_tainted", had && before.tainted);
         cJSON_AddNumberToObject(resp, "live_cgroups", live < 0 ? 0 : live);
     }
@@ -1345,15 +1317,15 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
                                                                          : NULL;
     if (bad) {
         snprintf(det, sizeof(det), "%.3000s: %s", q->path, bad);
-        kaudit(d, "workspace.clear", NULL, NULL, NULL, "deny", "invalid", det);
+        mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "deny", "invalid", det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "workspace.clear refused: %s", det);
     }
     for (int i = 0; i < kk->n_w; i++)
         for (int j = 0; j < kk->w[i].reg.n_ws; j++)
             if (mncd_ws_overlap(real, kk->w[i].reg.ws[j])) {
                 snprintf(det, sizeof(det), "%.1500s: in use by a live instance of agent %s (cgroup %.400s, workspace %.1500s)",
-                         real, pname(d, kk->w[i].agent), rel_path(kk, kk->w[i].path), kk->w[i].reg.ws[j]);
-                kaudit(d, "workspace.clear", NULL, pname(d, kk->w[i].agent), NULL, "deny", "invalid", det);
+                         real, mncd_peer_name(d, kk->w[i].agent), rel_path(kk, kk->w[i].path), kk->w[i].reg.ws[j]);
+                mncd_audit_named(d, "workspace.clear", NULL, mncd_peer_name(d, kk->w[i].agent), NULL, "deny", "invalid", det);
                 return mnc_resp_deny(q->id, MNC_R_INVALID, "workspace.clear refused: %s", det);
             }
     char old[8192] = "";
@@ -1371,14 +1343,14 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
     }
     if (r == -ENODATA || r == -ENOTSUP) {
         snprintf(det, sizeof(det), "%.3000s: no taint record%s", real, r == -ENOTSUP ? " (no xattr support)" : "");
-        kaudit(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
+        mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
     } else if (r) {
         snprintf(det, sizeof(det), "%.3000s: removing the taint record failed: %s", real, strerror(-r));
-        kaudit(d, "workspace.clear", NULL, NULL, NULL, "error", "internal", det);
+        mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "error", "internal", det);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "workspace.clear: %s", det);
     } else {
         snprintf(det, sizeof(det), "%.3000s: taint record removed (was %.8191s)", real, old);
-        kaudit(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
+        mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
         kk->n_ws_cleared++;
     }
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -1396,7 +1368,7 @@ void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     (void)w;
     if (!d->kern) {
-        kaudit(d, mnc_verb_name(q->verb), NULL, NULL, NULL, "error", "invalid", "kernel layer off");
+        mncd_audit_named(d, mnc_verb_name(q->verb), NULL, NULL, NULL, "error", "invalid", "kernel layer off");
         return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
                               mnc_verb_name(q->verb));
     }

@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc > 0 ? 0 : 2;
     rc = 1;
-    d.started_ms = mncd_now_ms();
+    d.started_ms = mnc_now_ms();
 
     mnc_errors e;
     mnc_errors_init(&e);
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
         goto out;
     char det[160];
     snprintf(det, sizeof(det), "mncd %s; %zu objects, %zu memory entries restored", MNCD_VERSION,
-             d.store.reg.n, d.store.mem_n);
+             d.store.reg.n, d.store.mem.n);
     mncd_audit(&d, "daemon.start", -1, -1, NULL, "allow", MNC_OK, det);
     if (d.fatal || mnc_audit_sync(d.audit) != 0) {
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");

@@ -28,6 +28,8 @@
 #include "mnc/protocol.h"
 #include "mnc/registry.h"
 #include "mnc/select.h"
+#include "mnc_htab.h"
+#include "mnc_util.h"
 
 #define MNCD_VERSION "0.1.0"
 #define MNCD_DEFAULT_SOCKET "/run/mnc/mncd.sock"
@@ -132,13 +134,21 @@ typedef struct mncd_ident_cache {
  * table's generation, which invalidates every mncd_ident_cache. */
 int mncd_ident_register_cgroup(const char *cgroup_path, int agent);
 void mncd_ident_clear(void);
+/* The mnc cgroup tree as /proc/PID/cgroup shows it (e.g. "/mnc"), set by the kernel layer when
+ * it starts; "" (the initial value) turns the tree rule off. Bumps the table's generation.
+ * Returns 0, or -1 if the path is too long (nothing changed). */
+int mncd_ident_set_tree(const char *tree_rel);
+/* The tree rule: a caller inside the mnc cgroup tree that is not a registered agent is nobody
+ * (not admin, not an agent by uid): fail closed. Applied by mncd_ident_request, and by the
+ * caller right after mncd_ident_resolve. */
+void mncd_ident_tree_rule(mncd_ident *id);
 /* Resolves the peer of a connected UNIX socket as of connect() (SO_PEERCRED): for connection
  * accounting only, never for authorisation. Returns 0 (id->agent may be -1: unknown) or -1 if
  * the kernel gave no credentials. */
 int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id);
 struct mncd;
 /* Resolves the sender of one request (cr: the credentials of its bytes) to an identity,
- * including the mnc-tree rule (mncd_kern_ident). A sender that has exited, or whose cgroup
+ * including the mnc-tree rule (mncd_ident_tree_rule). A sender that has exited, or whose cgroup
  * cannot be read while it is provably alive, is nobody (agent -1, not admin). cache may be
  * NULL. Returns 0, or -1 if cr carries no credentials (the caller refuses the request). */
 int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache,
@@ -164,19 +174,18 @@ typedef struct mncd_inbox {
 } mncd_inbox;
 
 typedef struct mncd_mem {
-    char *key; /* "store/key" */
+    mnc_hnode h; /* key: key */
+    char *key;   /* "store/key" */
     mnc_oid id;
     uint16_t writer;
     uint64_t time_ms;
-    struct mncd_mem *next;
 } mncd_mem;
 
 typedef struct mncd_store {
     const mnc_policy *p;
     mnc_registry reg;
     mncd_inbox *inbox; /* indexed by principal id */
-    mncd_mem **mem;    /* hash buckets */
-    size_t mem_cap, mem_n;
+    mnc_htab mem;      /* mncd_mem by "store/key" */
     mnc_journal *j;
     void *batch;       /* cJSON array of this iteration's change records */
     mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
@@ -220,11 +229,19 @@ typedef struct mncd {
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
-uint64_t mncd_now_ms(void);
 
-/* Records one decision in the audit log. On failure sets d->fatal. */
+/* ---- core (core.c): the audit writer and principal names, below every other mncd module */
+
+/* The name of principal id, or NULL when id is not a principal (e.g. -1: nobody). */
+const char *mncd_peer_name(const mncd *d, long id);
+/* Records one decision in the audit log, stamped with mnc_now_ms(). On failure sets d->fatal
+ * (mncd stops serving: fail closed). */
 void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
                 const char *decision, mnc_reason reason, const char *detail);
+/* The same with names and a reason string given as they are (kernel and Landlock records,
+ * whose reasons are not monitor reasons; NULL fields are left out of the record). */
+void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
+                      const char *decision, const char *reason, const char *detail);
 
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
 void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
@@ -316,9 +333,6 @@ void mncd_kern_ready(mncd *d, int fd);
  * Returns 0 (also when off), -1 if the map update failed: the caller must refuse the delivery
  * (fail closed); the failure is already audited. */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
-/* A caller inside the mnc cgroup tree that is not a registered agent is nobody (not admin,
- * not an agent by uid): fail closed. Called right after mncd_ident_resolve. */
-void mncd_kern_ident(mncd *d, mncd_ident *id);
 /* agent.register / taint.reset / workspace.clear (admin checked by the caller). Returns a
  * response (cJSON *). */
 void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);

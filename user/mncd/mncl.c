@@ -99,11 +99,6 @@ struct mncd_mncl {
     char err[512];
 };
 
-static const char *pname(const mncd *d, int id)
-{
-    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
-}
-
 static bool pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
 
 /* ---- the request table */
@@ -197,7 +192,7 @@ static cJSON *req_json(const mncd *d, const dreq *r)
         return NULL;
     bool ok = cJSON_AddStringToObject(o, "id", r->id) &&
               cJSON_AddStringToObject(o, "contract", p->contracts[r->contract].id) &&
-              cJSON_AddStringToObject(o, "issuer", pname(d, r->issuer)) &&
+              cJSON_AddStringToObject(o, "issuer", mncd_peer_name(d, r->issuer)) &&
               cJSON_AddItemToObject(o, "state", cJSON_Duplicate(r->state, true)) &&
               cJSON_AddNumberToObject(o, "step", r->step) &&
               cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
@@ -510,7 +505,7 @@ static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subjec
     mnc_ledger_rc rc = !isfinite(delta) || delta < 0
                            ? MNC_LEDGER_ERROR
                            : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
-                                                   pname(d, o->scope.recipient), hex, obs, k,
+                                                   mncd_peer_name(d, o->scope.recipient), hex, obs, k,
                                                    delta, lim);
     char det[256];
     if (rc == MNC_LEDGER_OK) {
@@ -655,7 +650,7 @@ void mncd_mncl_tick(mncd *d)
     struct mncd_mncl *m = d->mncl;
     if (!m || !m->n_pending)
         return;
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     for (dreq *r = m->head; r; r = r->next) {
         if (!pending(r) || now < r->deadline_ms)
             continue;
@@ -705,7 +700,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     if (r->detail[0])
         cJSON_AddStringToObject(resp, "detail", r->detail);
     if (r->st == RS_DELEGATING) {
-        cJSON_AddStringToObject(resp, "broker", pname(d, ct->broker));
+        cJSON_AddStringToObject(resp, "broker", mncd_peer_name(d, ct->broker));
         cJSON_AddNumberToObject(resp, "deadline_ms", (double)r->deadline_ms);
     } else if (r->st == RS_APPROVAL) {
         cJSON_AddNumberToObject(resp, "expires_ms", (double)r->deadline_ms);
@@ -713,7 +708,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     }
     if (released) {
         cJSON_AddBoolToObject(resp, "delegated", r->st == RS_DELEGATED);
-        cJSON_AddStringToObject(resp, "queued_to", pname(d, ct->scope.recipient));
+        cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient));
         mnc_oid oid;
         const mnc_disclosure *o = mnc_oid_parse(r->object, &oid) == 0
                                       ? mnc_registry_get(&d->store.reg, &oid)
@@ -749,7 +744,7 @@ void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int 
     r->contract = contract;
     r->issuer = w->agent;
     r->step = -1;
-    r->created_ms = mncd_now_ms();
+    r->created_ms = mnc_now_ms();
     r->cand_risk = NAN;
     r->state = cJSON_Duplicate(q->state, true);
     r->approvable = cJSON_CreateArray();
@@ -820,7 +815,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
 {
     const mnc_policy *p = d->policy;
     const mnc_contract *ct = &p->contracts[r->contract];
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     mnc_disclosure *o = calloc(1, sizeof(*o));
     mnc_reason ir = o ? mnc_disclosure_issue(p, r->contract, r->issuer, form, fields, vals, now, o)
                       : MNC_R_INTERNAL;
@@ -893,7 +888,7 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     const mnc_policy *p = d->policy;
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     dreq *r = m->head;
     for (; r; r = r->next)
         if (r->st == RS_DELEGATING && !r->handed && now < r->deadline_ms &&
@@ -914,8 +909,8 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (!x || !cJSON_AddStringToObject(x, "id", r->id) ||
         !cJSON_AddStringToObject(x, "contract", ct->id) ||
         !cJSON_AddStringToObject(x, "purpose", ct->purpose) ||
-        !cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer)) ||
-        !cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient)) ||
+        !cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) ||
+        !cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) ||
         !cJSON_AddItemToObject(x, "fields", fields_json(p, &ct->scope.fields)) ||
         !cJSON_AddItemToObject(x, "needs", fields_json(p, need ? &need->needs : &none)) ||
         !cJSON_AddItemToObject(x, "state", cJSON_Duplicate(r->state, true)) ||
@@ -1013,7 +1008,7 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
                              "broker (%s)", q->request_id,
                              !r ? "unknown or forgotten" : rs_name[r->st]);
     }
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     cJSON *resp = NULL;
     if (q->failure) {
         m->c.broker_failure++;
@@ -1127,8 +1122,8 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
             break;
         cJSON_AddStringToObject(x, "request", r->id);
         cJSON_AddStringToObject(x, "contract", ct->id);
-        cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer));
-        cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient));
+        cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer));
+        cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient));
         if (cJSON_IsString(subj))
             cJSON_AddStringToObject(x, "subject", subj->valuestring);
         cJSON_AddNumberToObject(x, "created_ms", (double)r->created_ms);
@@ -1161,7 +1156,7 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
                        MNC_R_UNKNOWN_AGENT, "not a broker");
             return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is for agents in the broker "
                                  "role; %s is not one", mnc_verb_name(q->verb),
-                                 pname(d, w->agent) ? pname(d, w->agent) : "this caller");
+                                 mncd_peer_name(d, w->agent) ? mncd_peer_name(d, w->agent) : "this caller");
         }
         return q->verb == MNC_V_BROKER_NEXT ? v_broker_next(d, w, q) : v_broker_reply(d, w, q);
     case MNC_V_DISCLOSE_STATUS: {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "hostscan.h"
+#include "mnc_util.h"
 #include "inflight.h"
 #include "sockdiag.h"
 #include "sockscan.h"
@@ -38,24 +39,6 @@
 #define MAX_PIDS 65536
 
 /* ---- small helpers */
-
-static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t n, const char *fmt, ...)
-{
-    if (!n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
-static long now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
 
 typedef struct u32set {
     uint32_t *v;
@@ -126,17 +109,6 @@ static int read_small(const char *path, char *buf, size_t n)
     return 0;
 }
 
-static int write_small(const char *path, const char *s)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t r = write(fd, s, strlen(s));
-    int e = errno;
-    close(fd);
-    return r == (ssize_t)strlen(s) ? 0 : r < 0 ? -e : -EIO;
-}
-
 /* 1 frozen, 0 not (yet), -errno (a removed cgroup is -ENOENT) */
 static int cg_frozen(const char *cg)
 {
@@ -157,7 +129,7 @@ static void thaw(frozen *fz, int n)
             continue;
         snprintf(p, sizeof(p), "%s/cgroup.freeze", fz[i].path);
         /* a failure leaves the agent stopped: fail closed, and the cgroup may be gone anyway */
-        int r = write_small(p, "0");
+        int r = mnc_write_file(p, "0");
         if (r != 0 && r != -ENOENT)
             fprintf(stderr, "mncd: sweep: cannot thaw %s: %s\n", fz[i].path, strerror(-r));
     }
@@ -175,31 +147,31 @@ static int freeze(const mncd_sweep_cg *cgs, int ncg, frozen *fz, int *nfz, char 
         if (r == -ENOENT)
             continue; /* the cgroup went away (agent exited): nothing to sweep there */
         if (r) {
-            seterr(err, errlen, "read %s: %s", p, strerror(-r));
+            mnc_errf(err, errlen, 0, "read %s: %s", p, strerror(-r));
             return -1;
         }
         f->was_frozen = b[0] == '1';
-        if (!f->was_frozen && (r = write_small(p, "1")) != 0) {
+        if (!f->was_frozen && (r = mnc_write_file(p, "1")) != 0) {
             if (r == -ENOENT)
                 continue;
-            seterr(err, errlen, "freeze %s: %s", cgs[i].path, strerror(-r));
+            mnc_errf(err, errlen, 0, "freeze %s: %s", cgs[i].path, strerror(-r));
             return -1;
         }
         (*nfz)++;
     }
-    long deadline = now_us() + FREEZE_TIMEOUT_MS * 1000L;
+    long deadline = mnc_mono_us() + FREEZE_TIMEOUT_MS * 1000L;
     for (int i = 0; i < *nfz; i++) {
         for (;;) {
             int r = cg_frozen(fz[i].path);
             if (r == 1 || r == -ENOENT)
                 break;
             if (r < 0) {
-                seterr(err, errlen, "read %s/cgroup.events: %s", fz[i].path, strerror(-r));
+                mnc_errf(err, errlen, 0, "read %s/cgroup.events: %s", fz[i].path, strerror(-r));
                 return -1;
             }
-            if (now_us() > deadline) {
+            if (mnc_mono_us() > deadline) {
                 /* e.g. a task in uninterruptible sleep: judging a running agent would race */
-                seterr(err, errlen, "%s did not freeze within %d ms", fz[i].path, FREEZE_TIMEOUT_MS);
+                mnc_errf(err, errlen, 0, "%s did not freeze within %d ms", fz[i].path, FREEZE_TIMEOUT_MS);
                 return -1;
             }
             struct timespec ts = {0, 200 * 1000};
@@ -294,7 +266,7 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
         if (!f) {
             if (errno == ENOENT)
                 continue; /* cgroup removed: its agent instance is gone */
-            seterr(err, errlen, "read %s: %s", p, strerror(errno));
+            mnc_errf(err, errlen, 0, "read %s: %s", p, strerror(errno));
             rc = -1;
             break;
         }
@@ -303,13 +275,13 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
             if (pid <= 0 || pid > INT_MAX)
                 continue;
             if (pids.n >= MAX_PIDS || u32set_add(&pids, (uint32_t)pid) != 0) {
-                seterr(err, errlen, "too many processes in the agent's cgroups");
+                mnc_errf(err, errlen, 0, "too many processes in the agent's cgroups");
                 rc = -1;
                 break;
             }
         }
         if (ferror(f) && !rc) {
-            seterr(err, errlen, "read %s: %s", p, strerror(errno));
+            mnc_errf(err, errlen, 0, "read %s: %s", p, strerror(errno));
             rc = -1;
         }
         fclose(f);
@@ -324,7 +296,7 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
         if (r == -ENOENT || r == -ESRCH)
             continue; /* exited (a frozen process can still be killed) */
         if (r) {
-            seterr(err, errlen, "list /proc/%u/fd: %s", pids.v[i], strerror(-r));
+            mnc_errf(err, errlen, 0, "list /proc/%u/fd: %s", pids.v[i], strerror(-r));
             rc = -1;
             break;
         }
@@ -336,7 +308,7 @@ static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, 
     if (!rc) {
         int r = scan_fds(sc, 0, true);
         if (r) {
-            seterr(err, errlen, "list /proc/self/fd: %s", strerror(-r));
+            mnc_errf(err, errlen, 0, "list /proc/self/fd: %s", strerror(-r));
             rc = -1;
         }
     }
@@ -435,9 +407,9 @@ static int report(ctx *c, mncd_sweep_act *a)
     if (a->err) {
         c->failed = true;
         if (!c->err[0] && a->refuse)
-            seterr(c->err, c->errlen, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid, a->why ? a->why : "refused");
+            mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid, a->why ? a->why : "refused");
         else if (!c->err[0])
-            seterr(c->err, c->errlen, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action, (int)a->pid,
+            mnc_errf(c->err, c->errlen, 0, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action, (int)a->pid,
                    a->fd, a->peer, strerror(a->err));
     } else {
         c->st->acted++;
@@ -445,7 +417,7 @@ static int report(ctx *c, mncd_sweep_act *a)
     if (c->fn && c->fn(c->fctx, a) != 0) {
         c->failed = true;
         if (!c->err[0])
-            seterr(c->err, c->errlen, "audit of a sweep action failed");
+            mnc_errf(c->err, c->errlen, 0, "audit of a sweep action failed");
         return -1;
     }
     return 0;
@@ -1077,7 +1049,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
         err[0] = 0;
     if (ncg <= 0)
         return 0;
-    long t0 = now_us();
+    long t0 = mnc_mono_us();
     ctx c = {.k = k, .agent = agent, .t = t, .cgs = cgs, .ncg = ncg, .sock_unix = -1, .sock_inet = -1, .fn = fn, .fctx = fctx, .st = st,
              .err = err, .errlen = errlen};
     c.g.nl = -1;
@@ -1089,7 +1061,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     frozen *fz = calloc((size_t)ncg, sizeof(*fz));
     int nfz = 0, rc = -1;
     if (!fz) {
-        seterr(err, errlen, "out of memory");
+        mnc_errf(err, errlen, 0, "out of memory");
         return -1;
     }
     char mp[PATH_MAX];
@@ -1098,12 +1070,12 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     snprintf(mp, sizeof(mp), "%s/sock_inet", mnc_kern_root(k));
     c.sock_inet = bpf_obj_get(mp);
     if (c.sock_unix < 0 || c.sock_inet < 0) {
-        seterr(err, errlen, "open the pinned sink maps: %s", strerror(errno));
+        mnc_errf(err, errlen, 0, "open the pinned sink maps: %s", strerror(errno));
         goto out;
     }
     if (freeze(cgs, ncg, fz, &nfz, err, errlen) != 0)
         goto out;
-    st->freeze_us = now_us() - t0;
+    st->freeze_us = mnc_mono_us() - t0;
     if (scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || mncd_diag_load(&c.g, err, errlen) != 0)
         goto out;
     st->pids = c.sc.npids;
@@ -1167,7 +1139,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     free(inet.v);
     free(interest.v);
     if (c.failed && !c.err[0])
-        seterr(err, errlen, "out of memory");
+        mnc_errf(err, errlen, 0, "out of memory");
     if (!c.failed)
         judge_tcp(&c, cgs, ncg);
     rc = c.failed ? -1 : 0;
@@ -1184,6 +1156,6 @@ out:
     free(c.sc.s);
     free(c.sc.inos.v);
     free(c.sc.mine.v);
-    st->total_us = now_us() - t0;
+    st->total_us = mnc_mono_us() - t0;
     return rc;
 }
