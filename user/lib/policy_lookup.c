@@ -100,3 +100,16 @@ void mnc_policy_fieldset_str(const mnc_policy *p, const mnc_set *s, char *buf, s
         o += (size_t)r;
     }
 }
+
+const char *mnc_failure_name(mnc_failure f)
+{
+    switch (f) {
+    case MNC_FAIL_DELEGATE:
+        return "delegate";
+    case MNC_FAIL_APPROVAL:
+        return "approval";
+    case MNC_FAIL_ABSTAIN:
+        return "abstain";
+    }
+    return "abstain";
+}
