@@ -45,3 +45,17 @@ int mnc_write_file(const char *path, const char *s)
     close(fd);
     return n == (ssize_t)len ? 0 : -(n < 0 ? e : EIO);
 }
+
+int mnc_read_file(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t r = read(fd, buf, n - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return -e;
+    buf[r] = 0;
+    return 0;
+}

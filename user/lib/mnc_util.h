@@ -1,4 +1,5 @@
-/* mnc_util.h - the small helpers every layer shares: clock, bounded error text, file writes.
+/* mnc_util.h - the small helpers every layer shares: clock, bounded error text, small file
+ * reads and writes.
  *
  * Contract: these functions have no state, allocate nothing and depend on libc only, so any
  * layer (libmnc, loader/, mncd, mncctl, the qemu guest's static test driver) can link them
@@ -26,5 +27,9 @@ int mnc_errf(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute
  * cgroup.procs or cgroup.freeze; no O_CREAT, no O_TRUNC). Returns 0 or -errno; a short write
  * is -EIO. */
 int mnc_write_file(const char *path, const char *s);
+
+/* Reads at most n - 1 bytes of path (one read(2): small procfs, sysfs and cgroup files) into
+ * buf and NUL-terminates them (n >= 1). Returns 0 or -errno. */
+int mnc_read_file(const char *path, char *buf, size_t n);
 
 #endif

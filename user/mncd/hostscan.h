@@ -49,4 +49,7 @@ const mncd_holder *mncd_hostscan_holder(const mncd_hostscan *hs, uint32_t ino);
 
 void mncd_hostscan_free(mncd_hostscan *hs);
 
+/* The inode of a /proc/PID/fd link text "socket:[12345]" (12345), or 0 if it is not a socket. */
+uint32_t mncd_socket_ino(const char *link);
+
 #endif
