@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: audit log: %s\n", det);
         mncd_audit(&d, "audit.recover", -1, -1, NULL, "allow", MNC_OK, det);
     }
-    /* MNC-L ledger and MNC-D queue (mncl.c): a corrupt ledger record refuses the start */
+    /* MNC-L ledger and MNC-D queue (mncd_failure.c): a corrupt ledger record refuses the start */
     if (mncd_mncl_open(&d) != 0)
         goto out;
     char det[160];

@@ -61,7 +61,7 @@ typedef struct mncd_config {
     /* cgroup v2 path (as in /proc/PID/cgroup, e.g. "/mnc/worker") -> agent */
     struct { char path[512]; char agent[MNC_NAME_MAX]; } cgroups[MNCD_MAX_MAP];
     int n_cgroups;
-    /* MNC-D (mncl.c): how long a delegation waits for the broker's reply, and how long an
+    /* MNC-D (mncd_failure.c): how long a delegation waits for the broker's reply, and how long an
      * approval request waits for `mncctl approve` before it is denied */
     uint32_t broker_timeout_ms;
     uint32_t approval_timeout_ms;
@@ -225,7 +225,7 @@ typedef struct mncd {
     size_t n_clients;
     uint64_t n_requests;
     bool fatal; /* a durability failure: stop serving (fail closed) */
-    struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl.c) */
+    struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl_gate.c, mncd_failure.c) */
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
@@ -249,7 +249,7 @@ void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 /* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
 int mncd_run(mncd *d);
 
-/* ---- MNC-L and MNC-D (mncl.c)
+/* ---- MNC-L and MNC-D (mncl_gate.c: the ledger gate; mncd_failure.c: the failure handler)
  *
  * MNC-L: the leakage ledger STATE_DIR/ledger (mnc/ledger.h). A disclose whose state names a
  * subject is selected against the subject's realised history and the contract's ε/B; the

@@ -1,12 +1,7 @@
-/* mncl.c - MNC-L (the leakage ledger inside selection) and MNC-D (delegate, approval,
- * abstain) in mncd. Interface: the "MNC-L and MNC-D" section of mncd.h; design: docs/mncd.md,
- * verbs: docs/protocol.md, ledger rules: docs/risk.md.
- *
- * MNC-L. STATE_DIR/ledger is opened at startup (a torn tail is truncated, printed and
- * audited; a corrupt record refuses the start, naming it). A disclose whose state names a
- * subject is selected against that subject's realised history with the contract's ε and B,
- * and the chosen release is charged with mnc_ledger_charge - durable (fdatasync) - before the
- * object is stored, queued or answered. If the charge fails nothing is released.
+/* mncd_failure.c - MNC-D in mncd: the failure handler (delegate, approval, abstain) when
+ * nothing is admissible, its request table and journal, and the start and stop of MNC-L and
+ * MNC-D together (the ledger gate itself is mncl_gate.c). Interface: the "MNC-L and MNC-D"
+ * section of mncd.h; design: docs/mncd.md, verbs: docs/protocol.md.
  *
  * MNC-D. When nothing is admissible the contract's failure order runs, one step at a time:
  *   delegate  if the contract's broker agent is connected, the request waits for it
@@ -41,63 +36,7 @@
 #include "mnc/select.h"
 #include "mnc/state.h"
 #include "mncd.h"
-
-#define MAX_PENDING 4096 /* pending MNC-D requests; beyond this a request abstains */
-#define KEEP_DONE 1024   /* finished requests kept in memory for disclose.status */
-#define RID_LEN 24       /* "d-" + 16 hex + NUL, rounded */
-
-typedef enum rstatus {
-    RS_DELEGATING = 0,
-    RS_APPROVAL,
-    RS_DELEGATED,
-    RS_APPROVED,
-    RS_TIMEOUT, /* approval denied by timeout */
-    RS_ABSTAINED,
-    RS_COUNT
-} rstatus;
-
-static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
-                                              "delegated",          "approved",
-                                              "approval_timeout",   "abstained"};
-
-typedef struct dreq {
-    char id[RID_LEN];
-    int contract;
-    int issuer;
-    cJSON *state;     /* the disclose's state document (private values; trusted boundary) */
-    int step;         /* index into the contract's failure order */
-    rstatus st;
-    uint64_t created_ms, deadline_ms;
-    bool handed;      /* broker.next gave it out (not persisted: re-offered after restart) */
-    char cand[MNC_NAME_MAX]; /* best approvable candidate, "" if none */
-    mnc_set cand_fields;
-    double cand_risk;
-    cJSON *approvable; /* [{name, fields, risk, verdict, detail}] shown to the approver */
-    char object[MNC_OID_HEX]; /* released object, "" if none */
-    char detail[512];
-    struct dreq *prev, *next;
-} dreq;
-
-typedef struct counters {
-    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
-    double bits;
-    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
-        abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
-        approval_skipped;
-} counters;
-
-struct mncd_mncl {
-    mnc_ledger *ledger;
-    char ledger_path[PATH_MAX];
-    mnc_journal *j;
-    char jpath[PATH_MAX];
-    dreq *head, *tail;
-    size_t n_pending, n_done;
-    int conns[MNC_MAX_PRINCIPALS];
-    counters c;
-    const mnc_policy *p; /* for replay */
-    char err[512];
-};
+#include "mncl_int.h"
 
 static bool pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
 
@@ -443,138 +382,6 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta)
         *n = 0;
 }
 
-/* ---- MNC-L */
-
-void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
-                        mnc_select_req *sr, mncd_mncl_ctx *x)
-{
-    const mnc_contract *ct = &d->policy->contracts[contract];
-    memset(x, 0, sizeof(*x));
-    x->limits = (mnc_limits){.epsilon = ct->epsilon, .budget = ct->budget, .spent = 0};
-    x->capped = ct->epsilon >= 0 || ct->budget >= 0;
-    if (!st->subject[0]) {
-        if (!x->capped)
-            return NULL; /* MNC-C: no subject, no ledger */
-        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INVALID,
-                   "MNC-L contract without state.subject");
-        return mnc_resp_error(q->id, MNC_R_INVALID, "contract %s has an MNC-L cap (epsilon/"
-                              "budget): the state must name its protected \"subject\"", ct->id);
-    }
-    struct mncd_mncl *m = d->mncl;
-    mnc_obs *h = NULL;
-    size_t nh = 0;
-    double spent = 0;
-    if (!m || !m->ledger || mnc_ledger_history(m->ledger, d->policy, st->subject, &h, &nh) != 0 ||
-        mnc_ledger_spent(m->ledger, st->subject, NULL, &spent) != 0) {
-        free(h);
-        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
-                   "ledger history cannot be evaluated");
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "the ledger history of subject \"%s\" "
-                              "cannot be evaluated under this policy (fail closed)",
-                              st->subject);
-    }
-    x->ledger = true;
-    x->history = h;
-    x->n_history = nh;
-    x->limits.spent = spent;
-    sr->history = h;
-    sr->n_history = nh;
-    sr->limits = x->capped ? &x->limits : NULL;
-    return NULL;
-}
-
-void mncd_mncl_ctx_free(mncd_mncl_ctx *x)
-{
-    free(x->history);
-    x->history = NULL;
-    x->n_history = 0;
-}
-
-/* Durably charges release `o` (its values are the observations) for subject. lim NULL = no
- * caps (approval override). Returns the ledger rc; *why gets a message on failure. */
-static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subject,
-                            double delta, const mnc_ledger_limits *lim, char *why, size_t n)
-{
-    struct mncd_mncl *m = d->mncl;
-    mnc_obs obs[MNC_MAX_FIELDS];
-    size_t k = 0;
-    for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
-        obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
-    char hex[MNC_OID_HEX];
-    mnc_oid_hex(&o->id, hex);
-    mnc_ledger_rc rc = !isfinite(delta) || delta < 0
-                           ? MNC_LEDGER_ERROR
-                           : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
-                                                   mncd_peer_name(d, o->scope.recipient), hex, obs, k,
-                                                   delta, lim);
-    char det[256];
-    if (rc == MNC_LEDGER_OK) {
-        m->c.charges++;
-        m->c.bits += delta;
-        double spent = 0;
-        mnc_ledger_spent(m->ledger, subject, NULL, &spent);
-        snprintf(det, sizeof(det), "subject %s charged %.6g, spent %.6g%s", subject, delta, spent,
-                 lim ? "" : " (approved: no caps)");
-        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
-                   det);
-        return rc;
-    }
-    m->c.charge_failed++;
-    const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
-                       : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
-                       : rc == MNC_LEDGER_DUPLICATE   ? "release already charged"
-                                                      : "ledger write failed";
-    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, delta,
-             rc == MNC_LEDGER_ERROR ? ": " : "", rc == MNC_LEDGER_ERROR ? strerror(errno) : "");
-    mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
-               rc == MNC_LEDGER_ERROR ? "error" : "deny",
-               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
-               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
-                                              : MNC_R_INTERNAL,
-               why);
-    return rc;
-}
-
-void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
-                       const mnc_state *st, const mnc_disclosure *o, double risk,
-                       mncd_mncl_ctx *x)
-{
-    (void)issuer;
-    if (!x->ledger)
-        return NULL;
-    const mnc_contract *ct = &d->policy->contracts[contract];
-    mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-    char why[320];
-    mnc_ledger_rc rc = charge(d, o, st->subject, risk, x->capped ? &lim : NULL, why, sizeof(why));
-    if (rc == MNC_LEDGER_OK) {
-        x->charged = risk;
-        return NULL;
-    }
-    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET)
-        return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
-                                                                  : MNC_R_OVER_BUDGET,
-                             "not released: %s", why);
-    return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
-}
-
-void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x)
-{
-    cJSON *r = resp;
-    if (d->mncl)
-        d->mncl->c.selected++;
-    if (!r)
-        return;
-    cJSON_AddStringToObject(r, "outcome", "selected");
-    if (x->ledger) {
-        cJSON_AddNumberToObject(r, "charge", x->charged);
-        cJSON_AddNumberToObject(r, "spent", x->limits.spent + x->charged);
-        if (x->limits.epsilon >= 0)
-            cJSON_AddNumberToObject(r, "epsilon", x->limits.epsilon);
-        if (x->limits.budget >= 0)
-            cJSON_AddNumberToObject(r, "budget", x->limits.budget);
-    }
-}
-
 /* ---- MNC-D */
 
 static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision,
@@ -850,7 +657,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         }
         free(h);
         mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-        if (charge(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
+        if (mncd_mncl_charge_release(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
             goto fail;
     } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
         snprintf(why, n, "MNC-L contract without a subject");

@@ -186,7 +186,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     mnc_state st;
     mnc_state_init(&st);
-    mncd_mncl_ctx mx = {0}; /* MNC-L: history and limits (mncl.c) */
+    mncd_mncl_ctx mx = {0}; /* MNC-L: history and limits (mncl_gate.c) */
     mnc_errors e;
     mnc_errors_init(&e);
     if (mnc_state_from_json(p, q->state, &st, "state", &e) != 0) {
@@ -259,7 +259,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddItemToArray(cands, x);
     }
     if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
-        /* MNC-D: the contract's failure order (mncl.c). Each outcome is its own decision,
+        /* MNC-D: the contract's failure order (mncd_failure.c). Each outcome is its own decision,
          * never a success. */
         resp = mncd_mncl_failure(d, w, q, c, &st, sel, &mx);
     } else {
@@ -724,7 +724,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     case MNC_V_APPROVE:
     case MNC_V_APPROVALS:
-        return mncd_mncl_verb(d, w, q); /* MNC-D approval queue (mncl.c) */
+        return mncd_mncl_verb(d, w, q); /* MNC-D approval queue (mncd_failure.c) */
     case MNC_V_AUDIT: {
         if (mnc_audit_sync(d->audit) != 0) {
             d->fatal = true;
@@ -823,7 +823,7 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_DISCLOSE_STATUS:
     case MNC_V_BROKER_NEXT:
     case MNC_V_BROKER_REPLY:
-        return mncd_mncl_verb(d, w, q); /* MNC-D (mncl.c) */
+        return mncd_mncl_verb(d, w, q); /* MNC-D (mncd_failure.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "unhandled verb");
     }
