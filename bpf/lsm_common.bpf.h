@@ -170,7 +170,7 @@ static __always_inline int mnc_lsm_file_gate(struct dentry *d, struct dentry *na
     struct mnc_taint *t = 0;
     __u32 r;
     if (w == MNC_WALK_DEEP) {
-        r = MNC_LSM_K_DENY_DEPTH;
+        r = MNC_K_DENY_WALK_DEPTH; /* the event says dst_class = MNC_SINK_NONE */
         sink.cls = MNC_SINK_NONE;
         sink.id = MNC_ID_NONE;
         if (s.a) {

@@ -107,6 +107,7 @@ static const char *const reason_names[MNC_K__COUNT] = {
     [MNC_K_DENY_PACKET_SOCKET] = "deny_packet_socket",
     [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",
     [MNC_K_EVENT_LOST] = "event_lost",
+    [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth",
 };
 
 const char *mnc_kreason_name(unsigned r)

@@ -227,13 +227,7 @@ int mnc_kern_inet_key(const char *s, struct mnc_inet_key *key)
         struct in6_addr a6;
         if (inet_pton(AF_INET6, host, &a6) != 1)
             return -EINVAL;
-        if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-            key->family = AF_INET;
-            memcpy(key->addr, &a6.s6_addr[12], 4);
-        } else {
-            key->family = AF_INET6;
-            memcpy(key->addr, &a6, 16);
-        }
+        mnc_inet_key_set6(key, a6.s6_addr); /* as the hooks see an IPv4-mapped destination */
     } else {
         const char *c = strrchr(s, ':');
         if (!c || (size_t)(c - s) >= sizeof(host))
@@ -271,6 +265,20 @@ int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr)
     struct mnc_inet_key key;
     int rc = mnc_kern_inet_key(addr, &key);
     return rc ? rc : sys_rc(bpf_map_delete_elem(k->fd_inet, &key));
+}
+
+int mnc_inet_sink_lookup(int map_fd, const struct mnc_inet_key *dst, struct mnc_sink *out)
+{
+    struct mnc_inet_key q;
+    for (int i = 0; i < MNC_INET_LOOKUP_STEPS; i++) {
+        if (!mnc_inet_lookup_key(dst, i, &q))
+            continue;
+        if (bpf_map_lookup_elem(map_fd, &q, out) == 0)
+            return 0;
+        if (errno != ENOENT)
+            return -errno;
+    }
+    return -ENOENT;
 }
 
 int mnc_kern_file_key(const char *path, struct mnc_file_key *key)

@@ -202,6 +202,12 @@ int mnc_kern_sink_unix_del(mnc_kern *k, const char *path);
 int mnc_kern_inet_key(const char *addr, struct mnc_inet_key *key);
 int mnc_kern_sink_inet_add(mnc_kern *k, const char *addr, uint32_t id, unsigned cls);
 int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr);
+/* The sink that names IP destination dst in the sock_inet map map_fd, looked up in the ABI's
+ * order (mnc_inet_lookup_key in mnc_abi.h: exact, whole host, port on every address) - the
+ * order the BPF hooks use. dst's family/addr must already be normalised (mnc_inet_key_set6).
+ * Returns 0 with *out filled, -ENOENT if no step names a sink (unregistered: external), or
+ * another -errno if a lookup failed. */
+int mnc_inet_sink_lookup(int map_fd, const struct mnc_inet_key *dst, struct mnc_sink *out);
 /* Files and directories by (dev, ino) of `path` as it is now (stat follows symlinks). */
 int mnc_kern_file_key(const char *path, struct mnc_file_key *key);
 int mnc_kern_sink_file_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);

@@ -930,6 +930,13 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     return d->fatal ? -1 : 0;
 }
 
+/* The kernel's taint is filled from libmnc's sets and names byte for byte: the two definitions
+ * (bpf/mnc_abi.h, user/include/mnc/set.h and policy.h) must agree at compile time. */
+_Static_assert(MNC_SET_WORDS_ABI == MNC_SET_WORDS, "mnc_abi.h and mnc/set.h: set size");
+_Static_assert(sizeof(((struct mnc_taint *)0)->sinks) == sizeof(((mnc_set *)0)->w), "taint sinks == mnc_set");
+_Static_assert(MNC_MAX_PRINCIPALS <= MNC_SET_WORDS_ABI * 64, "every principal id fits the taint set");
+_Static_assert(MNC_NAME_LEN == MNC_NAME_MAX, "mnc_abi.h and mnc/policy.h: name length");
+
 /* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {

@@ -623,24 +623,9 @@ static int inet_lookup(ctx *c, const tent *e, struct mnc_sink *s)
 {
     struct mnc_inet_key k;
     memset(&k, 0, sizeof(k));
-    k.family = e->v4 ? AF_INET : AF_INET6;
-    if (e->v4)
-        memcpy(k.addr, e->dst + 12, 4);
-    else
-        memcpy(k.addr, e->dst, 16);
+    mnc_inet_key_set6(&k, e->dst); /* sock_diag gives IPv4 as v4-mapped: back to IPv4 */
     k.port = e->dport;
-    if (bpf_map_lookup_elem(c->sock_inet, &k, s) == 0)
-        return 0;
-    if (k.port) {
-        k.port = 0;
-        if (bpf_map_lookup_elem(c->sock_inet, &k, s) == 0)
-            return 0;
-    }
-    struct mnc_inet_key any;
-    memset(&any, 0, sizeof(any));
-    any.family = k.family;
-    any.port = e->dport;
-    return bpf_map_lookup_elem(c->sock_inet, &any, s) == 0 ? 0 : -ENOENT;
+    return mnc_inet_sink_lookup(c->sock_inet, &k, s);
 }
 
 static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id)
