@@ -1371,7 +1371,7 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
     return resp;
 }
 
-void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     (void)w;
     if (!d->kern) {
@@ -1383,7 +1383,7 @@ void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
                                                                                                  : v_reset(d, q);
 }
 
-void mncd_kern_status(mncd *d, void *resp)
+void mncd_kern_status(mncd *d, cJSON *resp)
 {
     cJSON *k = cJSON_AddObjectToObject(resp, "kernel");
     if (!k)

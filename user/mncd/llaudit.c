@@ -942,7 +942,7 @@ bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd)
     return true;
 }
 
-void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, void *kernel_obj)
+void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj)
 {
     cJSON *k = kernel_obj;
     bool on = la && la->on;

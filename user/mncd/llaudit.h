@@ -64,9 +64,9 @@ int mncd_llaudit_fds(const mncd_llaudit *la, int fds[MNCD_LLAUDIT_MAX_FDS]);
 /* Handles fd if it is one of ours (returns true), else returns false. */
 bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd);
 /* Adds landlock_audit ("on"/"off"), landlock_audit_why and the counters to the status "kernel"
- * object (a cJSON *). la NULL: off, with why. Reads the kernel's live audit status (a short
+ * object. la NULL: off, with why. Reads the kernel's live audit status (a short
  * netlink request), so "on" is not claimed after someone disabled audit. */
-void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, void *kernel_obj);
+void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj);
 
 /* kern.c's mncd_agent_of_fn. */
 int mncd_kern_agent_of(mncd *d, const char *cg);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 #include "mnc/audit.h"
 #include "mnc/disclosure.h"
 #include "mnc/journal.h"
@@ -187,7 +189,7 @@ typedef struct mncd_store {
     mncd_inbox *inbox; /* indexed by principal id */
     mnc_htab mem;      /* mncd_mem by "store/key" */
     mnc_journal *j;
-    void *batch;       /* cJSON array of this iteration's change records */
+    cJSON *batch;      /* array of this iteration's change records */
     mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];
@@ -244,7 +246,7 @@ void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *r
                       const char *decision, const char *reason, const char *detail);
 
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
-void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
+cJSON *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 
 /* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
 int mncd_run(mncd *d);
@@ -280,26 +282,26 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta);
 void mncd_mncl_tick(mncd *d);
 /* Before selection: loads the subject's history and the contract's limits into sr. Returns
  * NULL, or an error response (e.g. a budgeted contract without state.subject). */
-void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
+cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
                         const mnc_state *st, mnc_select_req *sr,
                         mncd_mncl_ctx *x);
 void mncd_mncl_ctx_free(mncd_mncl_ctx *x);
 /* After the first-hop check, before the object is stored: durably charges the chosen
  * release (release id = object id). Returns NULL, or a deny/error response (nothing may be
  * released then). */
-void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
+cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
                        const mnc_state *st, const mnc_disclosure *o, double risk,
                        mncd_mncl_ctx *x);
 /* Adds outcome "selected" and the MNC-L figures to a successful disclose response. */
-void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x);
+void mncd_mncl_selected(mncd *d, cJSON *resp, const mncd_mncl_ctx *x);
 /* Nothing admissible: runs the contract's failure order; returns the response. */
-void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
                         const mnc_state *st, const mnc_selection *sel,
                         mncd_mncl_ctx *x);
 /* Verbs: disclose.status, broker.next, broker.reply, approve, approvals. */
-void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
-void mncd_mncl_status(mncd *d, void *resp);
+void mncd_mncl_status(mncd *d, cJSON *resp);
 
 /* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the
@@ -334,10 +336,10 @@ void mncd_kern_ready(mncd *d, int fd);
  * (fail closed); the failure is already audited. */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
 /* agent.register / taint.reset / workspace.clear (admin checked by the caller). Returns a
- * response (cJSON *). */
-void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
-/* Adds the "kernel" object (mode, backend, counters...) to a status response (cJSON *). */
-void mncd_kern_status(mncd *d, void *resp);
+ * response. */
+cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* Adds the "kernel" object (mode, backend, counters...) to a status response. */
+void mncd_kern_status(mncd *d, cJSON *resp);
 /* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,
  * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
  * xattr on the cgroup directory, so a restarted mncd adopts it). */
@@ -356,8 +358,8 @@ void mncd_reg_free(mncd_reg *r);
  * (op "quarantine", decision "withheld") naming the agent, the stream, the byte count, the
  * bytes kept and lost, and the objects the agent holds (the ids its taint comes from). The
  * caller is the admin (mncd_handle checked); a caller identified by cgroup is refused here
- * too. Returns a response (cJSON *). */
-void *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
+ * too. Returns a response. */
+cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
 
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);

@@ -536,7 +536,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     return resp;
 }
 
-void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
                         const mnc_state *st, const mnc_selection *sel, mncd_mncl_ctx *x)
 {
     (void)x;
@@ -946,7 +946,7 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
     return resp;
 }
 
-void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     if (!m)
@@ -978,7 +978,7 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
 }
 
-void mncd_mncl_status(mncd *d, void *resp)
+void mncd_mncl_status(mncd *d, cJSON *resp)
 {
     struct mncd_mncl *m = d->mncl;
     cJSON *r = resp;

@@ -21,7 +21,7 @@
 #include "mncd.h"
 #include "mncl_int.h"
 
-void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
+cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
                         mnc_select_req *sr, mncd_mncl_ctx *x)
 {
     const mnc_contract *ct = &d->policy->contracts[contract];
@@ -109,7 +109,7 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
     return rc;
 }
 
-void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
+cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
                        const mnc_state *st, const mnc_disclosure *o, double risk,
                        mncd_mncl_ctx *x)
 {
@@ -131,7 +131,7 @@ void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
     return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
 }
 
-void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x)
+void mncd_mncl_selected(mncd *d, cJSON *resp, const mncd_mncl_ctx *x)
 {
     cJSON *r = resp;
     if (d->mncl)

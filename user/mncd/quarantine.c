@@ -126,7 +126,7 @@ out:;
     return rc;
 }
 
-void *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     /* mncd_handle admitted an admin; an agent process (identified by its cgroup) never is one,
      * but say it here too: only the launcher outside the agent may file its output */

@@ -769,7 +769,7 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
     return r;
 }
 
-void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     d->n_requests++;
     mncd_mncl_tick(d); /* MNC-D deadlines (evaluated lazily, before any request is served) */
