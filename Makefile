@@ -102,8 +102,16 @@ $(BUILD)/libmnc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libmnc.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libmnc.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# libmnc.so exports exactly the functions the public headers declare (user/lib/public-api.sh):
+# the internal modules (mnc_util.h, mnc_htab.h, json_strict.h, policy_int.h) and the benchmark
+# knobs (mnc_bench.h) stay in libmnc.a for the tree's own programs, tests and benchmarks.
+$(BUILD)/libmnc.map: user/lib/public-api.sh $(wildcard user/include/mnc/*.h)
+	@mkdir -p $(dir $@)
+	{ echo 'LIBMNC_0 {'; echo '  global:'; sh user/lib/public-api.sh | sed 's/.*/    &;/'; \
+	  echo '  local: *;'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/libmnc.so: $(LIB_OBJ) $(BUILD)/libmnc.map
+	$(CC) -shared -Wl,-soname,libmnc.so.0 -Wl,--version-script=$(BUILD)/libmnc.map $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)

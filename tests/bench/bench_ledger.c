@@ -26,6 +26,7 @@
 
 #include "mnc/journal.h"
 #include "mnc/ledger.h"
+#include "mnc_bench.h"
 
 static mnc_ledger *L;
 static int per_thread;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "mnc/journal.h"
+#include "mnc_bench.h"
 #include "mnc_htab.h"
 #include "mnc_util.h"
 

@@ -123,8 +123,6 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, 
 int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
                        int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
 
-/* Benchmark knob: fsync per record instead of group commit (see mnc_journal_set_no_group_commit). */
-void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on);
 
 /* Number of distinct subjects and charges counted. */
 void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges);
