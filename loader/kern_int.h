@@ -1,4 +1,6 @@
-/* kern_int.h - private to loader/: the handle layout shared by the kern_*.c files. */
+/* kern_int.h - private to loader/: the handle layout and the functions the kern_*.c and
+ * lsm_backend.c files share (the handle: kern_open.c; pinned links with undo: kern_links.c;
+ * self-test bookkeeping: kern_selftest.c). Layers: README.md, "loader/". */
 #ifndef MNC_KERN_INT_H
 #define MNC_KERN_INT_H
 

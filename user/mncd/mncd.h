@@ -1,16 +1,35 @@
 /* mncd.h - internal interfaces of the mncd daemon (not a public API).
  *
- * Layers, bottom up:
- *   config.c  the JSON config file and command line -> mncd_config
- *   ident.c   caller identity from the kernel, per request: the sender credentials the kernel
- *             attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup -> agent,
- *             else uid
- *   store.c   durable state: object registry, inboxes, memory store; persisted through the
- *             journal (one journal record per event-loop iteration = group commit)
- *   verbs.c   one handler per protocol verb; every operation goes through mnc_monitor_check
- *   loop.c    the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output bounds,
- *             commit (journal + audit fsync) before any response of the iteration is sent
- *   main.c    startup, shutdown
+ * Layers, bottom up. A file calls only files on lower lines (tests/integration/test_layout
+ * fails on a cycle); everything may call libmnc (user/lib) and the loader (loader/mnc_kern.h).
+ *   core.c         the audit writer (mncd_audit, mncd_audit_named) and principal names
+ *   store.c        durable state: object registry, inboxes, memory store; persisted through the
+ *                  journal (one journal record per event-loop iteration = group commit)
+ *   ident.c        caller identity from the kernel, per request: the sender credentials the
+ *                  kernel attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup
+ *                  -> agent, else uid; the mnc-tree rule (mncd_ident_tree_rule)
+ *   wstaint.c      the taint record a workspace carries to the next instance (wstaint.h)
+ *   fdscan.c, hostscan.c, inflight.c, sockdiag.c, freeze.c
+ *                  the kernel-facing scans of the pre-taint sweep: non-socket objects, other
+ *                  processes' fds, fds in SCM_RIGHTS queues, sock_diag, the cgroup freezer
+ *   sockproc.c, sockjudge.c, sockscan.c
+ *                  the sweep itself (sockscan.h): the agent's socket fds, the kernel's rules on
+ *                  each existing connection and the actions, mncd_sweep
+ *   llaudit.c      Landlock denials as audit records (llaudit.h)
+ *   quarantine.c   output of a tainted agent that `mncctl run` withheld
+ *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
+ *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible; starts and
+ *                  stops MNC-L and MNC-D
+ *   kern.c         the kernel layer: attach, registrations, taint holds, sweeps, deny events
+ *   config.c       the JSON config file and command line -> mncd_config
+ *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
+ *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
+ *                  bounds, commit (journal + audit fsync) before any response of the iteration
+ *                  is sent
+ *   main.c         startup, shutdown
+ * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
+ * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and two internal to a
+ * group of files (sockscan_int.h, mncl_int.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
