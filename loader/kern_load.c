@@ -130,7 +130,7 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     }
 
     if (backend == MNC_BACKEND_LSM) {
-        /* issue 5: attach, pin, self-test (loader/lsm_backend.c). --backend lsm: a failure is
+        /* the lsm backend (docs/lsm.md): attach, pin, self-test (loader/lsm_backend.c). --backend lsm: a failure is
          * final. auto: fall back to cgroup and keep the reason as the handle's notice. */
         mnc_kern *lk = NULL;
         char why[256] = "";

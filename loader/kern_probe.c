@@ -119,7 +119,7 @@ int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err
                             "backend lsm unavailable: BPF LSM programs do not load here (%s); "
                             "use --backend cgroup; refusing rather than falling back",
                             strerror(f->lsm_load_errno));
-        /* lsm backend (issue 5, loader/lsm_backend.c); mnc_kern_attach still has to see
+        /* lsm backend (docs/lsm.md, loader/lsm_backend.c); mnc_kern_attach still has to see
          * its functional self-test pass */
         return mnc_lsm_available(f, err, errlen) == 0 ? (int)MNC_BACKEND_LSM : -EOPNOTSUPP;
     }

@@ -1,4 +1,4 @@
-/* run_relay.h - `mncctl run` owns the agent's stdout and stderr (issue 15, docs/kernel.md "Stdio").
+/* run_relay.h - `mncctl run` owns the agent's stdout and stderr (docs/kernel.md, "Stdio").
  *
  * An agent's output streams are a log channel: journald, a container runtime or a log shipper
  * collects whatever the launcher's stdout/stderr carry. So the agent does not get the caller's

@@ -1024,7 +1024,7 @@ static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *
     if (r == -ENOTSUP && own) {
         snprintf(why, n,
                  "workspace %.400s: its filesystem keeps no trusted.* extended attributes, so mncd cannot record "
-                 "a taint on it (issue 9: taint follows the data); use a workspace on ext4, xfs, btrfs or tmpfs",
+                 "a taint on it (docs/kernel.md, \"Workspace taint\"); use a workspace on ext4, xfs, btrfs or tmpfs",
                  dir);
         return why;
     }

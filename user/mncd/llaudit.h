@@ -1,4 +1,5 @@
-/* llaudit.h - Landlock denials of agent processes as mncd audit records (issue 9, item 8).
+/* llaudit.h - Landlock denials of agent processes as mncd audit records (docs/kernel.md,
+ * "Landlock denials in the audit log").
  *
  * Landlock (ABI >= 7) reports each denial to the kernel audit subsystem: an AUDIT_LANDLOCK_ACCESS
  * record (domain, blocked access, path or target), an AUDIT_LANDLOCK_DOMAIN record the first time

@@ -1,5 +1,5 @@
 /* wstaint.h - taint that follows the data: a workspace directory written by a tainted agent
- * instance carries that instance's taint (issue 9, item 5).
+ * instance carries that instance's taint (docs/kernel.md, "Workspace taint").
  *
  * Why: mncd clears an agent's taint when its last cgroup empties. Without this, a tainted
  * instance writes the disclosed text into its workspace and exits, and the next, untainted,

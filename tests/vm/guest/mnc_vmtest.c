@@ -1,4 +1,4 @@
-/* mnc_vmtest.c - the in-guest end-to-end test of the BPF-LSM backend (issue 5), run by the
+/* mnc_vmtest.c - the in-guest end-to-end test of the BPF-LSM backend (docs/lsm.md), run by the
  * guest's /init under qemu. Statically linked with the loader (loader/ sources) and libbpf.
  *
  *   mnc-vmtest scenario   the full scenario; prints TAP lines, "# perf ..." lines and, last,
