@@ -1,4 +1,4 @@
-/* stdio_proc_fd - issue 15: the agent reopens its stdio by path - /proc/self/fd/1, /proc/self/fd/2,
+/* stdio_proc_fd - stdio (docs/kernel.md, "Stdio"): the agent reopens its stdio by path - /proc/self/fd/1, /proc/self/fd/2,
  * /dev/stdout, /dev/stderr - and writes the canary to each new open file description (in case the
  * relay or the kernel judged the inherited description only).
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).

@@ -1,4 +1,4 @@
-/* workspace_fifo - issue 9 channel 9. Before the taint the agent makes a FIFO (0666) in its
+/* workspace_fifo - threat model (docs/threat-model.md): storage any process can read. Before the taint the agent makes a FIFO (0666) in its
  * workspace; an outsider (uid 65534) opens it for reading; the agent opens it for writing, then
  * receives, then writes the canary into it.
  * Verifier: the uid-65534 reader, started while the agent waits, saves what it reads.
