@@ -41,21 +41,33 @@ static int obj_prog_id(int fd, bool is_link, uint32_t *id)
     return 0;
 }
 
+/* The next free record of u for a replaced link of this kind, taking over lfd (no fds of
+ * programs yet). NULL when the table is full: lfd is closed and err says so (-E2BIG). The
+ * record counts in u->n_replaced only when the caller increments it. */
+static mnc_replaced_link *undo_slot(mnc_attach_undo *u, int lfd, int kind, char *err, size_t errlen)
+{
+    if (u->n_replaced >= MNC_UNDO_MAX) {
+        close(lfd);
+        mnc_errf(err, errlen, -E2BIG, "more replaced links than the rollback table holds (%d)", MNC_UNDO_MAX);
+        return NULL;
+    }
+    mnc_replaced_link *r = &u->replaced[u->n_replaced];
+    memset(r, 0, sizeof(*r));
+    r->kind = kind;
+    r->link_fd = lfd;
+    r->old_prog_fd = r->new_prog_fd = r->new_link_fd = -1;
+    return r;
+}
+
 /* Replaces the program of the pinned link lfd (taken over: closed or recorded in u) with prog,
  * as a compare-and-swap against the program the link holds now. */
 static int replace_in_link(int lfd, struct bpf_program *prog, const char *lp, mnc_attach_undo *u, char *err,
                            size_t errlen)
 {
     const char *name = bpf_program__name(prog);
-    if (u->n_replaced >= MNC_UNDO_MAX) {
-        close(lfd);
-        return mnc_errf(err, errlen, -E2BIG, "more replaced links than the rollback table holds (%d)", MNC_UNDO_MAX);
-    }
-    mnc_replaced_link *r = &u->replaced[u->n_replaced];
-    memset(r, 0, sizeof(*r));
-    r->kind = MNC_REPL_UPDATE;
-    r->link_fd = lfd;
-    r->old_prog_fd = r->new_prog_fd = r->new_link_fd = -1;
+    mnc_replaced_link *r = undo_slot(u, lfd, MNC_REPL_UPDATE, err, errlen);
+    if (!r)
+        return -E2BIG;
     int rc = obj_prog_id(lfd, true, &r->old_prog_id);
     if (rc) {
         mnc_errf(err, errlen, rc, "read pinned link %s: %s", lp, strerror(-rc));
@@ -146,15 +158,9 @@ static int swap_lsm_link(int old_lfd, struct bpf_program *prog, const char *lp, 
                          size_t errlen)
 {
     const char *name = bpf_program__name(prog);
-    if (u->n_replaced >= MNC_UNDO_MAX) {
-        close(old_lfd);
-        return mnc_errf(err, errlen, -E2BIG, "more replaced links than the rollback table holds (%d)", MNC_UNDO_MAX);
-    }
-    mnc_replaced_link *r = &u->replaced[u->n_replaced];
-    memset(r, 0, sizeof(*r));
-    r->kind = MNC_REPL_PIN_SWAP;
-    r->link_fd = old_lfd;
-    r->old_prog_fd = r->new_prog_fd = r->new_link_fd = -1;
+    mnc_replaced_link *r = undo_slot(u, old_lfd, MNC_REPL_PIN_SWAP, err, errlen);
+    if (!r)
+        return -E2BIG;
     uint32_t old_id = 0;
     int rc = link_id(old_lfd, &old_id);
     if (rc == 0)

@@ -151,7 +151,7 @@ int mnc_kern_name_set(mnc_kern *k, uint32_t id, const char *name, unsigned cls)
     if (!name || !*name || strlen(name) >= sizeof(v.name))
         return -EINVAL;
     memcpy(v.name, name, strlen(name));
-    v.cls = (enum mnc_sink_class)cls;
+    v.cls = cls;
     return sys_rc(bpf_map_update_elem(k->fd_names, &id, &v, BPF_ANY));
 }
 
@@ -193,14 +193,21 @@ int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key)
     return 0;
 }
 
+/* Labels key (already built) in the sink map fd with (id, cls). 0 or -errno. */
+static int sink_put(int fd, const void *key, uint32_t id, unsigned cls)
+{
+    int rc = check_class(cls);
+    if (rc)
+        return rc;
+    struct mnc_sink v = {.id = id, .cls = cls};
+    return sys_rc(bpf_map_update_elem(fd, key, &v, BPF_ANY));
+}
+
 int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls)
 {
     struct mnc_unix_key key;
     int rc = mnc_kern_unix_key(path, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_unix, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_unix, &key, id, cls);
 }
 
 int mnc_kern_sink_unix_del(mnc_kern *k, const char *path)
@@ -254,10 +261,7 @@ int mnc_kern_sink_inet_add(mnc_kern *k, const char *addr, uint32_t id, unsigned 
 {
     struct mnc_inet_key key;
     int rc = mnc_kern_inet_key(addr, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_inet, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_inet, &key, id, cls);
 }
 
 int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr)
@@ -297,10 +301,7 @@ int mnc_kern_sink_file_add(mnc_kern *k, const char *path, uint32_t id, unsigned 
 {
     struct mnc_file_key key;
     int rc = mnc_kern_file_key(path, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_files, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_files, &key, id, cls);
 }
 
 int mnc_kern_sink_file_del(mnc_kern *k, const char *path)

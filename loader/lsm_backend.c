@@ -507,7 +507,7 @@ int mnc_lsm_ipc_add(const char *root, unsigned kind, int ipc_id, uint32_t id, un
     int fd = ipc_map(root);
     if (fd < 0)
         return fd;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
+    struct mnc_sink v = {.id = id, .cls = cls};
     rc = bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0 ? 0 : -errno;
     close(fd);
     return rc;

@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,5 +59,20 @@ int mnc_read_file(const char *path, char *buf, size_t n)
     if (r < 0)
         return -e;
     buf[r] = 0;
+    return 0;
+}
+
+int mnc_grow(void **arr, int *cap, int n, size_t elem, int first)
+{
+    if (n < *cap)
+        return 0;
+    if (*cap > INT_MAX / 2 || first <= 0)
+        return -1;
+    int ncap = *cap ? *cap * 2 : first;
+    void *na = realloc(*arr, (size_t)ncap * elem);
+    if (!na)
+        return -1;
+    *arr = na;
+    *cap = ncap;
     return 0;
 }

@@ -32,4 +32,9 @@ int mnc_write_file(const char *path, const char *s);
  * buf and NUL-terminates them (n >= 1). Returns 0 or -errno. */
 int mnc_read_file(const char *path, char *buf, size_t n);
 
+/* Makes room for element n of the array *arr (capacity *cap elements of elem bytes): nothing if
+ * n < *cap, else realloc to twice the capacity (first when it is 0). Returns 0, or -1 when out
+ * of memory or the capacity would overflow (*arr and *cap unchanged). */
+int mnc_grow(void **arr, int *cap, int n, size_t elem, int first);
+
 #endif

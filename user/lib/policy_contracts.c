@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "mnc_util.h"
 #include "policy_int.h"
 
 /* ------------------------------------------------------------------ pass 3: references */
@@ -229,7 +230,7 @@ void pol_parse_family(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "too many families (at most %d in a policy set)", MAX_FAMILIES);
         named = 0;
     }
-    if (named == 1 && pol_grow((void **)&b->fams, &b->cap_fams, b->n_fams, sizeof(*b->fams)) != 0) {
+    if (named == 1 && mnc_grow((void **)&b->fams, &b->cap_fams, b->n_fams, sizeof(*b->fams), 8) != 0) {
         E(c, path.s, "out of memory");
         named = 0;
     }
@@ -239,6 +240,24 @@ void pol_parse_family(build *b, fctx *c, const cJSON *j, int idx)
     }
     (void)bad; /* the errors are recorded; the entry only serves name resolution then */
     b->fams[b->n_fams++] = (fament){.fam = fam, .file = c->fi, .index = idx};
+}
+
+/* Room for element n of two parallel arrays (values of elem bytes, and the index of the file
+ * each came from; one capacity *cap for both): false after reporting at path why not - the
+ * set's limit max (too_many: a message with one %d), or out of memory. */
+static bool room_for_one(fctx *c, const char *path, void **vals, int **files, int *cap, int n, size_t elem,
+                         int max, const char *too_many)
+{
+    if (n >= max) {
+        E(c, path, too_many, max);
+        return false;
+    }
+    int vcap = *cap;
+    if (mnc_grow(vals, &vcap, n, elem, 8) != 0 || mnc_grow((void **)files, cap, n, sizeof(**files), 8) != 0) {
+        E(c, path, "out of memory");
+        return false;
+    }
+    return true;
 }
 
 void pol_parse_requirement(build *b, fctx *c, const cJSON *j, int idx)
@@ -271,16 +290,9 @@ void pol_parse_requirement(build *b, fctx *c, const cJSON *j, int idx)
             return;
         }
     }
-    if (b->n_reqs >= MAX_REQUIREMENTS) {
-        E(c, path.s, "too many requirements (at most %d)", MAX_REQUIREMENTS);
+    if (!room_for_one(c, path.s, (void **)&b->reqs, &b->req_file, &b->cap_reqs, b->n_reqs, sizeof(*b->reqs),
+                      MAX_REQUIREMENTS, "too many requirements (at most %d)"))
         return;
-    }
-    int cap = b->cap_reqs;
-    if (pol_grow((void **)&b->reqs, &cap, b->n_reqs, sizeof(*b->reqs)) != 0 ||
-        pol_grow((void **)&b->req_file, &b->cap_reqs, b->n_reqs, sizeof(*b->req_file)) != 0) {
-        E(c, path.s, "out of memory");
-        return;
-    }
     b->reqs[b->n_reqs] = r;
     b->req_file[b->n_reqs++] = c->fi;
 }
@@ -436,16 +448,9 @@ void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx)
     }
     if (c->errs->n != before || has_id != 1)
         return;
-    if (b->n_cons >= MAX_CONTRACTS) {
-        E(c, path.s, "too many contracts (at most %d in a policy set)", MAX_CONTRACTS);
+    if (!room_for_one(c, path.s, (void **)&b->cons, &b->con_file, &b->cap_cons, b->n_cons, sizeof(*b->cons),
+                      MAX_CONTRACTS, "too many contracts (at most %d in a policy set)"))
         return;
-    }
-    int cap = b->cap_cons;
-    if (pol_grow((void **)&b->cons, &cap, b->n_cons, sizeof(*b->cons)) != 0 ||
-        pol_grow((void **)&b->con_file, &b->cap_cons, b->n_cons, sizeof(*b->con_file)) != 0) {
-        E(c, path.s, "out of memory");
-        return;
-    }
     b->cons[b->n_cons] = k;
     b->con_file[b->n_cons++] = c->fi;
 }

@@ -111,8 +111,6 @@ void pol_free_principal(mnc_principal *p);
 void pol_free_family(mnc_family *f);
 /* Frees everything b owns. */
 void pol_build_free(build *b);
-/* Makes room for element n in *arr (capacity *cap, elements of elem bytes): 0, or -1 out of memory. */
-int pol_grow(void **arr, int *cap, int n, size_t elem);
 /* The id of principal name in the merged set (agents first, then sinks), or -1; *is_agent set when found. */
 int pol_principal_id(build *b, const char *name, bool *is_agent);
 /* Merges principal p (an agent or a sink, index idx of its file's array at path) into b: a repeat identical to the first definition is the same principal, a differing one is reported naming both files. Takes ownership of what p owns. */

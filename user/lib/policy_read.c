@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "mnc_util.h"
 #include "policy_int.h"
 
 /* ------------------------------------------------------------------ typed field readers */
@@ -246,19 +247,6 @@ void pol_build_free(build *b)
 }
 
 /* Grows an array to hold n + 1 elements. Returns 0 or -1 on OOM. */
-int pol_grow(void **arr, int *cap, int n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 8;
-    void *na = realloc(*arr, (size_t)ncap * elem);
-    if (!na)
-        return -1;
-    *arr = na;
-    *cap = ncap;
-    return 0;
-}
-
 static pent *find_principal(build *b, const char *name, bool *is_agent)
 {
     for (int i = 0; i < b->n_agents; i++)
