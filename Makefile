@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # mnc - Minimum-Necessary Communication for LLM-agent hosts.
 #
 #   make deps     install every Debian package (root; bookworm-backports for libbpf/bpftool)
@@ -198,7 +199,9 @@ install: all
 	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
 	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc
-	install -m 0644 README.md docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -d $(DESTDIR)/usr/local/share/doc/mnc/LICENSES
+	install -m 0644 LICENSES/*.txt $(DESTDIR)/usr/local/share/doc/mnc/LICENSES/
 
 clean:
 	rm -rf build build-asan

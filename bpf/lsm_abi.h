@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* lsm_abi.h - what the BPF-LSM backend adds to the kernel/user ABI of mnc_abi.h.
  *
  * Included (after mnc_abi.h) by the lsm_*.bpf.c programs and by loader/lsm_backend.c. The

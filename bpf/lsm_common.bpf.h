@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* lsm_common.bpf.h - shared by the lsm_*.bpf.c programs: who the caller is (agent, unknown
  * cgroup inside the mnc tree, or not ours), what a dentry is (sink file, below a sink
  * directory, or neither), and the common verdict/count/event path.

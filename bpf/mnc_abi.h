@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_abi.h - the kernel/user ABI of mnc, defined once.
  *
  * Included by the BPF programs (after vmlinux.h) and by user space (libmnc, loader, mncd).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* mnc_maps.bpf.h - the maps every mnc BPF object shares, and the helpers around them.
  *
  * Each hook family is its own object (sock_addr.bpf.c, sock_create.bpf.c, ...), and each

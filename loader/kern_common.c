@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_common.c - what every loader file shares and nothing else: the hook, reason and sink
  * class name tables, the pin root, and the cgroup v2 helpers. It calls no other loader file.
  * Contract: loader/mnc_kern.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* kern_int.h - private to loader/: the handle layout and the functions the kern_*.c and
  * lsm_backend.c files share (the handle: kern_open.c; pinned links with undo: kern_links.c;
  * self-test bookkeeping: kern_selftest.c). Layers: README.md, "loader/". */

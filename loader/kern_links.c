@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_links.c - pinned links with undo: attach every program of an object and pin its link,
  * replacing a pinned link atomically (compare-and-swap update, or pin swap for LSM links), and
  * roll back or keep what one attach changed. Contract: loader/kern_int.h. */

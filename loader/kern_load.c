@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_load.c - attach (load + pin, through kern_links.c's atomic link replacement), adopt,
  * detach and status of the mnc BPF programs: the top of the loader, which calls the probe
  * (kern_probe.c), the handle (kern_open.c), the self-tests (kern_selftest.c) and the lsm

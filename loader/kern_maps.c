@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_maps.c - the map operations of loader/mnc_kern.h: agents, taint, names, sinks,
  * counters and the deny-event ring buffer. Each update is one bpf() syscall, so the programs
  * never see a half-written entry. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_open.c - the handle: opens the pinned maps of an attached mnc (checking each map's
  * layout and the pinned ABI version against this build), its accessors, and close.
  * Contract: loader/mnc_kern.h. */

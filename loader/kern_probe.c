@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_probe.c - what this kernel can do (mnc_kern_probe) and which backend an attach gets
  * (mnc_kern_choose_backend). Contract: loader/mnc_kern.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_selftest.c - the functional self-test: enforcement is claimed only after the attached
  * programs were seen to deny (EPERM) and to allow, for a real process in a real cgroup.
  *

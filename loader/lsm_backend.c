@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* lsm_backend.c - load, attach, pin, detach and self-test the BPF-LSM backend; SysV IPC sink
  * registration. Contract: loader/lsm_backend.h. */
 #include <errno.h>

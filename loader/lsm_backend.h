@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* lsm_backend.h - the BPF-LSM backend of the kernel enforcement layer (docs/lsm.md).
  *
  * The LSM programs (bpf/lsm_{files,paths,sockets,ipc}.bpf.c) share every pinned map with the

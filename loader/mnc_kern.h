@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_kern.h - the kernel enforcement layer's C API (loader/): attach, adopt, fill the maps,
  * read deny events. Used by mncctl (kern, run, doctor) and by mncd.
  *

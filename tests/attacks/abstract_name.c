@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* abstract_name - threat model (docs/threat-model.md): storage any process can read. The agent binds an abstract UNIX socket NAMED after the canary (bind only, no connect).
  * Verifier: uid 65534 reads /proc/net/unix while the agent waits.
  * Blocks it: Landlock scope does not cover bind; seccomp or a network namespace per agent.

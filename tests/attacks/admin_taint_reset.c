@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* admin_taint_reset - the agent (root in root mode) asks mncd to clear its own taint (admin verb
  * taint.reset), then sends the canary out (held for a process in the cgroup: docs/threat-model.md).
  * Verifier: the collector's unix-stream and tcp4 listeners.

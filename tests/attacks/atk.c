@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* atk.c - the attack corpus's harness: orchestrator, outside collector, verifier helpers, and
  * the agent-side client for mncd's JSON-lines socket. Contracts in atk.h. */
 #include "atk.h"

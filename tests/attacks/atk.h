@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* atk.h - the attack corpus's shared harness (tests/attacks/README.md).
  *
  * Every tests/attacks/<name>.c is one attack: an agent program that legitimately receives a

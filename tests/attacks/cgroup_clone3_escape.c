@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cgroup_clone3_escape - threat model (docs/threat-model.md): leaving the cgroup. clone3(CLONE_INTO_CGROUP) with an fd on a cgroup
  * directory outside the agent's tree (the cgroup2 root, opened read-only) puts the child outside
  * the agent's cgroup: untainted, it sends the canary to an outsider, and asks mncd to clear the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cgroup_procs_move - threat model (docs/threat-model.md): leaving the cgroup (second form). The agent forks a child and writes the
  * child's pid into the cgroup.procs of the cgroup2 root (outside the agent's tree); the moved
  * child is untainted and sends the canary out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* conn_flood - threat model (docs/threat-model.md): connection caps (denial of service, not a disclosure). The agent opens
  * connections to mncd and holds them until mncd refuses it; then an outsider (root, the admin)
  * tries to talk to mncd.

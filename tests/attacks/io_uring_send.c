@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* io_uring_send - connect and send through io_uring (IORING_OP_CONNECT, IORING_OP_SEND) to the
  * outsider's UNIX and TCP sockets: the operations run in the kernel's io_uring context, not in a
  * syscall the agent makes (io_uring connect held: docs/threat-model.md).

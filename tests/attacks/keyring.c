@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* keyring - threat model (docs/threat-model.md): storage any process can read. add_key("user") into the agent's user keyring, with permissions
  * opened to everyone (KEYCTL_SETPERM); another process of the same uid finds it in the user
  * keyring and reads it, and with "other" permissions any uid that knows the serial can.

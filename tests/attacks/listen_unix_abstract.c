@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* listen_unix_abstract - threat model (docs/threat-model.md): listeners created after the taint (and our TCP variant). After the taint the agent creates
  * an abstract UNIX stream listener; an outsider connects and reads: the kernel never judges sends on an accepted socket.
  * Verifier: an untainted root process outside the agent connects while the agent waits and reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mncd_verbs - ask mncd itself to move the object where the scope forbids: forward to another
  * agent, log to ops_log, mem.put, tool call, derive and send the child (held: docs/threat-model.md).
  * Verifier: the log sink and memory dir; the bystander's inbox is checked by an outsider recv is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* preconnect_unix - a UNIX stream connection to an outsider opened BEFORE the taint and used
  * after it (held: docs/threat-model.md).
  * Verifier: the collector's unix-stream listener.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ptmx_new - threat model (docs/threat-model.md): terminals. The agent opens /dev/ptmx, makes its slave world-readable
  * (fchmod, no path write) and writes the canary into the master; an outsider opens the slave and
  * reads it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ptrace_poke - the agent attaches to an outsider (the collector) with ptrace and pokes the
  * canary into its memory buffer (held: docs/threat-model.md).
  * Verifier: the collector reports its buffer at the end.

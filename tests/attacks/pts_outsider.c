@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pts_outsider - threat model (docs/threat-model.md): terminals. The agent opens an outsider's terminal /dev/pts/N (made by
  * the orchestrator with the default mode a login terminal has) and writes the canary to it.
  * Verifier: the outsider reads the pty master.

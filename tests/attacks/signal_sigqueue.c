@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* signal_sigqueue - signals carry data: sigqueue() sends an int with each realtime signal. The
  * agent sends the canary, 4 bytes per signal, to an outsider (the collector) (held: docs/threat-model.md).
  * Verifier: the collector's signalfd records the values.

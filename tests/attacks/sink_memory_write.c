@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sink_memory_write - write outside the workspace, straight into a sink the scope forbids:
  * create a file in the memory sink directory (held: docs/threat-model.md).
  * Verifier: reads the sink (agent_memory) after the agent exited.

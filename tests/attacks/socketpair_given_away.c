@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* socketpair_given_away - threat model (docs/threat-model.md): socket pairs shared with an outsider. The agent makes its own socketpair before the taint
  * and passes a copy of one end to an outsider (SCM_RIGHTS), keeping both ends itself; after the
  * taint it writes on the other end.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* stdio_stdin_readback - stdio (docs/kernel.md, "Stdio"): as stdio_stdin (write(0); fd 0 reopened for writing through
  * /proc/self/fd/0), but the caller of `mncctl run` also keeps the READ end of the pipe it gave as
  * stdin and reads back what is left in it. Not the usual caller (a shell pipeline or a harness

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* stdio_write2 - stdio (docs/kernel.md, "Stdio"): the canary written to stderr, raw write(2) and then fprintf(stderr)
  * (unbuffered stdio), right after the receive.
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).

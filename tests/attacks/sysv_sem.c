@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sysv_sem - threat model (docs/threat-model.md): storage any process can read. The agent creates a SysV semaphore set (mode 0666) and stores the
  * canary's bytes as semaphore values; any process can read them (GETVAL).
  * Verifier: uid 65534 reads the values after the agent exited.

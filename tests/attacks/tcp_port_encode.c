@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* tcp_port_encode - the canary in the SOURCE PORTS of TCP connection attempts to an outsider's
  * listener (docs/threat-model.md, "port numbers"): 4 connects from local ports 40000 + 4096*i + 12-bit chunk.
  * No payload is ever sent.

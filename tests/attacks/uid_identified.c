@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* uid_identified - threat model (docs/threat-model.md): agents with no kernel confinement. An agent identified by uid (mncd's config "agents" maps
  * uid 64123 to "uidagent") rather than by a cgroup `mncctl run` registered: it runs with no
  * kernel confinement. mncd taints a map entry no program consults, and delivers anyway; the

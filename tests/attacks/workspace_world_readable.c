@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* workspace_world_readable - threat model (docs/threat-model.md): storage any process can read. The agent writes the canary into a file in its
  * workspace with mode 0644 (it leaves the workspace's mode as the launcher set it); any local user
  * reads it.

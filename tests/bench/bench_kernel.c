@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_kernel.c - cost of the cgroup backend on the socket calls it gates, measured in the
  * same run with and without the programs, plus the kernel memory of the maps.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """bench_mcp: the `tools/call` round trip for mnc_receive through mnc-mcp, next to the same verb
 (`recv`) sent straight to mncd, in the same run (target: mnc-mcp's overhead <= 20 us at p50, docs/mcp.md).
 

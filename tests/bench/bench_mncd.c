@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_mncd.c - mncd over its socket: send+recv round trips and daemon RSS.
  *
  * Starts $BUILD/mncd on a temp socket/state dir with the bundled scheduling policy. Each client

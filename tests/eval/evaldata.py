@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """evaldata - turns the public datasets into evaluation scenarios and writes the eval policies.
 
 CalBench (data/calbench): each task record has calendars (slot -> errand id or free), meetings,

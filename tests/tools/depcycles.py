@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: LGPL-2.1-or-later
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Report dependency cycles between source files, from the objects the build produced.
 
 A source file A depends on B when A's object references a global symbol that B's object

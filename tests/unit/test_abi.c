@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_abi.c - the kernel/user ABI: mnc_decide() exhaustively against an independent statement
  * of the rules (docs/kernel.md), the UNIX path canonicality check, the struct layouts that the
  * pinned maps depend on, and the loader's key parsers. */

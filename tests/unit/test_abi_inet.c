@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_abi_inet.c - IP destinations in the ABI (mnc_abi.h): the IPv4-mapped normalisation
  * (mnc_inet_key_set6) and the sock_inet lookup order (mnc_inet_lookup_key), both written once
  * and compiled into the BPF hooks and into user space. The user-space lookup mncd's sweep uses

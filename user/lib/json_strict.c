@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* json_strict.c - strict JSON input (mnc/policy.h: mnc_json_read_file, mnc_json_parse_strict,
  * mnc_utf8_valid, mnc_name_valid) and the message and path helpers of json_strict.h. Strict
  * means: a size limit, valid UTF-8, no NUL bytes, no duplicate keys, one value; every problem is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* json_strict.h - the strict JSON reader's internal helpers, shared by the policy loader
  * (policy*.c) and the state reader (state.c); the reader itself is public API in mnc/policy.h
  * (mnc_json_read_file, mnc_json_parse_strict, mnc_utf8_valid, mnc_name_valid).

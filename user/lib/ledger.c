@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ledger.c - MNC-L leakage ledger on top of the journal (see mnc/ledger.h). */
 #include "mnc/ledger.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_bench.h - test and benchmark knobs of libmnc: not API. They are in libmnc.a for the
  * benchmarks (tests/bench) and tests that link it statically, and not exported by libmnc.so
  * (its version script lists only the functions of the public headers). Internal to the mnc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mnc_htab.c - chained string-keyed hash table (see mnc_htab.h). */
 #include "mnc_htab.h"
 

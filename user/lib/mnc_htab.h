@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_htab.h - one chained hash table with string keys, intrusive (the ledger's subjects and
  * releases, mncd's memory store).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mnc_util.c - clock, bounded error text, file writes (see mnc_util.h). */
 #include "mnc_util.h"
 

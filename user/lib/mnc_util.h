@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_util.h - the small helpers every layer shares: clock, bounded error text, small file
  * reads and writes.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* policy.c - the strict policy loader (format: docs/policy.md); lookups are in policy_lookup.c.
  *
  * Loading runs in passes so that every error in every file is reported in one run and nothing

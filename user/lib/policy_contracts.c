@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* policy_contracts.c - the policy loader's pass 3 (policy.c): families, requirements and
  * contracts, whose names are resolved against the merged set of pass 1. Format:
  * docs/policy.md. */

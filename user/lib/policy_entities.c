@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* policy_entities.c - the policy loader's pass 1 (policy.c): agents, sinks and fields of
  * every file, merged across files (an identical repeat is the same entity; a differing one is
  * an error naming both files). Format: docs/policy.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* policy_int.h - internal to the policy loader (policy.c, policy_read.c, policy_entities.c,
  * policy_contracts.c): the set being built while files are loaded, and the typed field readers.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* policy_lookup.c - lookups in a loaded policy set (mnc/policy.h): by name, id, uid, purpose.
  * Kept apart from the loader so that modules the loader itself calls (the Bayes model,
  * risk_bayes.c, resolves field names) depend on the lookups only, not on the loader. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* policy_read.c - the policy loader's typed field readers and the set being built
  * (policy_int.h). */
 #include <errno.h>

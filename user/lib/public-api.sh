@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1-or-later
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Prints the names of the functions libmnc's public headers declare (user/include/mnc/*.h), one
 # per line, sorted: every `mnc_name(` at the start of a declaration that is not static inline.
 # The Makefile turns the list into libmnc.so's version script; tests/integration/test_layout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_check.c - `mncctl check`: the monitor's decision on one operation, offline.
  *
  * OP.json: {"sender": AGENT, "receiver": PRINCIPAL, "purpose": P, "channel": CH,

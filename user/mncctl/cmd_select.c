@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_select.c - `mncctl select`: run MNC-C offline on a policy and a private state.
  *
  * Prints {"outcome", "contract", "selected": {"candidate", "risk", "object", "message"} | null,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* run_confine.c - the agent's confinement between fork and exec (contract in run_confine.h). */
 #include <errno.h>
 #include <fcntl.h>

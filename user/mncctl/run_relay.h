@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* run_relay.h - `mncctl run` owns the agent's stdout and stderr (docs/kernel.md, "Stdio").
  *
  * An agent's output streams are a log channel: journald, a container runtime or a log shipper

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* util.c - helpers shared by mncctl subcommands. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* util.h - helpers shared by mncctl subcommands. */
 #ifndef MNCCTL_UTIL_H
 #define MNCCTL_UTIL_H

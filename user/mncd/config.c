@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* config.c - mncd's configuration: defaults, the JSON config file, command-line flags.
  *
  * Config file (all keys optional; unknown keys are errors):

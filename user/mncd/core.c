@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* core.c - what every part of mncd shares: the audit record writer and principal names
  * (see mncd.h, "core"). Everything above it (verbs, kernel layer, MNC-L, store, quarantine,
  * Landlock audit) calls down into it, never the other way round. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* freeze.c - the cgroup v2 freezer for the pre-taint sweep (contract in freeze.h). */
 #include <errno.h>
 #include <fcntl.h>

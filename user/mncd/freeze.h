@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* freeze.h - the cgroup v2 freezer, as the pre-taint sweep uses it (sockscan.h): nothing in
  * the agent runs while its sockets are judged and shut.
  *

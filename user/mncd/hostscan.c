@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* hostscan.c - the pass over processes outside a tainted agent (contract in hostscan.h). */
 #include <dirent.h>
 #include <errno.h>

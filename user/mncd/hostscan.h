@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* hostscan.h - one pass over every process OUTSIDE a tainted agent, for mncd's socket sweep
  * (sockscan.c; docs/kernel.md "Pre-taint connections").
  *

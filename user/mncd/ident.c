@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ident.c - who is calling: kernel-recorded sender -> pid -> cgroup -> agent, else uid -> agent.
  *
  * Nothing the client sends is used to identify it. Identity is per request (see mncd.h): the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern.c - mncd's side of the kernel enforcement layer (see mncd.h and loader/mnc_kern.h).
  *
  * mncd is the single writer of the taint map. The invariants it keeps:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* llaudit.c - Landlock denials of agent processes as mncd audit records (see llaudit.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>

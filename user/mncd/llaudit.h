@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* llaudit.h - Landlock denials of agent processes as mncd audit records (docs/kernel.md,
  * "Landlock denials in the audit log").
  *

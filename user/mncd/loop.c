@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* loop.c - the epoll event loop: accept, JSON-lines framing, bounded buffers, group commit.
  *
  * One thread, non-blocking sockets, level-triggered epoll. Each iteration:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* main.c - mncd startup and shutdown.
  *
  * Startup refuses, with one clear message, on: a bad flag or config, a policy that does not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mncd.h - internal interfaces of the mncd daemon (not a public API).
  *
  * Layers, bottom up. A file calls only files on lower lines (tests/integration/test_layout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mncd_failure.c - MNC-D in mncd: the failure handler (delegate, approval, abstain) when
  * nothing is admissible, its request table and journal, and the start and stop of MNC-L and
  * MNC-D together (the ledger gate itself is mncl_gate.c). Interface: the "MNC-L and MNC-D"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mncl_gate.c - MNC-L in mncd: the leakage ledger as a gate inside selection. Interface: the
  * "MNC-L and MNC-D" section of mncd.h; ledger rules: docs/risk.md; design: docs/mncd.md.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mncl_int.h - internal to MNC-L and MNC-D in mncd (mncl_gate.c, mncd_failure.c): their
  * shared state. MNC-D (mncd_failure.c) calls the gate to charge a release it makes; the gate
  * never calls MNC-D.

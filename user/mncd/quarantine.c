@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* quarantine.c - output of a tainted agent that `mncctl run`'s stdio relay withheld (mncd.h,
  * user/mncctl/run_relay.h, docs/kernel.md "Stdio").
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockdiag.c - the sweep's sock_diag client (contract in sockdiag.h). */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockjudge.c - the pre-taint sweep's decisions (sockscan_int.h): the kernel's rules applied
  * to the peer of each existing connection of a tainted agent, and what is done about a
  * disallowed one (shutdown, disconnect, drain, destroy), each reported. */#include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockproc.c - the agent's processes and their socket fds, for the pre-taint sweep
  * (sockscan_int.h). */#include <arpa/inet.h>
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockscan.c - the pre-taint connection sweep (contract in sockscan.h): freeze, scan, judge
  * each socket once, abort TCP, thaw. The parts: freeze.c, sockproc.c, sockjudge.c
  * (sockscan_int.h). */#include <arpa/inet.h>

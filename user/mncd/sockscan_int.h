@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* sockscan_int.h - internal to the pre-taint sweep (sockscan.h): the types and entry points
  * its files share.
  *

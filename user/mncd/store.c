@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* store.c - mncd's durable state: objects, inboxes, memory store.
  *
  * Everything lives in memory and every change is also appended to a batch of change records;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* verbs.c - one handler per protocol verb.
  *
  * Rules every handler follows:

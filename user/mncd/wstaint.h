@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* wstaint.h - taint that follows the data: a workspace directory written by a tainted agent
  * instance carries that instance's taint (docs/kernel.md, "Workspace taint").
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mnc_vmtest.c - the in-guest end-to-end test of the BPF-LSM backend (docs/lsm.md), run by the
  * guest's /init under qemu. Statically linked with the loader (loader/ sources) and libbpf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* journal.h - a durable, append-only record file with group commit.
  *
  * Used for everything mncd must not lose across a crash: the MNC-L leakage ledger

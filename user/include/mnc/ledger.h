@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* ledger.h - the MNC-L leakage ledger: durable, per protected subject, built on journal.h.
  *
  * Each realised release charges ΔR (bits, from risk.h) to its subject, and to the subject's
