@@ -678,7 +678,7 @@ void mncd_kern_stop(mncd *d)
     free(kk->w);
     free(kk);
     d->kern = NULL;
-    mncd_ident_set_tree(""); /* no tree, no tree rule */
+    (void)mncd_ident_set_tree(""); /* no tree, no tree rule ("" always fits) */
 }
 
 int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS])
