@@ -49,7 +49,7 @@ typedef struct mncd_llaudit mncd_llaudit;
 
 /* The agent whose registered cgroup contains `cg` (a cgroup v2 path as /proc/PID/cgroup shows
  * it to mncd, e.g. "/mnc/worker.42" or a cgroup below it). Returns the agent id, -1 inside the
- * mnc tree but in no registered cgroup, -2 outside the tree. The kernel layer (kern.c,
+ * mnc tree but in no registered cgroup, -2 outside the tree. The kernel layer (kern_hold.c,
  * mncd_kern_agent_of) provides it: it owns the registrations; the listener only asks. */
 typedef int (*mncd_agent_of_fn)(mncd *d, const char *cg);
 
@@ -70,7 +70,7 @@ bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd);
  * netlink request), so "on" is not claimed after someone disabled audit. */
 void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj);
 
-/* kern.c's mncd_agent_of_fn. */
+/* The kernel layer's mncd_agent_of_fn (kern_hold.c). */
 int mncd_kern_agent_of(mncd *d, const char *cg);
 
 #endif

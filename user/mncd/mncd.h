@@ -21,7 +21,10 @@
  *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
  *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible; starts and
  *                  stops MNC-L and MNC-D
- *   kern.c         the kernel layer: attach, registrations, taint holds, sweeps, deny events
+ *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c
+ *                  the kernel layer (kern_layer.h): cgroup watches and registrations; taint
+ *                  holds (map, workspaces, sweep, fd scan); start, stop, deny events; admin
+ *                  verbs and status
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
  *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
@@ -29,8 +32,8 @@
  *                  is sent
  *   main.c         startup, shutdown
  * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
- * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and two internal to a
- * group of files (sockscan_int.h, mncl_int.h).
+ * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
+ * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
@@ -323,7 +326,7 @@ cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
 void mncd_mncl_status(mncd *d, cJSON *resp);
 
-/* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
+/* ---- kernel layer (kern.c, kern_watch.c, kern_hold.c, kern_verbs.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the
  * policy, registers agent cgroups for `mncctl run` (agent.register), tightens the recipient's
  * taint before every delivery, clears an agent's taint and registrations when its cgroup

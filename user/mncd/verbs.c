@@ -131,7 +131,7 @@ static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, 
 }
 
 /* Hands one checked object to its reader (confined() already passed): taint the reader in the
- * kernel first (kern.c; if that fails nothing is delivered - fail closed), then consume the
+ * kernel first (kern_hold.c; if that fails nothing is delivered - fail closed), then consume the
  * turn and answer with the object and its rendered message. */
 static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
                         const char *op)
@@ -454,7 +454,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             continue;
         }
         if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
-            /* taint before delivery failed (kern.c): not delivered, fail closed; the message
+            /* taint before delivery failed (kern_hold.c): not delivered, fail closed; the message
              * goes back to the inbox (at its tail) and the caller is told */
             if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
                 d->fatal = true;
@@ -687,7 +687,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
         mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
-        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern.c) */
+        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
         return r;
     }
     case MNC_V_LIST: {
@@ -743,7 +743,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_AGENT_REGISTER:
     case MNC_V_TAINT_RESET:
     case MNC_V_WORKSPACE_CLEAR:
-        return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
+        return mncd_kern_verb(d, w, q); /* kernel layer (kern_verbs.c) */
     case MNC_V_QUARANTINE_PUT:
         return mncd_quarantine_put(d, w, q); /* withheld agent output (quarantine.c) */
     default:
