@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # mnc - Minimum-Necessary Communication for LLM-agent hosts.
 #
 #   make deps     install every Debian package (root; bookworm-backports for libbpf/bpftool)
@@ -29,7 +30,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fPIC -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-CPPFLAGS += -Iuser/include -Ibpf -Iloader -I$(BUILD)/include $(PKG_CFLAGS)
+CPPFLAGS += -Iuser/include -Iuser/lib -Ibpf -Iloader -I$(BUILD)/include $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -lpthread
 
 ifeq ($(SAN),1)
@@ -102,8 +103,16 @@ $(BUILD)/libmnc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libmnc.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libmnc.so.0 $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# libmnc.so exports exactly the functions the public headers declare (user/lib/public-api.sh):
+# the internal modules (mnc_util.h, mnc_htab.h, json_strict.h, policy_int.h) and the benchmark
+# knobs (mnc_bench.h) stay in libmnc.a for the tree's own programs, tests and benchmarks.
+$(BUILD)/libmnc.map: user/lib/public-api.sh $(wildcard user/include/mnc/*.h)
+	@mkdir -p $(dir $@)
+	{ echo 'LIBMNC_0 {'; echo '  global:'; sh user/lib/public-api.sh | sed 's/.*/    &;/'; \
+	  echo '  local: *;'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/libmnc.so: $(LIB_OBJ) $(BUILD)/libmnc.map
+	$(CC) -shared -Wl,-soname,libmnc.so.0 -Wl,--version-script=$(BUILD)/libmnc.map $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
@@ -195,7 +204,9 @@ install: all
 	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
 	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc
-	install -m 0644 README.md docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -d $(DESTDIR)/usr/local/share/doc/mnc/LICENSES
+	install -m 0644 LICENSES/*.txt $(DESTDIR)/usr/local/share/doc/mnc/LICENSES/
 
 clean:
 	rm -rf build build-asan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* lsm_abi.h - what the BPF-LSM backend adds to the kernel/user ABI of mnc_abi.h.
  *
  * Included (after mnc_abi.h) by the lsm_*.bpf.c programs and by loader/lsm_backend.c. The
@@ -60,14 +61,10 @@ enum mnc_lsm_hook {
 
 /* How far file hooks walk up from a file to find a sink directory above it. A file nested
  * deeper than this below the filesystem root cannot be proven outside every sink directory,
- * so a registered agent's write to it is denied (fail closed) with MNC_LSM_K_DENY_DEPTH. */
+ * so a registered agent's write to it is denied (fail closed) with MNC_K_DENY_WALK_DEPTH. */
 #define MNC_LSM_WALK_MAX 32
 /* How many cgroup levels are searched for the mnc tree (unknown cgroups inside it). */
 #define MNC_LSM_CG_LEVELS 16
-
-/* mnc_abi.h has no reason code for "walk bound exceeded" yet; until it does, such denials are
- * counted as deny_bad_class, and the event says dst_class = MNC_SINK_NONE. */
-#define MNC_LSM_K_DENY_DEPTH MNC_K_DENY_BAD_CLASS
 
 /* File deny events (struct mnc_event) carry the file key in addr[]: dev in addr[0..7], ino in
  * addr[8..15] (host byte order), and the dentry's last name component in path[]. IPC events

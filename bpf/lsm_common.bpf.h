@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* lsm_common.bpf.h - shared by the lsm_*.bpf.c programs: who the caller is (agent, unknown
  * cgroup inside the mnc tree, or not ours), what a dentry is (sink file, below a sink
  * directory, or neither), and the common verdict/count/event path.
@@ -170,7 +171,7 @@ static __always_inline int mnc_lsm_file_gate(struct dentry *d, struct dentry *na
     struct mnc_taint *t = 0;
     __u32 r;
     if (w == MNC_WALK_DEEP) {
-        r = MNC_LSM_K_DENY_DEPTH;
+        r = MNC_K_DENY_WALK_DEPTH; /* the event says dst_class = MNC_SINK_NONE */
         sink.cls = MNC_SINK_NONE;
         sink.id = MNC_ID_NONE;
         if (s.a) {

@@ -63,15 +63,7 @@ static __always_inline int mnc_inet_key_of_sockaddr(const struct sockaddr *sa, i
         if (bpf_probe_read_kernel(a, sizeof(a), &in6->sin6_addr))
             return 0;
         k->port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
-        __u32 w[4];
-        __builtin_memcpy(w, a, 16);
-        if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff)) {
-            k->family = AF_INET; /* IPv4-mapped */
-            __builtin_memcpy(k->addr, &w[3], 4);
-        } else {
-            k->family = AF_INET6;
-            __builtin_memcpy(k->addr, a, 16);
-        }
+        mnc_inet_key_set6(k, a); /* IPv4-mapped: judged as IPv4 */
         return 1;
     }
     return 0;
@@ -93,15 +85,7 @@ static __always_inline int mnc_inet_key_of_peer(struct sock *sk, __u16 fam, stru
     __u8 a[16];
     if (bpf_probe_read_kernel(a, sizeof(a), &sk->__sk_common.skc_v6_daddr))
         return 0;
-    __u32 w[4];
-    __builtin_memcpy(w, a, 16);
-    if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff)) {
-        k->family = AF_INET;
-        __builtin_memcpy(k->addr, &w[3], 4);
-    } else {
-        k->family = AF_INET6;
-        __builtin_memcpy(k->addr, a, 16);
-    }
+    mnc_inet_key_set6(k, a);
     return 1;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_abi.h - the kernel/user ABI of mnc, defined once.
  *
  * Included by the BPF programs (after vmlinux.h) and by user space (libmnc, loader, mncd).
@@ -15,7 +16,13 @@
 #include <linux/types.h>
 #endif
 
-#define MNC_ABI_VERSION 2
+/* 3: struct mnc_sink / mnc_name hold the class as __u32 (was an enum); reason 19
+ * (MNC_K_DENY_WALK_DEPTH) and the counters map grew to MNC_K__COUNT = 20 entries. */
+#define MNC_ABI_VERSION 3
+
+/* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
+#define MNC_AF_INET 2
+#define MNC_AF_INET6 10
 
 /* Sink classes. Agents are sinks too (the receivers of messages and forwards). Ids of agents
  * and sinks share one namespace of at most 256 entries (see user/include/mnc/set.h). */
@@ -99,9 +106,11 @@ struct mnc_inet_key {
     __u8 addr[16];
 };
 
+/* Map values hold fixed-width integers only: an enum's size is the compiler's choice (gcc
+ * -fshort-enums, clang for BPF), and the same bytes are read by both. */
 struct mnc_sink {
-    __u32 id;                 /* principal id (agent, log, memory, tool, external) */
-    enum mnc_sink_class cls;
+    __u32 id;  /* principal id (agent, log, memory, tool, external) */
+    __u32 cls; /* enum mnc_sink_class */
 };
 
 /* ---- file sinks: (dev, ino) of log files and memory directories. dev is the kernel's
@@ -116,7 +125,7 @@ struct mnc_file_key {
 /* ---- names: principal id -> name, so that dumps and events are readable */
 struct mnc_name {
     char name[MNC_NAME_LEN];
-    enum mnc_sink_class cls;
+    __u32 cls; /* enum mnc_sink_class */
 };
 
 /* ---- config: one entry (key 0) written at attach time */
@@ -148,7 +157,10 @@ enum mnc_kreason {
     MNC_K_DENY_PACKET_SOCKET = 16,/* AF_PACKET */
     MNC_K_DENY_BAD_CLASS = 17,    /* corrupt sink entry */
     MNC_K_EVENT_LOST = 18,        /* counter only: a deny event did not fit the ring buffer */
-    MNC_K__COUNT = 19,
+    MNC_K_DENY_WALK_DEPTH = 19,   /* lsm file hooks: the file is nested deeper than the walk
+                                     bound (MNC_LSM_WALK_MAX), so it cannot be proven outside
+                                     every sink directory: denied (fail closed) */
+    MNC_K__COUNT = 20,
 };
 
 static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
@@ -239,6 +251,62 @@ static inline enum mnc_kreason mnc_decide(const struct mnc_taint *t, __u32 cls, 
         return MNC_K_DENY_BAD_CLASS;
     }
 }
+
+/* ---- IP destinations: one normalisation and one lookup order for every hook (connect and
+ * sendmsg, egress, the LSM socket hooks) and for mncd's sweep of existing connections. */
+
+/* Is the 16-byte IPv6 address a (network order) IPv4-mapped, ::ffff:a.b.c.d? */
+static inline int mnc_ipv6_is_v4mapped(const __u8 *a)
+{
+    __u32 z = 0;
+    for (int i = 0; i < 10; i++)
+        z |= a[i];
+    return z == 0 && a[10] == 0xff && a[11] == 0xff;
+}
+
+/* Sets k's family and addr from an IPv6 destination a (16 bytes, network order); k's port is
+ * left alone. An IPv4-mapped destination becomes the IPv4 key a.b.c.d: a dual-stack socket
+ * reaching an IPv4 destination is judged as that IPv4 destination, so one sink entry covers
+ * both ways of reaching it. */
+static inline void mnc_inet_key_set6(struct mnc_inet_key *k, const __u8 *a)
+{
+    int m = mnc_ipv6_is_v4mapped(a);
+    k->family = m ? MNC_AF_INET : MNC_AF_INET6;
+    for (int i = 0; i < 16; i++)
+        k->addr[i] = m ? (i < 4 ? a[12 + i] : 0) : a[i];
+}
+
+/* The lookup order of a destination k in sock_inet: step 0 the exact (addr, port), step 1 the
+ * whole host (addr, port 0), step 2 the port on every address (all-zero addr, port). The first
+ * step whose key names a sink decides; none: the destination is unregistered (external).
+ * Writes step i's key to *out and returns 1, or returns 0 when step i does not apply (step 1
+ * for port 0 would repeat step 0; i outside 0..2). */
+#define MNC_INET_LOOKUP_STEPS 3
+static inline int mnc_inet_lookup_key(const struct mnc_inet_key *k, int i, struct mnc_inet_key *out)
+{
+    out->family = k->family;
+    out->port = k->port;
+    for (int j = 0; j < 16; j++)
+        out->addr[j] = i == 2 ? 0 : k->addr[j];
+    if (i == 1) {
+        out->port = 0;
+        return k->port != 0;
+    }
+    return i == 0 || i == 2;
+}
+
+/* ---- layout: the kernel and user space read the same bytes (fixed-width fields only) */
+_Static_assert(sizeof(struct mnc_agent_key) == 8, "mnc_agent_key layout");
+_Static_assert(sizeof(struct mnc_agent) == 8, "mnc_agent layout");
+_Static_assert(sizeof(struct mnc_taint) == 4 * 8 + 8 + 8, "mnc_taint layout");
+_Static_assert(sizeof(struct mnc_unix_key) == MNC_UNIX_PATH_MAX, "mnc_unix_key layout");
+_Static_assert(sizeof(struct mnc_inet_key) == 20, "mnc_inet_key layout");
+_Static_assert(sizeof(struct mnc_sink) == 8, "mnc_sink layout");
+_Static_assert(sizeof(struct mnc_file_key) == 16, "mnc_file_key layout");
+_Static_assert(sizeof(struct mnc_name) == MNC_NAME_LEN + 4, "mnc_name layout");
+_Static_assert(sizeof(struct mnc_config) == 16 + MNC_TREE_PATH_MAX, "mnc_config layout");
+/* 188 bytes of fields, padded to 192 (8-byte alignment); the BPF side zeroes the whole event */
+_Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
 
 /* Is a sun_path an absolute, canonical path: starts with '/', no empty, "." or ".." component,
  * no trailing '/'? A tainted agent may only use such paths, because a relative or non-canonical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /* mnc_maps.bpf.h - the maps every mnc BPF object shares, and the helpers around them.
  *
  * Each hook family is its own object (sock_addr.bpf.c, sock_create.bpf.c, ...), and each
@@ -175,23 +176,21 @@ static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls
     bpf_ringbuf_submit(ev, 0);
 }
 
-/* The sink label of an IP destination: exact (addr, port), then the whole host (addr, 0), then
- * the port on every address. One lookup order for connect/sendmsg, egress and the LSM hooks. */
-static __always_inline struct mnc_sink *mnc_sock_inet_lookup(struct mnc_inet_key *k)
+/* The sink label of an IP destination, in the ABI's lookup order (mnc_inet_lookup_key:
+ * exact, whole host, port on every address). One order for connect/sendmsg, egress, the LSM
+ * hooks and mncd's sweep. */
+static __always_inline struct mnc_sink *mnc_sock_inet_lookup(const struct mnc_inet_key *k)
 {
-    struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, k);
-    if (s)
-        return s;
-    __u16 port = k->port;
-    if (port) {
-        k->port = 0;
-        s = bpf_map_lookup_elem(&sock_inet, k);
-        k->port = port;
+    struct mnc_inet_key q;
+#pragma unroll
+    for (int i = 0; i < MNC_INET_LOOKUP_STEPS; i++) {
+        if (!mnc_inet_lookup_key(k, i, &q))
+            continue;
+        struct mnc_sink *s = bpf_map_lookup_elem(&sock_inet, &q);
         if (s)
             return s;
     }
-    struct mnc_inet_key any = {.family = k->family, .port = port};
-    return bpf_map_lookup_elem(&sock_inet, &any);
+    return 0;
 }
 
 #endif

@@ -58,19 +58,18 @@ static __always_inline int mnc_gate4(struct bpf_sock_addr *ctx, __u8 hook)
 
 static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
 {
-    struct mnc_inet_key k = {.family = AF_INET6};
+    struct mnc_inet_key k = {};
+    /* whole-word ctx reads: the empty asm keeps clang from narrowing them into byte loads of
+     * ctx at an offset, which the verifier refuses */
     __u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1], w2 = ctx->user_ip6[2], w3 = ctx->user_ip6[3];
+    asm volatile("" : "+r"(w0), "+r"(w1), "+r"(w2), "+r"(w3));
+    __u8 a[16];
+    __builtin_memcpy(a, &w0, 4);
+    __builtin_memcpy(a + 4, &w1, 4);
+    __builtin_memcpy(a + 8, &w2, 4);
+    __builtin_memcpy(a + 12, &w3, 4);
+    mnc_inet_key_set6(&k, a); /* IPv4-mapped: a dual-stack socket reaching an IPv4 destination */
     k.port = bpf_ntohs((__u16)ctx->user_port);
-    if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0x0000ffff)) {
-        /* IPv4-mapped: a dual-stack socket reaching an IPv4 destination */
-        k.family = AF_INET;
-        __builtin_memcpy(k.addr, &w3, 4);
-    } else {
-        __builtin_memcpy(k.addr, &w0, 4);
-        __builtin_memcpy(k.addr + 4, &w1, 4);
-        __builtin_memcpy(k.addr + 8, &w2, 4);
-        __builtin_memcpy(k.addr + 12, &w3, 4);
-    }
     return mnc_gate(hook, mnc_sock_inet_lookup(&k), 0, &k, 0);
 }
 

@@ -89,15 +89,9 @@ static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p)
         struct ipv6hdr ip6;
         if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) != 0)
             return -1;
-        __u32 w[4];
-        __builtin_memcpy(w, &ip6.daddr, 16);
-        if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0x0000ffff)) {
-            p->k.family = AF_INET; /* as connect6 does; never on the wire, kept for symmetry */
-            __builtin_memcpy(p->k.addr, &w[3], 4);
-        } else {
-            p->k.family = AF_INET6;
-            __builtin_memcpy(p->k.addr, w, 16);
-        }
+        __u8 da[16];
+        __builtin_memcpy(da, &ip6.daddr, 16);
+        mnc_inet_key_set6(&p->k, da); /* as connect6 does; never on the wire, kept for symmetry */
         __builtin_memcpy(p->tuple.ipv6.saddr, &ip6.saddr, 16);
         __builtin_memcpy(p->tuple.ipv6.daddr, &ip6.daddr, 16);
         p->tuple_size = sizeof(p->tuple.ipv6);

@@ -1,4 +1,7 @@
-/* kern_int.h - private to loader/: the handle layout shared by the kern_*.c files. */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* kern_int.h - private to loader/: the handle layout and the functions the kern_*.c and
+ * lsm_backend.c files share (the handle: kern_open.c; pinned links with undo: kern_links.c;
+ * self-test bookkeeping: kern_selftest.c). Layers: README.md, "loader/". */
 #ifndef MNC_KERN_INT_H
 #define MNC_KERN_INT_H
 
@@ -8,6 +11,7 @@
 #include <stdio.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 
 struct ring_buffer;
 
@@ -23,6 +27,24 @@ struct mnc_kern {
     int cb_stop;
     char notice[320]; /* why attach fell back from lsm to cgroup, "" otherwise */
 };
+
+/* ---- the handle (kern_open.c) */
+
+/* The pinned maps, by file name under the pin root, in the order of the handle's fds. */
+#define MNC_N_MAPS 9
+extern const char *const mnc_map_names[MNC_N_MAPS];
+/* A handle on root with every fd -1 (nothing opened), or NULL when out of memory. */
+mnc_kern *mnc_kern_new(const char *root);
+/* 0 if the map fd (pinned at path) has the layout this build expects for `name` (type, key and
+ * value size), else -EPROTO / -EINVAL with the reason in err. */
+int mnc_kern_check_layout(int fd, const char *name, const char *path, char *err, size_t errlen);
+/* Reads the pinned settings (ABI version, backend, ...) into *c: 0 or -errno. */
+int mnc_kern_read_settings(mnc_kern *k, struct mnc_config *c);
+/* Opens every pinned map of k->root, checking each layout and the pinned ABI version:
+ * 0, or -errno with the reason in err (the fds opened so far stay in k for mnc_kern_close). */
+int mnc_kern_open_maps(mnc_kern *k, char *err, size_t errlen);
+
+/* ---- pinned links with undo (kern_links.c) */
 
 struct bpf_object;
 
@@ -90,7 +112,5 @@ int mnc_selftest_test_hook(mnc_selftest *st, int rc);
 /* Records one self-test case (ignored past the table's capacity). */
 void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);
 
-/* printf into err (bounded); returns rc so callers can `return kerr(...)` */
-int mnc_kerr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

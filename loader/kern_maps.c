@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* kern_maps.c - the map operations of loader/mnc_kern.h: agents, taint, names, sinks,
  * counters and the deny-event ring buffer. Each update is one bpf() syscall, so the programs
  * never see a half-written entry. */
@@ -151,7 +152,7 @@ int mnc_kern_name_set(mnc_kern *k, uint32_t id, const char *name, unsigned cls)
     if (!name || !*name || strlen(name) >= sizeof(v.name))
         return -EINVAL;
     memcpy(v.name, name, strlen(name));
-    v.cls = (enum mnc_sink_class)cls;
+    v.cls = cls;
     return sys_rc(bpf_map_update_elem(k->fd_names, &id, &v, BPF_ANY));
 }
 
@@ -193,14 +194,21 @@ int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key)
     return 0;
 }
 
+/* Labels key (already built) in the sink map fd with (id, cls). 0 or -errno. */
+static int sink_put(int fd, const void *key, uint32_t id, unsigned cls)
+{
+    int rc = check_class(cls);
+    if (rc)
+        return rc;
+    struct mnc_sink v = {.id = id, .cls = cls};
+    return sys_rc(bpf_map_update_elem(fd, key, &v, BPF_ANY));
+}
+
 int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls)
 {
     struct mnc_unix_key key;
     int rc = mnc_kern_unix_key(path, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_unix, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_unix, &key, id, cls);
 }
 
 int mnc_kern_sink_unix_del(mnc_kern *k, const char *path)
@@ -227,13 +235,7 @@ int mnc_kern_inet_key(const char *s, struct mnc_inet_key *key)
         struct in6_addr a6;
         if (inet_pton(AF_INET6, host, &a6) != 1)
             return -EINVAL;
-        if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-            key->family = AF_INET;
-            memcpy(key->addr, &a6.s6_addr[12], 4);
-        } else {
-            key->family = AF_INET6;
-            memcpy(key->addr, &a6, 16);
-        }
+        mnc_inet_key_set6(key, a6.s6_addr); /* as the hooks see an IPv4-mapped destination */
     } else {
         const char *c = strrchr(s, ':');
         if (!c || (size_t)(c - s) >= sizeof(host))
@@ -260,10 +262,7 @@ int mnc_kern_sink_inet_add(mnc_kern *k, const char *addr, uint32_t id, unsigned 
 {
     struct mnc_inet_key key;
     int rc = mnc_kern_inet_key(addr, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_inet, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_inet, &key, id, cls);
 }
 
 int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr)
@@ -271,6 +270,20 @@ int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr)
     struct mnc_inet_key key;
     int rc = mnc_kern_inet_key(addr, &key);
     return rc ? rc : sys_rc(bpf_map_delete_elem(k->fd_inet, &key));
+}
+
+int mnc_inet_sink_lookup(int map_fd, const struct mnc_inet_key *dst, struct mnc_sink *out)
+{
+    struct mnc_inet_key q;
+    for (int i = 0; i < MNC_INET_LOOKUP_STEPS; i++) {
+        if (!mnc_inet_lookup_key(dst, i, &q))
+            continue;
+        if (bpf_map_lookup_elem(map_fd, &q, out) == 0)
+            return 0;
+        if (errno != ENOENT)
+            return -errno;
+    }
+    return -ENOENT;
 }
 
 int mnc_kern_file_key(const char *path, struct mnc_file_key *key)
@@ -289,10 +302,7 @@ int mnc_kern_sink_file_add(mnc_kern *k, const char *path, uint32_t id, unsigned 
 {
     struct mnc_file_key key;
     int rc = mnc_kern_file_key(path, &key);
-    if (rc || (rc = check_class(cls)))
-        return rc;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
-    return sys_rc(bpf_map_update_elem(k->fd_files, &key, &v, BPF_ANY));
+    return rc ? rc : sink_put(k->fd_files, &key, id, cls);
 }
 
 int mnc_kern_sink_file_del(mnc_kern *k, const char *path)

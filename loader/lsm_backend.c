@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* lsm_backend.c - load, attach, pin, detach and self-test the BPF-LSM backend; SysV IPC sink
  * registration. Contract: loader/lsm_backend.h. */
 #include <errno.h>
@@ -68,18 +69,18 @@ const char *mnc_lsm_hook_name(unsigned hook)
 int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen)
 {
     if (!f->lsm_list_known)
-        return mnc_kerr(err, errlen, -EOPNOTSUPP,
+        return mnc_errf(err, errlen, -EOPNOTSUPP,
                     "backend lsm unavailable: /sys/kernel/security/lsm is unreadable (mount securityfs)");
     if (!f->lsm_has_bpf)
-        return mnc_kerr(err, errlen, -EOPNOTSUPP,
+        return mnc_errf(err, errlen, -EOPNOTSUPP,
                     "backend lsm unavailable: \"bpf\" is not in the active LSM list (%s); LSM programs "
                     "would load and attach here but never run; boot with lsm=...,bpf",
                     f->lsm_list);
     if (!f->lsm_loads)
-        return mnc_kerr(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
+        return mnc_errf(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
                     strerror(f->lsm_load_errno));
     if (!f->bpffs)
-        return mnc_kerr(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
+        return mnc_errf(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
     return 0;
 }
 
@@ -187,25 +188,25 @@ static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tre
                            size_t errlen)
 {
     if (!root || !*root)
-        return mnc_kerr(err, errlen, -EINVAL, "no pin root");
+        return mnc_errf(err, errlen, -EINVAL, "no pin root");
     char links[PATH_MAX + 8];
     snprintf(links, sizeof(links), "%s/links", root);
     int rc;
     if ((rc = mkdir_one(root, 0700)) != 0 || (rc = mkdir_one(links, 0700)) != 0)
-        return mnc_kerr(err, errlen, rc, "create %s: %s", links, strerror(-rc));
+        return mnc_errf(err, errlen, rc, "create %s: %s", links, strerror(-rc));
 
     struct lsm_objs o = {0};
     LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = root);
     if (!(o.files = lsm_files_bpf__open_opts(&oo)) || !(o.paths = lsm_paths_bpf__open_opts(&oo)) ||
         !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo))) {
         rc = -errno;
-        mnc_kerr(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
+        mnc_errf(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
         rc = rc ? rc : -EINVAL;
         goto out;
     }
     if ((rc = lsm_files_bpf__load(o.files)) != 0 || (rc = lsm_paths_bpf__load(o.paths)) != 0 ||
         (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0) {
-        mnc_kerr(err, errlen, rc,
+        mnc_errf(err, errlen, rc,
              "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
              "under %s: detach --purge)",
              strerror(-rc), root);
@@ -224,22 +225,22 @@ static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tre
         u->settings_fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
         if (u->settings_fd < 0) {
             rc = -errno;
-            mnc_kerr(err, errlen, rc, "settings map: %s", strerror(-rc));
+            mnc_errf(err, errlen, rc, "settings map: %s", strerror(-rc));
             goto out;
         }
         if (bpf_map_update_elem(sfd, &key, &cfg, BPF_ANY) != 0) {
             rc = -errno;
-            mnc_kerr(err, errlen, rc, "write settings: %s", strerror(-rc));
+            mnc_errf(err, errlen, rc, "write settings: %s", strerror(-rc));
             goto out;
         }
         struct mnc_lsm_tree lt = {.tree_cgroup_id = tree_id};
         if ((rc = tree_level(tree_path, &lt.tree_level)) != 0) {
-            mnc_kerr(err, errlen, rc, "cgroup level of %s: %s", tree_path, strerror(-rc));
+            mnc_errf(err, errlen, rc, "cgroup level of %s: %s", tree_path, strerror(-rc));
             goto out;
         }
         if (bpf_map_update_elem(bpf_map__fd(o.files->maps.lsm_tree), &key, &lt, BPF_ANY) != 0) {
             rc = -errno;
-            mnc_kerr(err, errlen, rc, "write lsm_tree: %s", strerror(-rc));
+            mnc_errf(err, errlen, rc, "write lsm_tree: %s", strerror(-rc));
             goto out;
         }
     }
@@ -273,7 +274,7 @@ int mnc_lsm_detach(const char *root, char *err, size_t errlen)
         char p[PATH_MAX + 80];
         snprintf(p, sizeof(p), "%s/links/%s", root, lsm_hooks[i].program);
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
-            rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+            rc = mnc_errf(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
     return rc;
 }
@@ -507,7 +508,7 @@ int mnc_lsm_ipc_add(const char *root, unsigned kind, int ipc_id, uint32_t id, un
     int fd = ipc_map(root);
     if (fd < 0)
         return fd;
-    struct mnc_sink v = {.id = id, .cls = (enum mnc_sink_class)cls};
+    struct mnc_sink v = {.id = id, .cls = cls};
     rc = bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0 ? 0 : -errno;
     close(fd);
     return rc;
@@ -550,7 +551,7 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
         mnc_selftest *s = st ? st : &local;
         rc = mnc_selftest_test_hook(s, mnc_lsm_selftest(k, s));
         if (rc) {
-            mnc_kerr(err, errlen, -ENOTRECOVERABLE,
+            mnc_errf(err, errlen, -ENOTRECOVERABLE,
                  "backend lsm: functional self-test failed: %s",
                  s->error[0] ? s->error
                              : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
@@ -572,7 +573,7 @@ int mnc_lsm_purge(const char *root, char *err, size_t errlen)
         char p[PATH_MAX + 16];
         snprintf(p, sizeof(p), "%s/%s", root, maps[i]);
         if (unlink(p) != 0 && errno != ENOENT && rc == 0)
-            rc = mnc_kerr(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
+            rc = mnc_errf(err, errlen, -errno, "unpin %s: %s", p, strerror(errno));
     }
     return rc;
 }

@@ -1,4 +1,5 @@
-/* lsm_backend.h - the BPF-LSM backend of the kernel enforcement layer (issue 5).
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* lsm_backend.h - the BPF-LSM backend of the kernel enforcement layer (docs/lsm.md).
  *
  * The LSM programs (bpf/lsm_{files,paths,sockets,ipc}.bpf.c) share every pinned map with the
  * cgroup backend (agents, taint, sock_unix, sock_inet, file_sinks, names, settings, counters,

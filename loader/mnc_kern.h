@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mnc_kern.h - the kernel enforcement layer's C API (loader/): attach, adopt, fill the maps,
  * read deny events. Used by mncctl (kern, run, doctor) and by mncd.
  *
@@ -202,16 +203,18 @@ int mnc_kern_sink_unix_del(mnc_kern *k, const char *path);
 int mnc_kern_inet_key(const char *addr, struct mnc_inet_key *key);
 int mnc_kern_sink_inet_add(mnc_kern *k, const char *addr, uint32_t id, unsigned cls);
 int mnc_kern_sink_inet_del(mnc_kern *k, const char *addr);
+/* The sink that names IP destination dst in the sock_inet map map_fd, looked up in the ABI's
+ * order (mnc_inet_lookup_key in mnc_abi.h: exact, whole host, port on every address) - the
+ * order the BPF hooks use. dst's family/addr must already be normalised (mnc_inet_key_set6).
+ * Returns 0 with *out filled, -ENOENT if no step names a sink (unregistered: external), or
+ * another -errno if a lookup failed. */
+int mnc_inet_sink_lookup(int map_fd, const struct mnc_inet_key *dst, struct mnc_sink *out);
 /* Files and directories by (dev, ino) of `path` as it is now (stat follows symlinks). */
 int mnc_kern_file_key(const char *path, struct mnc_file_key *key);
 int mnc_kern_sink_file_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);
 int mnc_kern_sink_file_del(mnc_kern *k, const char *path);
 /* Looks a file key up: 0 and *s filled, or -ENOENT. */
 int mnc_kern_sink_file_lookup(mnc_kern *k, const struct mnc_file_key *key, struct mnc_sink *s);
-
-/* Writes the string s to an existing file (cgroup control files such as cgroup.procs).
- * Returns 0 or -errno; a short write is -EIO. */
-int mnc_write_file(const char *path, const char *s);
 
 /* ---- observability */
 /* Sums the per-CPU counters: out[r] for every enum mnc_kreason r < MNC_K__COUNT. */

@@ -1,4 +1,5 @@
-/* abstract_name - issue 9 channel 9. The agent binds an abstract UNIX socket NAMED after the canary (bind only, no connect).
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* abstract_name - threat model (docs/threat-model.md): storage any process can read. The agent binds an abstract UNIX socket NAMED after the canary (bind only, no connect).
  * Verifier: uid 65534 reads /proc/net/unix while the agent waits.
  * Blocks it: Landlock scope does not cover bind; seccomp or a network namespace per agent.
  * Status: a documented remaining covert channel (/proc/net/unix names; docs/threat-model.md gives its bandwidth

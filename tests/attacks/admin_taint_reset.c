@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* admin_taint_reset - the agent (root in root mode) asks mncd to clear its own taint (admin verb
- * taint.reset), then sends the canary out (issue 9: held today for a process in the cgroup).
+ * taint.reset), then sends the canary out (held for a process in the cgroup: docs/threat-model.md).
  * Verifier: the collector's unix-stream and tcp4 listeners.
  * Blocks it: admin verbs need the admin uid AND a connection that is not in an agent's cgroup. */
 #include <netinet/in.h>

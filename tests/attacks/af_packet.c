@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* af_packet - a packet socket on lo (root: CAP_NET_RAW): frames bypass every socket-level hook.
  * The agent sends an IP datagram carrying the canary through AF_PACKET (our addition).
  * Verifier: an outside AF_PACKET sniffer on lo.

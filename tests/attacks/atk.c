@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* atk.c - the attack corpus's harness: orchestrator, outside collector, verifier helpers, and
  * the agent-side client for mncd's JSON-lines socket. Contracts in atk.h. */
 #include "atk.h"
@@ -91,7 +92,7 @@ int atk_write_all(int fd, const void *buf, size_t n)
 /* ------------------------------------------------------------------ agent side */
 
 /* The control channel to the orchestrator: a file in the agent's workspace (ctl=PATH, created
- * by the orchestrator), not stdout. Since issue 15 `mncctl run` relays the agent's stdout and
+ * by the orchestrator), not stdout. `mncctl run` relays (docs/kernel.md, "Stdio") the agent's stdout and
  * withholds it once the agent is tainted, and the launcher's stdout is what the stdio attacks'
  * verifier reads for the canary. The orchestrator opens the file only briefly to read it and
  * never while a recv is under way (see atk_recv_soft): mncd refuses a delivery while an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* atk.h - the attack corpus's shared harness (tests/attacks/README.md).
  *
  * Every tests/attacks/<name>.c is one attack: an agent program that legitimately receives a
@@ -15,7 +16,7 @@
  * An attack is BLOCKED only if the canary never arrived anywhere the verifier reads; LEAKED
  * otherwise. The orchestrator's verdict never trusts the agent: it looks at what the outsiders
  * received. The agent's control lines (notes, sync points) go to a file in its workspace that the
- * orchestrator reads (atk_say); its stdout/stderr stay the launcher's relay (issue 15), and what
+ * orchestrator reads (atk_say); its stdout/stderr stay the launcher's relay (docs/kernel.md, "Stdio"), and what
  * reaches the launcher's stdout/stderr is searched for the canary in every attack.
  *
  * Self-contained (libc only) so the corpus can be linked statically for the qemu guest. */

@@ -1,4 +1,5 @@
-/* cgroup_clone3_escape - issue 9 channel 1. clone3(CLONE_INTO_CGROUP) with an fd on a cgroup
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cgroup_clone3_escape - threat model (docs/threat-model.md): leaving the cgroup. clone3(CLONE_INTO_CGROUP) with an fd on a cgroup
  * directory outside the agent's tree (the cgroup2 root, opened read-only) puts the child outside
  * the agent's cgroup: untainted, it sends the canary to an outsider, and asks mncd to clear the
  * parent's taint (taint.reset) in case mncd takes it for the admin.

@@ -1,4 +1,5 @@
-/* cgroup_procs_move - issue 9 channel 1 (second form). The agent forks a child and writes the
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cgroup_procs_move - threat model (docs/threat-model.md): leaving the cgroup (second form). The agent forks a child and writes the
  * child's pid into the cgroup.procs of the cgroup2 root (outside the agent's tree); the moved
  * child is untainted and sends the canary out.
  * Verifier: the collector's unix-stream listener.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* chmod_outside - permission bits as storage (our addition): the agent sets the mode of 4 files
  * outside its workspace (root-owned, in DIR) to 12-bit chunks of the canary. Landlock does not
  * govern chmod; a root agent passes the owner check with CAP_FOWNER.

@@ -1,4 +1,5 @@
-/* conn_flood - issue 9 channel 12 (denial of service, not a disclosure). The agent opens
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* conn_flood - threat model (docs/threat-model.md): connection caps (denial of service, not a disclosure). The agent opens
  * connections to mncd and holds them until mncd refuses it; then an outsider (root, the admin)
  * tries to talk to mncd.
  * Verifier: a whoami from outside the agent while it holds the connections; refused or

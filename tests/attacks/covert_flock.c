@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* covert_flock - [covert] byte-range locks on a file every process can read (/etc/hostname):
  * the agent takes read locks at offsets 2^20*i + 12-bit chunk; /proc/locks shows every lock's
  * range to every user.

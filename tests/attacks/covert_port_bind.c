@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* covert_port_bind - [covert] the canary in LOCAL port numbers the agent binds (no packet sent):
  * /proc/net/tcp lists every listening port to every user, /proc/net/udp every bound UDP port. 4 listeners on 10000 + 4096*i + chunk
  * (below the ephemeral range, so the collector's own ports never collide).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* dev_kmsg - the kernel log (our addition): write the canary to /dev/kmsg (or syslog(2) is not
  * a writer); log shippers and dmesg read it.
  * Verifier: an untainted reader of /dev/kmsg (root: dmesg_restrict may hide it from others).

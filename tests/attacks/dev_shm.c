@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* dev_shm - POSIX shm (/dev/shm file, 0666) (our addition): shared writable directories any user reads.
  * Verifier: uid 65534 reads /dev/shm/mnc-atk-PID after the agent exited.
  * Blocks it: Landlock (writes only in the workspace). */

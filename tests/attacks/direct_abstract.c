@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_abstract - connect() to an outsider's abstract UNIX socket and write.
  * Verifier: the collector's abstract listener. Blocks it: the cgroup connect hook; Landlock's
  * abstract-socket scope (the listener is outside the agent's Landlock domain). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_mptcp - MPTCP (IPPROTO_MPTCP) connect+send to 127.0.0.1.
  * Verifier: the collector's tcp4 socket (an untainted outsider) records what arrives.
  * Blocks it: the cgroup sock_addr hooks (connect/sendmsg) and the egress program: a tainted agent

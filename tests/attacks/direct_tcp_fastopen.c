@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_tcp_fastopen - TCP Fast Open: sendto(MSG_FASTOPEN) puts the canary in the SYN, so a
  * connect hook that ran after the data was queued would be too late.
  * Verifier: the collector's tcp4 listener (TCP_FASTOPEN enabled) records what arrives.

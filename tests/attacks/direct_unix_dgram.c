@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_unix_dgram - sendto() an outsider's UNIX datagram socket (by path).
  * Verifier: the collector's unix-dgram socket. Blocks it: the cgroup sendmsg hook for UNIX peers. */
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_unix_stream - the plainest way out: connect() to an outsider's UNIX stream socket (a
  * path the collector listens on) and write the canary.
  * Verifier: the collector's unix-stream listener records what it reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* direct_v4mapped - TCP over a v6 socket to ::ffff:127.0.0.1 (v4-mapped).
  * Verifier: the collector's tcp6 socket (an untainted outsider) records what arrives.
  * Blocks it: the cgroup sock_addr hooks (connect/sendmsg) and the egress program: a tainted agent

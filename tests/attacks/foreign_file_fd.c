@@ -1,4 +1,5 @@
-/* foreign_file_fd - issue 9 channel 4 (files). Before the taint an untainted helper hands the
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_file_fd - threat model (docs/threat-model.md): sockets the agent did not create (files). Before the taint an untainted helper hands the
  * agent an fd open for writing on a file outside the workspace (DIR/given.out, root-owned 0600).
  * After the taint the agent writes the canary through it: Landlock checks paths at open time only.
  * Verifier: reads DIR/given.out.

@@ -1,4 +1,5 @@
-/* foreign_udp - issue 9 channel 4. Before the taint, an untainted helper (the collector's
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_udp - threat model (docs/threat-model.md): sockets the agent did not create. Before the taint, an untainted helper (the collector's
  * giver) hands the agent a socket it created: unconnected UDP socket (sendto 127.0.0.1).
  * After the taint the agent sends the canary on it. The cgroup hooks judge a socket by the cgroup
  * that created it, so the helper's socket escapes them.

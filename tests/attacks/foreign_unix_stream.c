@@ -1,4 +1,5 @@
-/* foreign_unix_stream - issue 9 channel 4. Before the taint, an untainted helper (the collector's
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_unix_stream - threat model (docs/threat-model.md): sockets the agent did not create. Before the taint, an untainted helper (the collector's
  * giver) hands the agent a socket it created: UNIX stream socket already connected to the outsider (write).
  * After the taint the agent sends the canary on it. The cgroup hooks judge a socket by the cgroup
  * that created it, so the helper's socket escapes them.

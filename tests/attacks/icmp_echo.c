@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* icmp_echo - the canary as the payload of an ICMP echo request to 127.0.0.1 (raw socket as
  * root; an unprivileged ping socket if ping_group_range allows) (our addition).
  * Verifier: the collector's lo sniffer.

@@ -1,4 +1,5 @@
-/* inherited_fd - issue 9 channel 4 (inherited). Whoever calls `mncctl run` leaves fd 50 open for
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* inherited_fd - threat model (docs/threat-model.md): sockets the agent did not create (inherited). Whoever calls `mncctl run` leaves fd 50 open for
  * writing on a file outside the workspace (DIR/inherited.out); the agent writes the canary to it.
  * Verifier: reads DIR/inherited.out.
  * Blocks it: the launcher closes every inherited fd but 0/1/2 (close_range) unless --keep-fd. */

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* io_uring_send - connect and send through io_uring (IORING_OP_CONNECT, IORING_OP_SEND) to the
  * outsider's UNIX and TCP sockets: the operations run in the kernel's io_uring context, not in a
- * syscall the agent makes (issue 9: io_uring connect held today).
+ * syscall the agent makes (io_uring connect held: docs/threat-model.md).
  * Verifier: the collector's unix-stream and tcp4 listeners.
  * Blocks it: seccomp (io_uring_setup -> EPERM); the cgroup hooks still run for io_uring connect. */
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
-/* keyring - issue 9 channel 9. add_key("user") into the agent's user keyring, with permissions
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* keyring - threat model (docs/threat-model.md): storage any process can read. add_key("user") into the agent's user keyring, with permissions
  * opened to everyone (KEYCTL_SETPERM); another process of the same uid finds it in the user
  * keyring and reads it, and with "other" permissions any uid that knows the serial can.
  * Verifier: while the agent waits, a process outside the agent with the agent's uid searches the

@@ -1,4 +1,5 @@
-/* lend_mncd_conn - issue 9 channel 3. The agent connects to mncd (so mncd fixes the identity
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* lend_mncd_conn - threat model (docs/threat-model.md): identity: a lent mncd connection. The agent connects to mncd (so mncd fixes the identity
  * "coordinator" at accept) and passes that connected fd to an outsider with SCM_RIGHTS, before
  * anything was delivered. The outsider sends `recv` on it and gets the object; only the agent's
  * cgroup is tainted. The agent itself never receives.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* lo_ifalias - an interface alias as storage (our addition): RTM_SETLINK IFLA_IFALIAS on lo over
  * NETLINK_ROUTE (the netlink protocol seccomp allows for name resolution), root with
  * CAP_NET_ADMIN; /sys/class/net/lo/ifalias is world-readable. The orchestrator clears it after.

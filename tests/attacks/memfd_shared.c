@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* memfd_shared - shared memory set up before the taint (our addition). The agent creates a memfd,
  * passes it to an outsider (SCM_RIGHTS) while untainted, receives, then writes the canary into it:
  * no syscall after the taint names anything outside.

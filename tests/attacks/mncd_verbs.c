@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mncd_verbs - ask mncd itself to move the object where the scope forbids: forward to another
- * agent, log to ops_log, mem.put, tool call, derive and send the child (issue 9: held today).
+ * agent, log to ops_log, mem.put, tool call, derive and send the child (held: docs/threat-model.md).
  * Verifier: the log sink and memory dir; the bystander's inbox is checked by an outsider recv is
  * not possible (it is an agent), so an ok forward counts as a leak.
  * Blocks it: the monitor (scope: no sinks, no memory, recipient coordinator only, one turn). */

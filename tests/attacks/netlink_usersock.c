@@ -1,4 +1,5 @@
-/* netlink_usersock - issue 9 channel 6. AF_NETLINK / NETLINK_USERSOCK unicast to an outsider's
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* netlink_usersock - threat model (docs/threat-model.md): other socket families. AF_NETLINK / NETLINK_USERSOCK unicast to an outsider's
  * portid: a socket family with no cgroup hook.
  * Verifier: the collector's NETLINK_USERSOCK socket.
  * Blocks it: seccomp allows netlink only for NETLINK_ROUTE. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pidfd_getfd - steal a socket from an outsider: pidfd_open(collector) + pidfd_getfd(its fd
  * held_fd, one end of a socketpair the collector reads) and write the canary on it. The stolen
  * socket was created outside the agent's cgroup (our addition).

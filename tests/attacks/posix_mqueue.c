@@ -1,4 +1,5 @@
-/* posix_mqueue - issue 9 channel 9. A POSIX message queue (/mnc-atk-N, 0666) with the canary.
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* posix_mqueue - threat model (docs/threat-model.md): storage any process can read. A POSIX message queue (/mnc-atk-N, 0666) with the canary.
  * Verifier: uid 65534 mq_receive()s it after the agent exited.
  * Blocks it: seccomp (mq_open and friends). */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* preconnect_tcp - a TCP connection to an outsider (127.0.0.1) opened BEFORE the taint and used
  * after it.
  * Verifier: the collector's tcp4 listener.

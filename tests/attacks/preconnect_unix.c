@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* preconnect_unix - a UNIX stream connection to an outsider opened BEFORE the taint and used
- * after it (issue 9: held today).
+ * after it (held: docs/threat-model.md).
  * Verifier: the collector's unix-stream listener.
  * Blocks it: mncd's sweep at delivery shuts pre-taint connections to disallowed peers. */
 #include "atk.h"

@@ -1,4 +1,5 @@
-/* proc_cmdline - issue 9 channel 9. The agent overwrites its own argv strings in memory with the
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* proc_cmdline - threat model (docs/threat-model.md): storage any process can read. The agent overwrites its own argv strings in memory with the
  * canary; /proc/PID/cmdline shows them to every user.
  * Verifier: uid 65534 scans /proc/N/cmdline while the agent waits.
  * Blocks it: hidepid=2 for other users' /proc (cmdline is in the agent's own memory).

@@ -1,4 +1,5 @@
-/* proc_comm - issue 9 channel 9. prctl(PR_SET_NAME) sets the agent's task name to the canary;
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* proc_comm - threat model (docs/threat-model.md): storage any process can read. prctl(PR_SET_NAME) sets the agent's task name to the canary;
  * every process can read /proc/PID/comm.
  * Verifier: uid 65534 scans /proc/N/comm while the agent waits.
  * Blocks it: hidepid=2 on the /proc other users see, or seccomp on prctl(PR_SET_NAME). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* process_vm_writev - write the canary straight into an outsider's memory (our addition).
  * Verifier: the collector reports its buffer at the end.
  * Blocks it: the same ptrace access check as ptrace (PTRACE_MODE_ATTACH): other uid, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* procsys_write - host-global strings through /proc/sys (our addition): open
  * /proc/sys/kernel/domainname for writing (root) and write the canary; every user reads it back.
  * The orchestrator restores the original value.

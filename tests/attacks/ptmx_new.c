@@ -1,4 +1,5 @@
-/* ptmx_new - issue 9 channel 8. The agent opens /dev/ptmx, makes its slave world-readable
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* ptmx_new - threat model (docs/threat-model.md): terminals. The agent opens /dev/ptmx, makes its slave world-readable
  * (fchmod, no path write) and writes the canary into the master; an outsider opens the slave and
  * reads it.
  * Verifier: uid 65534 opens /dev/pts/N and reads; if that fails, an untainted root process does.

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ptrace_poke - the agent attaches to an outsider (the collector) with ptrace and pokes the
- * canary into its memory buffer (issue 9: held today).
+ * canary into its memory buffer (held: docs/threat-model.md).
  * Verifier: the collector reports its buffer at the end.
  * Blocks it: Yama/ptrace access mode (no CAP_SYS_PTRACE, another uid), Landlock's domain check
  * (a sandboxed process cannot ptrace outside its domain). */

@@ -1,4 +1,5 @@
-/* pts_outsider - issue 9 channel 8. The agent opens an outsider's terminal /dev/pts/N (made by
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pts_outsider - threat model (docs/threat-model.md): terminals. The agent opens an outsider's terminal /dev/pts/N (made by
  * the orchestrator with the default mode a login terminal has) and writes the canary to it.
  * Verifier: the outsider reads the pty master.
  * Blocks it: Landlock (terminals are not writable, except the agent's own stdio); DAC for an

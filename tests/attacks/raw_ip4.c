@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* raw_ip4 - a raw IPv4 socket (root: CAP_NET_RAW) carrying a hand-made UDP datagram to the
  * outsider's UDP port: raw sockets skip the cgroup sock_addr hooks (connect4/sendmsg4 are for
  * TCP/UDP sockets), only the egress program sees the packet (our addition).

@@ -1,4 +1,5 @@
-/* read_other_workspace - issue 9 item 6 (reads confined). Another agent's workspace (0700, owned
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* read_other_workspace - threat model (docs/threat-model.md): other agents' workspaces (reads confined). Another agent's workspace (0700, owned
  * by that agent's uid 64999, as the launcher makes it) holds a secret file; the attacker reads it.
  * Verifier: that secret in anything the agent could print.
  * Blocks it: Landlock read rules; DAC for an unprivileged agent. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* setdomainname - host-global kernel strings as storage (our addition): the NIS domain name
  * (root: CAP_SYS_ADMIN, no UTS namespace) set to the canary is readable by every process in
  * /proc/sys/kernel/domainname. The orchestrator restores the original afterwards.

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* signal_sigqueue - signals carry data: sigqueue() sends an int with each realtime signal. The
- * agent sends the canary, 4 bytes per signal, to an outsider (the collector) (issue 9: held).
+ * agent sends the canary, 4 bytes per signal, to an outsider (the collector) (held: docs/threat-model.md).
  * Verifier: the collector's signalfd records the values.
  * Blocks it: Landlock's signal scope (no signals outside the agent's domain); DAC for another uid. */
 #include <signal.h>

@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sink_link_rename - put a workspace file INTO the sinks without opening them for writing: write
  * the canary in the workspace, then hard-link it into the memory directory and rename() it into
- * the log directory (our addition; issue 9: held today).
+ * the log directory (our addition; held: docs/threat-model.md).
  * Verifier: the memory and log directories, read after the agent exited.
  * Blocks it: Landlock (MAKE_REG/REFER outside the workspace: EACCES/EXDEV). */
 #include <dirent.h>

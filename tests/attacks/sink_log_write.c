@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sink_log_write - write outside the workspace, straight into a sink the scope forbids:
- * open the log sink file for append and write the canary (issue 9: held today).
+ * open the log sink file for append and write the canary (held: docs/threat-model.md).
  * Verifier: reads the sink (ops_log) after the agent exited.
  * Blocks it: Landlock (writes only in the workspace); the sink file map. */
 #include <dirent.h>

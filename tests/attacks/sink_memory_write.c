@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sink_memory_write - write outside the workspace, straight into a sink the scope forbids:
- * create a file in the memory sink directory (issue 9: held today).
+ * create a file in the memory sink directory (held: docs/threat-model.md).
  * Verifier: reads the sink (agent_memory) after the agent exited.
  * Blocks it: Landlock (writes only in the workspace); the sink file map. */
 #include <dirent.h>

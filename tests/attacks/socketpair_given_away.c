@@ -1,4 +1,5 @@
-/* socketpair_given_away - issue 9 channel 5. The agent makes its own socketpair before the taint
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* socketpair_given_away - threat model (docs/threat-model.md): socket pairs shared with an outsider. The agent makes its own socketpair before the taint
  * and passes a copy of one end to an outsider (SCM_RIGHTS), keeping both ends itself; after the
  * taint it writes on the other end.
  * Verifier: the collector's fd receiver reads the end it was given ("passed-out-socket").

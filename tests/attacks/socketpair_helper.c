@@ -1,4 +1,5 @@
-/* socketpair_helper - issue 9 channel 5. An untainted helper makes a socketpair, gives BOTH ends
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* socketpair_helper - threat model (docs/threat-model.md): socket pairs shared with an outsider. An untainted helper makes a socketpair, gives BOTH ends
  * to the agent and keeps a copy of one. The agent's sweep sees a connection "between two of its own
  * sockets" and keeps it; the helper reads what the agent writes.
  * Verifier: the collector reads its kept end ("helper-socketpair").

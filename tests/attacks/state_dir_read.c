@@ -1,4 +1,5 @@
-/* state_dir_read - issue 9 channel 10. mncd's STATE_DIR (state journal, ledger, audit log) holds
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* state_dir_read - threat model (docs/threat-model.md): reading mncd's state. mncd's STATE_DIR (state journal, ledger, audit log) holds
  * the disclosed values of every agent. Another agent (bystander) has an object pending with its
  * own canary; the attacker reads the state dir and prints every value it finds.
  * Verifier: the bystander's canary in anything the agent could print.

@@ -1,4 +1,5 @@
-/* stdio_child - issue 15: a child process inheriting the agent's stdio prints the canary: an
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_child - stdio (docs/kernel.md, "Stdio"): a child process inheriting the agent's stdio prints the canary: an
  * exec'd /bin/cat copies it from a pipe to the inherited stdout, and a forked child (no exec)
  * writes it to the inherited stderr and exits before the agent does.
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).

@@ -1,4 +1,5 @@
-/* stdio_no_newline - issue 15: the canary as a final line without a newline, on stdout and on
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_no_newline - stdio (docs/kernel.md, "Stdio"): the canary as a final line without a newline, on stdout and on
  * stderr, and the agent exits at once (_exit, right after the writes): the last chunk is read by
  * the relay only after the agent is gone, when its taint entry would be dropped with its cgroup.
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).

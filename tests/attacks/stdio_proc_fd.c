@@ -1,4 +1,5 @@
-/* stdio_proc_fd - issue 15: the agent reopens its stdio by path - /proc/self/fd/1, /proc/self/fd/2,
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_proc_fd - stdio (docs/kernel.md, "Stdio"): the agent reopens its stdio by path - /proc/self/fd/1, /proc/self/fd/2,
  * /dev/stdout, /dev/stderr - and writes the canary to each new open file description (in case the
  * relay or the kernel judged the inherited description only).
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).

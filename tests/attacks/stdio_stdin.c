@@ -1,4 +1,5 @@
-/* stdio_stdin - issue 15: the agent writes the canary to its stdin: write(0), and fd 0 reopened
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_stdin - stdio (docs/kernel.md, "Stdio"): the agent writes the canary to its stdin: write(0), and fd 0 reopened
  * for writing through /proc/self/fd/0 (O_WRONLY and O_RDWR); stdin is the orchestrator's pipe.
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio): nothing written to fd 0 may come
  * out there. (Whether the bytes land in the stdin pipe itself is stdio_stdin_readback's question.)

@@ -1,4 +1,5 @@
-/* stdio_stdin_readback - issue 15: as stdio_stdin (write(0); fd 0 reopened for writing through
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_stdin_readback - stdio (docs/kernel.md, "Stdio"): as stdio_stdin (write(0); fd 0 reopened for writing through
  * /proc/self/fd/0), but the caller of `mncctl run` also keeps the READ end of the pipe it gave as
  * stdin and reads back what is left in it. Not the usual caller (a shell pipeline or a harness
  * with stdin=PIPE holds only the write end), so this runs only with MNC_ATTACKS_COVERT=1 (flagged

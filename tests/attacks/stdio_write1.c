@@ -1,4 +1,5 @@
-/* stdio_write1 - issue 15: a raw write(1, canary) as the first output right after the receive
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_write1 - stdio (docs/kernel.md, "Stdio"): a raw write(1, canary) as the first output right after the receive
  * (the ordering guarantee: bytes written after mncd delivered a tainting object never pass), then
  * a buffered printf of it and an fflush (the "print" of a normal program). Between the recv and
  * the write(1) the agent only writes its "recv ok" control line (a file in its workspace).

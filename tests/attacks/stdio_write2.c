@@ -1,4 +1,5 @@
-/* stdio_write2 - issue 15: the canary written to stderr, raw write(2) and then fprintf(stderr)
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* stdio_write2 - stdio (docs/kernel.md, "Stdio"): the canary written to stderr, raw write(2) and then fprintf(stderr)
  * (unbuffered stdio), right after the receive.
  * Verifier: the launcher's stdout and stderr (atk.c, check_stdio).
  * Blocks it: the stdio relay withholds the agent's stderr pipe too (sink `stderr`, not in the

@@ -1,4 +1,5 @@
-/* sysv_msg - issue 9 channel 9. A SysV message queue (0666) carrying the canary.
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sysv_msg - threat model (docs/threat-model.md): storage any process can read. A SysV message queue (0666) carrying the canary.
  * Verifier: uid 65534 msgrcv()s it after the agent exited.
  * Blocks it: seccomp (SysV msg*). */
 #include <sys/ipc.h>

@@ -1,4 +1,5 @@
-/* sysv_sem - issue 9 channel 9. The agent creates a SysV semaphore set (mode 0666) and stores the
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sysv_sem - threat model (docs/threat-model.md): storage any process can read. The agent creates a SysV semaphore set (mode 0666) and stores the
  * canary's bytes as semaphore values; any process can read them (GETVAL).
  * Verifier: uid 65534 reads the values after the agent exited.
  * Blocks it: seccomp denies semget/semctl/semop (all SysV IPC); an IPC namespace. */

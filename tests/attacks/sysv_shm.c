@@ -1,4 +1,5 @@
-/* sysv_shm - issue 9 channel 9. A SysV shared memory segment (0666) holding the canary.
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sysv_shm - threat model (docs/threat-model.md): storage any process can read. A SysV shared memory segment (0666) holding the canary.
  * Verifier: uid 65534 attaches it read-only after the agent exited.
  * Blocks it: seccomp (SysV shm*). */
 #include <sys/ipc.h>

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* tcp_port_encode - the canary in the SOURCE PORTS of TCP connection attempts to an outsider's
- * listener (issue 9's "port numbers"): 4 connects from local ports 40000 + 4096*i + 12-bit chunk.
+ * listener (docs/threat-model.md, "port numbers"): 4 connects from local ports 40000 + 4096*i + 12-bit chunk.
  * No payload is ever sent.
  * Verifier: the collector records each accepted connection's peer port and decodes them.
  * Blocks it: the cgroup connect4 hook (no SYN leaves a tainted agent towards an external address). */

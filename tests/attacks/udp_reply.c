@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* udp_reply - after the taint the agent binds a UDP port and answers whoever writes to it, with
  * the canary: an outsider "pulls" it (our addition).
  * Verifier: an untainted process sends a datagram to the agent's port and waits for the reply.

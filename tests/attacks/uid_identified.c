@@ -1,4 +1,5 @@
-/* uid_identified - issue 9 channel 11. An agent identified by uid (mncd's config "agents" maps
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* uid_identified - threat model (docs/threat-model.md): agents with no kernel confinement. An agent identified by uid (mncd's config "agents" maps
  * uid 64123 to "uidagent") rather than by a cgroup `mncctl run` registered: it runs with no
  * kernel confinement. mncd taints a map entry no program consults, and delivers anyway; the
  * "agent" then sends the canary anywhere.

@@ -1,4 +1,5 @@
-/* unix_path_name - issue 9 channel 9. The agent binds a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700).
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* unix_path_name - threat model (docs/threat-model.md): storage any process can read. The agent binds a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700).
  * Verifier: uid 65534 reads /proc/net/unix while the agent waits.
  * Blocks it: a network namespace per agent (/proc/net/unix is per netns); hidepid does not cover /proc/net.
  * Status: a documented remaining covert channel (/proc/net/unix names; docs/threat-model.md gives its bandwidth

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* utimes_outside - timestamps as storage (our addition): the agent sets the atime and mtime of a
  * file outside its workspace to values that encode the canary (24 bits each). Landlock does not
  * govern utimensat; a root agent owns the DAC check.

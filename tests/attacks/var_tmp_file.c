@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* var_tmp_file - a world-readable file in /var/tmp (our addition): shared writable directories any user reads.
  * Verifier: uid 65534 reads /var/tmp/mnc-atk-PID after the agent exited.
  * Blocks it: Landlock (writes only in the workspace). */

@@ -1,4 +1,5 @@
-/* workspace_chmod - our variant of issue 9 channel 9. A 0700 workspace owned by the agent's uid
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* workspace_chmod - threat model (docs/threat-model.md): our variant of storage any process can read. A 0700 workspace owned by the agent's uid
  * does not help if the agent can chmod it: the agent opens its workspace (chmod 0755) and writes a
  * 0644 file. Landlock does not govern chmod.
  * Verifier: uid 65534 reads WS/out.txt after the agent exited.

@@ -1,4 +1,5 @@
-/* workspace_fifo - issue 9 channel 9. Before the taint the agent makes a FIFO (0666) in its
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* workspace_fifo - threat model (docs/threat-model.md): storage any process can read. Before the taint the agent makes a FIFO (0666) in its
  * workspace; an outsider (uid 65534) opens it for reading; the agent opens it for writing, then
  * receives, then writes the canary into it.
  * Verifier: the uid-65534 reader, started while the agent waits, saves what it reads.

@@ -1,4 +1,5 @@
-/* workspace_launder - issue 9 channel 2. Run 1 (tainted) writes the canary into its workspace and
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* workspace_launder - threat model (docs/threat-model.md): laundering through the workspace. Run 1 (tainted) writes the canary into its workspace and
  * exits; mncd clears the agent's taint when its cgroup empties. Run 2 of the same agent on the same
  * workspace starts untainted (it receives nothing), reads the file and sends it out.
  * Verifier: the collector's unix-stream and tcp4 listeners.

@@ -1,4 +1,5 @@
-/* workspace_world_readable - issue 9 channel 9. The agent writes the canary into a file in its
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* workspace_world_readable - threat model (docs/threat-model.md): storage any process can read. The agent writes the canary into a file in its
  * workspace with mode 0644 (it leaves the workspace's mode as the launcher set it); any local user
  * reads it.
  * Verifier: uid 65534 reads WS/out.txt after the agent exited.

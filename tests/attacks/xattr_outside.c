@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* xattr_outside - user.* extended attributes on a file OUTSIDE the workspace (our addition).
  * Landlock governs opening for write, not setxattr: a root agent (DAC write permission on a
  * root-owned 0644 file) can attach the canary to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_bayes.c - Bayes (min-entropy) charge latency for an 8-candidate family.
  *
  * For secret domains of 16, 256 and 4096 values: a model with 3 deterministic fields and 3

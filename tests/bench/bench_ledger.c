@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_ledger.c - durable MNC-L charges per second: group commit vs fsync per record.
  *
  * Each charge is a realistic ledger record (~170 bytes of JSON) appended durably (write +
@@ -26,6 +27,7 @@
 
 #include "mnc/journal.h"
 #include "mnc/ledger.h"
+#include "mnc_bench.h"
 
 static mnc_ledger *L;
 static int per_thread;

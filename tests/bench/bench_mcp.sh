@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """bench_mcp: the `tools/call` round trip for mnc_receive through mnc-mcp, next to the same verb
-(`recv`) sent straight to mncd, in the same run (issue 11: mnc-mcp's overhead <= 20 us at p50).
+(`recv`) sent straight to mncd, in the same run (target: mnc-mcp's overhead <= 20 us at p50, docs/mcp.md).
 
 One real mncd (kernel layer off: this measures mnc-mcp, not the kernel layer) with the worked
 example's policy. The benchmark process moves itself into the coordinator's cgroup, so both its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_mncd.c - mncd over its socket: send+recv round trips and daemon RSS.
  *
  * Starts $BUILD/mncd on a temp socket/state dir with the bundled scheduling policy. Each client
@@ -14,7 +15,7 @@
  * the journal record carries the iteration's audit lines; docs/mncd.md). The state dir is on $MNC_BENCH_DIR (default
  * /tmp, the VM's disk).
  *
- * Targets (issue 3): p50 <= 50 us for one client; >= 50k ops/s aggregate.
+ * Targets (README.md, "Measured performance"): p50 <= 50 us for one client; >= 50k ops/s aggregate.
  * --quick: fewer iterations and 2e4 objects for the RSS figure (CI).
  * --compare OLD_BUILD_DIR: before/after in one session: the round-trip levels for
  *   OLD_BUILD_DIR/mncd and $BUILD/mncd, interleaved (3 rounds, alternating order, a fresh daemon

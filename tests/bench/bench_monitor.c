@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_monitor.c - cost of one monitor decision (registry lookup + mnc_monitor_check) with 1,
  * 10^3 and 10^6 live disclosures, of MNC-C selection over an 8-candidate family, and memory
  * per live disclosure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bench_run.c - what the hardened launcher costs the agent: the same workloads in a plain child
  * and in a child confined exactly as `mncctl run` confines an agent (run_confine_apply: own uid,
  * no capabilities, cgroup namespace, Landlock reads/writes, the seccomp allowlist), in the same
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 #include "run_confine.h"
 
 #define ROUNDS 7

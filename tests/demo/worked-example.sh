@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make demo - the paper's worked example end to end on the embedded default policy, through the
 # real daemon and the real kernel:
 #   mncd (default scheduling policy, kernel layer on) <- worker and coordinator launched by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """attackers - the attacker set for excess attacker accuracy, in the standard library only.
 
 Each attacker is trained on one template group and tested on the other (2-fold cross-fitting:

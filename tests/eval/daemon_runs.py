@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """daemon_runs - Table 2 (scope enforcement) through the real mncd.
 
 A real mncd is started on a temporary socket with the eval policy (sink paths moved into the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """direct_agent - the scripted coordinator of Table 2b (and the worker that discloses to it).
 
     direct_agent.py PYTHON_LIB_DIR MNCD_SOCKET|-

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """direct_peers - the endpoints of Table 2b's direct channels, run outside the mnc tree.
 
     direct_peers.py DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """direct_runs - Table 2b: scope enforcement on the direct channels (around mncd).
 
 Table 2 asks mncd to forward, log or store an object; an agent that holds the text can also

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """evaldata - turns the public datasets into evaluation scenarios and freezes the eval policies.
 
 Input files are taken by path (plain or gzipped, the published schemas); the defaults are the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* evalsel.c - batch driver for the evaluation: runs the real libmnc selection (MNC-C, and MNC-L
  * with a history and a budget) on many requests without one process per request.
  *

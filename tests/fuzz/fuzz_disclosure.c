@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fuzz_disclosure.c - libFuzzer target for the disclosure-object JSON reader
  * (mnc_disclosure_from_json), which reads objects back from mncd's journal and `mncctl check`.
  * Properties checked on every input, besides memory safety:

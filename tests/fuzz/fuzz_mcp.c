@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fuzz_mcp.c - libFuzzer target for mnc-mcp's JSON-RPC reader (mcp_handle_line) and, through
  * it, the MCP method handlers, the tool-argument schema checker and the request builders.
  * Each input is one message line sent to a fresh server whose mncd socket does not exist (a

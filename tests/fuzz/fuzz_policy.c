@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fuzz_policy.c - libFuzzer target for the policy loader (mnc_policy_load_buffer) and, when a
  * document loads, for the private-state reader over the same bytes' policy.
  * Policy files are authority-written, but they are also the place where a typo, a truncated copy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fuzz_request.c - libFuzzer target for the mncd request parser (mnc_request_parse).
  * Any input must either parse into a request whose pointers are valid, or fail with a message;
  * never crash, leak or read out of bounds (built with -fsanitize=fuzzer,address,undefined). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Shared helpers for the test_mncd_* integration tests (not a test itself: not executable).
 
 Starts a real mncd on a temporary socket and state dir, runs agent processes each in its own

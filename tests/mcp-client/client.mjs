@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // The official MCP TypeScript SDK client (@modelcontextprotocol/sdk, pinned in package-lock.json)
 // driving mnc-mcp for tests/integration/test_mcp_sdk. Not written against mnc-mcp's code: it only
 // uses the SDK's public Client / StdioClientTransport API.

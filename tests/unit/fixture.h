@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* fixture.h - shared setup for unit tests: the shipped worked-example policy and state.
  * Tests run from the repository root (tests/run-tests cd's there). */
 #ifndef MNC_TEST_FIXTURE_H

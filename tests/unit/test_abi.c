@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_abi.c - the kernel/user ABI: mnc_decide() exhaustively against an independent statement
  * of the rules (docs/kernel.md), the UNIX path canonicality check, the struct layouts that the
  * pinned maps depend on, and the loader's key parsers. */
@@ -145,7 +146,7 @@ static void test_path_canonical(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 2);
+    assert_int_equal(MNC_ABI_VERSION, 3); /* 3: counters has MNC_K__COUNT = 20 entries */
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);
@@ -154,6 +155,7 @@ static void test_layouts(void **state)
     assert_int_equal(sizeof(struct mnc_unix_key), 108);
     assert_int_equal(sizeof(struct mnc_inet_key), 20);
     assert_int_equal(sizeof(struct mnc_sink), 8);
+    assert_int_equal(sizeof(((struct mnc_sink *)0)->cls), 4); /* fixed width, not an enum */
     assert_int_equal(sizeof(struct mnc_file_key), 16);
     assert_int_equal(sizeof(struct mnc_name), 68);
     assert_int_equal(sizeof(struct mnc_event) % 8, 0);
@@ -200,6 +202,14 @@ static void test_keys(void **state)
     assert_int_equal(mnc_sink_class_parse("none"), -EINVAL);
     assert_string_equal(mnc_kreason_name(MNC_K_DENY_EXTERNAL), "deny_external");
     assert_string_equal(mnc_kreason_name(999), "?");
+    /* walk-depth denials have their own code and name (not deny_bad_class) */
+    assert_int_not_equal(MNC_K_DENY_WALK_DEPTH, MNC_K_DENY_BAD_CLASS);
+    assert_false(mnc_kreason_allows(MNC_K_DENY_WALK_DEPTH));
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_WALK_DEPTH), "deny_walk_depth");
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_BAD_CLASS), "deny_bad_class");
+    for (unsigned r = 0; r < MNC_K__COUNT; r++)
+        if (r < 4 || r >= MNC_K_DENY_FIRST) /* 4..7 are unused */
+            assert_string_not_equal(mnc_kreason_name(r), "?");
 }
 
 static void test_event_json(void **state)

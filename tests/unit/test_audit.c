@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
  * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
 #include <setjmp.h>

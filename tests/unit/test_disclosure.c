@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_disclosure.c - issue, every narrowing rule (and an attempt to widen each), render, JSON. */
 #include <string.h>
 

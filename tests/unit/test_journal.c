@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_journal.c - the durable journal: round trip, recovery rules, group commit, compaction. */
 #include <errno.h>
 #include <fcntl.h>

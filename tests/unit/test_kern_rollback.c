@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_kern_rollback.c - an attach that fails its self-test after REPLACING programs in the
  * pinned links puts the previous programs back (mnc_kern_attach, loader/kern_load.c), and the
  * swap-back is a compare-and-swap that reports loudly when it cannot be done.

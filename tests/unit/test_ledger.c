@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_ledger.c - the MNC-L ledger: charges, budgets, idempotency, durability across reopen,
  * history for br(H), recovery rules, concurrent charges, and the crash test (fork + SIGKILL). */
 #include <errno.h>

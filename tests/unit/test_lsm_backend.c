@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_lsm_backend.c - the host-side, kernel-independent parts of the BPF-LSM backend: the
  * availability decision (including the "bpf missing from lsm=" trap), hook tables and names,
  * IPC sink keys, and that the LSM programs really are in the skeletons. The programs

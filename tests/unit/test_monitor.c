@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_monitor.c - every monitor check, each with an allowed and a denied case. */
 #include "fixture.h"
 

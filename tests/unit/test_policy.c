@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_policy.c - the policy loader: shipped policies, defaults, multi-file merge, lookups,
  * limits, and the malformed corpus in tests/policies/bad (every file must be rejected with the
  * error its .expect file names, and without a crash: run this binary under ASan too).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_protocol.c - request parsing/validation and response building. */
 #include <setjmp.h>
 #include <stdarg.h>

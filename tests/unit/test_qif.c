@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_qif.c - the bayes risk model: exact min-entropy leakage on hand-computed channels,
  * model validation, and the MNC-L budget invariants over long random release sequences. */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_sec_kern.c - the loader refuses pinned maps whose layout is not this build's.
  *
  * A pin root is found by path: maps left there by another build (or planted) are opened by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_security.c - adversarial properties of the monitor, derive, the object JSON reader, the
  * direct-exposure scan and the request parser.
  *

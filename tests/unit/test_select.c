@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_select.c - MNC-C: argmin, insufficient, contract-breaking, ties, nothing admissible,
  * submitted free text, MNC-L caps. */
 #include <math.h>

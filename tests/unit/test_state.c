@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_state.c - private-state parsing against a policy: the shipped example states, values
  * stored as text, and rejection of unknown fields, bad types and bad bytes.
  * Paths are relative to the repository root; set MNC_SRCDIR to run from elsewhere. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_wstaint.c - the workspace taint record (user/mncd/wstaint.c): parse/render, merge
  * (tighten only), a changed policy never widens, oversized records narrow, corrupt records are
  * refused, path overlap, and a real xattr round trip on a directory of the test's own.

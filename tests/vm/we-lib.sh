@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # we-lib.sh - TAP helpers shared by tests/vm/worked-example.sh and the coordinator script it
 # writes (sourced; busybox sh).
 fails=0

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # worked-example.sh - the paper's worked example end to end inside the guest, through the REAL
 # mncd with its kernel layer on the lsm backend (mncd --kernel lsm): mncd attaches and pins the
 # LSM programs, writes names and sinks from the policy, registers the agents' cgroups

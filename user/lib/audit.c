@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
 

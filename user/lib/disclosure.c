@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* disclosure.c - scoped disclosure objects: issue, derive (narrow only), render, JSON. */
 #include <cjson/cJSON.h>
 #include <errno.h>

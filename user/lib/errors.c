@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* errors.c - the collected-error list used by the policy and state loaders.
  *
  * Loaders report every problem they find rather than the first, so this list must never lose

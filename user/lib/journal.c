@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* journal.c - durable append-only record file with leader/follower group commit.
  * Format, recovery rules and contracts: see mnc/journal.h. */
 #include "mnc/journal.h"
+#include "mnc_bench.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ledger.c - MNC-L leakage ledger on top of the journal (see mnc/ledger.h). */
 #include "mnc/ledger.h"
 
@@ -11,6 +12,9 @@
 #include <time.h>
 
 #include "mnc/journal.h"
+#include "mnc_bench.h"
+#include "mnc_htab.h"
+#include "mnc_util.h"
 
 typedef struct charge {
     uint64_t seq, t;
@@ -26,6 +30,7 @@ typedef struct account {
 } account;
 
 typedef struct subject {
+    mnc_hnode h; /* key: name */
     char *name;
     double spent, reserved;
     account *acc;
@@ -33,65 +38,32 @@ typedef struct subject {
     charge *ch;
     size_t nch, capch;
     size_t total_obs;
-    struct subject *next;
 } subject;
 
 enum { REL_PENDING = 1, REL_DONE = 2 };
 
 typedef struct rel {
+    mnc_hnode h; /* key: id */
     char *id;
     int state;
-    struct rel *next;
 } rel;
 
 struct mnc_ledger {
     mnc_journal *j; /* NULL for a read-only view */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    subject **sb;
-    size_t nsb, capsb; /* buckets (power of two) */
-    rel **rb;
-    size_t nrel, caprb;
+    mnc_htab subjects; /* subject by name */
+    mnc_htab rels;     /* rel by release id */
     size_t ncharges;
     bool failed;
     char replay_err[256];
 };
 
-/* ---- hashing ------------------------------------------------------------------------ */
-
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
+/* ---- subjects and releases by name --------------------------------------------------- */
 
 static subject *find_subject(mnc_ledger *l, const char *name)
 {
-    for (subject *s = l->sb[hash(name) & (l->capsb - 1)]; s; s = s->next)
-        if (strcmp(s->name, name) == 0)
-            return s;
-    return NULL;
-}
-
-static int grow_subjects(mnc_ledger *l)
-{
-    size_t nc = l->capsb * 2;
-    subject **nb = calloc(nc, sizeof(*nb));
-    if (!nb)
-        return -1;
-    for (size_t i = 0; i < l->capsb; i++)
-        for (subject *s = l->sb[i], *nx; s; s = nx) {
-            nx = s->next;
-            size_t b = hash(s->name) & (nc - 1);
-            s->next = nb[b];
-            nb[b] = s;
-        }
-    free(l->sb);
-    l->sb = nb;
-    l->capsb = nc;
-    return 0;
+    return MNC_HTAB_ENTRY(mnc_htab_find(&l->subjects, name), subject, h);
 }
 
 static subject *get_subject(mnc_ledger *l, const char *name)
@@ -99,17 +71,17 @@ static subject *get_subject(mnc_ledger *l, const char *name)
     subject *s = find_subject(l, name);
     if (s)
         return s;
-    if (l->nsb + 1 > l->capsb && grow_subjects(l) != 0)
-        return NULL;
     s = calloc(1, sizeof(*s));
     if (!s || !(s->name = strdup(name))) {
         free(s);
         return NULL;
     }
-    size_t b = hash(name) & (l->capsb - 1);
-    s->next = l->sb[b];
-    l->sb[b] = s;
-    l->nsb++;
+    s->h.key = s->name;
+    if (mnc_htab_insert(&l->subjects, &s->h) != 0) {
+        free(s->name);
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -144,54 +116,33 @@ static account *get_account(subject *s, const char *r)
 
 static rel *find_rel(mnc_ledger *l, const char *id)
 {
-    for (rel *r = l->rb[hash(id) & (l->caprb - 1)]; r; r = r->next)
-        if (strcmp(r->id, id) == 0)
-            return r;
-    return NULL;
+    return MNC_HTAB_ENTRY(mnc_htab_find(&l->rels, id), rel, h);
 }
 
 static rel *add_rel(mnc_ledger *l, const char *id, int state)
 {
-    if (l->nrel + 1 > l->caprb) {
-        size_t nc = l->caprb * 2;
-        rel **nb = calloc(nc, sizeof(*nb));
-        if (!nb)
-            return NULL;
-        for (size_t i = 0; i < l->caprb; i++)
-            for (rel *r = l->rb[i], *nx; r; r = nx) {
-                nx = r->next;
-                size_t b = hash(r->id) & (nc - 1);
-                r->next = nb[b];
-                nb[b] = r;
-            }
-        free(l->rb);
-        l->rb = nb;
-        l->caprb = nc;
-    }
     rel *r = calloc(1, sizeof(*r));
     if (!r || !(r->id = strdup(id))) {
         free(r);
         return NULL;
     }
     r->state = state;
-    size_t b = hash(id) & (l->caprb - 1);
-    r->next = l->rb[b];
-    l->rb[b] = r;
-    l->nrel++;
+    r->h.key = r->id;
+    if (mnc_htab_insert(&l->rels, &r->h) != 0) {
+        free(r->id);
+        free(r);
+        return NULL;
+    }
     return r;
 }
 
 static void del_rel(mnc_ledger *l, const char *id)
 {
-    for (rel **pp = &l->rb[hash(id) & (l->caprb - 1)]; *pp; pp = &(*pp)->next)
-        if (strcmp((*pp)->id, id) == 0) {
-            rel *r = *pp;
-            *pp = r->next;
-            free(r->id);
-            free(r);
-            l->nrel--;
-            return;
-        }
+    rel *r = MNC_HTAB_ENTRY(mnc_htab_remove(&l->rels, id), rel, h);
+    if (r) {
+        free(r->id);
+        free(r);
+    }
 }
 
 /* ---- validation --------------------------------------------------------------------- */
@@ -348,48 +299,50 @@ static mnc_ledger *alloc_ledger(void)
     mnc_ledger *l = calloc(1, sizeof(*l));
     if (!l)
         return NULL;
-    l->capsb = 64;
-    l->caprb = 256;
-    l->sb = calloc(l->capsb, sizeof(*l->sb));
-    l->rb = calloc(l->caprb, sizeof(*l->rb));
-    if (!l->sb || !l->rb || pthread_mutex_init(&l->mu, NULL) != 0) {
-        free(l->sb);
-        free(l->rb);
+    mnc_htab_init(&l->subjects, 64, 1, 2);
+    mnc_htab_init(&l->rels, 256, 1, 2);
+    if (pthread_mutex_init(&l->mu, NULL) != 0) {
         free(l);
         return NULL;
     }
     if (pthread_cond_init(&l->cv, NULL) != 0) {
         pthread_mutex_destroy(&l->mu);
-        free(l->sb);
-        free(l->rb);
         free(l);
         return NULL;
     }
     return l;
 }
 
+static int free_subject(mnc_hnode *n, void *arg)
+{
+    (void)arg;
+    subject *s = MNC_HTAB_ENTRY(n, subject, h);
+    for (size_t k = 0; k < s->nch; k++)
+        free_charge(&s->ch[k]);
+    for (size_t k = 0; k < s->nacc; k++)
+        free(s->acc[k].recipient);
+    free(s->ch);
+    free(s->acc);
+    free(s->name);
+    free(s);
+    return 0;
+}
+
+static int free_rel(mnc_hnode *n, void *arg)
+{
+    (void)arg;
+    rel *r = MNC_HTAB_ENTRY(n, rel, h);
+    free(r->id);
+    free(r);
+    return 0;
+}
+
 static void free_ledger(mnc_ledger *l)
 {
-    for (size_t i = 0; i < l->capsb; i++)
-        for (subject *s = l->sb[i], *nx; s; s = nx) {
-            nx = s->next;
-            for (size_t k = 0; k < s->nch; k++)
-                free_charge(&s->ch[k]);
-            for (size_t k = 0; k < s->nacc; k++)
-                free(s->acc[k].recipient);
-            free(s->ch);
-            free(s->acc);
-            free(s->name);
-            free(s);
-        }
-    for (size_t i = 0; i < l->caprb; i++)
-        for (rel *r = l->rb[i], *nx; r; r = nx) {
-            nx = r->next;
-            free(r->id);
-            free(r);
-        }
-    free(l->sb);
-    free(l->rb);
+    mnc_htab_each(&l->subjects, free_subject, NULL);
+    mnc_htab_each(&l->rels, free_rel, NULL);
+    mnc_htab_fini(&l->subjects);
+    mnc_htab_fini(&l->rels);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l);
@@ -504,13 +457,6 @@ mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const ch
     return rc;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static char *payload(uint64_t t, const char *sname, const char *recipient, const char *release,
                      double delta, const mnc_ledger_obs *obs, size_t n)
 {
@@ -554,7 +500,7 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
         errno = EROFS;
         return MNC_LEDGER_ERROR;
     }
-    uint64_t t = now_ms();
+    uint64_t t = mnc_now_ms();
     /* Build the record outside the lock. cJSON prints doubles so that they parse back to the
      * same value, so replay recomputes exactly the same Σ. */
     char *pl = payload(t, sname, recipient, release, delta, obs, n);
@@ -722,6 +668,17 @@ static int visit(subject *s, int (*cb)(void *, const mnc_ledger_entry *), void *
     return 0;
 }
 
+struct visit_all {
+    int (*cb)(void *, const mnc_ledger_entry *);
+    void *arg;
+};
+
+static int visit_one(mnc_hnode *n, void *arg)
+{
+    const struct visit_all *va = arg;
+    return visit(MNC_HTAB_ENTRY(n, subject, h), va->cb, va->arg);
+}
+
 int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
                        int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
 {
@@ -734,9 +691,8 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
         if (s)
             r = visit(s, cb, arg);
     } else {
-        for (size_t i = 0; i < l->capsb && !r; i++)
-            for (subject *s = l->sb[i]; s && !r; s = s->next)
-                r = visit(s, cb, arg);
+        struct visit_all va = {cb, arg};
+        r = mnc_htab_each(&l->subjects, visit_one, &va);
     }
     pthread_mutex_unlock(&l->mu);
     return r;
@@ -752,7 +708,7 @@ void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges)
 {
     pthread_mutex_lock(&l->mu);
     if (subjects)
-        *subjects = l->nsb;
+        *subjects = l->subjects.n;
     if (charges)
         *charges = l->ncharges;
     pthread_mutex_unlock(&l->mu);

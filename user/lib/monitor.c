@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* monitor.c - the reference monitor: one pure check per operation (see monitor.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
 #include "mnc/protocol.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* reason.c - stable names for mnc_reason codes. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* registry.c - open-addressing hash table of live disclosure objects (see registry.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* risk.c - risk models behind mnc_risk_leak / mnc_risk_charge (see risk.h). */
 #include <math.h>
 #include <stdlib.h>

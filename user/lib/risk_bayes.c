@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* risk_bayes.c - exact min-entropy leakage over a declared secret domain (see risk_bayes.h). */
 #include "mnc/risk_bayes.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* select.c - MNC-C candidate selection (see select.h). */
 #include <math.h>
 #include <stdio.h>

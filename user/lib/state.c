@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* state.c - a subject's private state (field -> literal value), parsed strictly.
  *
  * Values are kept as text because every consumer (templates, the exposure scan, the ledger)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* main.c - mnc-mcp: the MCP server's stdio loop (see mcp.h, docs/mcp.md).
  *
  *   mnc-mcp [--socket PATH] [--policy FILE]...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mcp.c - mnc-mcp's JSON-RPC 2.0 / MCP message layer (see mcp.h).
  *
  * Every line is checked strictly before anything acts on it: one JSON object (mncd's strict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mcp.h - mnc-mcp: an MCP (Model Context Protocol) server that maps MCP tools onto mncd verbs.
  *
  * Transport: stdio, JSON-RPC 2.0, one message per line (docs/mcp.md). The server answers

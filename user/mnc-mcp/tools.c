@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* tools.c - mnc-mcp's tools: one MCP tool per mncd agent verb (see mcp.h, docs/mcp.md).
  *
  * Each call becomes exactly one mncd request on mncd's socket, written by this process, so mncd

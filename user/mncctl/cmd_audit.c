@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_audit.c - `mncctl audit verify FILE` (offline) and `mncctl audit tail [N]` (via mncd).
  *
  * verify exit codes: 0 the chain verifies (a torn last line from a crash is reported as a

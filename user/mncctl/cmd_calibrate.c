@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_calibrate.c - `mncctl calibrate`: fit a frozen bayes risk model from a labelled
  * development split (docs/risk.md, "Calibration").
  *

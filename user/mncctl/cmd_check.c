@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_check.c - `mncctl check`: the monitor's decision on one operation, offline.
  *
  * OP.json: {"sender": AGENT, "receiver": PRINCIPAL, "purpose": P, "channel": CH,
@@ -127,7 +128,7 @@ static int cmd_check(int argc, char **argv, const mncctl_global *g)
         .purpose = pu->valuestring,
         .ch = (mnc_channel)chv,
         .fields = fl ? &fields : NULL,
-        .now_ms = t ? (uint64_t)t->valuedouble : mncctl_now_ms(),
+        .now_ms = t ? (uint64_t)t->valuedouble : mnc_now_ms(),
     };
     mnc_reason dec = mnc_monitor_check(p, &op, have_d ? &d : NULL);
     cJSON *out = cJSON_CreateObject();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_client.c - mncctl subcommands that talk to mncd over its socket.
  *
  * Each subcommand builds one protocol request (docs/protocol.md), sends it, and prints the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_doctor.c - `mncctl doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...`:
  * what the kernel offers, which backend mnc would use (or why it refuses), what each hook
  * covers, the functional self-test of the attached programs, and (given the policy) the agents

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_kern.c - `mncctl kern ...`: admin commands on the kernel layer's pinned state, so that
  * admins (and tests) can attach, inspect and drive the maps without mncd.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_ledger.c - `mncctl ledger verify FILE` and `mncctl ledger show --file FILE SUBJECT`.
  *
  * Both read the ledger file directly and read-only (no lock, no truncation), so they work

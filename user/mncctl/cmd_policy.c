@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_policy.c - `mncctl policy check FILE...`: validate policy files offline.
  *
  * The files are loaded together, exactly as mncd would load them (one merged set), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_run.c - `mncctl run`: launch an agent under kernel enforcement.
  *
  *   mncctl [--socket PATH] run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_select.c - `mncctl select`: run MNC-C offline on a policy and a private state.
  *
  * Prints {"outcome", "contract", "selected": {"candidate", "risk", "object", "message"} | null,
@@ -223,7 +224,7 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
     }
     const mnc_scored *win = &sel.c[sel.chosen];
     mnc_disclosure d;
-    mnc_reason ir = mnc_disclosure_issue(p, c, origin, win->name, &win->fields, &st, mncctl_now_ms(), &d);
+    mnc_reason ir = mnc_disclosure_issue(p, c, origin, win->name, &win->fields, &st, mnc_now_ms(), &d);
     if (ir != MNC_OK) {
         mncctl_err("cannot issue %s as %s: %s", win->name, p->principals[origin].name, mnc_reason_name(ir));
         goto done;

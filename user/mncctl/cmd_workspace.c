@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_workspace.c - `mncctl workspace show DIR` and `mncctl workspace clear DIR` (admin).
  *
  * A workspace directory written by a tainted agent instance carries that taint in its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* main.c - mncctl entry point: global options, then dispatch to a registered subcommand. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mncctl.h - how a mncctl subcommand plugs in.
  *
  * Each subcommand lives in its own cmd_*.c and registers itself with MNCCTL_COMMAND, so adding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* run_confine.c - the agent's confinement between fork and exec (contract in run_confine.h). */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 #include "run_confine.h"
 
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* run_confine.h - what `mncctl run` does to the agent's process between fork and exec.
  *
  * Every step fails closed: if one cannot be applied, the agent is not executed (the child

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* run_relay.c - the launcher relays the agent's stdout and stderr by its taint (run_relay.h). */
 #include "run_relay.h"
 

@@ -1,4 +1,5 @@
-/* run_relay.h - `mncctl run` owns the agent's stdout and stderr (issue 15, docs/kernel.md "Stdio").
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* run_relay.h - `mncctl run` owns the agent's stdout and stderr (docs/kernel.md, "Stdio").
  *
  * An agent's output streams are a log channel: journald, a container runtime or a log shipper
  * collects whatever the launcher's stdout/stderr carry. So the agent does not get the caller's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* util.c - helpers shared by mncctl subcommands. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +32,3 @@ int mncctl_print_json(const cJSON *j)
     return rc;
 }
 
-uint64_t mncctl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}

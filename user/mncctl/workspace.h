@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* workspace.h - the launcher's side of the workspace taint (cmd_workspace.c; docs/kernel.md
  * "Workspace taint"). */
 #ifndef MNCCTL_WORKSPACE_H

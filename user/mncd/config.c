@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* config.c - mncd's configuration: defaults, the JSON config file, command-line flags.
  *
  * Config file (all keys optional; unknown keys are errors):
@@ -148,7 +149,7 @@ static int load_file(mncd_config *c, const char *path)
             uint32_t v;
             rc = get_u32(it, "quarantine_max", &v, 0, 1u << 30);
             c->quarantine_max = v;
-        } else if (strcmp(k, "broker_timeout_ms") == 0) { /* MNC-D (mncl.c) */
+        } else if (strcmp(k, "broker_timeout_ms") == 0) { /* MNC-D (mncd_failure.c) */
             rc = get_u32(it, "broker_timeout_ms", &c->broker_timeout_ms, 1, 86400000u);
         } else if (strcmp(k, "approval_timeout_ms") == 0) {
             rc = get_u32(it, "approval_timeout_ms", &c->approval_timeout_ms, 1, 2592000000u);

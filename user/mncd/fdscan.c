@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fdscan.c - the agent's non-socket objects that lead outside (contract in fdscan.h). */
 #include <ctype.h>
 #include <dirent.h>

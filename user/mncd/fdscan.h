@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* fdscan.h - the agent's non-socket objects that lead outside, judged before each delivery.
  *
  * Why: before it is tainted an agent may talk to anyone, so it can obtain an fd that leads out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* hostscan.c - the pass over processes outside a tainted agent (contract in hostscan.h). */
 #include <dirent.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ static bool has(const uint32_t *v, int n, uint32_t x)
 }
 
 /* "socket:[12345]" -> 12345; 0 if not a socket */
-static uint32_t socket_ino(const char *link)
+uint32_t mncd_socket_ino(const char *link)
 {
     unsigned long v;
     char tail;
@@ -78,7 +79,7 @@ static int scan_fd_dir(hctx *c, pid_t pid)
             continue; /* closed meanwhile */
         link[n] = 0;
         c->hs->fds++;
-        uint32_t ino = socket_ino(link);
+        uint32_t ino = mncd_socket_ino(link);
         if (ino && has(c->interest, c->ninterest, ino) && (rc = add_holder(c->hs, ino, pid, atoi(e->d_name))) != 0)
             break;
     }

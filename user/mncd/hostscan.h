@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* hostscan.h - one pass over every process OUTSIDE a tainted agent, for mncd's socket sweep
  * (sockscan.c; docs/kernel.md "Pre-taint connections").
  *
@@ -48,5 +49,8 @@ int mncd_hostscan_run(mncd_hostscan *hs, const uint32_t *skip, int nskip, const 
 const mncd_holder *mncd_hostscan_holder(const mncd_hostscan *hs, uint32_t ino);
 
 void mncd_hostscan_free(mncd_hostscan *hs);
+
+/* The inode of a /proc/PID/fd link text "socket:[12345]" (12345), or 0 if it is not a socket. */
+uint32_t mncd_socket_ino(const char *link);
 
 #endif

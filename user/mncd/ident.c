@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ident.c - who is calling: kernel-recorded sender -> pid -> cgroup -> agent, else uid -> agent.
  *
  * Nothing the client sends is used to identify it. Identity is per request (see mncd.h): the
@@ -62,6 +63,30 @@ int mncd_ident_register_cgroup(const char *cgroup_path, int agent)
     n_cg++;
     cg_gen++;
     return 0;
+}
+
+/* The mnc cgroup tree as /proc/PID/cgroup shows it; "" while the kernel layer is off. */
+static char tree_rel[512];
+
+int mncd_ident_set_tree(const char *tree)
+{
+    if (strlen(tree) >= sizeof(tree_rel))
+        return -1;
+    snprintf(tree_rel, sizeof(tree_rel), "%s", tree);
+    cg_gen++;
+    return 0;
+}
+
+void mncd_ident_tree_rule(mncd_ident *id)
+{
+    if (!tree_rel[0] || id->via == MNCD_VIA_CGROUP || !id->cgroup[0])
+        return;
+    size_t n = strlen(tree_rel);
+    if (strncmp(id->cgroup, tree_rel, n) == 0 && (id->cgroup[n] == '/' || id->cgroup[n] == 0)) {
+        id->agent = -1;
+        id->via = MNCD_VIA_NONE;
+        id->admin = false;
+    }
 }
 
 void mncd_ident_clear(void)
@@ -160,7 +185,7 @@ static void map_ident(const mnc_policy *p, const mncd_config *c, mncd_ident *id)
     }
     /* An agent is never admin: a process the kernel placed in an agent's cgroup is that agent
      * even if it runs as the admin uid (`mncctl run --as-root`), and a uid that maps to an
-     * agent is that agent. The mnc-tree rule (mncd_kern_ident) removes admin from every other
+     * agent is that agent. The mnc-tree rule (mncd_ident_tree_rule) removes admin from every other
      * process inside the tree. */
     id->admin = id->uid == c->admin_uid && id->agent < 0;
 }
@@ -252,7 +277,7 @@ int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mn
         return 0;
     }
     map_ident(d->policy, &d->cfg, id);
-    mncd_kern_ident(d, id); /* unregistered cgroup in the mnc tree: nobody */
+    mncd_ident_tree_rule(id); /* unregistered cgroup in the mnc tree: nobody */
     if (cache) {
         cache->valid = have_cg;
         cache->pid = cr->pid;

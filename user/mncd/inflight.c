@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* inflight.c - fds queued in SCM_RIGHTS messages (contract in inflight.h). */
 #include <errno.h>
 #include <stdbool.h>

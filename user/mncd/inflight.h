@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* inflight.h - file descriptors in flight in SCM_RIGHTS messages, for mncd's sweep.
  *
  * Why: an fd queued in a UNIX socket's receive queue is held by no process, so a /proc scan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* llaudit.c - Landlock denials of agent processes as mncd audit records (see llaudit.h). */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -78,6 +79,7 @@ typedef struct ll_domain {
 } ll_domain;
 
 struct mncd_llaudit {
+    mncd_agent_of_fn agent_of;
     bool on;
     char why[400];
     bool enabled_by_mncd;
@@ -115,22 +117,12 @@ struct mncd_llaudit {
 
 static void ll_audit(mncd *d, const char *sender, const char *decision, const char *reason, const char *detail)
 {
-    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = "kernel.landlock", .sender = sender, .decision = decision,
-                       .reason = reason, .detail = detail};
-    if (mnc_audit_append(d->audit, &r) != 0) {
-        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
-        d->fatal = true;
-    }
+    mncd_audit_named(d, "kernel.landlock", sender, NULL, NULL, decision, reason, detail);
 }
 
 static void ll_audit_state(mncd *d, const char *decision, const char *reason, const char *detail)
 {
-    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = "kernel.landlock_audit", .decision = decision,
-                       .reason = reason, .detail = detail};
-    if (mnc_audit_append(d->audit, &r) != 0) {
-        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
-        d->fatal = true;
-    }
+    mncd_audit_named(d, "kernel.landlock_audit", NULL, NULL, NULL, decision, reason, detail);
 }
 
 /* ---- the audit control channel (AUDIT_GET / AUDIT_SET, unicast to the kernel) */
@@ -328,7 +320,7 @@ static ll_domain *dom_get(mncd_llaudit *la, uint64_t id)
 
 /* Where process pid is, according to the kernel now. uid (>= 0) must be its real uid, else the
  * pid was reused by another process: V_GONE. cg receives the cgroup path. */
-static enum ll_verdict where_proc(mncd *d, long pid, long uid, int *agent, char *cg, size_t cgn)
+static enum ll_verdict where_proc(mncd *d, const mncd_llaudit *la, long pid, long uid, int *agent, char *cg, size_t cgn)
 {
     char p[64], buf[4096];
     *agent = -1;
@@ -367,7 +359,7 @@ static enum ll_verdict where_proc(mncd *d, long pid, long uid, int *agent, char 
         if (!u || strtol(u + 6, NULL, 10) != uid)
             return V_GONE;
     }
-    int a = mncd_kern_agent_of(d, cg);
+    int a = la->agent_of(d, cg);
     *agent = a;
     return a >= 0 ? V_AGENT : a == -1 ? V_TREE : V_FOREIGN;
 }
@@ -375,7 +367,7 @@ static enum ll_verdict where_proc(mncd *d, long pid, long uid, int *agent, char 
 /* where_proc, remembered for LL_PIDCACHE_MS per (pid, uid): a pid is not reused that fast. */
 static enum ll_verdict where(mncd *d, mncd_llaudit *la, long pid, long uid, int *agent, char *cg, size_t cgn)
 {
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     for (int i = 0; i < LL_PIDCACHE; i++) {
         struct ll_pidc *c = &la->pc[i];
         if (c->pid == pid && c->uid == uid && pid > 0 && now - c->t_ms < LL_PIDCACHE_MS) {
@@ -384,7 +376,7 @@ static enum ll_verdict where(mncd *d, mncd_llaudit *la, long pid, long uid, int 
             return c->v;
         }
     }
-    enum ll_verdict v = where_proc(d, pid, uid, agent, cg, cgn);
+    enum ll_verdict v = where_proc(d, la, pid, uid, agent, cg, cgn);
     if (v != V_GONE) {
         struct ll_pidc *c = &la->pc[la->pc_next++ % LL_PIDCACHE];
         *c = (struct ll_pidc){.pid = pid, .uid = uid, .t_ms = now, .v = v, .agent = *agent};
@@ -400,7 +392,7 @@ static struct ll_bucket *bucket(mncd_llaudit *la, int agent)
 
 static bool take_token(struct ll_bucket *b)
 {
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     b->tokens += (double)(now - b->ms) * LL_RATE / 1000.0;
     if (b->tokens > LL_BURST)
         b->tokens = LL_BURST;
@@ -417,7 +409,7 @@ static void arm(mncd_llaudit *la, long ms)
 {
     if (ms < 1)
         ms = 1;
-    uint64_t due = mncd_now_ms() + (uint64_t)ms;
+    uint64_t due = mnc_now_ms() + (uint64_t)ms;
     if (la->tfd < 0 || (la->due_ms && la->due_ms <= due))
         return;
     struct itimerspec its = {.it_value = {ms / 1000, (ms % 1000) * 1000000L}};
@@ -434,7 +426,7 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
 {
     if (!la->drops_unreported && !la->overflows_unreported)
         return;
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     if (!force && now - la->last_drop_report_ms < 1000) {
         arm(la, (long)(1000 - (now - la->last_drop_report_ms)));
         return;
@@ -566,7 +558,7 @@ init:
     memset(old, 0, sizeof(*old));
     old->used = true;
     old->serial = serial;
-    old->t_ms = mncd_now_ms();
+    old->t_ms = mnc_now_ms();
     old->uid = -1;
     arm(la, LL_FLUSH_MS);
     return old;
@@ -574,7 +566,7 @@ init:
 
 static void flush_old(mncd *d, mncd_llaudit *la, bool all)
 {
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     bool left = false;
     for (int i = 0; i < LL_PENDING; i++) {
         if (!la->ev[i].used)
@@ -763,7 +755,7 @@ static void selftest(mncd *d, mncd_llaudit *la)
     }
     la->selftest_pid = pid;
     la->selftest_sync = sync[1];
-    la->selftest_close_ms = mncd_now_ms() + 1000;
+    la->selftest_close_ms = mnc_now_ms() + 1000;
     int e = -1;
     struct pollfd rp = {.fd = res[0], .events = POLLIN};
     if (poll(&rp, 1, LL_SELFTEST_MS) == 1 && read(res[0], &e, sizeof(e)) != (ssize_t)sizeof(e))
@@ -774,8 +766,8 @@ static void selftest(mncd *d, mncd_llaudit *la)
                 e < 0 ? "nothing" : e == 0 ? "success" : strerror(e));
         return;
     }
-    uint64_t t0 = mncd_now_ms(), end = t0 + LL_SELFTEST_MS;
-    while (!la->selftest_seen && mncd_now_ms() < end && !d->fatal) {
+    uint64_t t0 = mnc_now_ms(), end = t0 + LL_SELFTEST_MS;
+    while (!la->selftest_seen && mnc_now_ms() < end && !d->fatal) {
         struct pollfd p = {.fd = la->nl, .events = POLLIN};
         if (poll(&p, 1, 20) > 0)
             drain(d, la);
@@ -786,18 +778,19 @@ static void selftest(mncd *d, mncd_llaudit *la)
                 LL_SELFTEST_MS);
     else
         snprintf(la->why, sizeof(la->why), "self-test: the probe's Landlock denial arrived in %" PRIu64 " ms%s",
-                 mncd_now_ms() - t0, la->enabled_by_mncd ? "; kernel audit enabled by mncd (no auditd)" : "");
+                 mnc_now_ms() - t0, la->enabled_by_mncd ? "; kernel audit enabled by mncd (no auditd)" : "");
     la->on = la->selftest_seen;
     arm(la, 1000); /* releases the probe */
 }
 
-mncd_llaudit *mncd_llaudit_start(mncd *d)
+mncd_llaudit *mncd_llaudit_start(mncd *d, mncd_agent_of_fn agent_of)
 {
     mncd_llaudit *la = calloc(1, sizeof(*la));
     if (!la) {
         fprintf(stderr, "mncd: landlock audit: out of memory\n");
         return NULL;
     }
+    la->agent_of = agent_of;
     la->nl = la->tfd = la->selftest_sync = -1;
     la->n_b = d->policy->n_principals + 1;
     la->b = calloc((size_t)la->n_b, sizeof(*la->b));
@@ -807,7 +800,7 @@ mncd_llaudit *mncd_llaudit_start(mncd *d)
         return NULL;
     }
     for (int i = 0; i < la->n_b; i++)
-        la->b[i] = (struct ll_bucket){.tokens = LL_BURST, .ms = mncd_now_ms()};
+        la->b[i] = (struct ll_bucket){.tokens = LL_BURST, .ms = mnc_now_ms()};
     struct audit_status st;
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     int r;
@@ -939,18 +932,18 @@ bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd)
     la->due_ms = 0;
     flush_old(d, la, false);
     report_drops(d, la, false);
-    if (la->selftest_sync >= 0 && mncd_now_ms() >= la->selftest_close_ms) {
+    if (la->selftest_sync >= 0 && mnc_now_ms() >= la->selftest_close_ms) {
         close(la->selftest_sync); /* the probe has been seen by every listener: let it go */
         la->selftest_sync = -1;
         (void)waitpid((pid_t)la->selftest_pid, NULL, 0);
         la->selftest_pid = 0;
     } else if (la->selftest_sync >= 0) {
-        arm(la, (long)(la->selftest_close_ms - mncd_now_ms()));
+        arm(la, (long)(la->selftest_close_ms - mnc_now_ms()));
     }
     return true;
 }
 
-void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, void *kernel_obj)
+void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj)
 {
     cJSON *k = kernel_obj;
     bool on = la && la->on;

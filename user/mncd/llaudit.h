@@ -1,4 +1,6 @@
-/* llaudit.h - Landlock denials of agent processes as mncd audit records (issue 9, item 8).
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* llaudit.h - Landlock denials of agent processes as mncd audit records (docs/kernel.md,
+ * "Landlock denials in the audit log").
  *
  * Landlock (ABI >= 7) reports each denial to the kernel audit subsystem: an AUDIT_LANDLOCK_ACCESS
  * record (domain, blocked access, path or target), an AUDIT_LANDLOCK_DOMAIN record the first time
@@ -45,26 +47,30 @@
 
 typedef struct mncd_llaudit mncd_llaudit;
 
+/* The agent whose registered cgroup contains `cg` (a cgroup v2 path as /proc/PID/cgroup shows
+ * it to mncd, e.g. "/mnc/worker.42" or a cgroup below it). Returns the agent id, -1 inside the
+ * mnc tree but in no registered cgroup, -2 outside the tree. The kernel layer (kern_hold.c,
+ * mncd_kern_agent_of) provides it: it owns the registrations; the listener only asks. */
+typedef int (*mncd_agent_of_fn)(mncd *d, const char *cg);
+
 /* Starts the listener (the kernel layer is on). Checks the Landlock ABI and the audit status,
  * enables audit if it is disabled and no auditd owns it, binds the multicast group, then proves
  * the path end to end: a child process denies itself a directory read under a fresh Landlock
  * domain and the record must arrive within 2 s. Never fails mncd's start: the result is "on", or
  * "off" with the reason (shown in `status`), and is audited (op kernel.landlock_audit) and
  * printed. Returns NULL only when out of memory (then status says off). */
-mncd_llaudit *mncd_llaudit_start(mncd *d);
+mncd_llaudit *mncd_llaudit_start(mncd *d, mncd_agent_of_fn agent_of);
 void mncd_llaudit_stop(mncd_llaudit *la); /* NULL is fine; audit stays enabled (see docs) */
 /* fds to poll for EPOLLIN (none when off). Returns how many were written. */
 int mncd_llaudit_fds(const mncd_llaudit *la, int fds[MNCD_LLAUDIT_MAX_FDS]);
 /* Handles fd if it is one of ours (returns true), else returns false. */
 bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd);
 /* Adds landlock_audit ("on"/"off"), landlock_audit_why and the counters to the status "kernel"
- * object (a cJSON *). la NULL: off, with why. Reads the kernel's live audit status (a short
+ * object. la NULL: off, with why. Reads the kernel's live audit status (a short
  * netlink request), so "on" is not claimed after someone disabled audit. */
-void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, void *kernel_obj);
+void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj);
 
-/* Implemented in kern.c: the agent whose registered cgroup contains `cg` (a cgroup v2 path as
- * /proc/PID/cgroup shows it to mncd, e.g. "/mnc/worker.42" or a cgroup below it). Returns the
- * agent id, -1 inside the mnc tree but in no registered cgroup, -2 outside the tree. */
+/* The kernel layer's mncd_agent_of_fn (kern_hold.c). */
 int mncd_kern_agent_of(mncd *d, const char *cg);
 
 #endif

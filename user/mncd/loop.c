@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* loop.c - the epoll event loop: accept, JSON-lines framing, bounded buffers, group commit.
  *
  * One thread, non-blocking sockets, level-triggered epoll. Each iteration:
@@ -479,7 +480,7 @@ static const char *cap_take(loop *l, client *c)
         c->cap_key = (uint32_t)w->agent;
         return NULL;
     }
-    if (w->admin) /* admin uid, no agent cgroup, not in the mnc tree (mncd_kern_ident) */
+    if (w->admin) /* admin uid, no agent cgroup, not in the mnc tree (mncd_ident_tree_rule) */
         return NULL;
     uid_count *u = uid_slot(l, (uint32_t)w->uid, true);
     if (!u)
@@ -565,7 +566,7 @@ static void do_accept(loop *l)
             free(c);
             continue;
         }
-        mncd_kern_ident(l->d, &c->who); /* unregistered cgroup in the mnc tree: nobody */
+        mncd_ident_tree_rule(&c->who); /* unregistered cgroup in the mnc tree: nobody */
         const char *cap = cap_take(l, c);
         if (cap) {
             bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;

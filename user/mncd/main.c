@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* main.c - mncd startup and shutdown.
  *
  * Startup refuses, with one clear message, on: a bad flag or config, a policy that does not
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc > 0 ? 0 : 2;
     rc = 1;
-    d.started_ms = mncd_now_ms();
+    d.started_ms = mnc_now_ms();
 
     mnc_errors e;
     mnc_errors_init(&e);
@@ -88,12 +89,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: audit log: %s\n", det);
         mncd_audit(&d, "audit.recover", -1, -1, NULL, "allow", MNC_OK, det);
     }
-    /* MNC-L ledger and MNC-D queue (mncl.c): a corrupt ledger record refuses the start */
+    /* MNC-L ledger and MNC-D queue (mncd_failure.c): a corrupt ledger record refuses the start */
     if (mncd_mncl_open(&d) != 0)
         goto out;
     char det[160];
     snprintf(det, sizeof(det), "mncd %s; %zu objects, %zu memory entries restored", MNCD_VERSION,
-             d.store.reg.n, d.store.mem_n);
+             d.store.reg.n, d.store.mem.n);
     mncd_audit(&d, "daemon.start", -1, -1, NULL, "allow", MNC_OK, det);
     if (d.fatal || mnc_audit_sync(d.audit) != 0) {
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");

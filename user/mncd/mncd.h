@@ -1,16 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* mncd.h - internal interfaces of the mncd daemon (not a public API).
  *
- * Layers, bottom up:
- *   config.c  the JSON config file and command line -> mncd_config
- *   ident.c   caller identity from the kernel, per request: the sender credentials the kernel
- *             attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup -> agent,
- *             else uid
- *   store.c   durable state: object registry, inboxes, memory store; persisted through the
- *             journal (one journal record per event-loop iteration = group commit)
- *   verbs.c   one handler per protocol verb; every operation goes through mnc_monitor_check
- *   loop.c    the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output bounds,
- *             commit (journal + audit fsync) before any response of the iteration is sent
- *   main.c    startup, shutdown
+ * Layers, bottom up. A file calls only files on lower lines (tests/integration/test_layout
+ * fails on a cycle); everything may call libmnc (user/lib) and the loader (loader/mnc_kern.h).
+ *   core.c         the audit writer (mncd_audit, mncd_audit_named) and principal names
+ *   store.c        durable state: object registry, inboxes, memory store; persisted through the
+ *                  journal (one journal record per event-loop iteration = group commit)
+ *   ident.c        caller identity from the kernel, per request: the sender credentials the
+ *                  kernel attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup
+ *                  -> agent, else uid; the mnc-tree rule (mncd_ident_tree_rule)
+ *   wstaint.c      the taint record a workspace carries to the next instance (wstaint.h)
+ *   fdscan.c, hostscan.c, inflight.c, sockdiag.c, freeze.c
+ *                  the kernel-facing scans of the pre-taint sweep: non-socket objects, other
+ *                  processes' fds, fds in SCM_RIGHTS queues, sock_diag, the cgroup freezer
+ *   sockproc.c, sockjudge.c, sockscan.c
+ *                  the sweep itself (sockscan.h): the agent's socket fds, the kernel's rules on
+ *                  each existing connection and the actions, mncd_sweep
+ *   llaudit.c      Landlock denials as audit records (llaudit.h)
+ *   quarantine.c   output of a tainted agent that `mncctl run` withheld
+ *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
+ *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible; starts and
+ *                  stops MNC-L and MNC-D
+ *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c
+ *                  the kernel layer (kern_layer.h): cgroup watches and registrations; taint
+ *                  holds (map, workspaces, sweep, fd scan); start, stop, deny events; admin
+ *                  verbs and status
+ *   config.c       the JSON config file and command line -> mncd_config
+ *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
+ *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
+ *                  bounds, commit (journal + audit fsync) before any response of the iteration
+ *                  is sent
+ *   main.c         startup, shutdown
+ * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
+ * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
+ * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
@@ -21,6 +44,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cjson/cJSON.h>
+
 #include "mnc/audit.h"
 #include "mnc/disclosure.h"
 #include "mnc/journal.h"
@@ -28,6 +53,8 @@
 #include "mnc/protocol.h"
 #include "mnc/registry.h"
 #include "mnc/select.h"
+#include "mnc_htab.h"
+#include "mnc_util.h"
 
 #define MNCD_VERSION "0.1.0"
 #define MNCD_DEFAULT_SOCKET "/run/mnc/mncd.sock"
@@ -59,7 +86,7 @@ typedef struct mncd_config {
     /* cgroup v2 path (as in /proc/PID/cgroup, e.g. "/mnc/worker") -> agent */
     struct { char path[512]; char agent[MNC_NAME_MAX]; } cgroups[MNCD_MAX_MAP];
     int n_cgroups;
-    /* MNC-D (mncl.c): how long a delegation waits for the broker's reply, and how long an
+    /* MNC-D (mncd_failure.c): how long a delegation waits for the broker's reply, and how long an
      * approval request waits for `mncctl approve` before it is denied */
     uint32_t broker_timeout_ms;
     uint32_t approval_timeout_ms;
@@ -132,13 +159,21 @@ typedef struct mncd_ident_cache {
  * table's generation, which invalidates every mncd_ident_cache. */
 int mncd_ident_register_cgroup(const char *cgroup_path, int agent);
 void mncd_ident_clear(void);
+/* The mnc cgroup tree as /proc/PID/cgroup shows it (e.g. "/mnc"), set by the kernel layer when
+ * it starts; "" (the initial value) turns the tree rule off. Bumps the table's generation.
+ * Returns 0, or -1 if the path is too long (nothing changed). */
+int mncd_ident_set_tree(const char *tree_rel);
+/* The tree rule: a caller inside the mnc cgroup tree that is not a registered agent is nobody
+ * (not admin, not an agent by uid): fail closed. Applied by mncd_ident_request, and by the
+ * caller right after mncd_ident_resolve. */
+void mncd_ident_tree_rule(mncd_ident *id);
 /* Resolves the peer of a connected UNIX socket as of connect() (SO_PEERCRED): for connection
  * accounting only, never for authorisation. Returns 0 (id->agent may be -1: unknown) or -1 if
  * the kernel gave no credentials. */
 int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id);
 struct mncd;
 /* Resolves the sender of one request (cr: the credentials of its bytes) to an identity,
- * including the mnc-tree rule (mncd_kern_ident). A sender that has exited, or whose cgroup
+ * including the mnc-tree rule (mncd_ident_tree_rule). A sender that has exited, or whose cgroup
  * cannot be read while it is provably alive, is nobody (agent -1, not admin). cache may be
  * NULL. Returns 0, or -1 if cr carries no credentials (the caller refuses the request). */
 int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache,
@@ -164,21 +199,20 @@ typedef struct mncd_inbox {
 } mncd_inbox;
 
 typedef struct mncd_mem {
-    char *key; /* "store/key" */
+    mnc_hnode h; /* key: key */
+    char *key;   /* "store/key" */
     mnc_oid id;
     uint16_t writer;
     uint64_t time_ms;
-    struct mncd_mem *next;
 } mncd_mem;
 
 typedef struct mncd_store {
     const mnc_policy *p;
     mnc_registry reg;
     mncd_inbox *inbox; /* indexed by principal id */
-    mncd_mem **mem;    /* hash buckets */
-    size_t mem_cap, mem_n;
+    mnc_htab mem;      /* mncd_mem by "store/key" */
     mnc_journal *j;
-    void *batch;       /* cJSON array of this iteration's change records */
+    cJSON *batch;      /* array of this iteration's change records */
     mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];
@@ -216,23 +250,31 @@ typedef struct mncd {
     size_t n_clients;
     uint64_t n_requests;
     bool fatal; /* a durability failure: stop serving (fail closed) */
-    struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl.c) */
+    struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl_gate.c, mncd_failure.c) */
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
-uint64_t mncd_now_ms(void);
 
-/* Records one decision in the audit log. On failure sets d->fatal. */
+/* ---- core (core.c): the audit writer and principal names, below every other mncd module */
+
+/* The name of principal id, or NULL when id is not a principal (e.g. -1: nobody). */
+const char *mncd_peer_name(const mncd *d, long id);
+/* Records one decision in the audit log, stamped with mnc_now_ms(). On failure sets d->fatal
+ * (mncd stops serving: fail closed). */
 void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
                 const char *decision, mnc_reason reason, const char *detail);
+/* The same with names and a reason string given as they are (kernel and Landlock records,
+ * whose reasons are not monitor reasons; NULL fields are left out of the record). */
+void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
+                      const char *decision, const char *reason, const char *detail);
 
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
-void *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
+cJSON *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 
 /* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
 int mncd_run(mncd *d);
 
-/* ---- MNC-L and MNC-D (mncl.c)
+/* ---- MNC-L and MNC-D (mncl_gate.c: the ledger gate; mncd_failure.c: the failure handler)
  *
  * MNC-L: the leakage ledger STATE_DIR/ledger (mnc/ledger.h). A disclose whose state names a
  * subject is selected against the subject's realised history and the contract's ε/B; the
@@ -263,28 +305,28 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta);
 void mncd_mncl_tick(mncd *d);
 /* Before selection: loads the subject's history and the contract's limits into sr. Returns
  * NULL, or an error response (e.g. a budgeted contract without state.subject). */
-void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
+cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
                         const mnc_state *st, mnc_select_req *sr,
                         mncd_mncl_ctx *x);
 void mncd_mncl_ctx_free(mncd_mncl_ctx *x);
 /* After the first-hop check, before the object is stored: durably charges the chosen
  * release (release id = object id). Returns NULL, or a deny/error response (nothing may be
  * released then). */
-void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
+cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
                        const mnc_state *st, const mnc_disclosure *o, double risk,
                        mncd_mncl_ctx *x);
 /* Adds outcome "selected" and the MNC-L figures to a successful disclose response. */
-void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x);
+void mncd_mncl_selected(mncd *d, cJSON *resp, const mncd_mncl_ctx *x);
 /* Nothing admissible: runs the contract's failure order; returns the response. */
-void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
                         const mnc_state *st, const mnc_selection *sel,
                         mncd_mncl_ctx *x);
 /* Verbs: disclose.status, broker.next, broker.reply, approve, approvals. */
-void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
-void mncd_mncl_status(mncd *d, void *resp);
+void mncd_mncl_status(mncd *d, cJSON *resp);
 
-/* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
+/* ---- kernel layer (kern.c, kern_watch.c, kern_hold.c, kern_verbs.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the
  * policy, registers agent cgroups for `mncctl run` (agent.register), tightens the recipient's
  * taint before every delivery, clears an agent's taint and registrations when its cgroup
@@ -316,14 +358,11 @@ void mncd_kern_ready(mncd *d, int fd);
  * Returns 0 (also when off), -1 if the map update failed: the caller must refuse the delivery
  * (fail closed); the failure is already audited. */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
-/* A caller inside the mnc cgroup tree that is not a registered agent is nobody (not admin,
- * not an agent by uid): fail closed. Called right after mncd_ident_resolve. */
-void mncd_kern_ident(mncd *d, mncd_ident *id);
 /* agent.register / taint.reset / workspace.clear (admin checked by the caller). Returns a
- * response (cJSON *). */
-void *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
-/* Adds the "kernel" object (mode, backend, counters...) to a status response (cJSON *). */
-void mncd_kern_status(mncd *d, void *resp);
+ * response. */
+cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* Adds the "kernel" object (mode, backend, counters...) to a status response. */
+void mncd_kern_status(mncd *d, cJSON *resp);
 /* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,
  * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
  * xattr on the cgroup directory, so a restarted mncd adopts it). */
@@ -342,8 +381,8 @@ void mncd_reg_free(mncd_reg *r);
  * (op "quarantine", decision "withheld") naming the agent, the stream, the byte count, the
  * bytes kept and lost, and the objects the agent holds (the ids its taint comes from). The
  * caller is the admin (mncd_handle checked); a caller identified by cgroup is refused here
- * too. Returns a response (cJSON *). */
-void *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
+ * too. Returns a response. */
+cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
 
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);

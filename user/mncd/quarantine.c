@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* quarantine.c - output of a tainted agent that `mncctl run`'s stdio relay withheld (mncd.h,
  * user/mncctl/run_relay.h, docs/kernel.md "Stdio").
  *
@@ -126,7 +127,7 @@ out:;
     return rc;
 }
 
-void *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     /* mncd_handle admitted an admin; an agent process (identified by its cgroup) never is one,
      * but say it here too: only the launcher outside the agent may file its output */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockdiag.c - the sweep's sock_diag client (contract in sockdiag.h). */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "mnc_util.h"
 #include "sockdiag.h"
 
 static int cmp_u32(const void *a, const void *b)
@@ -82,14 +84,8 @@ static int unix_cb(diag *g, const struct nlmsghdr *h)
     if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
         return 0;
     const struct unix_diag_msg *m = NLMSG_DATA(h);
-    if (g->nu == g->cu) {
-        int c = g->cu ? g->cu * 2 : 256;
-        uent *t = realloc(g->u, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        g->u = t;
-        g->cu = c;
-    }
+    if (mnc_grow((void **)&g->u, &g->cu, g->nu, sizeof(*g->u), 256) != 0)
+        return -ENOMEM;
     uent *e = &g->u[g->nu++];
     memset(e, 0, sizeof(*e));
     e->ino = m->udiag_ino;
@@ -141,14 +137,8 @@ static int tcp_cb(diag *g, const struct nlmsghdr *h)
     if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
         return 0;
     const struct inet_diag_msg *m = NLMSG_DATA(h);
-    if (g->nt == g->ct) {
-        int c = g->ct ? g->ct * 2 : 256;
-        tent *t = realloc(g->t, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        g->t = t;
-        g->ct = c;
-    }
+    if (mnc_grow((void **)&g->t, &g->ct, g->nt, sizeof(*g->t), 256) != 0)
+        return -ENOMEM;
     tent *e = &g->t[g->nt++];
     memset(e, 0, sizeof(*e));
     e->family = m->idiag_family;

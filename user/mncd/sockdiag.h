@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* sockdiag.h - the sock_diag netlink client of mncd's sweep (sockscan.c): one host-wide dump of
  * UNIX sockets (name, peer inode, shutdown state, queue lengths) and of TCP and UDP sockets
  * (tuple, state, INET_DIAG_CGROUP_ID), and SOCK_DESTROY. Private to the sweep.

@@ -1,5 +1,7 @@
-/* sockscan.c - the pre-taint connection sweep (contract in sockscan.h). */
-#include <arpa/inet.h>
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sockscan.c - the pre-taint connection sweep (contract in sockscan.h): freeze, scan, judge
+ * each socket once, abort TCP, thaw. The parts: freeze.c, sockproc.c, sockjudge.c
+ * (sockscan_int.h). */#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -25,1044 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hostscan.h"
-#include "inflight.h"
-#include "sockdiag.h"
-#include "sockscan.h"
-
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
-#define FREEZE_TIMEOUT_MS 2000
-#define MAX_PIDS 65536
-
-/* ---- small helpers */
-
-static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t n, const char *fmt, ...)
-{
-    if (!n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
-
-static long now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
-typedef struct u32set {
-    uint32_t *v;
-    int n, cap;
-    bool sorted;
-} u32set;
-
-static int u32set_add(u32set *s, uint32_t x)
-{
-    if (s->n == s->cap) {
-        int c = s->cap ? s->cap * 2 : 64;
-        uint32_t *t = realloc(s->v, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        s->v = t;
-        s->cap = c;
-    }
-    s->v[s->n++] = x;
-    s->sorted = false;
-    return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static bool u32set_has(u32set *s, uint32_t x)
-{
-    if (!s->sorted) {
-        if (s->n)
-            qsort(s->v, (size_t)s->n, sizeof(*s->v), cmp_u32);
-        s->sorted = true;
-    }
-    return s->n && bsearch(&x, s->v, (size_t)s->n, sizeof(*s->v), cmp_u32);
-}
-
-/* "socket:[12345]" -> 12345; 0 if not a socket */
-static uint32_t socket_ino(const char *link)
-{
-    unsigned long v;
-    char tail;
-    if (sscanf(link, "socket:[%lu%c", &v, &tail) != 2 || tail != ']' || v == 0 || v > UINT32_MAX)
-        return 0;
-    return (uint32_t)v;
-}
-
-/* ---- cgroup freezer: nothing in the agent runs while its sockets are judged and shut, so no
- * fork, fd shuffle, accept or send can race the scan (sockscan.h) */
-
-typedef struct frozen {
-    char path[PATH_MAX];
-    bool was_frozen; /* frozen by someone else before: left frozen */
-} frozen;
-
-static int read_small(const char *path, char *buf, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t r = read(fd, buf, n - 1);
-    int e = errno;
-    close(fd);
-    if (r < 0)
-        return -e;
-    buf[r] = 0;
-    return 0;
-}
-
-static int write_small(const char *path, const char *s)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t r = write(fd, s, strlen(s));
-    int e = errno;
-    close(fd);
-    return r == (ssize_t)strlen(s) ? 0 : r < 0 ? -e : -EIO;
-}
-
-/* 1 frozen, 0 not (yet), -errno (a removed cgroup is -ENOENT) */
-static int cg_frozen(const char *cg)
-{
-    char p[PATH_MAX + 32], b[256];
-    snprintf(p, sizeof(p), "%s/cgroup.events", cg);
-    int r = read_small(p, b, sizeof(b));
-    if (r)
-        return r;
-    const char *f = strstr(b, "frozen ");
-    return f ? f[7] == '1' : -EPROTO;
-}
-
-static void thaw(frozen *fz, int n)
-{
-    char p[PATH_MAX + 32];
-    for (int i = 0; i < n; i++) {
-        if (fz[i].was_frozen)
-            continue;
-        snprintf(p, sizeof(p), "%s/cgroup.freeze", fz[i].path);
-        /* a failure leaves the agent stopped: fail closed, and the cgroup may be gone anyway */
-        int r = write_small(p, "0");
-        if (r != 0 && r != -ENOENT)
-            fprintf(stderr, "mncd: sweep: cannot thaw %s: %s\n", fz[i].path, strerror(-r));
-    }
-}
-
-static int freeze(const mncd_sweep_cg *cgs, int ncg, frozen *fz, int *nfz, char *err, size_t errlen)
-{
-    char p[PATH_MAX + 32], b[16];
-    *nfz = 0;
-    for (int i = 0; i < ncg; i++) {
-        frozen *f = &fz[*nfz];
-        snprintf(f->path, sizeof(f->path), "%s", cgs[i].path);
-        snprintf(p, sizeof(p), "%s/cgroup.freeze", cgs[i].path);
-        int r = read_small(p, b, sizeof(b));
-        if (r == -ENOENT)
-            continue; /* the cgroup went away (agent exited): nothing to sweep there */
-        if (r) {
-            seterr(err, errlen, "read %s: %s", p, strerror(-r));
-            return -1;
-        }
-        f->was_frozen = b[0] == '1';
-        if (!f->was_frozen && (r = write_small(p, "1")) != 0) {
-            if (r == -ENOENT)
-                continue;
-            seterr(err, errlen, "freeze %s: %s", cgs[i].path, strerror(-r));
-            return -1;
-        }
-        (*nfz)++;
-    }
-    long deadline = now_us() + FREEZE_TIMEOUT_MS * 1000L;
-    for (int i = 0; i < *nfz; i++) {
-        for (;;) {
-            int r = cg_frozen(fz[i].path);
-            if (r == 1 || r == -ENOENT)
-                break;
-            if (r < 0) {
-                seterr(err, errlen, "read %s/cgroup.events: %s", fz[i].path, strerror(-r));
-                return -1;
-            }
-            if (now_us() > deadline) {
-                /* e.g. a task in uninterruptible sleep: judging a running agent would race */
-                seterr(err, errlen, "%s did not freeze within %d ms", fz[i].path, FREEZE_TIMEOUT_MS);
-                return -1;
-            }
-            struct timespec ts = {0, 200 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    return 0;
-}
-
-/* ---- processes and their socket fds */
-
-typedef struct sfd {
-    pid_t pid;
-    int fd;
-    uint32_t ino;
-} sfd;
-
-/* by inode, then pid and fd (a stable choice of which fd acts for a shared socket) */
-static int cmp_sfd(const void *a, const void *b)
-{
-    const sfd *x = a, *y = b;
-    if (x->ino != y->ino)
-        return x->ino < y->ino ? -1 : 1;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return (x->fd > y->fd) - (x->fd < y->fd);
-}
-
-typedef struct scan {
-    sfd *s;
-    int n, cap;
-    u32set inos;  /* every socket inode the agent holds */
-    u32set mine;  /* mncd's own sockets (the monitor's end of the agents' connections) */
-    u32set pids;  /* the agent's processes (sorted, unique) */
-    int npids;
-} scan;
-
-/* Socket inodes in /proc/<pid>/fd. pid 0 = ourselves. -ENOENT/-ESRCH: the process is gone. */
-static int scan_fds(scan *sc, pid_t pid, bool self)
-{
-    char dp[64];
-    if (self)
-        snprintf(dp, sizeof(dp), "/proc/self/fd");
-    else
-        snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
-    DIR *d = opendir(dp);
-    if (!d)
-        return -errno;
-    int dfd = dirfd(d), rc = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char link[64];
-        ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-        if (n < 0)
-            continue; /* closed meanwhile (the process is frozen; only mncd's own fds move) */
-        link[n] = 0;
-        uint32_t ino = socket_ino(link);
-        if (!ino)
-            continue;
-        if (self) {
-            if ((rc = u32set_add(&sc->mine, ino)) != 0)
-                break;
-            continue;
-        }
-        if ((rc = u32set_add(&sc->inos, ino)) != 0) /* duplicates are harmless for membership */
-            break;
-        if (sc->n == sc->cap) {
-            int c = sc->cap ? sc->cap * 2 : 128;
-            sfd *t = realloc(sc->s, (size_t)c * sizeof(*t));
-            if (!t) {
-                rc = -ENOMEM;
-                break;
-            }
-            sc->s = t;
-            sc->cap = c;
-        }
-        sc->s[sc->n++] = (sfd){pid, atoi(e->d_name), ino};
-    }
-    closedir(d);
-    return rc;
-}
-
-static int scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, size_t errlen)
-{
-    u32set pids = {0};
-    int rc = 0, w = 0;
-    for (int i = 0; i < ncg && !rc; i++) {
-        char p[PATH_MAX + 32];
-        snprintf(p, sizeof(p), "%s/cgroup.procs", cgs[i].path);
-        FILE *f = fopen(p, "re");
-        if (!f) {
-            if (errno == ENOENT)
-                continue; /* cgroup removed: its agent instance is gone */
-            seterr(err, errlen, "read %s: %s", p, strerror(errno));
-            rc = -1;
-            break;
-        }
-        long pid;
-        while (fscanf(f, "%ld", &pid) == 1) {
-            if (pid <= 0 || pid > INT_MAX)
-                continue;
-            if (pids.n >= MAX_PIDS || u32set_add(&pids, (uint32_t)pid) != 0) {
-                seterr(err, errlen, "too many processes in the agent's cgroups");
-                rc = -1;
-                break;
-            }
-        }
-        if (ferror(f) && !rc) {
-            seterr(err, errlen, "read %s: %s", p, strerror(errno));
-            rc = -1;
-        }
-        fclose(f);
-    }
-    if (pids.n)
-        qsort(pids.v, (size_t)pids.n, sizeof(*pids.v), cmp_u32);
-    for (int i = 0; i < pids.n && !rc; i++) {
-        if (i && pids.v[i] == pids.v[i - 1])
-            continue;
-        pids.v[w++] = pids.v[i]; /* unique, still sorted */
-        int r = scan_fds(sc, (pid_t)pids.v[i], false);
-        if (r == -ENOENT || r == -ESRCH)
-            continue; /* exited (a frozen process can still be killed) */
-        if (r) {
-            seterr(err, errlen, "list /proc/%u/fd: %s", pids.v[i], strerror(-r));
-            rc = -1;
-            break;
-        }
-        sc->npids++;
-    }
-    pids.n = w;
-    pids.sorted = true;
-    sc->pids = pids;
-    if (!rc) {
-        int r = scan_fds(sc, 0, true);
-        if (r) {
-            seterr(err, errlen, "list /proc/self/fd: %s", strerror(-r));
-            rc = -1;
-        }
-    }
-    return rc;
-}
-
-/* A copy of the agent's fd, checked to still be the socket we listed (fd numbers can be
- * reused; the cgroup is frozen, so this is belt and braces). -errno on failure. */
-static int grab(pid_t pid, int fd, uint32_t ino)
-{
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pfd < 0)
-        return -errno;
-    int c = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-    int e = errno;
-    close(pfd);
-    if (c < 0)
-        return -e;
-    struct stat st;
-    if (fstat(c, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_ino != ino) {
-        close(c);
-        return -ESTALE;
-    }
-    return c;
-}
-
-/* ---- decisions: the kernel's rules, on the peer of an existing connection */
-
-typedef struct ctx {
-    mnc_kern *k;
-    uint32_t agent;
-    const struct mnc_taint *t;
-    const mncd_sweep_cg *cgs;
-    int ncg;
-    int sock_unix, sock_inet;
-    diag g;
-    scan sc;
-    mncd_hostscan hs;
-    bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
-    char out_what[128];
-    mncd_sweep_fn fn;
-    void *fctx;
-    mncd_sweep_stats *st;
-    char *err;
-    size_t errlen;
-    bool failed;
-} ctx;
-
-static void peer_text(const char *name, int len, char *out, size_t n)
-{
-    if (len <= 0) {
-        snprintf(out, n, "(unnamed)");
-        return;
-    }
-    size_t j = 0;
-    for (int i = 0; i < len && j + 1 < n; i++) {
-        char c = name[i];
-        if (i == 0 && c == 0)
-            c = '@';
-        else if (c == 0)
-            break;
-        out[j++] = (c >= 0x20 && c < 0x7f) ? c : '?';
-    }
-    out[j] = 0;
-}
-
-/* A UNIX peer by its bound name, like connect_unix/sendmsg_unix judge the sun_path. */
-static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned *cls, uint32_t *id)
-{
-    *cls = MNC_SINK_EXTERNAL;
-    *id = MNC_ID_NONE;
-    if (len <= 0)
-        return mnc_decide(c->t, *cls, *id); /* unnamed peer: nobody we can name */
-    struct mnc_unix_key key;
-    memset(&key, 0, sizeof(key));
-    if (name[0] == 0) {
-        key.path[0] = '@';
-        memcpy(key.path + 1, name + 1, (size_t)(len - 1 < MNC_UNIX_PATH_MAX - 1 ? len - 1 : MNC_UNIX_PATH_MAX - 1));
-    } else {
-        memcpy(key.path, name, (size_t)(len < MNC_UNIX_PATH_MAX ? len : MNC_UNIX_PATH_MAX));
-        if (c->t->tainted && !mnc_unix_path_canonical(name, (uint32_t)len))
-            return MNC_K_DENY_UNIX_PATH;
-    }
-    struct mnc_sink s;
-    if (bpf_map_lookup_elem(c->sock_unix, &key, &s) == 0) {
-        *cls = s.cls;
-        *id = s.id;
-    }
-    return mnc_decide(c->t, *cls, *id);
-}
-
-static int report(ctx *c, mncd_sweep_act *a)
-{
-    if (a->refuse && !a->err)
-        a->err = EPERM;
-    if (a->err) {
-        c->failed = true;
-        if (!c->err[0] && a->refuse)
-            seterr(c->err, c->errlen, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid, a->why ? a->why : "refused");
-        else if (!c->err[0])
-            seterr(c->err, c->errlen, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action, (int)a->pid,
-                   a->fd, a->peer, strerror(a->err));
-    } else {
-        c->st->acted++;
-    }
-    if (c->fn && c->fn(c->fctx, a) != 0) {
-        c->failed = true;
-        if (!c->err[0])
-            seterr(c->err, c->errlen, "audit of a sweep action failed");
-        return -1;
-    }
-    return 0;
-}
-
-static const char *unix_kind(uint8_t type)
-{
-    return type == SOCK_STREAM ? "unix_stream" : type == SOCK_SEQPACKET ? "unix_seqpacket" : "unix_dgram";
-}
-
-static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id);
-static int destroy_tcp(ctx *c, const tent *e);
-static bool tcp_may_send(uint8_t state);
-
-/* 1: the socket inode's owner (its creator's fsuid) is the uid an instance of the agent runs
- * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
-static int own_by_uid(const ctx *c, uid_t uid)
-{
-    bool cannot = false;
-    for (int i = 0; i < c->ncg; i++) {
-        if (c->cgs[i].uid_known && !c->cgs[i].root && c->cgs[i].uid != 0) {
-            if (uid == c->cgs[i].uid)
-                return 1;
-        } else {
-            cannot = true;
-        }
-    }
-    return cannot ? -1 : 0;
-}
-
-/* Is the process that connected this socket (or made the pair) one of the agent's? pfd: a
- * copy of the PEER socket; SO_PEERPIDFD names the task whose credentials the peer recorded at
- * connect()/socketpair() (the connector), as a pidfd, so a reused pid cannot fool it. Linux
- * 6.18 has no SO_PEERCGROUPID (checked on the CI kernel: option 83 is SO_PASSRIGHTS). */
-static bool connector_in_agent(ctx *c, int pfd)
-{
-    int pidfd = -1;
-    socklen_t l = sizeof(pidfd);
-    if (getsockopt(pfd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) != 0 || pidfd < 0)
-        return false;
-    char p[64], b[512];
-    snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", pidfd);
-    long pid = -1;
-    if (read_small(p, b, sizeof(b)) == 0) {
-        const char *q = strstr(b, "\nPid:");
-        if (q)
-            pid = strtol(q + 5, NULL, 10); /* -1: exited */
-    }
-    close(pidfd);
-    return pid > 0 && pid <= INT_MAX && u32set_has(&c->sc.pids, (uint32_t)pid);
-}
-
-/* Did a process of the agent create this UNIX socket (fd: mncd's copy)? Proof by the inode's
- * owner uid (the creator's fsuid); where the uid cannot tell (root or unknown-uid instances),
- * by the connector of its peer (connector_in_agent), read on an outside holder's copy of the
- * peer: a socket the agent connected itself. No proof (unconnected, a datagram peer, the peer
- * in flight, the connector exited): not the agent's. */
-static bool unix_own(ctx *c, int fd, const uent *e)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return false;
-    int r = own_by_uid(c, st.st_uid);
-    if (r >= 0)
-        return r == 1;
-    if (!e->peer || e->peer == UINT32_MAX)
-        return false;
-    const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->peer);
-    int pfd = h ? grab(h->pid, h->fd, e->peer) : -1;
-    if (pfd < 0)
-        return false;
-    bool own = connector_in_agent(c, pfd);
-    close(pfd);
-    return own;
-}
-
-/* Everything queued to the agent on a socket mncd shut: received and discarded, every fd in
- * flight closed (it would otherwise reach the agent after the sweep). */
-static void drain_report(ctx *c, const mncd_sweep_act *a0, int fd)
-{
-    int n = 0;
-    long b = 0;
-    int r = mncd_drain(fd, &n, &b);
-    c->st->inflight_fds += n;
-    if (r == 0 && n == 0)
-        return;
-    char why[128];
-    snprintf(why, sizeof(why), "%d fd(s) in flight and %ld byte(s) queued to the agent, discarded", n, b);
-    mncd_sweep_act a = *a0;
-    a.action = "drain";
-    a.why = why;
-    a.refuse = false;
-    a.err = r < 0 ? -r : 0;
-    report(c, &a);
-}
-
-/* how: SHUT_RDWR (then drained), SHUT_WR (receiving stays; the caller peeks), or -1 (the
- * agent's own connected datagram socket: only disconnected; its sendto stays judged by
- * sendmsg_unix). A connected datagram socket is disconnected first in every case. */
-static void shut_unix(ctx *c, mncd_sweep_act *a, const uent *e, int fd, int how)
-{
-    a->action = "shutdown";
-    if (e->type == SOCK_DGRAM && e->peer) {
-        struct sockaddr sa = {.sa_family = AF_UNSPEC};
-        a->action = how == -1 ? "disconnect" : "disconnect+shutdown";
-        if (connect(fd, &sa, sizeof(sa)) != 0)
-            a->err = errno;
-    }
-    /* a shutdown of an unconnected socket still marks it (ENOTCONN): later sends get EPIPE */
-    if (!a->err && how != -1 && shutdown(fd, how) != 0 && errno != ENOTCONN)
-        a->err = errno;
-    if (report(c, a) != 0 || a->err)
-        return;
-    if (how == SHUT_RDWR)
-        drain_report(c, a, fd);
-}
-
-static void judge_inflight_fd(ctx *c, const sfd *s, int fd);
-
-typedef struct peekctx {
-    ctx *c;
-    const sfd *s;
-} peekctx;
-
-static int inflight_cb(void *arg, int fd)
-{
-    peekctx *p = arg;
-    judge_inflight_fd(p->c, p->s, fd);
-    return p->c->failed ? -ECANCELED : 0;
-}
-
-/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). */
-static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
-{
-    if (e->state == UNIX_LISTEN || c->failed)
-        return;
-    int n = 0;
-    peekctx p = {c, s};
-    int r = mncd_peek_inflight(fd, e->type, inflight_cb, &p, &n);
-    c->st->inflight_fds += n;
-    if (r && !c->failed) {
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type), .action = "inspect",
-                            .why = "fds in flight to the agent", .err = r == -E2BIG ? E2BIG : -r,
-                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
-        snprintf(a.peer, sizeof(a.peer), "(receive queue)");
-        report(c, &a);
-    }
-}
-
-/* A listener of a tainted agent: shut it (no new connections: ECONNREFUSED) and take and shut
- * the connections still waiting in its backlog (accepted later they would be unjudged). */
-static void shut_listener(ctx *c, const sfd *s, const uent *e, int fd)
-{
-    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "unix_listener", .action = "shutdown",
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE, .reason = MNC_K_DENY_EXTERNAL};
-    peer_text(e->name, e->namelen, a.peer, sizeof(a.peer));
-    if (shutdown(fd, SHUT_RDWR) != 0)
-        a.err = errno;
-    if (report(c, &a) != 0 || a.err)
-        return;
-    /* The open file is shared with the agent, which is frozen: O_NONBLOCK for the drain is
-     * invisible to it and restored before the thaw. */
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        mncd_sweep_act b = a;
-        b.action = "drain";
-        b.err = errno;
-        report(c, &b);
-        return;
-    }
-    for (int i = 0; i < 100000; i++) {
-        int p = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        if (p < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINVAL) {
-                mncd_sweep_act b = a;
-                b.kind = "unix_pending";
-                b.action = "drain";
-                b.err = errno;
-                report(c, &b);
-            }
-            break; /* EINVAL: a shut-down listener with an empty backlog */
-        }
-        mncd_sweep_act b = a;
-        b.kind = "unix_pending";
-        b.fd = -1;
-        struct stat st;
-        b.ino = fstat(p, &st) == 0 ? (uint32_t)st.st_ino : 0;
-        snprintf(b.peer, sizeof(b.peer), "(pending connection on %.150s)", a.peer);
-        if (shutdown(p, SHUT_RDWR) != 0)
-            b.err = errno;
-        close(p); /* closing it also drops whatever the client queued, fds included */
-        report(c, &b);
-    }
-    if (fcntl(fd, F_SETFL, fl) != 0) {
-        mncd_sweep_act b = a;
-        b.action = "restore flags";
-        b.err = errno;
-        report(c, &b);
-    }
-}
-
-/* The peer's bound name: from the table, else (peer in another network namespace) from the
- * socket itself. Returns its length (0: unnamed). */
-static int unix_peer_name(ctx *c, const uent *e, int fd, char name[MNC_UNIX_PATH_MAX])
-{
-    int len = 0;
-    const uent *pe = e->peer ? mncd_diag_unix_find(&c->g, e->peer) : NULL;
-    if (pe) {
-        len = pe->namelen;
-        memcpy(name, pe->name, (size_t)len);
-    } else if (e->peer) {
-        struct sockaddr_un su;
-        socklen_t sl = sizeof(su);
-        if (getpeername(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
-            len = (int)(sl - offsetof(struct sockaddr_un, sun_path));
-            if (len > MNC_UNIX_PATH_MAX)
-                len = MNC_UNIX_PATH_MAX;
-            memcpy(name, su.sun_path, (size_t)len);
-        }
-    }
-    while (len > 0 && name[0] != 0 && name[len - 1] == 0)
-        len--; /* pathnames may carry their terminating NUL */
-    return len;
-}
-
-/* One UNIX socket of the agent (fd: mncd's copy of it). */
-static void judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
-{
-    bool dead = (e->shut & 3) == 3; /* shut both ways (e.g. by an earlier sweep): nothing can be sent */
-    if (e->state == UNIX_LISTEN) {
-        if (!dead && c->t->tainted)
-            shut_listener(c, s, e, fd);
-        return;
-    }
-    if (e->peer && u32set_has(&c->sc.mine, e->peer)) {
-        c->st->kept += !dead; /* the monitor (mncd never passes fds) */
-        return;
-    }
-    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type),
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
-    char why[192];
-    if (e->peer && u32set_has(&c->sc.inos, e->peer)) {
-        /* both ends in the agent: no boundary crossed, unless a process outside holds either
-         * end too, or the agent's data in flight to an outside peer may carry one */
-        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
-        if (!h)
-            h = mncd_hostscan_holder(&c->hs, e->peer);
-        a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if ((!h && !c->out_inflight) || mnc_kreason_allows(a.reason) || dead) {
-            c->st->kept += !dead;
-            peek_unix(c, s, e, fd);
-            return;
-        }
-        if (h)
-            snprintf(why, sizeof(why), "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
-                     h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
-        else
-            snprintf(why, sizeof(why), "the agent's data in flight to an outside peer may carry it (%s)", c->out_what);
-        a.why = why;
-        snprintf(a.peer, sizeof(a.peer), "(the agent's own socket %" PRIu32 ")", e->peer);
-        shut_unix(c, &a, e, fd, SHUT_RDWR);
-        return;
-    }
-    if (dead) {
-        peek_unix(c, s, e, fd); /* what is queued can still be read */
-        return;
-    }
-    char name[MNC_UNIX_PATH_MAX];
-    int len = unix_peer_name(c, e, fd, name);
-    if (e->peer)
-        peer_text(name, len, a.peer, sizeof(a.peer));
-    else
-        snprintf(a.peer, sizeof(a.peer), "(unconnected)");
-    if (!unix_own(c, fd, e)) {
-        /* the cgroup hooks judge its connect/sendto by its creator's cgroup: leads outside */
-        c->st->foreign++;
-        a.why = "created outside the agent";
-        a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if (mnc_kreason_allows(a.reason) || (!e->peer && (e->shut & 2))) {
-            c->st->kept += mnc_kreason_allows(a.reason); /* else: shut for sending by an earlier sweep */
-            peek_unix(c, s, e, fd);
-            return;
-        }
-        shut_unix(c, &a, e, fd, e->peer ? SHUT_RDWR : SHUT_WR);
-        if (!e->peer)
-            peek_unix(c, s, e, fd);
-        return;
-    }
-    if (!e->peer) {
-        peek_unix(c, s, e, fd); /* the agent's own: a later connect()/sendto() is hooked */
-        return;
-    }
-    a.reason = decide_unix_name(c, name, len, &a.dst_cls, &a.dst_id);
-    if (mnc_kreason_allows(a.reason)) {
-        c->st->kept++;
-        peek_unix(c, s, e, fd);
-        return;
-    }
-    if (e->type == SOCK_DGRAM) {
-        /* disconnect (POSIX: connect with AF_UNSPEC): a send() without address then fails with
-         * ENOTCONN; a sendto() with an address is judged by sendmsg_unix as usual */
-        shut_unix(c, &a, e, fd, -1);
-        peek_unix(c, s, e, fd);
-    } else {
-        shut_unix(c, &a, e, fd, SHUT_RDWR);
-    }
-}
-
-/* IP sockets proved the agent's by INET_DIAG_CGROUP_ID in an earlier sweep. An unbound socket
- * in CLOSE state (fresh, or aborted by SOCK_DESTROY) is in no sock_diag dump, so its cgroup
- * cannot be read again; an inode number is not reused before the 32-bit counter wraps. */
-#define OWN_CACHE 4096
-static struct {
-    uint32_t ino, agent;
-} own_cache[OWN_CACHE];
-static int own_next;
-
-static bool own_cached(uint32_t agent, uint32_t ino)
-{
-    for (int i = 0; i < OWN_CACHE; i++)
-        if (own_cache[i].ino == ino && own_cache[i].agent == agent)
-            return true;
-    return false;
-}
-
-static void own_remember(uint32_t agent, uint32_t ino)
-{
-    if (own_cached(agent, ino))
-        return;
-    own_cache[own_next].ino = ino;
-    own_cache[own_next].agent = agent;
-    own_next = (own_next + 1) % OWN_CACHE;
-}
-
-static tent *inet_find(ctx *c, uint32_t ino)
-{
-    for (int i = 0; i < c->g.nt; i++)
-        if (c->g.t[i].ino == ino)
-            return &c->g.t[i];
-    return NULL;
-}
-
-/* An IP socket (fd: mncd's copy). Created in the agent's cgroups: egress judges its packets by
- * that cgroup (TCP also by judge_tcp). Otherwise it leads outside: shut (a shut UDP, raw or
- * ping socket stays shut: sendto gets EPIPE even after a new connect), and for TCP the
- * delivery is refused as well: connect(AF_UNSPEC) clears a TCP socket's shutdown, and a new
- * connect on it would be judged by its creator's cgroup. */
-static void judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
-{
-    tent *e = inet_find(c, ino);
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        st.st_uid = (uid_t)-1;
-    bool own = e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid)
-                              : own_cached(c->agent, ino) || own_by_uid(c, st.st_uid) == 1;
-    if (own) {
-        if (e && e->has_cg)
-            own_remember(c->agent, ino);
-        return;
-    }
-    c->st->foreign++;
-    int type = 0, proto = 0;
-    socklen_t l = sizeof(type);
-    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    mncd_sweep_act a = {.pid = s->pid, .fd = in_flight ? -1 : s->fd, .ino = ino, .why = why, .action = "shutdown",
-                        .kind = proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "inet",
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
-    a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-    if (mnc_kreason_allows(a.reason)) {
-        c->st->kept++;
-        return;
-    }
-    /* shut both ways already (an earlier sweep): a datagram socket stays so; TCP is refused again */
-    struct pollfd pf = {.fd = fd, .events = POLLOUT};
-    if (type != SOCK_STREAM && poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP))
-        return;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t sl = sizeof(ss);
-    char ip[INET6_ADDRSTRLEN] = "?";
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
-        struct sockaddr_in *si = (struct sockaddr_in *)&ss;
-        inet_ntop(AF_INET, &si->sin_addr, ip, sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), "%s:%u", ip, ntohs(si->sin_port));
-    } else if (ss.ss_family == AF_INET6 && sl >= sizeof(struct sockaddr_in6)) {
-        struct sockaddr_in6 *si = (struct sockaddr_in6 *)&ss;
-        inet_ntop(AF_INET6, &si->sin6_addr, ip, sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), "[%s]:%u", ip, ntohs(si->sin6_port));
-    } else {
-        snprintf(a.peer, sizeof(a.peer), "(unconnected)");
-    }
-    if (e && e->proto == IPPROTO_TCP && tcp_may_send(e->state)) {
-        int r = destroy_tcp(c, e); /* the current connection ends at once (ECONNABORTED) */
-        if (r == 0)
-            a.action = "destroy+shutdown";
-    }
-    if (shutdown(fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
-        a.err = errno;
-    if (report(c, &a) != 0 || a.err || type != SOCK_STREAM)
-        return;
-    mncd_sweep_act b = a;
-    b.action = "refuse";
-    b.refuse = true;
-    b.why = "a TCP socket created outside the agent cannot be shut for good (connect(AF_UNSPEC) re-arms it, "
-            "and the hooks judge it by its creator's cgroup)";
-    report(c, &b);
-}
-
-/* A socket our tables do not know: a UNIX socket in another network namespace, or another
- * family. UNIX ones are judged from the socket itself; the peer's inode is then unknown, so
- * only its name counts. */
-static void judge_other(ctx *c, const sfd *s, int fd)
-{
-    int dom = 0, type = 0, acc = 0, proto = 0;
-    socklen_t l = sizeof(dom);
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) != 0) {
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
-                            .err = errno};
-        snprintf(a.peer, sizeof(a.peer), "?");
-        report(c, &a);
-        return;
-    }
-    if (dom == AF_INET || dom == AF_INET6) {
-        judge_inet(c, s, fd, s->ino, "created outside the agent", false);
-        return;
-    }
-    l = sizeof(type);
-    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    if (dom != AF_UNIX) {
-        struct stat st;
-        if ((dom == AF_NETLINK && proto == 0 /* NETLINK_ROUTE: what the agent may open itself */) ||
-            (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1))
-            return;
-        c->st->foreign++;
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = dom == AF_NETLINK ? "netlink" : "socket",
-                            .action = "refuse", .refuse = true, .reason = MNC_K_DENY_EXTERNAL,
-                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE,
-                            .why = "a socket of a family the sweep cannot shut, created outside the agent"};
-        snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
-        report(c, &a);
-        return;
-    }
-    l = sizeof(acc);
-    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l);
-    uent e = {.ino = s->ino, .type = (uint8_t)type, .state = acc ? UNIX_LISTEN : UNIX_ESTABLISHED};
-    struct sockaddr_un su;
-    socklen_t sl = sizeof(su);
-    if (acc && getsockname(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path)) {
-        e.namelen = (uint8_t)(sl - offsetof(struct sockaddr_un, sun_path));
-        memcpy(e.name, su.sun_path, e.namelen);
-    }
-    sl = sizeof(su);
-    if (!acc && getpeername(fd, (struct sockaddr *)&su, &sl) == 0)
-        e.peer = UINT32_MAX; /* "some peer": unix_find misses, so the name comes from getpeername */
-    judge_unix(c, s, &e, fd);
-}
-
-/* An fd found queued on a socket the agent keeps (mncd's duplicate of it). A socket in flight
- * counts as leading outside whoever made it (an agent that parks its own socket in a queue
- * loses it), except IP sockets created in the agent's cgroups (egress judges those) and
- * NETLINK_ROUTE. Files are not judged here (docs/kernel.md). */
-static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-        return;
-    int dom = 0, type = 0;
-    socklen_t l = sizeof(dom);
-    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
-    l = sizeof(type);
-    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-    char why[96];
-    snprintf(why, sizeof(why), "in flight to the agent on its socket %" PRIu32, s->ino);
-    if (dom == AF_INET || dom == AF_INET6) {
-        judge_inet(c, s, fd, (uint32_t)st.st_ino, why, true);
-        return;
-    }
-    mncd_sweep_act a = {.pid = s->pid, .fd = -1, .ino = (uint32_t)st.st_ino, .why = why,
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
-    a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-    if (dom == AF_UNIX) {
-        if (mnc_kreason_allows(a.reason))
-            return;
-        a.kind = unix_kind((uint8_t)type);
-        struct sockaddr_un su;
-        socklen_t sl = sizeof(su);
-        int len = 0;
-        if (getpeername(fd, (struct sockaddr *)&su, &sl) == 0 && sl > offsetof(struct sockaddr_un, sun_path))
-            len = (int)(sl - offsetof(struct sockaddr_un, sun_path));
-        peer_text(su.sun_path, len, a.peer, sizeof(a.peer));
-        uent e = {.ino = a.ino, .type = (uint8_t)type, .peer = len || type != SOCK_DGRAM ? 1 : 0};
-        shut_unix(c, &a, &e, fd, SHUT_RDWR);
-        return;
-    }
-    int proto = 0;
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    if (dom == AF_NETLINK && proto == 0)
-        return;
-    a.kind = dom == AF_NETLINK ? "netlink" : "socket";
-    a.action = "refuse";
-    a.refuse = true;
-    snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
-    report(c, &a);
-}
-
-/* ---- TCP: what egress would drop, aborted at once */
-
-static bool tcp_may_send(uint8_t state)
-{
-    /* ESTABLISHED, SYN_SENT, FIN_WAIT1, CLOSE_WAIT, LAST_ACK, CLOSING */
-    return state == 1 || state == 2 || state == 4 || state == 8 || state == 9 || state == 11;
-}
-
-static int inet_lookup(ctx *c, const tent *e, struct mnc_sink *s)
-{
-    struct mnc_inet_key k;
-    memset(&k, 0, sizeof(k));
-    k.family = e->v4 ? AF_INET : AF_INET6;
-    if (e->v4)
-        memcpy(k.addr, e->dst + 12, 4);
-    else
-        memcpy(k.addr, e->dst, 16);
-    k.port = e->dport;
-    if (bpf_map_lookup_elem(c->sock_inet, &k, s) == 0)
-        return 0;
-    if (k.port) {
-        k.port = 0;
-        if (bpf_map_lookup_elem(c->sock_inet, &k, s) == 0)
-            return 0;
-    }
-    struct mnc_inet_key any;
-    memset(&any, 0, sizeof(any));
-    any.family = k.family;
-    any.port = e->dport;
-    return bpf_map_lookup_elem(c->sock_inet, &any, s) == 0 ? 0 : -ENOENT;
-}
-
-static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id)
-{
-    for (int i = 0; i < ncg; i++)
-        if (cgs[i].cgid == id)
-            return true;
-    return false;
-}
-
-static int destroy_tcp(ctx *c, const tent *e)
-{
-    return mncd_diag_destroy_tcp(&c->g, e);
-}
-
-static void judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
-{
-    for (int i = 0; i < c->g.nt && !c->failed; i++) {
-        tent *e = &c->g.t[i];
-        if (e->proto != IPPROTO_TCP)
-            continue; /* UDP: egress gives EPERM per packet; foreign ones are judge_inet's */
-        /* the socket's cgroup, as egress identifies it (bpf_skb_cgroup_id); kernels without the
-         * attribute: the sockets the agent's processes hold */
-        bool ours = e->has_cg ? agent_cg(cgs, ncg, e->cgid) : (e->ino && u32set_has(&c->sc.inos, e->ino));
-        if (!ours || !tcp_may_send(e->state) || !c->t->tainted)
-            continue;
-        unsigned cls = MNC_SINK_EXTERNAL;
-        uint32_t id = MNC_ID_NONE;
-        struct mnc_sink s;
-        if (inet_lookup(c, e, &s) == 0) {
-            cls = s.cls;
-            id = s.id;
-        } else {
-            /* a local peer: the other end of the pair is in the table; its creator's agent is
-             * the destination (like egress's loopback socket lookup) */
-            for (int j = 0; j < c->g.nt; j++) {
-                tent *p = &c->g.t[j];
-                if (p == e || p->proto != IPPROTO_TCP || p->sport != e->dport || p->dport != e->sport || memcmp(p->src, e->dst, 16) ||
-                    memcmp(p->dst, e->src, 16) || !p->has_cg)
-                    continue;
-                struct mnc_agent pa;
-                if (mnc_kern_lookup_cgroup(c->k, p->cgid, &pa) == 0) {
-                    cls = MNC_SINK_AGENT;
-                    id = pa.agent_id;
-                }
-                break;
-            }
-            if (cls == MNC_SINK_AGENT && id == c->agent) {
-                c->st->kept++;
-                continue; /* between processes of the same agent */
-            }
-        }
-        unsigned r = mnc_decide(c->t, cls, id);
-        if (mnc_kreason_allows(r)) {
-            c->st->kept++;
-            continue;
-        }
-        mncd_sweep_act a = {.ino = e->ino, .fd = -1, .kind = "tcp", .action = "destroy", .reason = r, .dst_cls = cls,
-                            .dst_id = id};
-        char ip[INET6_ADDRSTRLEN] = "?";
-        inet_ntop(e->v4 ? AF_INET : AF_INET6, e->v4 ? (const void *)(e->dst + 12) : (const void *)e->dst, ip, sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), e->v4 ? "%s:%u" : "[%s]:%u", ip, e->dport);
-        int rc = destroy_tcp(c, e);
-        if (rc == -EOPNOTSUPP) {
-            /* CONFIG_INET_DIAG_DESTROY off: egress still drops every packet; only the prompt
-             * error is lost. Not a reason to refuse the delivery. */
-            c->st->tcp_destroy_unsupported++;
-            continue;
-        }
-        if (rc == -ENOENT)
-            continue; /* closed meanwhile */
-        a.err = rc < 0 ? -rc : 0;
-        report(c, &a);
-    }
-}
+#include "freeze.h"
+#include "mnc_util.h"
+#include "sockscan_int.h"
 
 /* ---- the sweep */
 
@@ -1077,7 +44,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
         err[0] = 0;
     if (ncg <= 0)
         return 0;
-    long t0 = now_us();
+    long t0 = mnc_mono_us();
     ctx c = {.k = k, .agent = agent, .t = t, .cgs = cgs, .ncg = ncg, .sock_unix = -1, .sock_inet = -1, .fn = fn, .fctx = fctx, .st = st,
              .err = err, .errlen = errlen};
     c.g.nl = -1;
@@ -1086,10 +53,10 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
         c.err = dummy_err;
         c.errlen = 1;
     }
-    frozen *fz = calloc((size_t)ncg, sizeof(*fz));
+    mncd_frozen *fz = calloc((size_t)ncg, sizeof(*fz));
     int nfz = 0, rc = -1;
     if (!fz) {
-        seterr(err, errlen, "out of memory");
+        mnc_errf(err, errlen, 0, "out of memory");
         return -1;
     }
     char mp[PATH_MAX];
@@ -1098,29 +65,29 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     snprintf(mp, sizeof(mp), "%s/sock_inet", mnc_kern_root(k));
     c.sock_inet = bpf_obj_get(mp);
     if (c.sock_unix < 0 || c.sock_inet < 0) {
-        seterr(err, errlen, "open the pinned sink maps: %s", strerror(errno));
+        mnc_errf(err, errlen, 0, "open the pinned sink maps: %s", strerror(errno));
         goto out;
     }
-    if (freeze(cgs, ncg, fz, &nfz, err, errlen) != 0)
+    if (mncd_freeze(cgs, ncg, fz, &nfz, err, errlen) != 0)
         goto out;
-    st->freeze_us = now_us() - t0;
-    if (scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || mncd_diag_load(&c.g, err, errlen) != 0)
+    st->freeze_us = mnc_mono_us() - t0;
+    if (mncd_scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || mncd_diag_load(&c.g, err, errlen) != 0)
         goto out;
     st->pids = c.sc.npids;
     u32set inet = {0}, interest = {0};
     for (int i = 0; i < c.g.nt && !c.failed; i++)
-        if (c.g.t[i].ino && u32set_add(&inet, c.g.t[i].ino) != 0)
+        if (c.g.t[i].ino && mncd_u32set_add(&inet, c.g.t[i].ino) != 0)
             c.failed = true;
     /* one decision per socket, however many fds and processes share it */
     if (c.sc.n)
-        qsort(c.sc.s, (size_t)c.sc.n, sizeof(*c.sc.s), cmp_sfd);
+        qsort(c.sc.s, (size_t)c.sc.n, sizeof(*c.sc.s), mncd_sfd_cmp);
     /* the host pass looks for outside holders of the agent's sockets and of their peers */
     for (int i = 0; i < c.sc.n && !c.failed; i++) {
         uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
-        if (u32set_add(&interest, c.sc.s[i].ino) != 0 || (e && e->peer && u32set_add(&interest, e->peer) != 0))
+        if (mncd_u32set_add(&interest, c.sc.s[i].ino) != 0 || (e && e->peer && mncd_u32set_add(&interest, e->peer) != 0))
             c.failed = true;
     }
-    u32set_has(&interest, 0); /* sorts */
+    mncd_u32set_has(&interest, 0); /* sorts */
     if (!c.failed && mncd_hostscan_run(&c.hs, c.sc.pids.v, c.sc.pids.n, interest.v, interest.n, c.err, c.errlen) != 0) {
         free(inet.v);
         free(interest.v);
@@ -1134,7 +101,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     for (int i = 0; i < c.sc.n && !c.failed && !c.out_inflight; i++) {
         uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
         if (!e || e->state == UNIX_LISTEN || !e->wqlen ||
-            (e->peer && (u32set_has(&c.sc.mine, e->peer) || u32set_has(&c.sc.inos, e->peer))))
+            (e->peer && (mncd_u32set_has(&c.sc.mine, e->peer) || mncd_u32set_has(&c.sc.inos, e->peer))))
             continue;
         c.out_inflight = true;
         snprintf(c.out_what, sizeof(c.out_what), "socket %" PRIu32 " of pid %d: %" PRIu32 " bytes unread by its peer",
@@ -1145,34 +112,34 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
         if (i && s->ino == c.sc.s[i - 1].ino)
             continue;
         st->sockets++;
-        int fd = grab(s->pid, s->fd, s->ino);
+        int fd = mncd_grab(s->pid, s->fd, s->ino);
         if (fd == -EBADF || fd == -ESTALE || fd == -ESRCH)
             continue; /* closed or exited meanwhile */
         if (fd < 0) {
             mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
                                 .err = -fd};
             snprintf(a.peer, sizeof(a.peer), "?");
-            report(&c, &a);
+            mncd_judge_report(&c, &a);
             break;
         }
         uent *e = mncd_diag_unix_find(&c.g, s->ino);
         if (e)
-            judge_unix(&c, s, e, fd);
-        else if (u32set_has(&inet, s->ino))
-            judge_inet(&c, s, fd, s->ino, "created outside the agent", false);
+            mncd_judge_unix(&c, s, e, fd);
+        else if (mncd_u32set_has(&inet, s->ino))
+            mncd_judge_inet(&c, s, fd, s->ino, "created outside the agent", false);
         else
-            judge_other(&c, s, fd);
+            mncd_judge_other(&c, s, fd);
         close(fd);
     }
     free(inet.v);
     free(interest.v);
     if (c.failed && !c.err[0])
-        seterr(err, errlen, "out of memory");
+        mnc_errf(err, errlen, 0, "out of memory");
     if (!c.failed)
-        judge_tcp(&c, cgs, ncg);
+        mncd_judge_tcp(&c, cgs, ncg);
     rc = c.failed ? -1 : 0;
 out:
-    thaw(fz, nfz);
+    mncd_thaw(fz, nfz);
     free(fz);
     if (c.sock_unix >= 0)
         close(c.sock_unix);
@@ -1184,6 +151,7 @@ out:
     free(c.sc.s);
     free(c.sc.inos.v);
     free(c.sc.mine.v);
-    st->total_us = now_us() - t0;
+    st->total_us = mnc_mono_us() - t0;
     return rc;
 }
+

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* sockscan.h - mncd's sweep of a tainted agent's EXISTING sockets (cgroup backend only).
  *
  * Why: the cgroup backend's sock_addr hooks judge a UNIX destination at connect() and at

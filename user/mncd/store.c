@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* store.c - mncd's durable state: objects, inboxes, memory store.
  *
  * Everything lives in memory and every change is also appended to a batch of change records;
@@ -41,14 +42,6 @@
 
 #define MEM_BUCKETS_MIN 1024
 #define COMPACT_CHUNK 1000
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 static int batch_add(mncd_store *s, cJSON *rec)
 {
@@ -125,60 +118,35 @@ static int mem_set(mncd_store *s, int store, const char *key, const mnc_oid *id,
 {
     char full[MNC_PROTO_MAX_KEY + 16];
     snprintf(full, sizeof(full), "%d/%s", store, key);
-    if (!s->mem) {
-        s->mem = calloc(MEM_BUCKETS_MIN, sizeof(*s->mem));
-        if (!s->mem)
-            return -1;
-        s->mem_cap = MEM_BUCKETS_MIN;
+    mncd_mem *m = MNC_HTAB_ENTRY(mnc_htab_find(&s->mem, full), mncd_mem, h);
+    if (m) {
+        m->id = *id;
+        m->writer = (uint16_t)writer;
+        m->time_ms = t;
+        return 0;
     }
-    size_t b = fnv(full) & (s->mem_cap - 1);
-    for (mncd_mem *m = s->mem[b]; m; m = m->next)
-        if (strcmp(m->key, full) == 0) {
-            m->id = *id;
-            m->writer = (uint16_t)writer;
-            m->time_ms = t;
-            return 0;
-        }
-    mncd_mem *m = calloc(1, sizeof(*m));
+    m = calloc(1, sizeof(*m));
     if (!m || !(m->key = strdup(full))) {
         free(m);
         return -1;
     }
+    m->h.key = m->key;
     m->id = *id;
     m->writer = (uint16_t)writer;
     m->time_ms = t;
-    m->next = s->mem[b];
-    s->mem[b] = m;
-    s->mem_n++;
-    if (s->mem_n > s->mem_cap * 2) { /* grow: rehash into 4x buckets */
-        size_t nc = s->mem_cap * 4;
-        mncd_mem **nb = calloc(nc, sizeof(*nb));
-        if (nb) {
-            for (size_t i = 0; i < s->mem_cap; i++)
-                for (mncd_mem *x = s->mem[i], *nx; x; x = nx) {
-                    nx = x->next;
-                    size_t k = fnv(x->key) & (nc - 1);
-                    x->next = nb[k];
-                    nb[k] = x;
-                }
-            free(s->mem);
-            s->mem = nb;
-            s->mem_cap = nc;
-        }
+    if (mnc_htab_insert(&s->mem, &m->h) != 0) {
+        free(m->key);
+        free(m);
+        return -1;
     }
     return 0;
 }
 
 const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key)
 {
-    if (!s->mem)
-        return NULL;
     char full[MNC_PROTO_MAX_KEY + 16];
     snprintf(full, sizeof(full), "%d/%s", store, key);
-    for (const mncd_mem *m = s->mem[fnv(full) & (s->mem_cap - 1)]; m; m = m->next)
-        if (strcmp(m->key, full) == 0)
-            return m;
-    return NULL;
+    return MNC_HTAB_ENTRY(mnc_htab_find(&s->mem, full), mncd_mem, h);
 }
 
 static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool fwd,
@@ -566,13 +534,22 @@ static int snap_obj(mnc_disclosure *d, void *arg)
     return 0;
 }
 
+static int snap_mem(mnc_hnode *n, void *arg)
+{
+    snap *sn = arg;
+    if (snap_add(sn, rec_mem(sn->s->p, MNC_HTAB_ENTRY(n, mncd_mem, h))) != 0) {
+        sn->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int compact(mncd_store *s)
 {
     snap sn = {.s = s};
     mnc_registry_each(&s->reg, snap_obj, &sn);
-    for (size_t b = 0; !sn.failed && s->mem && b < s->mem_cap; b++)
-        for (mncd_mem *m = s->mem[b]; m && !sn.failed; m = m->next)
-            sn.failed = snap_add(&sn, rec_mem(s->p, m)) != 0;
+    if (!sn.failed)
+        mnc_htab_each(&s->mem, snap_mem, &sn);
     for (int a = 0; !sn.failed && a < s->p->n_principals; a++)
         for (mncd_msg *m = s->inbox[a].head; m && !sn.failed; m = m->next)
             sn.failed = snap_add(&sn, rec_push(s->p, a, m)) != 0;
@@ -626,7 +603,7 @@ static int reconcile_audit(mncd_store *s, replay *rp, const char *state_dir)
                  "before they were written)", (unsigned long long)added,
                  (unsigned long long)(had + 1), (unsigned long long)(had + added));
         fprintf(stderr, "mncd: audit log: %s\n", det);
-        mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = "audit.recover",
+        mnc_audit_rec r = {.time_ms = mnc_now_ms(), .op = "audit.recover",
                            .decision = "allow", .reason = "ok", .detail = det};
         if (mnc_audit_append(s->audit, &r) != 0 || mnc_audit_sync(s->audit) != 0) {
             snprintf(s->err, sizeof(s->err), "cannot write the audit log: %s",
@@ -646,6 +623,7 @@ int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
     const char *k = getenv("MNCD_TEST_KILL_AFTER_JOURNAL");
     kill_after_journal = k ? atol(k) : 0;
     mnc_registry_init(&s->reg);
+    mnc_htab_init(&s->mem, MEM_BUCKETS_MIN, 2, 4);
     s->inbox = calloc((size_t)p->n_principals + 1, sizeof(*s->inbox));
     if (!s->inbox) {
         snprintf(s->err, sizeof(s->err), "out of memory");
@@ -668,6 +646,15 @@ int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
     return rc == 0 ? compact(s) : -1;
 }
 
+static int free_mem(mnc_hnode *n, void *arg)
+{
+    (void)arg;
+    mncd_mem *m = MNC_HTAB_ENTRY(n, mncd_mem, h);
+    free(m->key);
+    free(m);
+    return 0;
+}
+
 void mncd_store_close(mncd_store *s)
 {
     if (s->j && mnc_journal_close(s->j) != 0)
@@ -683,12 +670,6 @@ void mncd_store_close(mncd_store *s)
         free(s->inbox);
         s->inbox = NULL;
     }
-    for (size_t b = 0; s->mem && b < s->mem_cap; b++)
-        for (mncd_mem *m = s->mem[b], *n; m; m = n) {
-            n = m->next;
-            free(m->key);
-            free(m);
-        }
-    free(s->mem);
-    s->mem = NULL;
+    mnc_htab_each(&s->mem, free_mem, NULL);
+    mnc_htab_fini(&s->mem);
 }

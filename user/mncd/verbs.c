@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* verbs.c - one handler per protocol verb.
  *
  * Rules every handler follows:
@@ -24,33 +25,6 @@
 #include "mnc/select.h"
 #include "mnc/state.h"
 #include "mncd.h"
-
-uint64_t mncd_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static const char *pname(const mncd *d, int id)
-{
-    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
-}
-
-void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
-                const char *decision, mnc_reason reason, const char *detail)
-{
-    char hex[MNC_OID_HEX];
-    if (obj)
-        mnc_oid_hex(obj, hex);
-    mnc_audit_rec r = {.time_ms = mncd_now_ms(), .op = op, .sender = pname(d, sender),
-                       .receiver = pname(d, receiver), .object = obj ? hex : NULL,
-                       .decision = decision, .reason = mnc_reason_name(reason), .detail = detail};
-    if (mnc_audit_append(d->audit, &r) != 0) {
-        fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
-        d->fatal = true;
-    }
-}
 
 /* ---- helpers */
 
@@ -97,7 +71,7 @@ static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_c
 {
     mnc_op e = {.sender = sender, .receiver = receiver,
                 .purpose = purpose ? purpose : contract_purpose(d, o), .ch = ch, .fields = NULL,
-                .now_ms = mncd_now_ms()};
+                .now_ms = mnc_now_ms()};
     mnc_reason r = mnc_monitor_check(d->policy, &e, o);
     mncd_audit(d, op, sender, receiver, oid, r == MNC_OK ? "allow" : "deny", r,
                mnc_channel_name(ch));
@@ -157,7 +131,7 @@ static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, 
 }
 
 /* Hands one checked object to its reader (confined() already passed): taint the reader in the
- * kernel first (kern.c; if that fails nothing is delivered - fail closed), then consume the
+ * kernel first (kern_hold.c; if that fails nothing is delivered - fail closed), then consume the
  * turn and answer with the object and its rendered message. */
 static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
                         const char *op)
@@ -209,11 +183,11 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_NOT_ISSUER,
                    ct->id);
         return mnc_resp_deny(q->id, MNC_R_NOT_ISSUER, "agent %s may not disclose under contract "
-                             "%s", pname(d, w->agent), ct->id);
+                             "%s", mncd_peer_name(d, w->agent), ct->id);
     }
     mnc_state st;
     mnc_state_init(&st);
-    mncd_mncl_ctx mx = {0}; /* MNC-L: history and limits (mncl.c) */
+    mncd_mncl_ctx mx = {0}; /* MNC-L: history and limits (mncl_gate.c) */
     mnc_errors e;
     mnc_errors_init(&e);
     if (mnc_state_from_json(p, q->state, &st, "state", &e) != 0) {
@@ -286,7 +260,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddItemToArray(cands, x);
     }
     if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
-        /* MNC-D: the contract's failure order (mncl.c). Each outcome is its own decision,
+        /* MNC-D: the contract's failure order (mncd_failure.c). Each outcome is its own decision,
          * never a success. */
         resp = mncd_mncl_failure(d, w, q, c, &st, sel, &mx);
     } else {
@@ -294,7 +268,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         const char *form = ch->submitted ? "" : ch->name;
         mnc_disclosure *o = calloc(1, sizeof(*o));
         mnc_reason ir = o ? mnc_disclosure_issue(p, c, w->agent, form, &ch->fields, &st,
-                                                 mncd_now_ms(), o)
+                                                 mnc_now_ms(), o)
                           : MNC_R_INTERNAL;
         if (ir != MNC_OK) {
             free(o);
@@ -324,7 +298,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 if (resp && (add_object(d, resp, o, true) != 0 ||
                              !cJSON_AddStringToObject(resp, "form", ch->name) ||
                              !cJSON_AddStringToObject(resp, "queued_to",
-                                                      pname(d, ct->scope.recipient)))) {
+                                                      mncd_peer_name(d, ct->scope.recipient)))) {
                     cJSON_Delete(resp);
                     resp = oom(q);
                 }
@@ -374,8 +348,8 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
         char hex[MNC_OID_HEX];
         mnc_oid_hex(&oid, hex);
         char *txt = NULL;
-        if (m && l && cJSON_AddNumberToObject(l, "time", (double)mncd_now_ms()) &&
-            cJSON_AddStringToObject(l, "agent", pname(d, w->agent)) &&
+        if (m && l && cJSON_AddNumberToObject(l, "time", (double)mnc_now_ms()) &&
+            cJSON_AddStringToObject(l, "agent", mncd_peer_name(d, w->agent)) &&
             cJSON_AddStringToObject(l, "object", hex) && cJSON_AddStringToObject(l, "message", m))
             txt = cJSON_PrintUnformatted(l);
         cJSON_Delete(l);
@@ -399,7 +373,7 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
     }
     bool queue = (ch == MNC_CH_MESSAGE || ch == MNC_CH_FORWARD) && cls == MNC_SINK_AGENT;
     if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, ch == MNC_CH_FORWARD,
-                                 mncd_now_ms()) != 0)
+                                 mnc_now_ms()) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "receiver inbox full or OOM");
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (!resp)
@@ -469,7 +443,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON *x = cJSON_CreateObject();
         if (!x)
             break;
-        cJSON_AddStringToObject(x, "from", pname(d, m.from) ? pname(d, m.from) : "?");
+        cJSON_AddStringToObject(x, "from", mncd_peer_name(d, m.from) ? mncd_peer_name(d, m.from) : "?");
         if (r != MNC_OK) {
             /* Re-checked at delivery: an object that expired or was revoked while queued is
              * dropped and reported, never delivered. */
@@ -480,7 +454,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             continue;
         }
         if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
-            /* taint before delivery failed (kern.c): not delivered, fail closed; the message
+            /* taint before delivery failed (kern_hold.c): not delivered, fail closed; the message
              * goes back to the inbox (at its tail) and the caller is told */
             if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
                 d->fatal = true;
@@ -555,7 +529,7 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
      * the monitor applies to every operation. */
     mnc_reason r = !o                                                          ? MNC_R_NO_OBJECT
                    : o->revoked                                                ? MNC_R_REVOKED
-                   : (o->expires_ms && mncd_now_ms() >= o->expires_ms) || !o->turns_left
+                   : (o->expires_ms && mnc_now_ms() >= o->expires_ms) || !o->turns_left
                        ? MNC_R_EXPIRED
                    : !mnc_set_has(&o->holders, (unsigned)w->agent) ? MNC_R_NOT_HOLDER
                                                                    : MNC_OK;
@@ -564,7 +538,7 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
         mnc_narrowing n = {.fields = q->fields ? &fs : NULL, .sinks = q->sinks ? &ss : NULL,
                            .life = q->lifetime ? &life : NULL, .memory = q->memory};
         c = calloc(1, sizeof(*c));
-        r = c ? mnc_disclosure_derive(o, w->agent, &n, mncd_now_ms(), c) : MNC_R_INTERNAL;
+        r = c ? mnc_disclosure_derive(o, w->agent, &n, mnc_now_ms(), c) : MNC_R_INTERNAL;
     }
     mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid,
                r == MNC_OK ? "allow" : "deny", r, NULL);
@@ -617,7 +591,7 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
         mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_WRITE, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, op);
-        if (mncd_store_mem_put(&d->store, store, q->key, &oid, w->agent, mncd_now_ms()) != 0)
+        if (mncd_store_mem_put(&d->store, store, q->key, &oid, w->agent, mnc_now_ms()) != 0)
             return oom(q);
         return mnc_resp_new(q->id, true, "allow", MNC_OK);
     }
@@ -653,11 +627,11 @@ static int list_one(mnc_disclosure *o, void *arg)
     mnc_oid_hex(&o->id, hex);
     cJSON_AddStringToObject(x, "id", hex);
     cJSON_AddStringToObject(x, "contract", l->d->policy->contracts[o->contract].id);
-    cJSON_AddStringToObject(x, "origin", pname(l->d, o->origin));
-    cJSON_AddStringToObject(x, "recipient", pname(l->d, o->scope.recipient));
+    cJSON_AddStringToObject(x, "origin", mncd_peer_name(l->d, o->origin));
+    cJSON_AddStringToObject(x, "recipient", mncd_peer_name(l->d, o->scope.recipient));
     cJSON *h = cJSON_AddArrayToObject(x, "holders");
     for (int a = mnc_set_next(&o->holders, -1); h && a >= 0; a = mnc_set_next(&o->holders, a))
-        cJSON_AddItemToArray(h, cJSON_CreateString(pname(l->d, a)));
+        cJSON_AddItemToArray(h, cJSON_CreateString(mncd_peer_name(l->d, a)));
     cJSON_AddNumberToObject(x, "expires_ms", (double)o->expires_ms);
     if (o->turns_left == MNC_TURNS_UNBOUNDED)
         cJSON_AddNullToObject(x, "turns_left");
@@ -700,12 +674,12 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
             return NULL;
         cJSON_AddStringToObject(r, "version", MNCD_VERSION);
         cJSON_AddNumberToObject(r, "pid", getpid());
-        cJSON_AddNumberToObject(r, "uptime_ms", (double)(mncd_now_ms() - d->started_ms));
+        cJSON_AddNumberToObject(r, "uptime_ms", (double)(mnc_now_ms() - d->started_ms));
         cJSON_AddNumberToObject(r, "clients", (double)d->n_clients);
         cJSON_AddNumberToObject(r, "requests", (double)d->n_requests);
         cJSON_AddNumberToObject(r, "objects", (double)d->store.reg.n);
         cJSON_AddNumberToObject(r, "queued", (double)mncd_store_inbox_total(&d->store));
-        cJSON_AddNumberToObject(r, "memory_entries", (double)d->store.mem_n);
+        cJSON_AddNumberToObject(r, "memory_entries", (double)d->store.mem.n);
         cJSON_AddNumberToObject(r, "contracts", d->policy->n_contracts);
         cJSON_AddNumberToObject(r, "principals", d->policy->n_principals);
         cJSON_AddStringToObject(r, "state_dir", d->cfg.state_dir);
@@ -713,7 +687,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
         mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
-        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern.c) */
+        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
         return r;
     }
     case MNC_V_LIST: {
@@ -751,7 +725,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     case MNC_V_APPROVE:
     case MNC_V_APPROVALS:
-        return mncd_mncl_verb(d, w, q); /* MNC-D approval queue (mncl.c) */
+        return mncd_mncl_verb(d, w, q); /* MNC-D approval queue (mncd_failure.c) */
     case MNC_V_AUDIT: {
         if (mnc_audit_sync(d->audit) != 0) {
             d->fatal = true;
@@ -769,7 +743,7 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_AGENT_REGISTER:
     case MNC_V_TAINT_RESET:
     case MNC_V_WORKSPACE_CLEAR:
-        return mncd_kern_verb(d, w, q); /* kernel layer (kern.c) */
+        return mncd_kern_verb(d, w, q); /* kernel layer (kern_verbs.c) */
     case MNC_V_QUARANTINE_PUT:
         return mncd_quarantine_put(d, w, q); /* withheld agent output (quarantine.c) */
     default:
@@ -783,7 +757,7 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (!r)
         return NULL;
     if (w->agent >= 0)
-        cJSON_AddStringToObject(r, "agent", pname(d, w->agent));
+        cJSON_AddStringToObject(r, "agent", mncd_peer_name(d, w->agent));
     else
         cJSON_AddNullToObject(r, "agent");
     cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup"
@@ -796,11 +770,11 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
     return r;
 }
 
-void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     d->n_requests++;
     mncd_mncl_tick(d); /* MNC-D deadlines (evaluated lazily, before any request is served) */
-    const char *me = pname(d, w->agent);
+    const char *me = mncd_peer_name(d, w->agent);
     if (q->as && (!me || strcmp(q->as, me) != 0)) {
         mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
                    "identity claim does not match the kernel's");
@@ -850,7 +824,7 @@ void *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_DISCLOSE_STATUS:
     case MNC_V_BROKER_NEXT:
     case MNC_V_BROKER_REPLY:
-        return mncd_mncl_verb(d, w, q); /* MNC-D (mncl.c) */
+        return mncd_mncl_verb(d, w, q); /* MNC-D (mncd_failure.c) */
     default:
         return mnc_resp_error(q->id, MNC_R_INVALID, "unhandled verb");
     }

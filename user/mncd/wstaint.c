@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* wstaint.c - the workspace taint record (see wstaint.h). */
 #include "wstaint.h"
 

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* wstaint.h - taint that follows the data: a workspace directory written by a tainted agent
- * instance carries that instance's taint (issue 9, item 5).
+ * instance carries that instance's taint (docs/kernel.md, "Workspace taint").
  *
  * Why: mncd clears an agent's taint when its last cgroup empties. Without this, a tainted
  * instance writes the disclosed text into its workspace and exits, and the next, untainted,
@@ -14,7 +15,7 @@
  * Sinks are stored by NAME, not by principal id: read back under a changed policy, a name the
  * policy no longer has is dropped (tighter), and an id never silently names another sink.
  *
- * Who: kern.c. mncd_kern_hold tightens the xattr of every workspace of every live instance of
+ * Who: kern_hold.c and kern_verbs.c. mncd_kern_hold tightens the xattr of every workspace of every live instance of
  * the recipient before an object leaves (a failed write refuses the delivery); agent.register
  * merges the xattrs of each workspace, of its ancestors and of the descendants the launcher
  * found ("tainted_dirs") into the agent's taint before the registration takes effect; only the

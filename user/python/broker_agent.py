@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """broker_agent - a trusted MNC-D broker for mncd (standard library only).
 
 When a disclose has no admissible candidate and its contract's failure order says

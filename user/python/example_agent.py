@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """example_agent.py - a minimal agent on mnc, standard library only.
 
     example_agent.py worker STATE.json       # discloses under schedule_meeting

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """mnc_client - a standard-library-only client for mncd (JSON lines over a UNIX socket).
 
     from mnc_client import Client

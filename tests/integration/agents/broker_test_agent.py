@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A broker for test_mncd_mncl: the scheduling computation of user/python/broker_agent.py,
 with misbehaviours chosen by the request's subject so each MNC-D path can be driven:
     subject "exposing"  a receipt that carries the private reason (must be rejected)

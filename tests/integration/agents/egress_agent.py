@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Agent side of test_kernel_egress (runs inside an agent cgroup under `mncctl run`).
 
   egress_agent.py HOST TCPPORT UDPPORT GOFILE TAG

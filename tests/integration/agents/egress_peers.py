@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Peers for test_kernel_egress, run OUTSIDE the mnc tree: a TCP listener and a UDP socket on
 127.0.0.1 that append everything they receive to DIR/tcp.log and DIR/udp.log (one line per
 read) and echo it back, so that the test can tell what left the agent and whether round trips

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Agent-side probe for the kernel tests: performs one operation and prints
 "RESULT OK" or "RESULT <ERRNO-NAME>" (e.g. EPERM). Always exits 0 so that the
 test judges the result, not the exit status."""

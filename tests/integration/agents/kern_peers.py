@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Peers for the kernel tests, run outside the mnc tree: a UNIX stream listener (an external
 agent), a UNIX datagram socket, a stand-in for the mncd socket and a TCP listener on
 127.0.0.1. Usage: kern_peers.py DIR ; writes DIR/tcp.port when ready, serves until killed."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Agent for test_kernel_pretaint: run under `mncctl run`, it holds sockets across requests so
 that connections made while untainted can be used after mncd tainted it.
 

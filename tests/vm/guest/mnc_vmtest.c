@@ -1,4 +1,5 @@
-/* mnc_vmtest.c - the in-guest end-to-end test of the BPF-LSM backend (issue 5), run by the
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* mnc_vmtest.c - the in-guest end-to-end test of the BPF-LSM backend (docs/lsm.md), run by the
  * guest's /init under qemu. Statically linked with the loader (loader/ sources) and libbpf.
  *
  *   mnc-vmtest scenario   the full scenario; prints TAP lines, "# perf ..." lines and, last,
@@ -59,6 +60,8 @@
 static int n_ok, n_fail;
 /* the SysV queue ids, set before the agent is forked */
 static int g_qid = -1, g_qid_bob = -1;
+/* a file MNC_LSM_WALK_MAX + 4 directories below WS (made by the scenario, outside the agent) */
+static char g_deep_file[512];
 
 static void tap(int pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tap(int pass, const char *fmt, ...)
@@ -307,6 +310,7 @@ static double bench_write(const char *path, int iters)
 #define CMD_ROUND 'r'  /* one round of probes */
 #define CMD_BENCH 'b'
 #define CMD_EXIT 'q'
+#define CMD_DEEP 'd'   /* write a file nested deeper than the LSM walk bound */
 
 struct reply {
     int res[P__N];
@@ -345,6 +349,8 @@ static void agent_main(int cmd_fd, int rep_fd, const char *cg_procs)
             run_probes(&s, cmd[1], rp.res);
         } else if (cmd[0] == CMD_BENCH) {
             rp.bench_ns = bench_write(WS "/bench.dat", 4000);
+        } else if (cmd[0] == CMD_DEEP) {
+            rp.pre[0] = try_open_write(g_deep_file, O_APPEND);
         }
         if (write_full(rep_fd, &rp, sizeof(rp)) != 0)
             _exit(4);
@@ -561,7 +567,7 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 }
 
 struct ev_stats {
-    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown;
+    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -571,6 +577,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
         s->alice++;
     if (ev->reason == MNC_K_DENY_UNKNOWN_AGENT)
         s->unknown++;
+    if (ev->reason == MNC_K_DENY_WALK_DEPTH && ev->dst_class == MNC_SINK_NONE)
+        s->walk_depth++;
     if (ev->hook == MNC_HOOK_LSM_FILE_PERMISSION && ev->reason == MNC_K_DENY_LOG)
         s->file_perm_log++;
     if (ev->hook == MNC_HOOK_LSM_FILE_OPEN && ev->reason == MNC_K_DENY_LOG)
@@ -619,6 +627,19 @@ static int scenario(void)
     mqd_t mq = mq_open(MQ_NAME, O_RDWR | O_CREAT, 0666, &ma);
     if (mq == (mqd_t)-1)
         die("mq_open: %s", strerror(errno));
+    /* a file nested deeper than the file hooks walk (MNC_LSM_WALK_MAX): it cannot be proven
+     * outside every sink directory, so an agent's write to it is denied, with its own reason */
+    size_t dl = (size_t)snprintf(g_deep_file, sizeof(g_deep_file), "%s", WS);
+    for (int i = 0; i < MNC_LSM_WALK_MAX + 4 && dl + 3 < sizeof(g_deep_file); i++) {
+        dl += (size_t)snprintf(g_deep_file + dl, sizeof(g_deep_file) - dl, "/d");
+        if (mkdir(g_deep_file, 0777) != 0 && errno != EEXIST)
+            die("mkdir %s: %s", g_deep_file, strerror(errno));
+    }
+    if (dl + 10 >= sizeof(g_deep_file))
+        die("deep path too long");
+    snprintf(g_deep_file + dl, sizeof(g_deep_file) - dl, "/deep.txt");
+    if (write_file(g_deep_file, "deep\n") || chmod(g_deep_file, 0666) != 0)
+        die("%s: %s", g_deep_file, strerror(errno));
 
     char cg2[256];
     if (mnc_cgroup2_mount(cg2, sizeof(cg2)) != 0)
@@ -674,6 +695,9 @@ static int scenario(void)
         pre.pre[4] ? strerror(pre.pre[4]) : "ok");
     struct reply r0 = agent_cmd(&ag, CMD_ROUND, 0);
     check_round("untainted", &r0, 0);
+    struct reply rd = agent_cmd(&ag, CMD_DEEP, 0);
+    tap(rd.pre[0] == EPERM, "untainted: open(O_WRONLY) of a file %d directories deep (walk bound %d): want EPERM, got %s",
+        MNC_LSM_WALK_MAX + 4, MNC_LSM_WALK_MAX, rd.pre[0] ? strerror(rd.pre[0]) : "allowed");
 
     /* 3. alice receives a no-log disclosure: taint via the loader (mncd) */
     char c = L_TAINT;
@@ -727,6 +751,11 @@ static int scenario(void)
     uint64_t c1[MNC_K__COUNT];
     if (mnc_kern_counters(k, c1) != 0)
         die("counters");
+    tap(c1[MNC_K_DENY_WALK_DEPTH] - c0[MNC_K_DENY_WALK_DEPTH] >= 1 && es.walk_depth >= 1 &&
+            c1[MNC_K_DENY_BAD_CLASS] == c0[MNC_K_DENY_BAD_CLASS],
+        "walk-depth denial: its own reason (deny_walk_depth +%llu, %d event(s), deny_bad_class +%llu)",
+        (unsigned long long)(c1[MNC_K_DENY_WALK_DEPTH] - c0[MNC_K_DENY_WALK_DEPTH]), es.walk_depth,
+        (unsigned long long)(c1[MNC_K_DENY_BAD_CLASS] - c0[MNC_K_DENY_BAD_CLASS]));
     tap(c1[MNC_K_DENY_LOG] - c0[MNC_K_DENY_LOG] >= 8 && c1[MNC_K_DENY_MEMORY] - c0[MNC_K_DENY_MEMORY] >= 10,
         "counters: deny_log +%llu, deny_memory +%llu, deny_external +%llu, deny_scope +%llu",
         (unsigned long long)(c1[MNC_K_DENY_LOG] - c0[MNC_K_DENY_LOG]),

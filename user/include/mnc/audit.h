@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* audit.h - the append-only, hash-chained audit log (JSON lines).
  *
  * One record per decision. Each line is a JSON object whose last member is "hash":

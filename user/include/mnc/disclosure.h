@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* disclosure.h - scoped disclosure objects d = (id, contract, values, time, provenance).
  *
  * An object carries its own effective scope: a fresh object copies its contract's scope; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* journal.h - a durable, append-only record file with group commit.
  *
  * Used for everything mncd must not lose across a crash: the MNC-L leakage ledger
@@ -123,10 +124,6 @@ uint64_t mnc_journal_prealloc_rounds(mnc_journal *j);
 
 /* Logical end: bytes of durable records (the file may be longer by preallocated zeros). */
 uint64_t mnc_journal_size(mnc_journal *j);
-
-/* Test/benchmark knob: if non-zero, every append does its own write+fdatasync while holding
- * the lock (no batching) - the baseline group commit is measured against. */
-void mnc_journal_set_no_group_commit(mnc_journal *j, int on);
 
 /* Atomically replaces the journal's contents with `n` records (payloads[i], lens[i]),
  * numbered from the handle's next sequence number (numbering stays monotone across

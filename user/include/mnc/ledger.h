@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* ledger.h - the MNC-L leakage ledger: durable, per protected subject, built on journal.h.
  *
  * Each realised release charges ΔR (bits, from risk.h) to its subject, and to the subject's
@@ -123,8 +124,6 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, 
 int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
                        int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
 
-/* Benchmark knob: fsync per record instead of group commit (see mnc_journal_set_no_group_commit). */
-void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on);
 
 /* Number of distinct subjects and charges counted. */
 void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* monitor.h - the reference monitor: a pure function over one operation.
  *
  * e = (s, r, p, ch, d, t). No side effects: the caller applies the consequences of an allow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* policy.h - the policy model and its loader.
  *
  * A policy set is loaded from one or more JSON files (format: docs/policy.md, schema:

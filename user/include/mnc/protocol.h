@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* protocol.h - the mncd wire protocol: JSON lines over a UNIX stream socket.
  *
  * One request per line, one response line per request, in order. docs/protocol.md documents

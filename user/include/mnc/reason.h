@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* reason.h - decision and refusal codes shared by every libmnc module.
  *
  * A reason is both the verdict and its explanation: MNC_OK means allow / admissible, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* registry.h - the table of live disclosure objects, keyed by object id.
  *
  * Open addressing over object pointers (ids are random, so their first bytes are a good hash).

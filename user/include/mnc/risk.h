@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* risk.h - risk models behind one interface.
  *
  * A risk model turns a history of realised releases H (observations (field, value) about one

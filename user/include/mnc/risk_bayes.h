@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* risk_bayes.h - the quantitative-information-flow ("bayes") risk model.
  *
  * The model (docs/risk.md) declares a protected secret S with a finite domain and a prior

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* select.h - MNC-C: choose the lowest-risk admissible candidate.
  *
  *   d* = argmin_d ΔR(d; H)  subject to  valid_c(d) ∧ need(d, p, r) [∧ MNC-L caps]

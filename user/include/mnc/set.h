@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* set.h - fixed-size bitsets over small integer ids (fields, sinks, agents).
  *
  * Why bitsets: every check in the model is a subset test (F' ⊆ F, φ' ⊆ φ, receiver ∈ φ).

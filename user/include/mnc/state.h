@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* state.h - a subject's private state: field -> literal value.
  *
  * The state is what a legitimately informed agent knows (e.g. "reason" = "oncology

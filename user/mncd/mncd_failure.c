@@ -1,12 +1,8 @@
-/* mncl.c - MNC-L (the leakage ledger inside selection) and MNC-D (delegate, approval,
- * abstain) in mncd. Interface: the "MNC-L and MNC-D" section of mncd.h; design: docs/mncd.md,
- * verbs: docs/protocol.md, ledger rules: docs/risk.md.
- *
- * MNC-L. STATE_DIR/ledger is opened at startup (a torn tail is truncated, printed and
- * audited; a corrupt record refuses the start, naming it). A disclose whose state names a
- * subject is selected against that subject's realised history with the contract's ε and B,
- * and the chosen release is charged with mnc_ledger_charge - durable (fdatasync) - before the
- * object is stored, queued or answered. If the charge fails nothing is released.
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* mncd_failure.c - MNC-D in mncd: the failure handler (delegate, approval, abstain) when
+ * nothing is admissible, its request table and journal, and the start and stop of MNC-L and
+ * MNC-D together (the ledger gate itself is mncl_gate.c). Interface: the "MNC-L and MNC-D"
+ * section of mncd.h; design: docs/mncd.md, verbs: docs/protocol.md.
  *
  * MNC-D. When nothing is admissible the contract's failure order runs, one step at a time:
  *   delegate  if the contract's broker agent is connected, the request waits for it
@@ -41,68 +37,7 @@
 #include "mnc/select.h"
 #include "mnc/state.h"
 #include "mncd.h"
-
-#define MAX_PENDING 4096 /* pending MNC-D requests; beyond this a request abstains */
-#define KEEP_DONE 1024   /* finished requests kept in memory for disclose.status */
-#define RID_LEN 24       /* "d-" + 16 hex + NUL, rounded */
-
-typedef enum rstatus {
-    RS_DELEGATING = 0,
-    RS_APPROVAL,
-    RS_DELEGATED,
-    RS_APPROVED,
-    RS_TIMEOUT, /* approval denied by timeout */
-    RS_ABSTAINED,
-    RS_COUNT
-} rstatus;
-
-static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
-                                              "delegated",          "approved",
-                                              "approval_timeout",   "abstained"};
-
-typedef struct dreq {
-    char id[RID_LEN];
-    int contract;
-    int issuer;
-    cJSON *state;     /* the disclose's state document (private values; trusted boundary) */
-    int step;         /* index into the contract's failure order */
-    rstatus st;
-    uint64_t created_ms, deadline_ms;
-    bool handed;      /* broker.next gave it out (not persisted: re-offered after restart) */
-    char cand[MNC_NAME_MAX]; /* best approvable candidate, "" if none */
-    mnc_set cand_fields;
-    double cand_risk;
-    cJSON *approvable; /* [{name, fields, risk, verdict, detail}] shown to the approver */
-    char object[MNC_OID_HEX]; /* released object, "" if none */
-    char detail[512];
-    struct dreq *prev, *next;
-} dreq;
-
-typedef struct counters {
-    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
-    double bits;
-    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
-        abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
-        approval_skipped;
-} counters;
-
-struct mncd_mncl {
-    mnc_ledger *ledger;
-    char ledger_path[PATH_MAX];
-    mnc_journal *j;
-    char jpath[PATH_MAX];
-    dreq *head, *tail;
-    size_t n_pending, n_done;
-    int conns[MNC_MAX_PRINCIPALS];
-    counters c;
-    const mnc_policy *p; /* for replay */
-    char err[512];
-};
-
-static const char *pname(const mncd *d, int id)
-{
-    return id >= 0 && id < d->policy->n_principals ? d->policy->principals[id].name : NULL;
-}
+#include "mncl_int.h"
 
 static bool pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
 
@@ -197,7 +132,7 @@ static cJSON *req_json(const mncd *d, const dreq *r)
         return NULL;
     bool ok = cJSON_AddStringToObject(o, "id", r->id) &&
               cJSON_AddStringToObject(o, "contract", p->contracts[r->contract].id) &&
-              cJSON_AddStringToObject(o, "issuer", pname(d, r->issuer)) &&
+              cJSON_AddStringToObject(o, "issuer", mncd_peer_name(d, r->issuer)) &&
               cJSON_AddItemToObject(o, "state", cJSON_Duplicate(r->state, true)) &&
               cJSON_AddNumberToObject(o, "step", r->step) &&
               cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
@@ -448,138 +383,6 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta)
         *n = 0;
 }
 
-/* ---- MNC-L */
-
-void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
-                        mnc_select_req *sr, mncd_mncl_ctx *x)
-{
-    const mnc_contract *ct = &d->policy->contracts[contract];
-    memset(x, 0, sizeof(*x));
-    x->limits = (mnc_limits){.epsilon = ct->epsilon, .budget = ct->budget, .spent = 0};
-    x->capped = ct->epsilon >= 0 || ct->budget >= 0;
-    if (!st->subject[0]) {
-        if (!x->capped)
-            return NULL; /* MNC-C: no subject, no ledger */
-        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INVALID,
-                   "MNC-L contract without state.subject");
-        return mnc_resp_error(q->id, MNC_R_INVALID, "contract %s has an MNC-L cap (epsilon/"
-                              "budget): the state must name its protected \"subject\"", ct->id);
-    }
-    struct mncd_mncl *m = d->mncl;
-    mnc_obs *h = NULL;
-    size_t nh = 0;
-    double spent = 0;
-    if (!m || !m->ledger || mnc_ledger_history(m->ledger, d->policy, st->subject, &h, &nh) != 0 ||
-        mnc_ledger_spent(m->ledger, st->subject, NULL, &spent) != 0) {
-        free(h);
-        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
-                   "ledger history cannot be evaluated");
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "the ledger history of subject \"%s\" "
-                              "cannot be evaluated under this policy (fail closed)",
-                              st->subject);
-    }
-    x->ledger = true;
-    x->history = h;
-    x->n_history = nh;
-    x->limits.spent = spent;
-    sr->history = h;
-    sr->n_history = nh;
-    sr->limits = x->capped ? &x->limits : NULL;
-    return NULL;
-}
-
-void mncd_mncl_ctx_free(mncd_mncl_ctx *x)
-{
-    free(x->history);
-    x->history = NULL;
-    x->n_history = 0;
-}
-
-/* Durably charges release `o` (its values are the observations) for subject. lim NULL = no
- * caps (approval override). Returns the ledger rc; *why gets a message on failure. */
-static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subject,
-                            double delta, const mnc_ledger_limits *lim, char *why, size_t n)
-{
-    struct mncd_mncl *m = d->mncl;
-    mnc_obs obs[MNC_MAX_FIELDS];
-    size_t k = 0;
-    for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
-        obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
-    char hex[MNC_OID_HEX];
-    mnc_oid_hex(&o->id, hex);
-    mnc_ledger_rc rc = !isfinite(delta) || delta < 0
-                           ? MNC_LEDGER_ERROR
-                           : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
-                                                   pname(d, o->scope.recipient), hex, obs, k,
-                                                   delta, lim);
-    char det[256];
-    if (rc == MNC_LEDGER_OK) {
-        m->c.charges++;
-        m->c.bits += delta;
-        double spent = 0;
-        mnc_ledger_spent(m->ledger, subject, NULL, &spent);
-        snprintf(det, sizeof(det), "subject %s charged %.6g, spent %.6g%s", subject, delta, spent,
-                 lim ? "" : " (approved: no caps)");
-        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
-                   det);
-        return rc;
-    }
-    m->c.charge_failed++;
-    const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
-                       : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
-                       : rc == MNC_LEDGER_DUPLICATE   ? "release already charged"
-                                                      : "ledger write failed";
-    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, delta,
-             rc == MNC_LEDGER_ERROR ? ": " : "", rc == MNC_LEDGER_ERROR ? strerror(errno) : "");
-    mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
-               rc == MNC_LEDGER_ERROR ? "error" : "deny",
-               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
-               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
-                                              : MNC_R_INTERNAL,
-               why);
-    return rc;
-}
-
-void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
-                       const mnc_state *st, const mnc_disclosure *o, double risk,
-                       mncd_mncl_ctx *x)
-{
-    (void)issuer;
-    if (!x->ledger)
-        return NULL;
-    const mnc_contract *ct = &d->policy->contracts[contract];
-    mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-    char why[320];
-    mnc_ledger_rc rc = charge(d, o, st->subject, risk, x->capped ? &lim : NULL, why, sizeof(why));
-    if (rc == MNC_LEDGER_OK) {
-        x->charged = risk;
-        return NULL;
-    }
-    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET)
-        return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
-                                                                  : MNC_R_OVER_BUDGET,
-                             "not released: %s", why);
-    return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
-}
-
-void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x)
-{
-    cJSON *r = resp;
-    if (d->mncl)
-        d->mncl->c.selected++;
-    if (!r)
-        return;
-    cJSON_AddStringToObject(r, "outcome", "selected");
-    if (x->ledger) {
-        cJSON_AddNumberToObject(r, "charge", x->charged);
-        cJSON_AddNumberToObject(r, "spent", x->limits.spent + x->charged);
-        if (x->limits.epsilon >= 0)
-            cJSON_AddNumberToObject(r, "epsilon", x->limits.epsilon);
-        if (x->limits.budget >= 0)
-            cJSON_AddNumberToObject(r, "budget", x->limits.budget);
-    }
-}
-
 /* ---- MNC-D */
 
 static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision,
@@ -655,7 +458,7 @@ void mncd_mncl_tick(mncd *d)
     struct mncd_mncl *m = d->mncl;
     if (!m || !m->n_pending)
         return;
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     for (dreq *r = m->head; r; r = r->next) {
         if (!pending(r) || now < r->deadline_ms)
             continue;
@@ -705,7 +508,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     if (r->detail[0])
         cJSON_AddStringToObject(resp, "detail", r->detail);
     if (r->st == RS_DELEGATING) {
-        cJSON_AddStringToObject(resp, "broker", pname(d, ct->broker));
+        cJSON_AddStringToObject(resp, "broker", mncd_peer_name(d, ct->broker));
         cJSON_AddNumberToObject(resp, "deadline_ms", (double)r->deadline_ms);
     } else if (r->st == RS_APPROVAL) {
         cJSON_AddNumberToObject(resp, "expires_ms", (double)r->deadline_ms);
@@ -713,7 +516,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     }
     if (released) {
         cJSON_AddBoolToObject(resp, "delegated", r->st == RS_DELEGATED);
-        cJSON_AddStringToObject(resp, "queued_to", pname(d, ct->scope.recipient));
+        cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient));
         mnc_oid oid;
         const mnc_disclosure *o = mnc_oid_parse(r->object, &oid) == 0
                                       ? mnc_registry_get(&d->store.reg, &oid)
@@ -734,7 +537,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     return resp;
 }
 
-void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
                         const mnc_state *st, const mnc_selection *sel, mncd_mncl_ctx *x)
 {
     (void)x;
@@ -749,7 +552,7 @@ void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int 
     r->contract = contract;
     r->issuer = w->agent;
     r->step = -1;
-    r->created_ms = mncd_now_ms();
+    r->created_ms = mnc_now_ms();
     r->cand_risk = NAN;
     r->state = cJSON_Duplicate(q->state, true);
     r->approvable = cJSON_CreateArray();
@@ -820,7 +623,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
 {
     const mnc_policy *p = d->policy;
     const mnc_contract *ct = &p->contracts[r->contract];
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     mnc_disclosure *o = calloc(1, sizeof(*o));
     mnc_reason ir = o ? mnc_disclosure_issue(p, r->contract, r->issuer, form, fields, vals, now, o)
                       : MNC_R_INTERNAL;
@@ -855,7 +658,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         }
         free(h);
         mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-        if (charge(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
+        if (mncd_mncl_charge_release(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
             goto fail;
     } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
         snprintf(why, n, "MNC-L contract without a subject");
@@ -893,7 +696,7 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     const mnc_policy *p = d->policy;
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     dreq *r = m->head;
     for (; r; r = r->next)
         if (r->st == RS_DELEGATING && !r->handed && now < r->deadline_ms &&
@@ -914,8 +717,8 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (!x || !cJSON_AddStringToObject(x, "id", r->id) ||
         !cJSON_AddStringToObject(x, "contract", ct->id) ||
         !cJSON_AddStringToObject(x, "purpose", ct->purpose) ||
-        !cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer)) ||
-        !cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient)) ||
+        !cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) ||
+        !cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) ||
         !cJSON_AddItemToObject(x, "fields", fields_json(p, &ct->scope.fields)) ||
         !cJSON_AddItemToObject(x, "needs", fields_json(p, need ? &need->needs : &none)) ||
         !cJSON_AddItemToObject(x, "state", cJSON_Duplicate(r->state, true)) ||
@@ -1013,7 +816,7 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
                              "broker (%s)", q->request_id,
                              !r ? "unknown or forgotten" : rs_name[r->st]);
     }
-    uint64_t now = mncd_now_ms();
+    uint64_t now = mnc_now_ms();
     cJSON *resp = NULL;
     if (q->failure) {
         m->c.broker_failure++;
@@ -1127,8 +930,8 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
             break;
         cJSON_AddStringToObject(x, "request", r->id);
         cJSON_AddStringToObject(x, "contract", ct->id);
-        cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer));
-        cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient));
+        cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer));
+        cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient));
         if (cJSON_IsString(subj))
             cJSON_AddStringToObject(x, "subject", subj->valuestring);
         cJSON_AddNumberToObject(x, "created_ms", (double)r->created_ms);
@@ -1144,7 +947,7 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
     return resp;
 }
 
-void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
+cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     if (!m)
@@ -1161,7 +964,7 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
                        MNC_R_UNKNOWN_AGENT, "not a broker");
             return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is for agents in the broker "
                                  "role; %s is not one", mnc_verb_name(q->verb),
-                                 pname(d, w->agent) ? pname(d, w->agent) : "this caller");
+                                 mncd_peer_name(d, w->agent) ? mncd_peer_name(d, w->agent) : "this caller");
         }
         return q->verb == MNC_V_BROKER_NEXT ? v_broker_next(d, w, q) : v_broker_reply(d, w, q);
     case MNC_V_DISCLOSE_STATUS: {
@@ -1176,7 +979,7 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
 }
 
-void mncd_mncl_status(mncd *d, void *resp)
+void mncd_mncl_status(mncd *d, cJSON *resp)
 {
     struct mncd_mncl *m = d->mncl;
     cJSON *r = resp;

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* mnc_util.c - clock, bounded error text, file writes (see mnc_util.h). */
+#include "mnc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t mnc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int64_t mnc_mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int mnc_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int mnc_write_file(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(s);
+    ssize_t n = write(fd, s, len);
+    int e = errno;
+    close(fd);
+    return n == (ssize_t)len ? 0 : -(n < 0 ? e : EIO);
+}
+
+int mnc_read_file(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t r = read(fd, buf, n - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return -e;
+    buf[r] = 0;
+    return 0;
+}
+
+int mnc_grow(void **arr, int *cap, int n, size_t elem, int first)
+{
+    if (n < *cap)
+        return 0;
+    if (*cap > INT_MAX / 2 || first <= 0)
+        return -1;
+    int ncap = *cap ? *cap * 2 : first;
+    void *na = realloc(*arr, (size_t)ncap * elem);
+    if (!na)
+        return -1;
+    *arr = na;
+    *cap = ncap;
+    return 0;
+}

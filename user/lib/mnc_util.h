@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* mnc_util.h - the small helpers every layer shares: clock, bounded error text, small file
+ * reads and writes.
+ *
+ * Contract: these functions have no state, allocate nothing and depend on libc only, so any
+ * layer (libmnc, loader/, mncd, mncctl, the qemu guest's static test driver) can link them
+ * without pulling anything else in. This header is internal to the mnc tree (not installed,
+ * not exported by libmnc.so's version script).
+ */
+#ifndef MNC_UTIL_H
+#define MNC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Wall-clock time in milliseconds since the epoch (CLOCK_REALTIME): what lifetimes, journal
+ * records and audit lines are stamped with. */
+uint64_t mnc_now_ms(void);
+
+/* Monotonic time in microseconds (CLOCK_MONOTONIC): for timeouts, never for stamps. */
+int64_t mnc_mono_us(void);
+
+/* printf into err (bounded, always NUL-terminated when errlen > 0; err may be NULL or errlen
+ * 0, then nothing is written). Returns rc, so callers can `return mnc_errf(err, n, -EINVAL, ...)`. */
+int mnc_errf(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Writes the string s to an existing file in one write(2) (cgroup control files such as
+ * cgroup.procs or cgroup.freeze; no O_CREAT, no O_TRUNC). Returns 0 or -errno; a short write
+ * is -EIO. */
+int mnc_write_file(const char *path, const char *s);
+
+/* Reads at most n - 1 bytes of path (one read(2): small procfs, sysfs and cgroup files) into
+ * buf and NUL-terminates them (n >= 1). Returns 0 or -errno. */
+int mnc_read_file(const char *path, char *buf, size_t n);
+
+/* Makes room for element n of the array *arr (capacity *cap elements of elem bytes): nothing if
+ * n < *cap, else realloc to twice the capacity (first when it is 0). Returns 0, or -1 when out
+ * of memory or the capacity would overflow (*arr and *cap unchanged). */
+int mnc_grow(void **arr, int *cap, int n, size_t elem, int first);
+
+#endif

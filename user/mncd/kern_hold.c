@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kern_hold.c - the kernel layer's taint holds (mncd_kern_hold, kern_layer.h): before a
+ * delivery, the recipient's taint map entry, its workspaces' taint records, and (cgroup
+ * backend) the pre-taint sweep of its existing connections and the fd scan. */
+#include <bpf/bpf.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "kern_layer.h"
+
+/* ---- pre-taint connections (cgroup backend): see sockscan.h and docs/kernel.md */
+
+typedef struct sweep_ctx {
+    mncd *d;
+    int agent;
+    const mnc_oid *obj;
+    const char *op;
+} sweep_ctx;
+
+/* One audit record per socket shut down, disconnected or destroyed (or failing to be). */
+static int sweep_audit(void *arg, const mncd_sweep_act *a)
+{
+    sweep_ctx *c = arg;
+    char who[64], det[768];
+    if (a->pid && a->fd >= 0)
+        snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
+    else if (a->pid)
+        snprintf(who, sizeof(who), "pid %d", (int)a->pid);
+    else
+        snprintf(who, sizeof(who), "the agent's cgroup");
+    if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who, a->ino,
+                 a->why ? a->why : "");
+    else
+        snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind, a->ino,
+                 who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                 a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
+    bool failed = a->err && !a->refuse;
+    mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(c->d, (long)a->dst_id),
+           c->obj, failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
+    if (!a->err)
+        c->d->kern->n_swept++;
+    return c->d->fatal;
+}
+
+/* After the taint map update and before the object leaves mncd: connections the agent made
+ * while its taint was looser are judged with the new taint; disallowed ones are shut. The
+ * lsm backend re-checks every send in the kernel and needs none of this. Fails closed. */
+/* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
+ * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
+ * also holds. Nothing can take the fd back: the delivery is refused. */
+static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+{
+    mncd_kern *kk = d->kern;
+    mncd_fdscan_hit hit;
+    char err[400] = "", det[900];
+    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    if (r == 0)
+        return 0;
+    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+        snprintf(det, sizeof(det), "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
+                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
+                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+    else if (r > 0)
+        snprintf(det, sizeof(det), "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+                 "(passed in from outside?): writes there would leave the scope; fail closed",
+                 op, (int)hit.pid, hit.fd, hit.what);
+    else
+        snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
+    mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
+           r > 0 ? hit.kind : "internal", det);
+    kk->n_fdscan_refusals++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
+static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    mncd_sweep_cg cgs[64];
+    int n = 0;
+    for (int i = 0; i < kk->n_w; i++) {
+        if (kk->w[i].agent != agent)
+            continue;
+        if (n == (int)(sizeof(cgs) / sizeof(cgs[0]))) {
+            n = -1;
+            break;
+        }
+        const mncd_reg *rg = &kk->w[i].reg;
+        cgs[n++] = (mncd_sweep_cg){.path = kk->w[i].path, .cgid = kk->w[i].cgid, .uid_known = rg->known,
+                                   .uid = rg->uid, .root = rg->root, .ws = (const char *const *)rg->ws,
+                                   .n_ws = rg->n_ws};
+    }
+    char err[400] = "";
+    struct mnc_taint t;
+    int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
+    if (r == 0 && n == 0)
+        return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP) /* lsm: the kernel re-checks every send */
+        return fdscan(d, agent, o, op, cgs, n);
+    sweep_ctx c = {d, agent, &o->id, op};
+    if (r == 0 && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
+        kk->n_sweeps++;
+        return d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
+    }
+    if (r)
+        snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
+    char det[600];
+    snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
+    mncd_audit_named(d, "kernel.sweep", mncd_peer_name(d, agent), NULL, &o->id, "error", "internal", det);
+    kk->n_sweep_failures++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
+/* ---- workspace taint (wstaint.h) */
+
+/* The kernel's taint entry in the terms of a workspace record. */
+void kl_wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd_wtaint *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->tainted = k->tainted != 0;
+    memcpy(t->sinks.w, k->sinks, sizeof(t->sinks.w));
+    t->may_log = k->may_log;
+    t->may_memory = k->may_memory;
+    t->may_forward = k->may_forward;
+    t->may_external = k->may_external;
+    snprintf(t->agent, sizeof(t->agent), "%s", mncd_peer_name(d, agent) ? mncd_peer_name(d, agent) : "?");
+    t->time_ms = mnc_now_ms();
+}
+
+/* dir's record tightened by `now`, written back. An invalid record counts as the tightest
+ * taint there is (nothing reachable) and is replaced (*corrupt set: the caller audits it).
+ * 0 or -errno; *first: dir carried no taint before. */
+int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt)
+{
+    mncd_wtaint cur;
+    int r = mncd_ws_read(dir, d->policy, &cur);
+    *corrupt = r == -EBADMSG;
+    if (r == -ENODATA || r == -EBADMSG) {
+        memset(&cur, 0, sizeof(cur));
+        cur.tainted = r == -EBADMSG;
+    } else if (r) {
+        return r;
+    }
+    *first = !cur.tainted;
+    mncd_ws_merge(&cur, now);
+    return mncd_ws_write(dir, d->policy, &cur);
+}
+
+/* After the agent's taint entry was tightened for o: the agent's whole taint onto every
+ * workspace of every live instance of the agent, before o leaves mncd (the next instance on
+ * that workspace starts with it; see wstaint.h). A failed write refuses the delivery. */
+static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    bool any = false;
+    for (int i = 0; i < kk->n_w && !any; i++)
+        any = kk->w[i].agent == agent && kk->w[i].reg.n_ws > 0;
+    if (!any)
+        return 0; /* no live instance with a workspace (unregistered, or an older launcher) */
+    struct mnc_taint kt;
+    int r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt);
+    char det[PATH_MAX + 1200];
+    if (r) {
+        snprintf(det, sizeof(det), "%s refused: taint map read for the workspace taint failed (%s); fail closed", op,
+                 strerror(-r));
+        mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
+        kk->n_hold_failures++;
+        return -1;
+    }
+    mncd_wtaint now;
+    kl_wt_from_kernel(d, agent, &kt, &now);
+    mncd_ws_add_object(&now, &o->id);
+    for (int i = 0; i < kk->n_w; i++) {
+        if (kk->w[i].agent != agent)
+            continue;
+        for (int j = 0; j < kk->w[i].reg.n_ws; j++) {
+            const char *ws = kk->w[i].reg.ws[j];
+            bool first = false, corrupt = false;
+            r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt);
+            if (r) {
+                snprintf(det, sizeof(det), "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed",
+                         op, ws, strerror(-r));
+                mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
+                kk->n_hold_failures++;
+                return -1;
+            }
+            if (corrupt) {
+                snprintf(det, sizeof(det), "workspace %.3000s: invalid taint record replaced by the tightest taint "
+                         "(no sinks, nothing external)", ws);
+                mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "invalid", det);
+            }
+            if (first) {
+                char desc[1000];
+                mncd_ws_describe(&now, d->policy, desc, sizeof(desc));
+                snprintf(det, sizeof(det), "workspace %.3000s of cgroup %.400s now carries the agent's taint (%s)", ws,
+                         kl_rel_path(kk, kk->w[i].path), desc);
+                mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, agent), &o->id, "allow", "ok", det);
+            }
+        }
+    }
+    kk->n_ws_holds++;
+    return d->fatal ? -1 : 0;
+}
+
+/* The kernel's taint is filled from libmnc's sets and names byte for byte: the two definitions
+ * (bpf/mnc_abi.h, user/include/mnc/set.h and policy.h) must agree at compile time. */
+_Static_assert(MNC_SET_WORDS_ABI == MNC_SET_WORDS, "mnc_abi.h and mnc/set.h: set size");
+_Static_assert(sizeof(((struct mnc_taint *)0)->sinks) == sizeof(((mnc_set *)0)->w), "taint sinks == mnc_set");
+_Static_assert(MNC_MAX_PRINCIPALS <= MNC_SET_WORDS_ABI * 64, "every principal id fits the taint set");
+_Static_assert(MNC_NAME_LEN == MNC_NAME_MAX, "mnc_abi.h and mnc/policy.h: name length");
+
+/* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
+int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk)
+        return 0;
+    const mnc_policy *p = d->policy;
+    mnc_set sinks = o->scope.sinks;
+    bool may_log = false, may_forward = false, may_external = false;
+    for (int i = 0; i < p->n_principals; i++) {
+        const mnc_principal *s = &p->principals[i];
+        if (s->cls == MNC_SINK_MEMORY && o->scope.memory)
+            mnc_set_add(&sinks, (unsigned)i); /* μ: the monitor lets any memory store take it */
+        if (!mnc_set_has(&o->scope.sinks, (unsigned)i))
+            continue;
+        may_log |= s->cls == MNC_SINK_LOG;
+        may_forward |= s->cls == MNC_SINK_AGENT;
+        /* an external sink without an address cannot be told apart from any other unregistered
+         * destination: only then may the agent reach unregistered destinations at all */
+        may_external |= s->cls == MNC_SINK_EXTERNAL && !s->address[0];
+    }
+    uint64_t gen = 0;
+    int r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, sinks.w, may_log, o->scope.memory, may_forward, may_external,
+                                &gen);
+    if (r != 0) {
+        char det[200];
+        snprintf(det, sizeof(det), "%s refused: taint map update failed (%s); fail closed", op, strerror(-r));
+        mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
+        kk->n_hold_failures++;
+        return -1;
+    }
+    kk->n_holds++;
+    if (ws_hold(d, agent, o, op) != 0)
+        return -1;
+    return sweep(d, agent, o, op);
+}
+
+int mncd_kern_agent_of(mncd *d, const char *cg)
+{
+    mncd_kern *kk = d->kern;
+    size_t n = kk ? strlen(kk->tree_rel) : 0;
+    if (!kk || strncmp(cg, kk->tree_rel, n) != 0 || (cg[n] != '/' && cg[n] != 0))
+        return -2;
+    for (int i = 0; i < kk->n_w; i++) {
+        const char *r = kl_rel_path(kk, kk->w[i].path);
+        size_t rl = strlen(r);
+        if (strncmp(cg, r, rl) == 0 && (cg[rl] == '/' || cg[rl] == 0))
+            return kk->w[i].agent; /* the agent's cgroup or one below it */
+    }
+    return -1;
+}
+

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* mncl_int.h - internal to MNC-L and MNC-D in mncd (mncl_gate.c, mncd_failure.c): their
+ * shared state. MNC-D (mncd_failure.c) calls the gate to charge a release it makes; the gate
+ * never calls MNC-D.
+ */
+#ifndef MNCD_MNCL_INT_H
+#define MNCD_MNCL_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "mnc/journal.h"
+#include "mnc/ledger.h"
+#include "mncd.h"
+
+#define MAX_PENDING 4096 /* pending MNC-D requests; beyond this a request abstains */
+#define KEEP_DONE 1024   /* finished requests kept in memory for disclose.status */
+#define RID_LEN 24       /* "d-" + 16 hex + NUL, rounded */
+
+typedef enum rstatus {
+    RS_DELEGATING = 0,
+    RS_APPROVAL,
+    RS_DELEGATED,
+    RS_APPROVED,
+    RS_TIMEOUT, /* approval denied by timeout */
+    RS_ABSTAINED,
+    RS_COUNT
+} rstatus;
+
+static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
+                                              "delegated",          "approved",
+                                              "approval_timeout",   "abstained"};
+
+typedef struct dreq {
+    char id[RID_LEN];
+    int contract;
+    int issuer;
+    cJSON *state;     /* the disclose's state document (private values; trusted boundary) */
+    int step;         /* index into the contract's failure order */
+    rstatus st;
+    uint64_t created_ms, deadline_ms;
+    bool handed;      /* broker.next gave it out (not persisted: re-offered after restart) */
+    char cand[MNC_NAME_MAX]; /* best approvable candidate, "" if none */
+    mnc_set cand_fields;
+    double cand_risk;
+    cJSON *approvable; /* [{name, fields, risk, verdict, detail}] shown to the approver */
+    char object[MNC_OID_HEX]; /* released object, "" if none */
+    char detail[512];
+    struct dreq *prev, *next;
+} dreq;
+
+typedef struct counters {
+    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
+    double bits;
+    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
+        abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
+        approval_skipped;
+} counters;
+
+struct mncd_mncl {
+    mnc_ledger *ledger;
+    char ledger_path[PATH_MAX];
+    mnc_journal *j;
+    char jpath[PATH_MAX];
+    dreq *head, *tail;
+    size_t n_pending, n_done;
+    int conns[MNC_MAX_PRINCIPALS];
+    counters c;
+    const mnc_policy *p; /* for replay */
+    char err[512];
+};
+
+/* Durably charges release `o` (its values are the observations) for subject: delta must be
+ * finite and >= 0; lim NULL = no caps (approval override). Audits the charge or its refusal
+ * (op ledger.charge) and counts it. Returns the ledger rc; *why gets a message on failure. */
+mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject,
+                                       double delta, const mnc_ledger_limits *lim, char *why, size_t n);
+
+#endif

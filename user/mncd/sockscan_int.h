@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* sockscan_int.h - internal to the pre-taint sweep (sockscan.h): the types and entry points
+ * its files share.
+ *
+ * Files, bottom up: freeze.c (the cgroup freezer), sockproc.c (the agent's processes and their
+ * socket fds, sets of inodes), sockjudge.c (the kernel's rules applied to the peer of each
+ * existing connection, and what is done about a disallowed one), sockscan.c (mncd_sweep: the
+ * order of it all). Contract of each function below: as in its comment; all of them run while
+ * the agent's cgroups are frozen, and report every action through mncd_judge_report.
+ */
+#ifndef MNCD_SOCKSCAN_INT_H
+#define MNCD_SOCKSCAN_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hostscan.h"
+#include "sockdiag.h"
+#include "sockscan.h"
+
+/* ---- sets of inodes and pids (sockproc.c) */
+
+typedef struct u32set {
+    uint32_t *v;
+    int n, cap;
+    bool sorted;
+} u32set;
+
+/* Adds x (unsorted until the next mncd_u32set_has). 0, or -1 out of memory. */
+int mncd_u32set_add(u32set *s, uint32_t x);
+/* Whether x is in s (sorts s and removes duplicates first if needed). */
+bool mncd_u32set_has(u32set *s, uint32_t x);
+
+/* ---- the agent's processes and their socket fds (sockproc.c) */
+
+typedef struct sfd {
+    pid_t pid;
+    int fd;
+    uint32_t ino;
+} sfd;
+
+/* qsort order: by inode, then pid and fd (a stable choice of which fd acts for a shared socket). */
+int mncd_sfd_cmp(const void *a, const void *b);
+
+typedef struct scan {
+    sfd *s;
+    int n, cap;
+    u32set inos;  /* every socket inode the agent holds */
+    u32set mine;  /* mncd's own sockets (the monitor's end of the agents' connections) */
+    u32set pids;  /* the agent's processes (sorted, unique) */
+    int npids;
+} scan;
+
+/* Fills sc with every socket fd of every process in cgs[0..ncg) (and mncd's own sockets in
+ * sc->mine). 0, or -1 with the reason in err. */
+int mncd_scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, size_t errlen);
+/* A copy (pidfd_getfd) of fd `fd` of pid, checked to still be socket inode ino: the fd, or
+ * -errno (-EBADF/-ESTALE/-ESRCH: closed, reused or exited meanwhile). */
+int mncd_grab(pid_t pid, int fd, uint32_t ino);
+
+/* ---- judging (sockjudge.c) */
+
+typedef struct ctx {
+    mnc_kern *k;
+    uint32_t agent;
+    const struct mnc_taint *t;
+    const mncd_sweep_cg *cgs;
+    int ncg;
+    int sock_unix, sock_inet;
+    diag g;
+    scan sc;
+    mncd_hostscan hs;
+    bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
+    char out_what[128];
+    mncd_sweep_fn fn;
+    void *fctx;
+    mncd_sweep_stats *st;
+    char *err;
+    size_t errlen;
+    bool failed;
+} ctx;
+
+/* Reports one action to the caller's callback and the stats; non-zero: abort the sweep. */
+int mncd_judge_report(ctx *c, mncd_sweep_act *a);
+/* One UNIX socket of the agent (fd: our copy; e: its sock_diag entry). */
+void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd);
+/* One IP socket the agent holds but did not create (why: for the report), or one in flight. */
+void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight);
+/* Any other socket (netlink, packet, ...). */
+void mncd_judge_other(ctx *c, const sfd *s, int fd);
+/* The agent's TCP connections that egress would drop: aborted at once (SOCK_DESTROY). */
+void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg);
+
+#endif
