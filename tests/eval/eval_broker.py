@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """eval_broker - the MNC-D broker process for the evaluation: user/python/broker_agent.py's
 serve() loop (broker.next / broker.reply over mncd's socket) with the computation the
 evaluation's purposes need.

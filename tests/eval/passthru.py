@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """passthru - Table 2's baseline rows, measured: the same scripted agents attempt the same
 operations through a real pass-through path that has no monitor, and what arrived is counted.
 
