@@ -757,3 +757,14 @@ void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges)
         *charges = l->ncharges;
     pthread_mutex_unlock(&l->mu);
 }
+
+uint64_t mnc_ledger_subject_charges(mnc_ledger *l, const char *sname)
+{
+    if (!l || !sname)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    subject *s = find_subject(l, sname);
+    uint64_t n = s ? s->nch : 0;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}

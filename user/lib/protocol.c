@@ -55,7 +55,7 @@ typedef struct arg {
 static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_DISCLOSE] = {A("contract", K_NAME, false, contract), A("purpose", K_NAME, false, purpose),
                         A("recipient", K_NAME, false, recipient), A("state", K_OBJECT, true, state),
-                        A("candidates", K_ARRAY, false, candidates)},
+                        A("candidates", K_ARRAY, false, candidates), A("release", K_NAME, false, release)},
     [MNC_V_SEND] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
                     A("channel", K_CHANNEL, false, channel), A("purpose", K_NAME, false, purpose)},
     [MNC_V_RECV] = {A("object", K_OID, false, object), A("max", K_INT, false, max), A("purpose", K_NAME, false, purpose)},

@@ -733,7 +733,7 @@ int mncd_run(mncd *d)
 
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
-        int n = epoll_wait(l.ep, evs, MAX_EVENTS, -1);
+        int n = epoll_wait(l.ep, evs, MAX_EVENTS, mncd_fleet_timeout(d));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -761,6 +761,7 @@ int mncd_run(mncd *d)
                     touch(&l, c);
             }
         }
+        mncd_fleet_tick(d); /* fleet mode: reconnect (fleet.c) */
         if (!commit(&l))
             goto out; /* nothing of this iteration is acknowledged */
         for (size_t i = 0; i < l.n_touched; i++) {

@@ -68,6 +68,12 @@ typedef struct mncd_config {
     int kernel;                 /* enum mncd_kmode */
     char pin_root[PATH_MAX];
     char cgroup_tree[256];
+    /* fleet mode (fleet.c, docs/fleet.md): "ledger": {"backend", "conninfo", "host",
+     * "anchor_interval_ms"} */
+    int ledger_backend;          /* mnc_lb_kind: journal (default) or postgres */
+    char ledger_conninfo[1024];  /* libpq conninfo, never with a password */
+    char fleet_host[64];         /* this host's name in the shared tables */
+    uint32_t anchor_interval_ms; /* audit head anchoring period (postgres) */
 } mncd_config;
 
 /* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
@@ -251,6 +257,8 @@ typedef struct mncd_mncl_ctx {
     mnc_limits limits;   /* ε, B (< 0: none) and Σ spent so far */
     bool capped;         /* the contract declares ε or B */
     double charged;      /* ΔR charged for the release (after mncd_mncl_charge) */
+    uint64_t version;    /* the history version `history` is (ledger_backend.h) */
+    bool replayed;       /* a retried release id already charged: handed out uncharged */
 } mncd_mncl_ctx;
 
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
@@ -283,6 +291,18 @@ void *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int 
 void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
 void mncd_mncl_status(mncd *d, void *resp);
+/* The ledger backend (NULL before mncd_mncl_open): for fleet.c. */
+struct mnc_lbackend *mncd_mncl_backend(mncd *d);
+
+/* ---- fleet mode (fleet.c, docs/fleet.md) */
+/* Parses the config's "ledger" object into c. 0, or -1 after printing why. */
+int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path);
+/* Fills fleet defaults after the config is read (host name). 0 or -1 after printing why. */
+int mncd_fleet_defaults(mncd_config *c);
+/* epoll_wait timeout for the fleet's periodic work (ms; -1: none). */
+int mncd_fleet_timeout(mncd *d);
+/* Periodic work: reconnects a lost database (audited once per state change). */
+void mncd_fleet_tick(mncd *d);
 
 /* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the

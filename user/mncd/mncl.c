@@ -36,6 +36,7 @@
 #include <sys/random.h>
 
 #include "mnc/ledger.h"
+#include "mnc/ledger_backend.h"
 #include "mnc/monitor.h"
 #include "mnc/risk.h"
 #include "mnc/select.h"
@@ -79,7 +80,7 @@ typedef struct dreq {
 } dreq;
 
 typedef struct counters {
-    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
+    uint64_t selected, charges, charge_failed, over_epsilon, over_budget, unavailable, replayed;
     double bits;
     uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
         abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
@@ -87,7 +88,7 @@ typedef struct counters {
 } counters;
 
 struct mncd_mncl {
-    mnc_ledger *ledger;
+    mnc_lbackend *ledger; /* journal (STATE_DIR/ledger) or postgres (fleet.c) */
     char ledger_path[PATH_MAX];
     mnc_journal *j;
     char jpath[PATH_MAX];
@@ -360,11 +361,26 @@ int mncd_mncl_open(mncd *d)
         return -1;
     }
     char notice[768], err[768];
-    m->ledger = mnc_ledger_open(m->ledger_path, notice, sizeof(notice), err, sizeof(err));
-    if (!m->ledger) {
-        /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
-        fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
-        return -1;
+    notice[0] = '\0';
+    if (d->cfg.ledger_backend == MNC_LB_POSTGRES) {
+        /* Fleet mode: the database must be reachable and its schema known at start (a
+         * wrong database is a configuration error, not an outage). */
+        m->ledger = mnc_lb_open_postgres(d->cfg.ledger_conninfo, d->cfg.fleet_host, err,
+                                         sizeof(err));
+        if (!m->ledger) {
+            fprintf(stderr, "mncd: refusing to start: ledger (postgres): %s\n", err);
+            return -1;
+        }
+        snprintf(m->ledger_path, sizeof(m->ledger_path), "postgres (host %s)",
+                 d->cfg.fleet_host);
+    } else {
+        m->ledger = mnc_lb_open_journal(m->ledger_path, false, notice, sizeof(notice), err,
+                                        sizeof(err));
+        if (!m->ledger) {
+            /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
+            fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
+            return -1;
+        }
     }
     if (notice[0]) {
         fprintf(stderr, "mncd: notice: %s\n", notice);
@@ -412,10 +428,10 @@ int mncd_mncl_open(mncd *d)
         return -1;
     }
     size_t subjects = 0, charges = 0;
-    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    mnc_lb_stats(m->ledger, &subjects, &charges);
     char det[256];
-    snprintf(det, sizeof(det), "ledger %zu charges over %zu subjects; MNC-D %zu pending",
-             charges, subjects, m->n_pending);
+    snprintf(det, sizeof(det), "ledger (%s) %zu charges over %zu subjects; MNC-D %zu pending",
+             mnc_lb_kind_name(mnc_lb_kind_of(m->ledger)), charges, subjects, m->n_pending);
     mncd_audit(d, "mnc-l.open", -1, -1, NULL, "allow", MNC_OK, det);
     return d->fatal ? -1 : 0;
 }
@@ -425,7 +441,7 @@ void mncd_mncl_close(mncd *d)
     struct mncd_mncl *m = d->mncl;
     if (!m)
         return;
-    if (m->ledger && mnc_ledger_close(m->ledger) != 0)
+    if (m->ledger && mnc_lb_close(m->ledger) != 0)
         fprintf(stderr, "mncd: ledger close reported an earlier I/O error\n");
     if (m->j && mnc_journal_close(m->j) != 0)
         fprintf(stderr, "mncd: MNC-D journal close reported an earlier I/O error\n");
@@ -469,8 +485,24 @@ void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_s
     mnc_obs *h = NULL;
     size_t nh = 0;
     double spent = 0;
-    if (!m || !m->ledger || mnc_ledger_history(m->ledger, d->policy, st->subject, &h, &nh) != 0 ||
-        mnc_ledger_spent(m->ledger, st->subject, NULL, &spent) != 0) {
+    uint64_t version = 0;
+    mnc_ledger_rc lrc = m && m->ledger ? mnc_lb_history(m->ledger, d->policy, st->subject, &h,
+                                                        &nh, &spent, &version)
+                                       : MNC_LEDGER_ERROR;
+    if (lrc == MNC_LEDGER_UNAVAILABLE) {
+        /* Fail closed: without the subject's global history nothing can be priced. */
+        m->c.unavailable++;
+        char det[640];
+        mnc_lb_state(m->ledger, det, sizeof(det), NULL);
+        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error",
+                   MNC_R_LEDGER_UNAVAILABLE, det);
+        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE,
+                                  "not released: the ledger is unavailable (%s)", det);
+        if (r)
+            cJSON_AddStringToObject(r, "outcome", "ledger_unavailable");
+        return r;
+    }
+    if (lrc != MNC_LEDGER_OK) {
         free(h);
         mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
                    "ledger history cannot be evaluated");
@@ -479,6 +511,7 @@ void *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_s
                               st->subject);
     }
     x->ledger = true;
+    x->version = version;
     x->history = h;
     x->n_history = nh;
     x->limits.spent = spent;
@@ -495,10 +528,28 @@ void mncd_mncl_ctx_free(mncd_mncl_ctx *x)
     x->n_history = 0;
 }
 
-/* Durably charges release `o` (its values are the observations) for subject. lim NULL = no
- * caps (approval override). Returns the ledger rc; *why gets a message on failure. */
+typedef struct reprice {
+    const mnc_policy *p;
+    const mnc_obs *obs;
+    size_t n;
+} reprice;
+
+/* The backend's recompute callback: ΔR of the release against a history that moved since
+ * selection priced it - the same function selection uses (risk.h). */
+static int reprice_cb(void *arg, const mnc_obs *h, size_t nh, double *delta)
+{
+    const reprice *x = arg;
+    return mnc_risk_charge(x->p, h, nh, x->obs, x->n, delta);
+}
+
+/* Durably charges release `o` (its values are the observations) for subject under release id
+ * `release` (NULL: the object id). lim NULL = no caps (approval override). version: the
+ * history version delta was priced against. Returns the ledger rc; *res gets the charged ΔR
+ * and the spend; *why a message on failure. A DUPLICATE with res->same is a retried request
+ * whose release is already charged: the caller may hand it out again uncharged. */
 static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subject,
-                            double delta, const mnc_ledger_limits *lim, char *why, size_t n)
+                            const char *release, double delta, uint64_t version,
+                            const mnc_ledger_limits *lim, mnc_lb_result *res, char *why, size_t n)
 {
     struct mncd_mncl *m = d->mncl;
     mnc_obs obs[MNC_MAX_FIELDS];
@@ -507,35 +558,58 @@ static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subjec
         obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&o->id, hex);
-    mnc_ledger_rc rc = !isfinite(delta) || delta < 0
+    reprice rp = {d->policy, obs, k};
+    mnc_lb_request c = {.subject = subject, .recipient = pname(d, o->scope.recipient),
+                        .release = release ? release : hex, .obs = obs, .n_obs = k,
+                        .delta = delta, .version = version, .recompute = reprice_cb,
+                        .arg = &rp, .lim = lim};
+    memset(res, 0, sizeof(*res));
+    mnc_ledger_rc rc = !isfinite(delta) || delta < 0 || !c.recipient
                            ? MNC_LEDGER_ERROR
-                           : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
-                                                   pname(d, o->scope.recipient), hex, obs, k,
-                                                   delta, lim);
-    char det[256];
+                           : mnc_lb_charge(m->ledger, d->policy, &c, res);
+    char det[320];
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
-        m->c.bits += delta;
-        double spent = 0;
-        mnc_ledger_spent(m->ledger, subject, NULL, &spent);
-        snprintf(det, sizeof(det), "subject %s charged %.6g, spent %.6g%s", subject, delta, spent,
-                 lim ? "" : " (approved: no caps)");
+        m->c.bits += res->delta;
+        snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject,
+                 c.release, res->delta, res->spent, lim ? "" : " (approved: no caps)");
+        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
+                   det);
+        return rc;
+    }
+    if (rc == MNC_LEDGER_DUPLICATE && res->same) {
+        m->c.replayed++;
+        snprintf(det, sizeof(det), "subject %s release %s already charged: handed out again "
+                 "uncharged (a retried request)", subject, c.release);
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
                    det);
         return rc;
     }
     m->c.charge_failed++;
+    char st[512] = "";
+    if (rc == MNC_LEDGER_UNAVAILABLE) {
+        m->c.unavailable++;
+        mnc_lb_state(m->ledger, st, sizeof(st), NULL);
+    }
     const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
                        : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
-                       : rc == MNC_LEDGER_DUPLICATE   ? "release already charged"
+                       : rc == MNC_LEDGER_DUPLICATE   ? "release id already used for a "
+                                                        "different release"
+                       : rc == MNC_LEDGER_UNAVAILABLE ? "the ledger is unavailable"
                                                       : "ledger write failed";
-    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, delta,
-             rc == MNC_LEDGER_ERROR ? ": " : "", rc == MNC_LEDGER_ERROR ? strerror(errno) : "");
+    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, res->delta,
+             rc == MNC_LEDGER_ERROR || rc == MNC_LEDGER_UNAVAILABLE ? ": " : "",
+             rc == MNC_LEDGER_ERROR ? strerror(errno) : rc == MNC_LEDGER_UNAVAILABLE ? st : "");
     mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
-               rc == MNC_LEDGER_ERROR ? "error" : "deny",
-               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
-               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
-                                              : MNC_R_INTERNAL,
+               rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET ||
+                       rc == MNC_LEDGER_DUPLICATE
+                   ? "deny"
+                   : "error",
+               rc == MNC_LEDGER_OVER_EPSILON   ? MNC_R_OVER_EPSILON
+               : rc == MNC_LEDGER_OVER_BUDGET  ? MNC_R_OVER_BUDGET
+               : rc == MNC_LEDGER_DUPLICATE    ? MNC_R_INVALID
+               : rc == MNC_LEDGER_UNAVAILABLE  ? MNC_R_LEDGER_UNAVAILABLE
+                                               : MNC_R_INTERNAL,
                why);
     return rc;
 }
@@ -549,16 +623,33 @@ void *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
         return NULL;
     const mnc_contract *ct = &d->policy->contracts[contract];
     mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-    char why[320];
-    mnc_ledger_rc rc = charge(d, o, st->subject, risk, x->capped ? &lim : NULL, why, sizeof(why));
-    if (rc == MNC_LEDGER_OK) {
-        x->charged = risk;
+    char why[768];
+    mnc_lb_result res;
+    mnc_ledger_rc rc = charge(d, o, st->subject, q->release, risk, x->version,
+                              x->capped ? &lim : NULL, &res, why, sizeof(why));
+    if (rc == MNC_LEDGER_OK || (rc == MNC_LEDGER_DUPLICATE && res.same)) {
+        x->charged = rc == MNC_LEDGER_OK ? res.delta : 0;
+        x->replayed = rc == MNC_LEDGER_DUPLICATE;
+        x->limits.spent = res.spent - x->charged;
         return NULL;
     }
-    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET)
+    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET) {
+        if (rc == MNC_LEDGER_OVER_EPSILON)
+            d->mncl->c.over_epsilon++;
+        else
+            d->mncl->c.over_budget++;
         return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
                                                                   : MNC_R_OVER_BUDGET,
                              "not released: %s", why);
+    }
+    if (rc == MNC_LEDGER_DUPLICATE)
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "not released: %s", why);
+    if (rc == MNC_LEDGER_UNAVAILABLE) {
+        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "not released: %s", why);
+        if (r)
+            cJSON_AddStringToObject(r, "outcome", "ledger_unavailable");
+        return r;
+    }
     return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
 }
 
@@ -572,6 +663,8 @@ void mncd_mncl_selected(mncd *d, void *resp, const mncd_mncl_ctx *x)
     cJSON_AddStringToObject(r, "outcome", "selected");
     if (x->ledger) {
         cJSON_AddNumberToObject(r, "charge", x->charged);
+        if (x->replayed)
+            cJSON_AddBoolToObject(r, "replayed", true);
         cJSON_AddNumberToObject(r, "spent", x->limits.spent + x->charged);
         if (x->limits.epsilon >= 0)
             cJSON_AddNumberToObject(r, "epsilon", x->limits.epsilon);
@@ -846,16 +939,24 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         size_t k = 0;
         for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
             obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
-        double delta = NAN;
-        if (mnc_ledger_history(d->mncl->ledger, p, subject, &h, &nh) != 0 ||
-            mnc_risk_charge(p, h, nh, obs, k, &delta) != 0) {
+        double delta = NAN, spent = 0;
+        uint64_t version = 0;
+        mnc_ledger_rc hrc = mnc_lb_history(d->mncl->ledger, p, subject, &h, &nh, &spent,
+                                           &version);
+        if (hrc == MNC_LEDGER_UNAVAILABLE) {
+            snprintf(why, n, "the ledger is unavailable (ledger_unavailable)");
+            goto fail;
+        }
+        if (hrc != MNC_LEDGER_OK || mnc_risk_charge(p, h, nh, obs, k, &delta) != 0) {
             free(h);
             snprintf(why, n, "the risk model cannot evaluate this release (fail closed)");
             goto fail;
         }
         free(h);
         mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-        if (charge(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
+        mnc_lb_result res;
+        if (charge(d, o, subject, NULL, delta, version, capped ? &lim : NULL, &res, why, n) !=
+            MNC_LEDGER_OK)
             goto fail;
     } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
         snprintf(why, n, "MNC-L contract without a subject");
@@ -1176,6 +1277,8 @@ void *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
 }
 
+struct mnc_lbackend *mncd_mncl_backend(mncd *d) { return d->mncl ? d->mncl->ledger : NULL; }
+
 void mncd_mncl_status(mncd *d, void *resp)
 {
     struct mncd_mncl *m = d->mncl;
@@ -1183,10 +1286,19 @@ void mncd_mncl_status(mncd *d, void *resp)
     if (!m || !r)
         return;
     size_t subjects = 0, charges = 0;
-    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    mnc_lb_stats(m->ledger, &subjects, &charges);
     cJSON *l = cJSON_AddObjectToObject(r, "mnc_l");
     if (l) {
+        char st[640];
+        uint64_t reconnects = 0;
+        bool up = mnc_lb_state(m->ledger, st, sizeof(st), &reconnects);
         cJSON_AddStringToObject(l, "ledger", m->ledger_path);
+        cJSON_AddStringToObject(l, "backend", mnc_lb_kind_name(mnc_lb_kind_of(m->ledger)));
+        cJSON_AddStringToObject(l, "state", up ? "available" : "unavailable");
+        cJSON_AddStringToObject(l, "state_detail", st);
+        cJSON_AddNumberToObject(l, "reconnects", (double)reconnects);
+        cJSON_AddNumberToObject(l, "rejected_ledger_unavailable", (double)m->c.unavailable);
+        cJSON_AddNumberToObject(l, "replayed_releases", (double)m->c.replayed);
         cJSON_AddNumberToObject(l, "subjects", (double)subjects);
         cJSON_AddNumberToObject(l, "charges", (double)charges);
         cJSON_AddNumberToObject(l, "charged_since_start", (double)m->c.charges);

@@ -52,6 +52,8 @@ typedef enum mnc_ledger_rc {
     MNC_LEDGER_DUPLICATE = 1,    /* release id already charged; nothing written */
     MNC_LEDGER_OVER_EPSILON = 2, /* ΔR > ε; nothing written */
     MNC_LEDGER_OVER_BUDGET = 3,  /* Σ + ΔR > B; nothing written */
+    MNC_LEDGER_UNAVAILABLE = 4,  /* a shared backend cannot decide now (ledger_backend.h);
+                                  * never returned by this file's functions */
 } mnc_ledger_rc;
 
 typedef struct mnc_ledger_limits {
@@ -125,6 +127,10 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
 
 /* Benchmark knob: fsync per record instead of group commit (see mnc_journal_set_no_group_commit). */
 void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on);
+
+/* Number of charges recorded for subject (0 for an unknown one): the version of its history
+ * (ledger_backend.h). */
+uint64_t mnc_ledger_subject_charges(mnc_ledger *l, const char *subject);
 
 /* Number of distinct subjects and charges counted. */
 void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges);

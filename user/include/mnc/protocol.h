@@ -79,6 +79,7 @@ typedef struct mnc_request {
     const char *recipient;  /* disclose */
     const cJSON *state;     /* disclose: {"subject": ..., "fields": {...}} */
     const cJSON *candidates;/* disclose: [{"name","fields":[..],"text"}] */
+    const char *release;    /* disclose: the client's release id (idempotency key), or NULL */
     const char *sink;       /* log */
     const char *tool;       /* tool */
     const char *key;        /* mem.put / mem.get */
