@@ -60,8 +60,12 @@ class Postgres:
     def start(self, extra=""):
         opts = ("-k %s -c listen_addresses='' -c unix_socket_permissions=0777 "
                 "-c max_connections=100 %s" % (self.sock, extra))
-        self._as_user([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log,
-                       "-w", "-t", "60", "-o", opts, "start"])
+        r = self._as_user([os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-l", self.log,
+                           "-w", "-t", "60", "-o", opts, "start"], check=False)
+        if r.returncode != 0:
+            with open(self.log) as f:
+                raise RuntimeError("pg_ctl start: %s\n%s" % (r.stdout + r.stderr,
+                                                              f.read()[-2000:]))
         self.running = True
 
     def pid(self):
@@ -100,6 +104,26 @@ class Postgres:
                 except OSError:
                     break
                 time.sleep(0.05)
+        # The dead postmaster may linger as a zombie (its parent pg_ctl exited, and a
+        # subreaper above us may not reap promptly); PostgreSQL's lock-file check would take
+        # it for a live server. Reap it if it is ours; otherwise, with every process of the
+        # cluster gone, remove the stale lock file as an operator would.
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            zombie = False
+        if zombie:
+            for f in (os.path.join(self.data, "postmaster.pid"),
+                      os.path.join(self.sock, ".s.PGSQL.5432.lock")):
+                try:
+                    os.unlink(f)
+                except FileNotFoundError:
+                    pass
         self.running = False
 
     def stop(self):

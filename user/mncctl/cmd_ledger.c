@@ -2,7 +2,9 @@
  * (mnc/ledger_backend.h, docs/fleet.md).
  *
  *   ledger init --postgres CONNINFO        create or migrate the fleet schema (mnc/fleet.h)
- *   ledger verify FILE | --postgres CONNINFO
+ *   ledger verify (FILE | --postgres CONNINFO) [--reprice POLICY]
+ *                                          --reprice: also price every charge again, in order,
+ *                                          with POLICY's risk model (must match bit for bit)
  *   ledger show (--file FILE | --postgres CONNINFO) [--budget B] [--json] SUBJECT
  *   ledger export (--file FILE | --postgres CONNINFO) [SUBJECT]   JSON lines on stdout
  *   ledger import --postgres CONNINFO [--host NAME] [FILE | -]    JSON lines, one transaction
@@ -22,6 +24,8 @@
 #include "mnc/fleet.h"
 #include "mnc/ledger.h"
 #include "mnc/ledger_backend.h"
+#include "mnc/policy.h"
+#include "mnc/risk.h"
 #include "mncctl.h"
 
 #define IMPORT_LINE_MAX (1u << 20)
@@ -29,7 +33,7 @@
 static int usage(void)
 {
     mncctl_err("usage: mncctl ledger init --postgres CONNINFO | ledger verify (FILE | --postgres "
-               "CONNINFO) | ledger show (--file FILE | --postgres CONNINFO) [--budget B] "
+               "CONNINFO) [--reprice POLICY] | ledger show (--file FILE | --postgres CONNINFO) [--budget B] "
                "[--json] SUBJECT | ledger export (--file FILE | --postgres CONNINFO) [SUBJECT] | "
                "ledger import --postgres CONNINFO [--host NAME] [FILE | -]");
     return 2;
@@ -75,27 +79,132 @@ static int init(int argc, char **argv)
     return 0;
 }
 
+/* --reprice: walks each subject's charges in order and prices every one again with the
+ * policy's risk model against the history before it, as a single-host ledger would. */
+typedef struct reprice_ctx {
+    const mnc_policy *p;
+    char subject[MNC_LEDGER_SUBJECT_MAX];
+    mnc_obs h[4096];
+    char *vals[4096];
+    size_t nh;
+    size_t checked;
+    char err[768];
+} reprice_ctx;
+
+static void reprice_reset(reprice_ctx *x)
+{
+    for (size_t i = 0; i < x->nh; i++)
+        free(x->vals[i]);
+    x->nh = 0;
+}
+
+static int reprice_one(void *arg, const mnc_lb_entry *le)
+{
+    reprice_ctx *x = arg;
+    const mnc_ledger_entry *e = &le->e;
+    if (strcmp(x->subject, e->subject) != 0) {
+        reprice_reset(x);
+        snprintf(x->subject, sizeof(x->subject), "%s", e->subject);
+    }
+    mnc_obs d[MNC_LEDGER_OBS_MAX];
+    for (size_t i = 0; i < e->n_obs; i++) {
+        int f = mnc_policy_field(x->p, e->obs[i].field);
+        if (f < 0) {
+            snprintf(x->err, sizeof(x->err), "subject %s #%llu: field %s is not in the policy",
+                     e->subject, (unsigned long long)e->seq, e->obs[i].field);
+            return 1;
+        }
+        d[i] = (mnc_obs){.field = (uint16_t)f, .value = e->obs[i].value};
+    }
+    double delta = NAN;
+    if (mnc_risk_charge(x->p, x->h, x->nh, d, e->n_obs, &delta) != 0 || delta != e->delta) {
+        snprintf(x->err, sizeof(x->err), "subject %s #%llu (release %s): recorded delta %.17g, "
+                 "the policy prices it %.17g", e->subject, (unsigned long long)e->seq,
+                 e->release, e->delta, delta);
+        return 1;
+    }
+    for (size_t i = 0; i < e->n_obs; i++) { /* each distinct observation once */
+        bool seen = false;
+        for (size_t j = 0; j < x->nh && !seen; j++)
+            seen = x->h[j].field == d[i].field && strcmp(x->h[j].value, d[i].value) == 0;
+        if (seen)
+            continue;
+        if (x->nh == sizeof(x->h) / sizeof(x->h[0]) || !(x->vals[x->nh] = strdup(d[i].value))) {
+            snprintf(x->err, sizeof(x->err), "subject %s: history too long to re-price",
+                     e->subject);
+            return 1;
+        }
+        x->h[x->nh] = (mnc_obs){.field = d[i].field, .value = x->vals[x->nh]};
+        x->nh++;
+    }
+    x->checked++;
+    return 0;
+}
+
 static int verify(int argc, char **argv)
 {
-    const char *file = NULL, *conninfo = NULL;
-    if (argc == 3 && argv[2][0] != '-')
-        file = argv[2];
-    else if (argc == 4 && strcmp(argv[2], "--postgres") == 0)
-        conninfo = argv[3];
-    else
+    const char *file = NULL, *conninfo = NULL, *policy = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--postgres") == 0 && i + 1 < argc)
+            conninfo = argv[++i];
+        else if (strcmp(argv[i], "--reprice") == 0 && i + 1 < argc)
+            policy = argv[++i];
+        else if (argv[i][0] != '-' && !file)
+            file = argv[i];
+        else
+            return usage();
+    }
+    if (!(file || conninfo) || (file && conninfo))
         return usage();
+    mnc_policy *p = NULL;
+    if (policy) {
+        mnc_errors e;
+        mnc_errors_init(&e);
+        p = mnc_policy_load_files(&policy, 1, &e);
+        if (!p) {
+            mncctl_err("ledger verify: policy %s: %s", policy, e.n ? e.msg[0] : "invalid");
+            mnc_errors_free(&e);
+            return 1;
+        }
+        mnc_errors_free(&e);
+    }
     mnc_lbackend *b = open_backend(file, conninfo, "verify");
-    if (!b)
+    if (!b) {
+        mnc_policy_free(p);
         return 1;
+    }
     size_t ns = 0, nc = 0;
     char err[768];
     int rc = mnc_lb_verify(b, &ns, &nc, err, sizeof(err));
+    reprice_ctx *x = NULL;
+    if (rc == 0 && p) {
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+            snprintf(err, sizeof(err), "out of memory");
+            rc = -1;
+        } else {
+            x->p = p;
+            int r = mnc_lb_foreach(b, NULL, reprice_one, x, err, sizeof(err));
+            if (r != 0) {
+                if (r > 0)
+                    snprintf(err, sizeof(err), "%s", x->err);
+                rc = -1;
+            }
+            reprice_reset(x);
+        }
+    }
     mnc_lb_close(b);
+    mnc_policy_free(p);
     if (rc != 0) {
+        free(x);
         mncctl_err("ledger verify: %s", err);
         return 1;
     }
-    printf("%s: ok, %zu charges, %zu subjects\n", file ? file : "postgres ledger", nc, ns);
+    printf("%s: ok, %zu charges, %zu subjects", file ? file : "postgres ledger", nc, ns);
+    if (x)
+        printf("; every delta re-priced exactly (%zu)", x->checked);
+    printf("\n");
+    free(x);
     return 0;
 }
 
@@ -422,7 +531,7 @@ static int cmd_ledger(int argc, char **argv, const mncctl_global *g)
 }
 
 MNCCTL_COMMAND(ledger_cmd, "ledger",
-               "ledger init --postgres CONNINFO | ledger verify (FILE | --postgres CONNINFO) | "
+               "ledger init --postgres CONNINFO | ledger verify (FILE | --postgres CONNINFO) [--reprice POLICY] | "
                "ledger show (--file FILE | --postgres CONNINFO) [--budget B] [--json] SUBJECT | "
                "ledger export (--file FILE | --postgres CONNINFO) [SUBJECT] | "
                "ledger import --postgres CONNINFO [--host NAME] [FILE | -]",

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/random.h>
 
 #include "mnc/ledger.h"
@@ -98,6 +99,11 @@ struct mncd_mncl {
     counters c;
     const mnc_policy *p; /* for replay */
     char err[512];
+    /* Test hook (fault injection for tests/integration/test_fleet): with
+     * MNCD_TEST_KILL_AFTER_CHARGE=N in the environment, mncd SIGKILLs itself right after its
+     * N-th charge is committed and before anything is answered - the window in which a client
+     * loses the reply to a charged release and retries it. Read once at open. */
+    long kill_after_charge;
 };
 
 static const char *pname(const mncd *d, int id)
@@ -349,6 +355,8 @@ int mncd_mncl_open(mncd *d)
     }
     d->mncl = m;
     m->p = d->policy;
+    const char *kac = getenv("MNCD_TEST_KILL_AFTER_CHARGE");
+    m->kill_after_charge = kac ? atol(kac) : 0;
     if (!d->cfg.broker_timeout_ms)
         d->cfg.broker_timeout_ms = MNCD_DEFAULT_BROKER_TIMEOUT_MS;
     if (!d->cfg.approval_timeout_ms)
@@ -571,6 +579,8 @@ static mnc_ledger_rc charge(mncd *d, const mnc_disclosure *o, const char *subjec
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
         m->c.bits += res->delta;
+        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge)
+            raise(SIGKILL);
         snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject,
                  c.release, res->delta, res->spent, lim ? "" : " (approved: no caps)");
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
