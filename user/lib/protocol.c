@@ -72,7 +72,7 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_STATUS] = {{0}},
     [MNC_V_LIST] = {A("max", K_INT, false, max)},
     [MNC_V_REVOKE] = {A("object", K_OID, true, object)},
-    [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id)},
+    [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id), A("deny", K_BOOL, false, deny)},
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
@@ -256,6 +256,7 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
     out->uid = -1;
     out->run_as_root = -1;
     out->lost = -1;
+    out->deny = -1;
     if (id_out)
         *id_out = NULL;
     if (len > MNC_PROTO_MAX_LINE) {

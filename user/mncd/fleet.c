@@ -8,6 +8,7 @@
  * passfile, or authentication uses peer or certificates. "host" defaults to gethostname().
  */
 #include <cjson/cJSON.h>
+#include <libpq-fe.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -126,11 +127,16 @@ int mncd_fleet_timeout(mncd *d)
     if (!b || mnc_lb_kind_of(b) != MNC_LB_POSTGRES)
         return -1;
     char st[8];
-    /* Down: wake up for the next reconnect; up: for the next anchor. */
+    /* Down: wake up for the next reconnect; approvals pending: poll for decisions other
+     * hosts take; else for the next anchor. */
     if (!mnc_lb_state(b, st, sizeof(st), NULL))
+        return 200;
+    if (mncd_mncl_pending_approvals(d))
         return 200;
     return (int)d->cfg.anchor_interval_ms;
 }
+
+static void poll_decisions(mncd *d);
 
 void mncd_fleet_tick(mncd *d)
 {
@@ -146,4 +152,181 @@ void mncd_fleet_tick(mncd *d)
         mncd_audit(d, up ? "ledger.reconnect" : "ledger.unavailable", -1, -1, NULL,
                    up ? "allow" : "error", up ? MNC_OK : MNC_R_LEDGER_UNAVAILABLE, st);
     }
+    if (up) {
+        poll_decisions(d);
+        mncd_mncl_tick(d); /* approval deadlines, also while no request arrives */
+    }
+}
+
+/* ---- the shared approval queue (mnc/fleet.h) */
+
+bool mncd_fleet_on(mncd *d)
+{
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    return b && mnc_lb_kind_of(b) == MNC_LB_POSTGRES;
+}
+
+int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id,
+                       const char *contract, uint64_t deadline_ms, const char *detail_json,
+                       char *err, size_t err_len)
+{
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    if (!c) {
+        snprintf(err, err_len, "the fleet database is unavailable: request %s can be decided "
+                 "on this host only", request_id);
+        return -1;
+    }
+    if (mnc_pg_approval_put(c, subject, request_id, d->cfg.fleet_host, contract, deadline_ms,
+                            detail_json, err, err_len) != 0) {
+        mnc_lb_pg_failed(b, "publishing an approval request");
+        return -1;
+    }
+    return 0;
+}
+
+int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev,
+                      size_t prev_len, char *by, size_t by_len)
+{
+    if (!mncd_fleet_on(d))
+        return 0;
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    if (!c)
+        return -1;
+    char err[512];
+    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, request_id, decision, d->cfg.fleet_host,
+                                                 NULL, 0, prev, prev_len, by, by_len, err,
+                                                 sizeof(err));
+    switch (rc) {
+    case MNC_PG_FAILED:
+        mnc_lb_pg_failed(b, "deciding an approval request");
+        return -1;
+    case MNC_PG_ALREADY:
+        return 1;
+    case MNC_PG_EXPIRED:
+        /* past its deadline in the database's clock: only the timeout may decide it now */
+        snprintf(prev, prev_len, "timeout");
+        snprintf(by, by_len, "%s", d->cfg.fleet_host);
+        return strcmp(decision, "timeout") == 0 ? 0 : 1;
+    default: /* decided now, or a request only this host knows (published while down) */
+        return 0;
+    }
+}
+
+void *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny)
+{
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    char det[768];
+    if (!c) {
+        snprintf(det, sizeof(det), "%s: the fleet approval queue is unavailable: not decided",
+                 q->request_id);
+        mncd_audit(d, "approve", -1, -1, NULL, "error", MNC_R_LEDGER_UNAVAILABLE, det);
+        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "%s", det);
+    }
+    char origin[64] = "", prev[32] = "", by[64] = "", err[512] = "";
+    const char *decision = deny ? "denied" : "approved";
+    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, q->request_id, decision, d->cfg.fleet_host,
+                                                 origin, sizeof(origin), prev, sizeof(prev), by,
+                                                 sizeof(by), err, sizeof(err));
+    switch (rc) {
+    case MNC_PG_DECIDED: {
+        snprintf(det, sizeof(det), "%s of host %s: %s here, recorded in the fleet queue; its "
+                 "host applies it", q->request_id, origin, decision);
+        mncd_audit(d, "approve", -1, -1, NULL, deny ? "deny" : "allow", MNC_OK, det);
+        cJSON *r = mnc_resp_new(q->id, true, "approval", MNC_OK);
+        if (r) {
+            cJSON_AddStringToObject(r, "outcome", deny ? "denied" : "approved");
+            cJSON_AddStringToObject(r, "request", q->request_id);
+            cJSON_AddStringToObject(r, "host", origin);
+            cJSON_AddStringToObject(r, "detail", det);
+        }
+        return r;
+    }
+    case MNC_PG_ALREADY:
+    case MNC_PG_EXPIRED:
+        snprintf(det, sizeof(det), "%s of host %s was already decided (%s%s%s)", q->request_id,
+                 origin, rc == MNC_PG_EXPIRED ? "expired" : prev, by[0] ? " on host " : "", by);
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, det);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "%s", det);
+    case MNC_PG_UNKNOWN:
+        snprintf(det, sizeof(det), "%s: no such request on this host or in the fleet queue",
+                 q->request_id);
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, det);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "%s", det);
+    default:
+        mnc_lb_pg_failed(b, "deciding an approval request");
+        snprintf(det, sizeof(det), "%s: %s", q->request_id, err);
+        mncd_audit(d, "approve", -1, -1, NULL, "error", MNC_R_LEDGER_UNAVAILABLE, det);
+        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "%s", det);
+    }
+}
+
+void mncd_fleet_applied(mncd *d, const char *request_id)
+{
+    if (!mncd_fleet_on(d))
+        return;
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    char err[512];
+    /* If this fails the decision is polled again and found already applied: harmless. */
+    if (c && mnc_pg_approval_seen(c, request_id, err, sizeof(err)) != 0)
+        mnc_lb_pg_failed(b, "marking an approval decision applied");
+}
+
+void mncd_fleet_list(mncd *d, void *resp, int max)
+{
+    if (!mncd_fleet_on(d) || !resp)
+        return;
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    char err[512] = "the fleet database is unavailable";
+    cJSON *arr = c ? mnc_pg_approval_pending(c, max, err, sizeof(err)) : NULL;
+    if (arr)
+        cJSON_AddItemToObject(resp, "fleet_approvals", arr);
+    else {
+        if (c)
+            mnc_lb_pg_failed(b, "listing approval requests");
+        cJSON_AddStringToObject(resp, "fleet_approvals_error", err);
+    }
+}
+
+typedef struct decision {
+    char id[64], decision[16], by[64];
+} decision;
+
+typedef struct poll_ctx {
+    decision v[64];
+    size_t n;
+} poll_ctx;
+
+static void poll_cb(void *arg, const char *id, const char *dec, const char *by)
+{
+    poll_ctx *x = arg;
+    if (x->n == sizeof(x->v) / sizeof(x->v[0]))
+        return; /* the rest next tick */
+    decision *o = &x->v[x->n++];
+    snprintf(o->id, sizeof(o->id), "%s", id);
+    snprintf(o->decision, sizeof(o->decision), "%s", dec);
+    snprintf(o->by, sizeof(o->by), "%s", by);
+}
+
+/* Applies decisions other hosts took on this host's requests. */
+static void poll_decisions(mncd *d)
+{
+    if (!mncd_mncl_pending_approvals(d))
+        return;
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    if (!c)
+        return;
+    poll_ctx x = {.n = 0};
+    char err[512];
+    if (mnc_pg_approval_poll(c, d->cfg.fleet_host, poll_cb, &x, err, sizeof(err)) != 0) {
+        mnc_lb_pg_failed(b, "polling approval decisions");
+        return;
+    }
+    for (size_t i = 0; i < x.n; i++)
+        mncd_mncl_apply_remote(d, x.v[i].id, x.v[i].decision, x.v[i].by);
 }

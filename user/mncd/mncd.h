@@ -301,8 +301,32 @@ int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path);
 int mncd_fleet_defaults(mncd_config *c);
 /* epoll_wait timeout for the fleet's periodic work (ms; -1: none). */
 int mncd_fleet_timeout(mncd *d);
-/* Periodic work: reconnects a lost database (audited once per state change). */
+/* Periodic work: reconnects a lost database (audited once per state change), applies approval
+ * decisions other hosts took on this host's requests, expires approvals. */
 void mncd_fleet_tick(mncd *d);
+/* true in fleet mode (the postgres ledger backend). */
+bool mncd_fleet_on(mncd *d);
+/* Publishes a request waiting for approval to the shared queue. 0, or -1 with err. */
+int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id,
+                       const char *contract, uint64_t deadline_ms, const char *detail_json,
+                       char *err, size_t err_len);
+/* Decides this host's request in the shared queue ("approved", "denied", "timeout"). 0: decided
+ * by this call, or not in the shared queue / not fleet mode (decide locally); 1: decided
+ * before (prev, by say how and where); -1: the database is unavailable (do not decide). */
+int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev,
+                      size_t prev_len, char *by, size_t by_len);
+/* `approve` of a request this host does not hold: decides it in the shared queue for its
+ * origin host, which releases (or denies) it. Audited here. Returns the response. */
+void *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny);
+/* Marks a fleet decision on this host's request applied (no-op outside fleet mode). */
+void mncd_fleet_applied(mncd *d, const char *request_id);
+/* Adds "fleet_approvals" (every host's pending requests) to an approvals response. */
+void mncd_fleet_list(mncd *d, void *resp, int max);
+/* mncl.c: applies a decision another host took on this host's request r (by = that host). */
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
+                            const char *by);
+/* mncl.c: number of this host's requests waiting for approval. */
+size_t mncd_mncl_pending_approvals(mncd *d);
 
 /* ---- kernel layer (kern.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the

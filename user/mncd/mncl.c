@@ -55,12 +55,14 @@ typedef enum rstatus {
     RS_APPROVED,
     RS_TIMEOUT, /* approval denied by timeout */
     RS_ABSTAINED,
+    RS_DENIED, /* approval denied by an approver */
     RS_COUNT
 } rstatus;
 
 static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
                                               "delegated",          "approved",
-                                              "approval_timeout",   "abstained"};
+                                              "approval_timeout",   "abstained",
+                                              "denied"};
 
 typedef struct dreq {
     char id[RID_LEN];
@@ -85,7 +87,7 @@ typedef struct counters {
     double bits;
     uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
         abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
-        approval_skipped;
+        approval_skipped, denied;
 } counters;
 
 struct mncd_mncl {
@@ -695,6 +697,32 @@ static void audit_req(mncd *d, const char *op, const dreq *r, const char *decisi
                decision, why, det);
 }
 
+/* Fleet mode: publishes a request waiting for approval to the shared queue (fleet.c), so an
+ * admin on any host may decide it. If the database cannot take it, the request stays
+ * decidable on this host only (audited); nothing is released either way until decided. */
+static void publish(mncd *d, const dreq *r)
+{
+    if (!mncd_fleet_on(d))
+        return;
+    const cJSON *subj = cJSON_GetObjectItemCaseSensitive(r->state, "subject");
+    const mnc_contract *ct = &d->policy->contracts[r->contract];
+    cJSON *x = cJSON_CreateObject();
+    char *s = NULL;
+    if (x && cJSON_AddStringToObject(x, "issuer", pname(d, r->issuer)) &&
+        cJSON_AddStringToObject(x, "recipient", pname(d, ct->scope.recipient)) &&
+        cJSON_AddStringToObject(x, "candidate", r->cand) &&
+        cJSON_AddItemToObject(x, "candidate_fields", fields_json(d->policy, &r->cand_fields)) &&
+        cJSON_AddNumberToObject(x, "candidate_risk", r->cand_risk) &&
+        cJSON_AddItemToObject(x, "approvable", cJSON_Duplicate(r->approvable, true)))
+        s = cJSON_PrintUnformatted(x);
+    cJSON_Delete(x);
+    char err[512] = "out of memory";
+    if (!s || mncd_fleet_publish(d, cJSON_IsString(subj) ? subj->valuestring : "", r->id, ct->id,
+                                 r->deadline_ms, s, err, sizeof(err)) != 0)
+        audit_req(d, "mnc-d.approval", r, "error", MNC_R_LEDGER_UNAVAILABLE, err);
+    cJSON_free(s);
+}
+
 /* Runs the failure order from the step after r->step: stops at the first step that can
  * wait (delegate with a connected broker, approval with an approvable candidate), else
  * abstains. Journals nothing (the caller persists). */
@@ -730,6 +758,7 @@ static void advance(mncd *d, dreq *r, uint64_t now)
             m->c.pending_approval++;
             audit_req(d, "mnc-d.approval", r, "approval", MNC_R_NO_CANDIDATE,
                       "waiting for approve");
+            publish(d, r);
             return;
         }
         m->c.approval_skipped++;
@@ -753,6 +782,9 @@ static void advance_linked(mncd *d, dreq *r, uint64_t now)
         m->n_done++;
 }
 
+static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny,
+                             const char *by);
+
 void mncd_mncl_tick(mncd *d)
 {
     struct mncd_mncl *m = d->mncl;
@@ -769,6 +801,17 @@ void mncd_mncl_tick(mncd *d)
             audit_req(d, "mnc-d.delegate", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
             advance_linked(d, r, now);
         } else {
+            /* Fleet mode: the timeout is a decision too, taken once in the shared queue; an
+             * approver on another host may have decided first (that decision then applies),
+             * and while the database is unreachable the request waits (nothing released). */
+            char prev[32] = "", by[64] = "";
+            int fr = mncd_fleet_decide(d, r->id, "timeout", prev, sizeof(prev), by, sizeof(by));
+            if (fr < 0)
+                continue;
+            if (fr == 1 && strcmp(prev, "timeout") != 0) {
+                cJSON_Delete(apply_decision(d, NULL, r, strcmp(prev, "approved") != 0, by));
+                continue;
+            }
             m->c.approval_timeout++;
             snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
                      d->cfg.approval_timeout_ms);
@@ -1176,43 +1219,117 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
     return resp;
 }
 
+/* Applies an approver's decision to pending request r: approve releases the candidate the
+ * approver was shown, deny finishes it unreleased. by: the host that decided ("" = here, or
+ * outside fleet mode). q may be NULL (a decision polled from the fleet queue): returns the
+ * response for q, or NULL. Persists, and marks a fleet decision applied. */
+static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, const char *by)
+{
+    struct mncd_mncl *m = d->mncl;
+    char where[96] = "";
+    if (by && by[0] && strcmp(by, d->cfg.fleet_host) != 0)
+        snprintf(where, sizeof(where), " on host %s", by);
+    cJSON *resp = NULL;
+    if (deny) {
+        m->c.denied++;
+        snprintf(r->detail, sizeof(r->detail), "denied by an approver%s", where);
+        req_finish(m, r, RS_DENIED);
+        audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        resp = q ? req_response(d, q, r) : NULL;
+    } else {
+        mnc_state orig;
+        char why[320];
+        int rc = req_state(d, r, &orig);
+        if (rc != 0)
+            snprintf(why, sizeof(why), "stored state no longer parses under this policy");
+        else
+            rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
+                         sizeof(why));
+        mnc_state_free(&orig);
+        if (rc == 0 || r->object[0]) {
+            m->c.approved++;
+            snprintf(r->detail, sizeof(r->detail), "approved%s: candidate %s released as %s",
+                     where, r->cand, r->object);
+            req_finish(m, r, RS_APPROVED);
+            audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
+            resp = q ? req_response(d, q, r) : NULL;
+        } else {
+            m->c.abstained++;
+            snprintf(r->detail, sizeof(r->detail), "approved%s, but the release failed: %s",
+                     where, why);
+            req_finish(m, r, RS_ABSTAINED);
+            audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
+            resp = q ? mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail) : NULL;
+        }
+    }
+    if (persist(d, r) != 0)
+        d->fatal = true;
+    mncd_fleet_applied(d, r->id);
+    req_prune(m);
+    return resp;
+}
+
 static cJSON *v_approve(mncd *d, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     dreq *r = req_find(m, q->request_id);
+    bool deny = q->deny == 1;
+    if (!r && mncd_fleet_on(d)) /* another host's request: decide it in the fleet queue */
+        return mncd_fleet_decide_remote(d, q, deny);
     if (!r || r->st != RS_APPROVAL) {
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)",
                              q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
     }
-    mnc_state orig;
-    char why[320];
-    int rc = req_state(d, r, &orig);
-    if (rc != 0)
-        snprintf(why, sizeof(why), "stored state no longer parses under this policy");
-    else
-        rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
-                     sizeof(why));
-    mnc_state_free(&orig);
-    cJSON *resp;
-    if (rc == 0 || r->object[0]) {
-        m->c.approved++;
-        snprintf(r->detail, sizeof(r->detail), "approved: candidate %s released as %s",
-                 r->cand, r->object);
-        req_finish(m, r, RS_APPROVED);
-        audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
-        resp = req_response(d, q, r);
-    } else {
-        m->c.abstained++;
-        snprintf(r->detail, sizeof(r->detail), "approved, but the release failed: %s", why);
-        req_finish(m, r, RS_ABSTAINED);
-        audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
-        resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail);
+    /* Fleet mode: decide once, in the shared queue, before acting. */
+    char prev[32] = "", by[64] = "";
+    int fr = mncd_fleet_decide(d, r->id, deny ? "denied" : "approved", prev, sizeof(prev), by,
+                               sizeof(by));
+    if (fr < 0) {
+        audit_req(d, "approve", r, "error", MNC_R_LEDGER_UNAVAILABLE,
+                  "the fleet approval queue is unavailable: not decided");
+        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "request %s: the fleet approval "
+                              "queue is unavailable, so it cannot be decided exactly once; "
+                              "retry", r->id);
     }
-    if (persist(d, r) != 0)
-        d->fatal = true;
-    req_prune(m);
-    return resp;
+    if (fr == 1) {
+        /* decided elsewhere first: that decision applies, this one is refused */
+        cJSON_Delete(apply_decision(d, NULL, r, strcmp(prev, "approved") != 0, by));
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s was already decided (%s on host "
+                             "%s)", r->id, prev, by);
+    }
+    return apply_decision(d, q, r, deny, d->cfg.fleet_host);
+}
+
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
+                            const char *by)
+{
+    dreq *r = d->mncl ? req_find(d->mncl, request_id) : NULL;
+    if (!r || r->st != RS_APPROVAL) {
+        mncd_fleet_applied(d, request_id); /* already applied (or forgotten): nothing to do */
+        return;
+    }
+    if (strcmp(decision, "timeout") == 0) {
+        d->mncl->c.approval_timeout++;
+        snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
+                 d->cfg.approval_timeout_ms);
+        req_finish(d->mncl, r, RS_TIMEOUT);
+        audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        if (persist(d, r) != 0)
+            d->fatal = true;
+        mncd_fleet_applied(d, request_id);
+        return;
+    }
+    cJSON_Delete(apply_decision(d, NULL, r, strcmp(decision, "approved") != 0, by));
+}
+
+size_t mncd_mncl_pending_approvals(mncd *d)
+{
+    size_t n = 0;
+    for (const dreq *r = d->mncl ? d->mncl->head : NULL; r; r = r->next)
+        n += r->st == RS_APPROVAL;
+    return n;
 }
 
 static cJSON *v_approvals(mncd *d, const mnc_request *q)
@@ -1252,6 +1369,7 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
     }
     cJSON_AddNumberToObject(resp, "pending", (double)m->n_pending);
     cJSON_AddItemToObject(resp, "approvals", arr);
+    mncd_fleet_list(d, resp, q->max); /* fleet mode: every host's pending requests */
     return resp;
 }
 
@@ -1329,6 +1447,7 @@ void mncd_mncl_status(mncd *d, void *resp)
     cJSON_AddNumberToObject(x, "delegated", (double)m->c.delegated);
     cJSON_AddNumberToObject(x, "approved", (double)m->c.approved);
     cJSON_AddNumberToObject(x, "approval_timeout", (double)m->c.approval_timeout);
+    cJSON_AddNumberToObject(x, "denied", (double)m->c.denied);
     cJSON_AddNumberToObject(x, "abstained", (double)m->c.abstained);
     cJSON_AddNumberToObject(x, "delegations_started", (double)m->c.pending_delegation);
     cJSON_AddNumberToObject(x, "approvals_requested", (double)m->c.pending_approval);

@@ -48,4 +48,59 @@ int mnc_pg_schema_check(struct pg_conn *c, char *err, size_t err_len);
  * earlier ones stay committed). */
 int mnc_pg_migrate(struct pg_conn *c, int *from, int *to, char *err, size_t err_len);
 
+/* ---- the shared MNC-D approval queue (fleet_pg.c)
+ *
+ * The host that holds a request (its "origin": it has the private state and the issuer)
+ * publishes it; any host's admin may decide it; the decision is taken exactly once by an
+ * UPDATE ... WHERE decision IS NULL, so concurrent deciders cannot both win; the origin polls
+ * for decisions on its requests, applies them (releases, or denies) and marks them seen. */
+
+/* Publishes a pending request. deadline_ms: Unix ms. detail: JSON shown to approvers. 0 or
+ * -1 with err. */
+int mnc_pg_approval_put(struct pg_conn *c, const char *subject, const char *request_id,
+                        const char *host, const char *contract, unsigned long long deadline_ms,
+                        const char *detail_json, char *err, size_t err_len);
+
+typedef enum mnc_pg_decide_rc {
+    MNC_PG_FAILED = -1,  /* database error (err) */
+    MNC_PG_DECIDED = 0,  /* this call decided it */
+    MNC_PG_ALREADY = 1,  /* decided before: *prev / *prev_by say how and where */
+    MNC_PG_UNKNOWN = 2,  /* no such request in the fleet queue */
+    MNC_PG_EXPIRED = 3,  /* past its deadline, not decided yet: only "timeout" may decide it */
+} mnc_pg_decide_rc;
+
+/* Decides request_id ("approved", "denied" or "timeout") on behalf of host by. origin (may be
+ * NULL) receives the origin host's name. */
+mnc_pg_decide_rc mnc_pg_approval_decide(struct pg_conn *c, const char *request_id,
+                                        const char *decision, const char *by, char *origin,
+                                        size_t origin_len, char *prev, size_t prev_len,
+                                        char *prev_by, size_t prev_by_len, char *err,
+                                        size_t err_len);
+
+/* Calls cb for each decided request of origin host not yet marked seen. 0 or -1 with err. */
+int mnc_pg_approval_poll(struct pg_conn *c, const char *host,
+                         void (*cb)(void *arg, const char *request_id, const char *decision,
+                                    const char *by),
+                         void *arg, char *err, size_t err_len);
+
+/* Marks a decided request as applied by its origin. 0 or -1 with err. */
+int mnc_pg_approval_seen(struct pg_conn *c, const char *request_id, char *err, size_t err_len);
+
+/* The fleet's undecided requests whose deadline has not passed, oldest first, as a JSON array
+ * of {request, host, subject, contract, expires_ms, detail} (caller frees), or NULL with err. */
+struct cJSON *mnc_pg_approval_pending(struct pg_conn *c, int max, char *err, size_t err_len);
+
+/* ---- audit anchors (fleet_pg.c): a host's audit chain head (seq, hash) */
+
+/* Records an anchor. Re-recording the same (host, seq, hash) is a no-op; the same (host,
+ * seq) with another hash is refused (-1, err says so): a log that forked. */
+int mnc_pg_anchor_put(struct pg_conn *c, const char *host, unsigned long long seq,
+                      const char *hash, char *err, size_t err_len);
+
+/* Calls cb for host's anchors in seq order; stops at a non-zero return and returns it. 0 when
+ * all were visited, -1 with err. */
+int mnc_pg_anchor_foreach(struct pg_conn *c, const char *host,
+                          int (*cb)(void *arg, unsigned long long seq, const char *hash),
+                          void *arg, char *err, size_t err_len);
+
 #endif

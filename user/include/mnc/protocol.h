@@ -89,6 +89,7 @@ typedef struct mnc_request {
     const cJSON *lifetime;  /* derive: {"seconds": N, "turns": N} */
     int memory;             /* derive */
     const char *request_id; /* approve, disclose.status, broker.reply */
+    int deny;               /* approve: 1 = deny the request instead (-1: not given) */
     const cJSON *receipt;   /* broker.reply: {"field": "value", ...} */
     const char *failure;    /* broker.reply: a failure code (name) */
     int max;                /* recv / list / audit (n) */
