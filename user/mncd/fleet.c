@@ -330,3 +330,39 @@ static void poll_decisions(mncd *d)
     for (size_t i = 0; i < x.n; i++)
         mncd_mncl_apply_remote(d, x.v[i].id, x.v[i].decision, x.v[i].by);
 }
+
+/* ---- audit anchoring (mnc/fleet.h) */
+
+/* Last anchored head. Static: one mncd per process, single-threaded. */
+static uint64_t anchored_seq, anchored_ms;
+static bool anchor_forked;
+
+void mncd_fleet_anchor(mncd *d, bool force)
+{
+    if (!mncd_fleet_on(d) || !d->audit || anchor_forked)
+        return;
+    uint64_t seq = mnc_audit_seq(d->audit), now = mncd_now_ms();
+    if (seq == anchored_seq || (!force && now - anchored_ms < d->cfg.anchor_interval_ms))
+        return;
+    mnc_lbackend *b = mncd_mncl_backend(d);
+    PGconn *c = mnc_lb_pg_conn(b);
+    if (!c)
+        return; /* retried after the reconnect */
+    char err[512];
+    if (mnc_pg_anchor_put(c, d->cfg.fleet_host, seq, mnc_audit_head(d->audit), err,
+                          sizeof(err)) != 0) {
+        if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE &&
+            strstr(err, "forked")) {
+            /* Another mncd uses this host name, or this log was replaced: say so once, loudly,
+             * and stop anchoring (the existing anchors are the evidence). */
+            fprintf(stderr, "mncd: audit anchoring stopped: %s\n", err);
+            mncd_audit(d, "audit.anchor", -1, -1, NULL, "error", MNC_R_INTERNAL, err);
+            anchor_forked = true;
+        } else {
+            mnc_lb_pg_failed(b, "anchoring the audit head");
+        }
+        return;
+    }
+    anchored_seq = seq;
+    anchored_ms = now;
+}

@@ -761,9 +761,10 @@ int mncd_run(mncd *d)
                     touch(&l, c);
             }
         }
-        mncd_fleet_tick(d); /* fleet mode: reconnect (fleet.c) */
+        mncd_fleet_tick(d); /* fleet mode: reconnect, approvals (fleet.c) */
         if (!commit(&l))
             goto out; /* nothing of this iteration is acknowledged */
+        mncd_fleet_anchor(d, false); /* the head is durable now */
         for (size_t i = 0; i < l.n_touched; i++) {
             client *c = l.touched[i];
             c->touched = false;
@@ -781,6 +782,7 @@ int mncd_run(mncd *d)
     mncd_audit(d, "daemon.stop", -1, -1, NULL, "allow", MNC_OK, "SIGTERM");
     if (!commit(&l))
         goto out;
+    mncd_fleet_anchor(d, true); /* always at shutdown */
     /* Records appended after the loop (shutdown of other layers) go to the file directly and
      * are synced by mnc_audit_close; nothing is pending after a successful commit. */
     if (mnc_audit_set_deferred(d->audit, false) != 0 || mnc_audit_sync(d->audit) != 0) {

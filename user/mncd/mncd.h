@@ -322,6 +322,10 @@ void *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny);
 void mncd_fleet_applied(mncd *d, const char *request_id);
 /* Adds "fleet_approvals" (every host's pending requests) to an approvals response. */
 void mncd_fleet_list(mncd *d, void *resp, int max);
+/* After a successful commit (the audit head is durable): writes the head (host, seq, hash) to
+ * the fleet's anchor table if anchor_interval_ms passed since the last one, or always if
+ * force (shutdown). Skipped while the database is unavailable. */
+void mncd_fleet_anchor(mncd *d, bool force);
 /* mncl.c: applies a decision another host took on this host's request r (by = that host). */
 void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
                             const char *by);
