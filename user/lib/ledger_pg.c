@@ -4,7 +4,13 @@
  * serialises every charge to the subject across hosts - and mnc_release(subject, seq, ...)
  * the charges, seq = 1..version, unique per (subject, release_id).
  *
- * A charge is one transaction (READ COMMITTED):
+ * A charge is one transaction. The common case is one statement, mnc_charge() (migration 4,
+ * pg_schema.c), in autocommit: it locks the subject row, refuses a recorded release id, checks
+ * that the subject's version is the one this host priced the release against (else "stale":
+ * the cache is brought up to date and the release re-priced and tried again), checks ε and B,
+ * records the release and commits - one round trip. Under contention (FAST_TRIES stale
+ * answers in a row) the same steps run as an explicit transaction that holds the lock while
+ * this host reads the history and prices (READ COMMITTED):
  *   BEGIN
  *   SELECT version, spent FROM mnc_subject WHERE subject = S FOR UPDATE   (lock; row created
  *                                                                         on first use)
@@ -224,6 +230,9 @@ static const struct {
      "VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING subject) "
      "UPDATE mnc_subject s SET version = $2, spent = $8 FROM r WHERE s.subject = r.subject",
      8},
+    {"mnc_charge1", "SELECT status, version, spent, same FROM mnc_charge($1, $2, $3, $4, $5, "
+                    "$6, $7::jsonb, $8, $9)",
+     9},
     {"mnc_account",
      "SELECT coalesce(sum(delta ORDER BY seq), 0) FROM mnc_release "
      "WHERE subject = $1 AND recipient = $2",
@@ -408,6 +417,90 @@ static char *obs_json(const mnc_policy *p, const mnc_lb_request *c)
     return out;
 }
 
+#define FAST_TRIES 4
+#define FAST_CONTENDED ((mnc_ledger_rc)(MNC_LEDGER_ERROR + 100))
+
+/* The one-round-trip path: prices the release against the cached history (re-pricing if the
+ * caller priced an older version), and lets mnc_charge() (migration 4) check under the row
+ * lock that the database's version is that one. A stale cache is refreshed (no lock) and
+ * tried again; after FAST_TRIES the caller falls back to the explicit locked transaction.
+ * Returns a ledger rc, or FAST_CONTENDED. */
+static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const mnc_lb_request *c,
+                                          csubj *s, const char *obs, mnc_lb_result *res)
+{
+    char eps[40] = "-1", bud[40] = "-1";
+    if (c->lim && c->lim->epsilon >= 0)
+        snprintf(eps, sizeof(eps), "%.17g", c->lim->epsilon);
+    if (c->lim && c->lim->budget >= 0)
+        snprintf(bud, sizeof(bud), "%.17g", c->lim->budget);
+    for (int attempt = 0; attempt < FAST_TRIES; attempt++) {
+        double delta = c->delta;
+        if (s->version != c->version) {
+            mnc_obs *h = NULL;
+            size_t nh = 0;
+            int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0
+                          ? -1
+                          : c->recompute(c->arg, h, nh, &delta);
+            free(h);
+            if (crc != 0 || !isfinite(delta) || delta < 0) {
+                errno = EINVAL;
+                return MNC_LEDGER_ERROR;
+            }
+        }
+        char ver[24], dl[40];
+        snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
+        snprintf(dl, sizeof(dl), "%.17g", delta);
+        const char *v[9] = {c->subject, ver, c->release, b->host, c->recipient, dl, obs, eps, bud};
+        PGresult *r = run(b, "mnc_charge1", 9, v, PGRES_TUPLES_OK);
+        if (!r || PQntuples(r) != 1) {
+            PQclear(r);
+            failed(b, "charging");
+            return MNC_LEDGER_UNAVAILABLE;
+        }
+        const char *st = PQgetvalue(r, 0, 0);
+        uint64_t dbv = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+        double spent = strtod(PQgetvalue(r, 0, 2), NULL);
+        bool same = strcmp(PQgetvalue(r, 0, 3), "t") == 0;
+        mnc_ledger_rc rc = strcmp(st, "ok") == 0             ? MNC_LEDGER_OK
+                           : strcmp(st, "duplicate") == 0    ? MNC_LEDGER_DUPLICATE
+                           : strcmp(st, "over_epsilon") == 0 ? MNC_LEDGER_OVER_EPSILON
+                           : strcmp(st, "over_budget") == 0  ? MNC_LEDGER_OVER_BUDGET
+                                                             : FAST_CONTENDED;
+        PQclear(r);
+        res->delta = delta;
+        res->spent = spent;
+        res->same = same;
+        if (rc == MNC_LEDGER_OK) {
+            /* committed (autocommit): the cache follows */
+            s->version = dbv;
+            s->spent = spent;
+            for (size_t i = 0; i < c->n_obs; i++)
+                if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
+                    cache_reset(s); /* refetched next time */
+            return rc;
+        }
+        if (rc != FAST_CONTENDED)
+            return rc;
+        /* stale: bring the cache up to the database (without a lock) and price again */
+        if (dbv < s->version)
+            cache_reset(s);
+        snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
+        const char *pv[2] = {c->subject, ver};
+        if (!(r = run(b, "mnc_peek", 2, pv, PGRES_TUPLES_OK))) {
+            failed(b, "reading the history");
+            return MNC_LEDGER_UNAVAILABLE;
+        }
+        int arc = apply_rows(s, r, 1);
+        PQclear(r);
+        if (arc != 0) {
+            cache_reset(s);
+            errno = EIO;
+            return MNC_LEDGER_ERROR;
+        }
+    }
+    return FAST_CONTENDED;
+}
+
 static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_lb_request *c,
                                mnc_lb_result *res)
 {
@@ -425,6 +518,14 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
     if (!ensure_up(b)) {
         free(obs);
         return MNC_LEDGER_UNAVAILABLE;
+    }
+    if (!c->lim || !c->lim->per_recipient) {
+        rc = charge_one_statement(b, p, c, s, obs, res);
+        if (rc != FAST_CONTENDED) {
+            free(obs);
+            return rc;
+        }
+        rc = MNC_LEDGER_UNAVAILABLE; /* contended: the explicit transaction below */
     }
     const char *v1[1] = {c->subject};
     if (!run_cmd(b, "BEGIN")) {

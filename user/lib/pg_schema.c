@@ -176,6 +176,37 @@ static const char *const migrations[MNC_PG_SCHEMA_VERSION] = {
     "  hash text NOT NULL CHECK (hash ~ '^[0-9a-f]{64}$'),"
     "  t timestamptz NOT NULL DEFAULT now(),"
     "  PRIMARY KEY (host, seq));",
+    /* 4: one charge in one statement. Under the subject's row lock: a recorded release id is
+     * a duplicate; a history version other than the one the caller priced against is stale
+     * (nothing written: the caller re-prices against the new history and retries); else ε and
+     * B are checked and the release recorded. VOLATILE plpgsql in READ COMMITTED takes a new
+     * snapshot per statement, so everything after the lock sees every committed charge. */
+    "CREATE FUNCTION mnc_charge(p_subject text, p_version bigint, p_release text, p_host text,"
+    "  p_recipient text, p_delta float8, p_obs jsonb, p_epsilon float8, p_budget float8)"
+    " RETURNS TABLE (status text, version bigint, spent float8, same boolean)"
+    " LANGUAGE plpgsql VOLATILE AS $$"
+    " DECLARE v bigint; s float8; d boolean;"
+    " BEGIN"
+    "  SELECT m.version, m.spent INTO v, s FROM mnc_subject m WHERE m.subject = p_subject"
+    "   FOR UPDATE;"
+    "  IF NOT FOUND THEN"
+    "   INSERT INTO mnc_subject(subject) VALUES (p_subject) ON CONFLICT DO NOTHING;"
+    "   SELECT m.version, m.spent INTO v, s FROM mnc_subject m WHERE m.subject = p_subject"
+    "    FOR UPDATE;"
+    "  END IF;"
+    "  SELECT x.recipient = p_recipient AND x.obs = p_obs INTO d FROM mnc_release x"
+    "   WHERE x.subject = p_subject AND x.release_id = p_release;"
+    "  IF FOUND THEN RETURN QUERY SELECT 'duplicate'::text, v, s, d; RETURN; END IF;"
+    "  IF v <> p_version THEN RETURN QUERY SELECT 'stale'::text, v, s, false; RETURN; END IF;"
+    "  IF p_epsilon >= 0 AND p_delta > p_epsilon THEN"
+    "   RETURN QUERY SELECT 'over_epsilon'::text, v, s, false; RETURN; END IF;"
+    "  IF p_budget >= 0 AND s + p_delta > p_budget THEN"
+    "   RETURN QUERY SELECT 'over_budget'::text, v, s, false; RETURN; END IF;"
+    "  INSERT INTO mnc_release(subject, seq, release_id, host, recipient, delta, obs)"
+    "   VALUES (p_subject, v + 1, p_release, p_host, p_recipient, p_delta, p_obs);"
+    "  UPDATE mnc_subject m SET version = v + 1, spent = s + p_delta WHERE m.subject = p_subject;"
+    "  RETURN QUERY SELECT 'ok'::text, v + 1, s + p_delta, false;"
+    " END $$;",
 };
 
 static int exec_ok(PGconn *c, const char *sql, char *err, size_t err_len, const char *what)

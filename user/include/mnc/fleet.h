@@ -6,6 +6,8 @@
  *      unique (subject, release_id): the ledger
  *   2  mnc_approval (subject, request_id) PK: the shared MNC-D approval queue
  *   3  mnc_anchor (host, seq) PK: audit chain heads
+ *   4  mnc_charge(): one charge as one statement (lock, duplicate check, version check, ε/B,
+ *      insert) - the one-round-trip path of ledger_pg.c
  * The ledger and approval tables are keyed by subject first, so they can be distributed by
  * subject (e.g. Citus hash distribution); mnc_schema and mnc_anchor are small per-fleet and
  * per-host tables (reference tables there).
@@ -17,7 +19,7 @@
 
 #include <stddef.h>
 
-#define MNC_PG_SCHEMA_VERSION 3
+#define MNC_PG_SCHEMA_VERSION 4
 
 struct pg_conn; /* libpq's PGconn */
 
