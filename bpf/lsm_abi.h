@@ -55,6 +55,7 @@ enum mnc_lsm_hook {
     MNC_HOOK_LSM_UNIX_MAY_SEND = 45,
     MNC_HOOK_LSM_MSGSND = 46,
     MNC_HOOK_LSM_SHMAT = 47,
+    MNC_HOOK_LSM_TASK_KILL = 48, /* events: port = signal, protocol = the target's tgid */
 };
 
 /* How far file hooks walk up from a file to find a sink directory above it. A file nested

@@ -42,6 +42,8 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_umaysend", "lsm/unix_may_send", "UNIX datagram connect and send: the peer"},
     {"mnc_lsm_msgsnd", "lsm/msg_queue_msgsnd", "msgsnd(2) to a SysV queue registered in ipc_sinks"},
     {"mnc_lsm_shmat", "lsm/shm_shmat", "shmat(2) for writing of a segment registered in ipc_sinks"},
+    {"mnc_lsm_task_kill", "lsm/task_kill",
+     "kill/sigqueue/tgkill/pidfd_send_signal to a task outside the agent's cgroup: an external destination"},
 };
 #define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
 
@@ -57,7 +59,7 @@ const char *mnc_lsm_hook_name(unsigned hook)
         "file_open",  "file_permission", "path_mknod",  "path_mkdir",      "path_link",
         "path_rename", "path_symlink",   "path_truncate", "inode_create",  "socket_create",
         "socket_connect", "socket_sendmsg", "unix_stream_connect", "unix_may_send",
-        "msg_queue_msgsnd", "shm_shmat"};
+        "msg_queue_msgsnd", "shm_shmat", "task_kill"};
     if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
         return names[hook - MNC_HOOK_LSM_FILE_OPEN];
     return mnc_hook_name(hook);
