@@ -45,6 +45,7 @@
 #include "mnc/fleet.h"
 
 #define BACKOFF_MIN_MS 100u
+#define POOL MNC_LB_PG_POOL
 #define BACKOFF_MAX_MS 5000u
 
 typedef struct cobs {
@@ -72,7 +73,20 @@ typedef struct lb_pg {
     char why[512];
     csubj **cb;
     size_t ncb; /* buckets, power of two */
+    /* Suspendable callers (mnc_lb_set_wait) charge on connections of their own, so several
+     * charges can be in flight; b->conn serves the blocking callers. */
+    PGconn *pool[POOL];
+    bool busy[POOL];
+    int (*wait)(void *arg, int fd);
+    bool (*suspendable)(void *arg);
+    void *warg;
 } lb_pg;
+
+/* A connection in use by one operation: b->conn (slot -1) or a pool slot. */
+typedef struct pgc {
+    PGconn *c;
+    int slot;
+} pgc;
 
 static lb_pg *P(mnc_lbackend *b) { return (lb_pg *)b; }
 
@@ -248,14 +262,14 @@ static void drop_conn(lb_pg *b)
     b->backoff_ms = b->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->backoff_ms * 2;
 }
 
-static int pg_connect(lb_pg *b, char *err, size_t err_len)
+static PGconn *open_conn(lb_pg *b, char *err, size_t err_len)
 {
     PGconn *c = mnc_pg_connect(b->conninfo, "mncd", err, err_len);
     if (!c)
-        return -1;
+        return NULL;
     if (mnc_pg_schema_check(c, err, err_len) != 0) {
         PQfinish(c);
-        return -1;
+        return NULL;
     }
     for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
         PGresult *r = PQprepare(c, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
@@ -265,12 +279,17 @@ static int pg_connect(lb_pg *b, char *err, size_t err_len)
                      PQerrorMessage(c));
             PQclear(r);
             PQfinish(c);
-            return -1;
+            return NULL;
         }
         PQclear(r);
     }
-    b->conn = c;
-    return 0;
+    return c;
+}
+
+static int pg_connect(lb_pg *b, char *err, size_t err_len)
+{
+    b->conn = open_conn(b, err, err_len);
+    return b->conn ? 0 : -1;
 }
 
 /* true if connected (reconnecting first if that is due). */
@@ -290,6 +309,12 @@ static bool ensure_up(lb_pg *b)
     }
     b->reconnects += b->ever_up;
     b->ever_up = true;
+    /* idle pooled connections predate the outage: reopen them on demand */
+    for (int i = 0; i < POOL; i++)
+        if (!b->busy[i] && b->pool[i]) {
+            PQfinish(b->pool[i]);
+            b->pool[i] = NULL;
+        }
     b->backoff_ms = BACKOFF_MIN_MS;
     b->why[0] = '\0';
     return true;
@@ -334,6 +359,112 @@ static bool run_cmd(lb_pg *b, const char *sql)
     return ok;
 }
 
+/* ---- connections for one operation (suspendable callers get their own) -------------- */
+
+static bool acquire(lb_pg *b, pgc *cn)
+{
+    cn->c = NULL;
+    cn->slot = -1;
+    if (!ensure_up(b))
+        return false;
+    if (!b->wait || !b->suspendable || !b->suspendable(b->warg)) {
+        cn->c = b->conn;
+        return true;
+    }
+    for (int i = 0; i < POOL; i++) {
+        if (b->busy[i])
+            continue;
+        if (!b->pool[i]) {
+            char err[512];
+            if (!(b->pool[i] = open_conn(b, err, sizeof(err)))) {
+                set_why(b, "cannot connect", err);
+                return false;
+            }
+        }
+        b->busy[i] = true;
+        cn->c = b->pool[i];
+        cn->slot = i;
+        return true;
+    }
+    set_why(b, "every ledger connection is busy", NULL);
+    return false;
+}
+
+static void release_conn(lb_pg *b, pgc *cn)
+{
+    if (cn->slot >= 0)
+        b->busy[cn->slot] = false;
+    cn->c = NULL;
+    cn->slot = -1;
+}
+
+/* Collects the results of the query just sent on a pool connection, suspending the caller
+ * (b->wait) while PostgreSQL works. Returns the last result, or NULL (connection error). */
+static PGresult *collect(lb_pg *b, PGconn *c)
+{
+    PGresult *last = NULL;
+    for (;;) {
+        while (PQisBusy(c))
+            if (b->wait(b->warg, PQsocket(c)) != 0 || !PQconsumeInput(c)) {
+                PQclear(last);
+                return NULL;
+            }
+        PGresult *r = PQgetResult(c);
+        if (!r)
+            break;
+        PQclear(last);
+        last = r;
+    }
+    return last;
+}
+
+static PGresult *xrun(lb_pg *b, const pgc *cn, const char *stmt, int n, const char *const *vals,
+                      ExecStatusType want)
+{
+    PGresult *r;
+    if (cn->slot < 0)
+        r = PQexecPrepared(cn->c, stmt, n, vals, NULL, NULL, 0);
+    else
+        r = PQsendQueryPrepared(cn->c, stmt, n, vals, NULL, NULL, 0) ? collect(b, cn->c) : NULL;
+    if (PQresultStatus(r) != want) {
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* A utility statement; for COMMIT only PostgreSQL's "COMMIT" (not "ROLLBACK") is success. */
+static bool xcmd(lb_pg *b, const pgc *cn, const char *sql)
+{
+    PGresult *r = cn->slot < 0 ? PQexec(cn->c, sql)
+                               : PQsendQuery(cn->c, sql) ? collect(b, cn->c) : NULL;
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK &&
+              (strcmp(sql, "COMMIT") != 0 || strcmp(PQcmdStatus(r), "COMMIT") == 0);
+    PQclear(r);
+    return ok;
+}
+
+/* failed() for the connection of one operation. A pool connection that broke is dropped, and
+ * so is b->conn: the server is likely gone, and the state (and backoff) are b->conn's. */
+static void cfailed(lb_pg *b, pgc *cn, const char *what)
+{
+    if (cn->slot < 0) {
+        failed(b, what);
+        return;
+    }
+    PGconn *c = cn->c;
+    set_why(b, what, PQerrorMessage(c));
+    bool lost = PQstatus(c) != CONNECTION_OK;
+    bool broken = lost || (PQtransactionStatus(c) != PQTRANS_IDLE && !xcmd(b, cn, "ROLLBACK"));
+    if (broken) {
+        PQfinish(c);
+        b->pool[cn->slot] = NULL;
+        cn->c = NULL;
+        if (lost && b->conn)
+            drop_conn(b);
+    }
+}
+
 /* ---- the backend ------------------------------------------------------------------- */
 
 /* Applies rows (seq, obs, delta) with seq > s->version, which must continue it without a
@@ -358,20 +489,22 @@ static mnc_ledger_rc pg_history(mnc_lbackend *bb, const mnc_policy *p, const cha
                                 mnc_obs **h, size_t *nh, double *spent, uint64_t *version)
 {
     lb_pg *b = P(bb);
-    if (!ensure_up(b))
-        return MNC_LEDGER_UNAVAILABLE;
     csubj *s = cache_get(b, subject, true);
     if (!s) {
         errno = ENOMEM;
         return MNC_LEDGER_ERROR;
     }
+    pgc cn;
+    if (!acquire(b, &cn))
+        return MNC_LEDGER_UNAVAILABLE;
     for (int pass = 0; pass < 2; pass++) {
         char ver[24];
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         const char *v[2] = {subject, ver};
-        PGresult *r = run(b, "mnc_peek", 2, v, PGRES_TUPLES_OK);
+        PGresult *r = xrun(b, &cn, "mnc_peek", 2, v, PGRES_TUPLES_OK);
         if (!r) {
-            failed(b, "reading the history");
+            cfailed(b, &cn, "reading the history");
+            release_conn(b, &cn);
             return MNC_LEDGER_UNAVAILABLE;
         }
         uint64_t dbv = PQntuples(r) ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
@@ -385,12 +518,14 @@ static mnc_ledger_rc pg_history(mnc_lbackend *bb, const mnc_policy *p, const cha
         PQclear(r);
         if (rc != 0) {
             cache_reset(s);
+            release_conn(b, &cn);
             set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
             errno = EIO;
             return MNC_LEDGER_ERROR;
         }
         break;
     }
+    release_conn(b, &cn);
     if (cache_block(p, s, h, nh) != 0) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
@@ -425,8 +560,9 @@ static char *obs_json(const mnc_policy *p, const mnc_lb_request *c)
  * lock that the database's version is that one. A stale cache is refreshed (no lock) and
  * tried again; after FAST_TRIES the caller falls back to the explicit locked transaction.
  * Returns a ledger rc, or FAST_CONTENDED. */
-static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const mnc_lb_request *c,
-                                          csubj *s, const char *obs, mnc_lb_result *res)
+static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p,
+                                          const mnc_lb_request *c, csubj *s, const char *obs,
+                                          mnc_lb_result *res)
 {
     char eps[40] = "-1", bud[40] = "-1";
     if (c->lim && c->lim->epsilon >= 0)
@@ -451,10 +587,10 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const m
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         snprintf(dl, sizeof(dl), "%.17g", delta);
         const char *v[9] = {c->subject, ver, c->release, b->host, c->recipient, dl, obs, eps, bud};
-        PGresult *r = run(b, "mnc_charge1", 9, v, PGRES_TUPLES_OK);
+        PGresult *r = xrun(b, cn, "mnc_charge1", 9, v, PGRES_TUPLES_OK);
         if (!r || PQntuples(r) != 1) {
             PQclear(r);
-            failed(b, "charging");
+            cfailed(b, cn, "charging");
             return MNC_LEDGER_UNAVAILABLE;
         }
         const char *st = PQgetvalue(r, 0, 0);
@@ -471,12 +607,15 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const m
         res->spent = spent;
         res->same = same;
         if (rc == MNC_LEDGER_OK) {
-            /* committed (autocommit): the cache follows */
-            s->version = dbv;
-            s->spent = spent;
-            for (size_t i = 0; i < c->n_obs; i++)
-                if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
-                    cache_reset(s); /* refetched next time */
+            /* Committed (autocommit): the cache follows - unless another request moved it
+             * while this one waited; it then catches up from the database next time. */
+            if (s->version + 1 == dbv) {
+                s->version = dbv;
+                s->spent = spent;
+                for (size_t i = 0; i < c->n_obs; i++)
+                    if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
+                        cache_reset(s); /* refetched next time */
+            }
             return rc;
         }
         if (rc != FAST_CONTENDED)
@@ -486,8 +625,8 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const m
             cache_reset(s);
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         const char *pv[2] = {c->subject, ver};
-        if (!(r = run(b, "mnc_peek", 2, pv, PGRES_TUPLES_OK))) {
-            failed(b, "reading the history");
+        if (!(r = xrun(b, cn, "mnc_peek", 2, pv, PGRES_TUPLES_OK))) {
+            cfailed(b, cn, "reading the history");
             return MNC_LEDGER_UNAVAILABLE;
         }
         int arc = apply_rows(s, r, 1);
@@ -501,46 +640,63 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, const mnc_policy *p, const m
     return FAST_CONTENDED;
 }
 
+static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p,
+                                   const mnc_lb_request *c, csubj *s, const char *obs,
+                                   mnc_lb_result *res);
+
 static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_lb_request *c,
                                mnc_lb_result *res)
 {
     lb_pg *b = P(bb);
     csubj *s = cache_get(b, c->subject, true);
     char *obs = obs_json(p, c);
-    mnc_ledger_rc rc = MNC_LEDGER_UNAVAILABLE;
-    const char *what = "charging";
-    PGresult *r = NULL;
     if (!s || !obs) {
         free(obs);
         errno = ENOMEM;
         return MNC_LEDGER_ERROR;
     }
-    if (!ensure_up(b)) {
+    pgc cn;
+    if (!acquire(b, &cn)) {
         free(obs);
         return MNC_LEDGER_UNAVAILABLE;
     }
-    if (!c->lim || !c->lim->per_recipient) {
-        rc = charge_one_statement(b, p, c, s, obs, res);
-        if (rc != FAST_CONTENDED) {
-            free(obs);
-            return rc;
-        }
-        rc = MNC_LEDGER_UNAVAILABLE; /* contended: the explicit transaction below */
-    }
+    mnc_ledger_rc rc = FAST_CONTENDED;
+    if (!c->lim || !c->lim->per_recipient)
+        rc = charge_one_statement(b, &cn, p, c, s, obs, res);
+    if (rc == FAST_CONTENDED && cn.c) /* contended: the explicit transaction */
+        rc = charge_locked(b, &cn, p, c, s, obs, res);
+    else if (rc == FAST_CONTENDED)
+        rc = MNC_LEDGER_UNAVAILABLE;
+    int e = errno;
+    release_conn(b, &cn);
+    free(obs);
+    errno = e;
+    return rc;
+}
+
+/* The explicit transaction: holds the subject's lock while the history is read and the
+ * release priced. obs: the release's observations as JSON. */
+static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p,
+                                   const mnc_lb_request *c, csubj *s, const char *obs,
+                                   mnc_lb_result *res)
+{
+    mnc_ledger_rc rc = MNC_LEDGER_UNAVAILABLE;
+    const char *what = "charging";
+    PGresult *r = NULL;
     const char *v1[1] = {c->subject};
-    if (!run_cmd(b, "BEGIN")) {
+    if (!xcmd(b, cn, "BEGIN")) {
         what = "BEGIN";
         goto fail;
     }
     what = "locking the subject";
     for (int i = 0; i < 2; i++) {
-        if (!(r = run(b, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
+        if (!(r = xrun(b, cn, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
             goto fail;
         if (PQntuples(r) == 1)
             break;
         PQclear(r);
         r = NULL;
-        PGresult *ins = run(b, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
+        PGresult *ins = xrun(b, cn, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
         if (!ins)
             goto fail;
         PQclear(ins);
@@ -557,24 +713,22 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
     snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
     const char *v5[5] = {c->subject, ver, c->release, c->recipient, obs};
     what = "reading the history";
-    if (!(r = run(b, "mnc_fresh", 5, v5, PGRES_TUPLES_OK)))
+    if (!(r = xrun(b, cn, "mnc_fresh", 5, v5, PGRES_TUPLES_OK)))
         goto fail;
     for (int i = 0; i < PQntuples(r); i++)
         if (strcmp(PQgetvalue(r, i, 3), "t") == 0) {
             res->same = strcmp(PQgetvalue(r, i, 4), "t") == 0;
             res->spent = spent;
             PQclear(r);
-            (void)run_cmd(b, "ROLLBACK");
-            free(obs);
+            (void)xcmd(b, cn, "ROLLBACK");
             return MNC_LEDGER_DUPLICATE;
         }
     if (apply_rows(s, r, 0) != 0 || s->version != dbv) {
         cache_reset(s);
         PQclear(r);
         r = NULL;
-        (void)run_cmd(b, "ROLLBACK");
+        (void)xcmd(b, cn, "ROLLBACK");
         set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
-        free(obs);
         errno = EIO;
         return MNC_LEDGER_ERROR;
     }
@@ -591,8 +745,7 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
                       : c->recompute(c->arg, h, nh, &delta);
         free(h);
         if (crc != 0 || !isfinite(delta) || delta < 0) {
-            (void)run_cmd(b, "ROLLBACK");
-            free(obs);
+            (void)xcmd(b, cn, "ROLLBACK");
             errno = EINVAL;
             return MNC_LEDGER_ERROR;
         }
@@ -601,8 +754,7 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
     res->spent = spent;
     const mnc_ledger_limits *lim = c->lim;
     if (lim && lim->epsilon >= 0 && delta > lim->epsilon) {
-        (void)run_cmd(b, "ROLLBACK");
-        free(obs);
+        (void)xcmd(b, cn, "ROLLBACK");
         return MNC_LEDGER_OVER_EPSILON;
     }
     if (lim && lim->budget >= 0) {
@@ -610,15 +762,14 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
         if (lim->per_recipient) {
             const char *v2[2] = {c->subject, c->recipient};
             what = "reading the recipient's account";
-            if (!(r = run(b, "mnc_account", 2, v2, PGRES_TUPLES_OK)) || PQntuples(r) != 1)
+            if (!(r = xrun(b, cn, "mnc_account", 2, v2, PGRES_TUPLES_OK)) || PQntuples(r) != 1)
                 goto fail;
             sigma = strtod(PQgetvalue(r, 0, 0), NULL);
             PQclear(r);
             r = NULL;
         }
         if (sigma + delta > lim->budget) {
-            (void)run_cmd(b, "ROLLBACK");
-            free(obs);
+            (void)xcmd(b, cn, "ROLLBACK");
             return MNC_LEDGER_OVER_BUDGET;
         }
     }
@@ -629,32 +780,29 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
     snprintf(sp, sizeof(sp), "%.17g", nspent);
     const char *v8[8] = {c->subject, seq, c->release, b->host, c->recipient, dl, obs, sp};
     what = "recording the release";
-    if (!(r = run(b, "mnc_insert", 8, v8, PGRES_COMMAND_OK)))
+    if (!(r = xrun(b, cn, "mnc_insert", 8, v8, PGRES_COMMAND_OK)))
         goto fail;
     if (strcmp(PQcmdTuples(r), "1") != 0)
         goto fail;
     PQclear(r);
     r = NULL;
     what = "COMMIT";
-    r = PQexec(b->conn, "COMMIT");
-    /* A COMMIT of an aborted transaction reports "ROLLBACK": only "COMMIT" is success. */
-    if (PQresultStatus(r) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(r), "COMMIT") != 0)
+    if (!xcmd(b, cn, "COMMIT"))
         goto fail;
-    PQclear(r);
-    r = NULL;
-    /* Committed: the cache follows (the charge is now part of the subject's history). */
-    s->version = dbv + 1;
-    s->spent = nspent;
-    for (size_t i = 0; i < c->n_obs; i++)
-        if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
-            cache_reset(s); /* refetched next time */
+    /* Committed: the cache follows (the charge is now part of the subject's history),
+     * unless another request reset it meanwhile. */
+    if (s->version == dbv) {
+        s->version = dbv + 1;
+        s->spent = nspent;
+        for (size_t i = 0; i < c->n_obs; i++)
+            if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
+                cache_reset(s); /* refetched next time */
+    }
     res->spent = nspent;
-    free(obs);
     return MNC_LEDGER_OK;
 fail:
     PQclear(r);
-    failed(b, what);
-    free(obs);
+    cfailed(b, cn, what);
     return rc;
 }
 
@@ -806,6 +954,9 @@ static int pg_close(mnc_lbackend *bb)
     lb_pg *b = P(bb);
     if (b->conn)
         PQfinish(b->conn);
+    for (int i = 0; i < POOL; i++)
+        if (b->pool[i])
+            PQfinish(b->pool[i]);
     cache_free(b);
     free(b->conninfo);
     free(b);
@@ -1041,4 +1192,15 @@ void mnc_lb_pg_failed(mnc_lbackend *bb, const char *what)
 {
     if (bb && bb->kind == MNC_LB_POSTGRES)
         failed(P(bb), what);
+}
+
+void mnc_lb_set_wait(mnc_lbackend *bb, int (*wait)(void *arg, int fd),
+                     bool (*suspendable)(void *arg), void *arg)
+{
+    if (!bb || bb->kind != MNC_LB_POSTGRES)
+        return;
+    lb_pg *b = P(bb);
+    b->wait = wait;
+    b->suspendable = suspendable;
+    b->warg = arg;
 }

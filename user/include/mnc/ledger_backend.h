@@ -145,6 +145,20 @@ bool mnc_lb_state(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnec
  * it wants to be called again (-1: never). */
 int mnc_lb_tick(mnc_lbackend *b, uint64_t now_ms);
 
+/* Connections a postgres backend keeps for suspendable callers (mnc_lb_set_wait). */
+#define MNC_LB_PG_POOL 16
+
+/* Lets the postgres backend wait for the database without blocking its caller's thread.
+ * suspendable(arg): whether the calling context may be suspended (mncd: a request running in
+ * a coroutine). If it may, history reads and charges use a connection of their own (at most
+ * MNC_LB_PG_POOL at once; one more is refused as unavailable) and wait through wait(arg, fd),
+ * which returns 0 once fd is readable, or -1 - meanwhile the caller's thread serves other
+ * requests, so several charges are in flight and PostgreSQL commits them together. Other
+ * callers, and every call without a hook, block on the backend's main connection. No-op on
+ * the journal backend. */
+void mnc_lb_set_wait(mnc_lbackend *b, int (*wait)(void *arg, int fd),
+                     bool (*suspendable)(void *arg), void *arg);
+
 /* The libpq connection of a postgres backend (NULL on journal, or while disconnected): for
  * the other fleet tables (fleet.h) to share one connection and its reconnect logic. */
 struct pg_conn;
