@@ -95,6 +95,7 @@ typedef struct client {
  * request, a job's state changes and audit records are made durable by the commit of the
  * iteration in which it finishes, before its answer is sent. */
 #define MAX_JOBS MNC_LB_PG_POOL
+#define DEFER_MAX_MS 20 /* longest an unanswered iteration's commit may wait for the next */
 
 typedef struct queued {
     mnc_request q;
@@ -128,6 +129,9 @@ typedef struct loop {
     size_t n_uid_conns, cap_uid_conns;
     job jobs[MAX_JOBS]; /* epoll data of a waiting job points here */
     int n_jobs;
+    uint64_t appended;       /* responses queued so far (out_append calls) */
+    bool commit_deferred;    /* the last iteration's changes are not durable yet */
+    struct timespec deferred_since;
 } loop;
 
 static void touch(loop *l, client *c)
@@ -152,6 +156,7 @@ static int out_append(loop *l, client *c, const char *s, size_t n)
 {
     if (c->dead)
         return -1;
+    l->appended++;
     if (c->out_len - c->out_off + n > l->d->cfg.max_output) {
         fprintf(stderr, "mncd: client pid %d uid %u queued more than %zu response bytes without "
                 "reading them; disconnecting it\n", (int)c->who.pid, (unsigned)c->who.uid,
@@ -896,7 +901,11 @@ int mncd_run(mncd *d)
 
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
-        int n = epoll_wait(l.ep, evs, MAX_EVENTS, mncd_fleet_timeout(d));
+        int to = mncd_fleet_timeout(d);
+        if (l.commit_deferred && (to < 0 || to > DEFER_MAX_MS))
+            to = DEFER_MAX_MS;
+        uint64_t appended = l.appended;
+        int n = epoll_wait(l.ep, evs, MAX_EVENTS, to);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -928,9 +937,24 @@ int mncd_run(mncd *d)
             }
         }
         mncd_fleet_tick(d); /* fleet mode: reconnect, approvals (fleet.c) */
-        if (!commit(&l))
-            goto out; /* nothing of this iteration is acknowledged */
-        mncd_fleet_anchor(d, false); /* the head is durable now */
+        /* An iteration that answered nothing while jobs are waiting for PostgreSQL (it only
+         * started jobs, typically) may leave its changes to the next commit - at the latest
+         * DEFER_MAX_MS later - because nothing has acknowledged them yet: jobs finishing in
+         * the same window then share one fdatasync instead of paying one each. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!l.commit_deferred)
+            l.deferred_since = now;
+        long waited_ms = (now.tv_sec - l.deferred_since.tv_sec) * 1000 +
+                         (now.tv_nsec - l.deferred_since.tv_nsec) / 1000000;
+        if (l.n_jobs > 0 && l.appended == appended && waited_ms < DEFER_MAX_MS) {
+            l.commit_deferred = true;
+        } else {
+            if (!commit(&l))
+                goto out; /* nothing of this iteration is acknowledged */
+            l.commit_deferred = false;
+            mncd_fleet_anchor(d, false); /* the head is durable now */
+        }
         for (size_t i = 0; i < l.n_touched; i++) {
             client *c = l.touched[i];
             c->touched = false;
