@@ -95,7 +95,7 @@ typedef struct client {
  * request, a job's state changes and audit records are made durable by the commit of the
  * iteration in which it finishes, before its answer is sent. */
 #define MAX_JOBS MNC_LB_PG_POOL
-#define DEFER_MAX_MS 20 /* longest an unanswered iteration's commit may wait for the next */
+#define DEFER_US 2000 /* longest a commit waits for more jobs to finish (group commit) */
 
 typedef struct queued {
     mnc_request q;
@@ -129,7 +129,6 @@ typedef struct loop {
     size_t n_uid_conns, cap_uid_conns;
     job jobs[MAX_JOBS]; /* epoll data of a waiting job points here */
     int n_jobs;
-    uint64_t appended;       /* responses queued so far (out_append calls) */
     bool commit_deferred;    /* the last iteration's changes are not durable yet */
     struct timespec deferred_since;
 } loop;
@@ -156,7 +155,6 @@ static int out_append(loop *l, client *c, const char *s, size_t n)
 {
     if (c->dead)
         return -1;
-    l->appended++;
     if (c->out_len - c->out_off + n > l->d->cfg.max_output) {
         fprintf(stderr, "mncd: client pid %d uid %u queued more than %zu response bytes without "
                 "reading them; disconnecting it\n", (int)c->who.pid, (unsigned)c->who.uid,
@@ -902,9 +900,8 @@ int mncd_run(mncd *d)
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
         int to = mncd_fleet_timeout(d);
-        if (l.commit_deferred && (to < 0 || to > DEFER_MAX_MS))
-            to = DEFER_MAX_MS;
-        uint64_t appended = l.appended;
+        if (l.commit_deferred && (to < 0 || to > 1))
+            to = 1; /* ms: the deferred commit is due within DEFER_US */
         int n = epoll_wait(l.ep, evs, MAX_EVENTS, to);
         if (n < 0) {
             if (errno == EINTR)
@@ -937,24 +934,25 @@ int mncd_run(mncd *d)
             }
         }
         mncd_fleet_tick(d); /* fleet mode: reconnect, approvals (fleet.c) */
-        /* An iteration that answered nothing while jobs are waiting for PostgreSQL (it only
-         * started jobs, typically) may leave its changes to the next commit - at the latest
-         * DEFER_MAX_MS later - because nothing has acknowledged them yet: jobs finishing in
-         * the same window then share one fdatasync instead of paying one each. */
+        /* Group commit across jobs: while jobs are waiting for PostgreSQL, an iteration may
+         * leave its commit - and the sending of its answers, which must follow the commit -
+         * to a later iteration, at most DEFER_US after the first one deferred, so that jobs
+         * finishing in that window share one fdatasync (mncd's state journal and
+         * PostgreSQL's WAL otherwise take turns on the disk, one sync per answer). */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (!l.commit_deferred)
             l.deferred_since = now;
-        long waited_ms = (now.tv_sec - l.deferred_since.tv_sec) * 1000 +
-                         (now.tv_nsec - l.deferred_since.tv_nsec) / 1000000;
-        if (l.n_jobs > 0 && l.appended == appended && waited_ms < DEFER_MAX_MS) {
+        long waited_us = (now.tv_sec - l.deferred_since.tv_sec) * 1000000 +
+                         (now.tv_nsec - l.deferred_since.tv_nsec) / 1000;
+        if (l.n_jobs > 0 && waited_us < DEFER_US) {
             l.commit_deferred = true;
-        } else {
-            if (!commit(&l))
-                goto out; /* nothing of this iteration is acknowledged */
-            l.commit_deferred = false;
-            mncd_fleet_anchor(d, false); /* the head is durable now */
+            continue; /* answers stay queued, touched clients stay touched */
         }
+        if (!commit(&l))
+            goto out; /* nothing of this iteration is acknowledged */
+        l.commit_deferred = false;
+        mncd_fleet_anchor(d, false); /* the head is durable now */
         for (size_t i = 0; i < l.n_touched; i++) {
             client *c = l.touched[i];
             c->touched = false;
