@@ -134,7 +134,8 @@ typedef int (*mnc_lb_next_fn)(void *arg, mnc_lb_entry *e);
 int mnc_lb_import(mnc_lbackend *b, mnc_lb_next_fn next, void *arg, const char *host,
                   size_t *n, char *err, size_t err_len);
 
-/* Number of subjects and charges (postgres: from the database; 0/0 while unavailable). */
+/* Number of subjects and charges (postgres: PostgreSQL's row estimates, so that status stays
+ * cheap on a large ledger - exact counts come from mnc_lb_verify; 0/0 while unavailable). */
 void mnc_lb_stats(mnc_lbackend *b, size_t *subjects, size_t *charges);
 
 /* true if the backend can charge now. msg (may be NULL) receives "ok", or what is wrong and
