@@ -10,24 +10,11 @@
 
 /* ---- shared helpers ---------------------------------------------------------------- */
 
-static bool good_str(const char *s, size_t max)
-{
-    if (!s || !*s)
-        return false;
-    size_t n = strnlen(s, max);
-    if (n >= max)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return false;
-    return true;
-}
-
 bool lb_charge_valid(const mnc_policy *p, const mnc_lb_request *c)
 {
-    if (!p || !c || !good_str(c->subject, MNC_LEDGER_SUBJECT_MAX) ||
-        !good_str(c->recipient, MNC_LEDGER_SUBJECT_MAX) ||
-        !good_str(c->release, MNC_LEDGER_SUBJECT_MAX) || c->n_obs > MNC_LEDGER_OBS_MAX ||
+    if (!p || !c || !mnc_ledger_str_ok(c->subject, MNC_LEDGER_SUBJECT_MAX) ||
+        !mnc_ledger_str_ok(c->recipient, MNC_LEDGER_SUBJECT_MAX) ||
+        !mnc_ledger_str_ok(c->release, MNC_LEDGER_SUBJECT_MAX) || c->n_obs > MNC_LEDGER_OBS_MAX ||
         (c->n_obs && !c->obs) || !isfinite(c->delta) || c->delta < 0)
         return false;
     for (size_t i = 0; i < c->n_obs; i++)
@@ -79,7 +66,7 @@ int mnc_lb_close(mnc_lbackend *b) { return b ? b->ops->close(b) : 0; }
 mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject,
                              mnc_obs **h, size_t *nh, double *spent, uint64_t *version)
 {
-    if (!b || !p || !good_str(subject, MNC_LEDGER_SUBJECT_MAX) || !h || !nh || !spent ||
+    if (!b || !p || !mnc_ledger_str_ok(subject, MNC_LEDGER_SUBJECT_MAX) || !h || !nh || !spent ||
         !version) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;

@@ -968,20 +968,6 @@ static int pg_close(mnc_lbackend *bb)
     return 0;
 }
 
-static bool good_host(const char *h)
-{
-    size_t n = h ? strlen(h) : 0;
-    if (n < 1 || n > 63)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = h[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '-'))
-            return false;
-    }
-    return true;
-}
-
 typedef struct vcount {
     size_t n;
 } vcount;
@@ -1056,7 +1042,7 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
                   size_t *n, char *err, size_t err_len)
 {
     *n = 0;
-    if (!bb || bb->kind != MNC_LB_POSTGRES || !next || !good_host(host)) {
+    if (!bb || bb->kind != MNC_LB_POSTGRES || !next || !mnc_name_valid(host)) {
         snprintf(err, err_len, "import needs a postgres ledger and a valid host name");
         return -1;
     }
@@ -1158,7 +1144,7 @@ fail_quiet:
 mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char *err,
                                    size_t err_len)
 {
-    if (!good_host(host)) {
+    if (!mnc_name_valid(host)) {
         snprintf(err, err_len, "host name must be 1..63 characters [A-Za-z0-9_.:-]");
         return NULL;
     }

@@ -19,20 +19,6 @@
 
 #define DEFAULT_ANCHOR_MS 10000u
 
-static bool good_host(const char *h)
-{
-    size_t n = strlen(h);
-    if (n < 1 || n > 63)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = h[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '-'))
-            return false;
-    }
-    return true;
-}
-
 int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
 {
     if (!cJSON_IsObject(it)) {
@@ -82,7 +68,7 @@ int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
     }
     snprintf(c->ledger_conninfo, sizeof(c->ledger_conninfo), "%s", ci->valuestring);
     if (host) {
-        if (!cJSON_IsString(host) || !good_host(host->valuestring)) {
+        if (!cJSON_IsString(host) || !mnc_name_valid(host->valuestring)) {
             fprintf(stderr, "mncd: config %s: ledger.host must be 1..63 characters "
                             "[A-Za-z0-9_.:-]\n", path);
             return -1;
@@ -111,12 +97,12 @@ int mncd_fleet_defaults(mncd_config *c)
         c->anchor_interval_ms = DEFAULT_ANCHOR_MS;
     if (!c->fleet_host[0]) {
         char h[256];
-        if (gethostname(h, sizeof(h)) != 0 || (h[sizeof(h) - 1] = '\0', !good_host(h))) {
+        if (gethostname(h, sizeof(h)) != 0 || (h[sizeof(h) - 1] = '\0', !mnc_name_valid(h))) {
             fprintf(stderr, "mncd: config: this host's name is not usable as ledger.host "
                             "(1..63 characters [A-Za-z0-9_.:-]): set \"ledger\": {\"host\"}\n");
             return -1;
         }
-        memcpy(c->fleet_host, h, strlen(h) + 1); /* good_host: <= 63 bytes */
+        memcpy(c->fleet_host, h, strlen(h) + 1); /* mnc_name_valid: <= 63 bytes */
     }
     return 0;
 }

@@ -128,6 +128,10 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
 /* Benchmark knob: fsync per record instead of group commit (see mnc_journal_set_no_group_commit). */
 void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on);
 
+/* true if s is a valid subject, recipient or release id: 1..max-1 bytes, no control
+ * characters (the check every charge's strings pass). */
+bool mnc_ledger_str_ok(const char *s, size_t max);
+
 /* Number of charges recorded for subject (0 for an unknown one): the version of its history
  * (ledger_backend.h). */
 uint64_t mnc_ledger_subject_charges(mnc_ledger *l, const char *subject);
