@@ -116,6 +116,8 @@ static ssize_t read_line(conn *c, char *out, size_t outlen)
 
 static int call(conn *c, const char *req, size_t reqlen, char *out, size_t outlen)
 {
+    if (out && outlen)
+        snprintf(out, outlen, "(no answer: %s)", "the connection closed or failed");
     return write_all(c->wfd, req, reqlen) == 0 && read_line(c, out, outlen) >= 0 ? 0 : -1;
 }
 

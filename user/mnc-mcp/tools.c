@@ -278,6 +278,15 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 {
     if (b->oom)
         return;
+    if (!b->s) { /* room for a typical rendering, so the first vsnprintf already fits */
+        b->s = malloc(256);
+        if (!b->s) {
+            b->oom = true;
+            return;
+        }
+        b->cap = 256;
+        b->s[0] = '\0';
+    }
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
@@ -774,19 +783,29 @@ int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **resu
 
     sbuf b = {0};
     render(&b, d->name, sc, is_error);
+    /* constant keys and "text" are referenced, not copied (cJSON_AddItemToObjectCS) */
     cJSON *res = cJSON_CreateObject();
-    cJSON *content = res ? cJSON_AddArrayToObject(res, "content") : NULL;
+    cJSON *content = cJSON_CreateArray();
     cJSON *text = cJSON_CreateObject();
-    if (b.oom || !b.s || !content || !text || !cJSON_AddStringToObject(text, "type", "text") ||
-        !cJSON_AddStringToObject(text, "text", b.s) || !cJSON_AddBoolToObject(res, "isError", is_error)) {
-        free(b.s);
-        cJSON_Delete(text);
+    cJSON *type = cJSON_CreateStringReference("text");
+    cJSON *body = b.s && !b.oom ? cJSON_CreateString(b.s) : NULL;
+    cJSON *iserr = cJSON_CreateBool(is_error);
+    free(b.s);
+    if (!res || !content || !text || !type || !body || !iserr) {
         cJSON_Delete(res);
+        cJSON_Delete(content);
+        cJSON_Delete(text);
+        cJSON_Delete(type);
+        cJSON_Delete(body);
+        cJSON_Delete(iserr);
         goto oom;
     }
-    free(b.s);
+    cJSON_AddItemToObjectCS(text, "type", type);
+    cJSON_AddItemToObjectCS(text, "text", body);
     cJSON_AddItemToArray(content, text);
-    cJSON_AddItemToObject(res, "structuredContent", sc);
+    cJSON_AddItemToObjectCS(res, "content", content);
+    cJSON_AddItemToObjectCS(res, "isError", iserr);
+    cJSON_AddItemToObjectCS(res, "structuredContent", sc);
     *result = res;
     return 0;
 oom:
