@@ -17,7 +17,7 @@
  *   mnc-mcp tools/call mnc_receive on $BUILD/mnc-mcp's stdin (mnc-mcp then does the same recv)
  *   old     (--compare OLD_MNC_MCP) the same through another mnc-mcp binary: before/after
  * The inbox stays empty, so every mncd path does identical work in mncd. The paths run
- * interleaved in blocks, the order rotating per round, so drift (other jobs on the 2-core host)
+ * interleaved in short blocks, the order rotating per round, so drift (other jobs on the 2-core host)
  * hits all of them. Printed: p50/p99 per path, mnc-mcp - direct (the overhead the target is
  * about) with the ratio, relay - direct (the hop floor: what a zero-cost server would still
  * add), and mnc-mcp - relay (what mnc-mcp's own work costs).
@@ -279,7 +279,8 @@ static int check(conn *cs, const char *old, char *resp, size_t rl)
 /* The measuring process (already the coordinator's uid). */
 static int measure(const char *mcp, const char *old, int quick)
 {
-    int block = quick ? 200 : 1000, rounds = quick ? 6 : 10;
+    /* short blocks, many rounds: a burst of load from other jobs lands on every path alike */
+    int block = quick ? 100 : 200, rounds = quick ? 12 : 50;
     static conn cs[NPATH];
     static char resp[1 << 16];
     for (int p = 0; p < NPATH; p++)
