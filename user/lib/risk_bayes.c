@@ -735,7 +735,7 @@ typedef struct hcache {
     uint64_t uid;
     uint64_t *pairs;
     size_t np, pcap;
-    long double *w;     /* w[s] exactly as weigh() leaves it */
+    long double *w;     /* w[s] as weigh() leaves it (reference, or history_weigh's fallback) */
     size_t wcap;
     uint32_t *sup;      /* support of w, ascending */
     long double *sw;    /* sw[j] = w[sup[j]] */
@@ -825,41 +825,45 @@ static inline long double plan_apply(const plan *pl, size_t s, long double x)
     return x;
 }
 
-/* Fills c->w, sum, max and the support for H's pairs. Results equal weigh()'s bit for bit:
- * the one-pass product per secret is the same sequence of long double multiplications, and the
- * sum is accumulated in the same secret order. weigh() rescales only when a step's maximum
- * falls below 1e-1000; step maxima never grow by more than a factor (1 + 1e-9) per step (table
- * cells are at most 1 + 1e-9, the row-sum tolerance), so a final maximum >= 1e-990 proves no
- * rescale happened; otherwise (or probability 0) the stepwise weigh() decides. */
+/* Fills the support (c->sup, c->sw), sum and max for H's pairs, equal to what weigh() and
+ * a scan of its weights give, bit for bit: the one-pass product per secret is the same sequence
+ * of long double multiplications, and the sum is accumulated in the same secret order (a zero
+ * weight adds +0, which changes no sum). weigh() rescales only when a step's maximum falls below
+ * 1e-1000; step maxima never grow by more than a factor (1 + 1e-9) per step (table cells are at
+ * most 1 + 1e-9, the row-sum tolerance), so a final maximum >= 1e-990 proves that no rescale
+ * happened. Otherwise (or at probability 0) the stepwise weigh() decides, into c->w. */
 static int history_weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, hcache *c)
 {
-    size_t ns = m->ns;
+    size_t ns = m->ns, k = 0;
     plan pl;
     if (plan_make(m, pairs, np, &pl) != 0)
         return -1;
     long double sum = 0, mx = 0;
     for (size_t s = 0; s < ns; s++) {
         long double x = plan_apply(&pl, s, m->prior[s]);
-        c->w[s] = x;
+        if (!(x > 0))
+            continue;
+        c->sup[k] = (uint32_t)s;
+        c->sw[k++] = x;
         sum += x;
         if (x > mx)
             mx = x;
     }
     plan_free(&pl);
     if (!(mx >= 1e-990L)) {
-        if (weigh(m, pairs, np, c->w, &sum) != 0)
+        if (ensure((void **)&c->w, &c->wcap, ns, sizeof(*c->w)) != 0 ||
+            weigh(m, pairs, np, c->w, &sum) != 0)
             return -1;
         mx = 0;
+        k = 0;
         for (size_t s = 0; s < ns; s++)
-            if (c->w[s] > mx)
-                mx = c->w[s];
+            if (c->w[s] > 0) {
+                c->sup[k] = (uint32_t)s;
+                c->sw[k++] = c->w[s];
+                if (c->w[s] > mx)
+                    mx = c->w[s];
+            }
     }
-    size_t k = 0;
-    for (size_t s = 0; s < ns; s++)
-        if (c->w[s] > 0) {
-            c->sup[k] = (uint32_t)s;
-            c->sw[k++] = c->w[s];
-        }
     c->nsup = k;
     c->sum = sum;
     c->max = mx;
@@ -875,8 +879,7 @@ static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hca
         (nph == 0 || memcmp(c->pairs, ph, nph * sizeof(*ph)) == 0))
         return 0;
     c->valid = false;
-    if (ensure((void **)&c->pairs, &c->pcap, nph ? nph : 1, sizeof(*c->pairs)) != 0 ||
-        ensure((void **)&c->w, &c->wcap, m->ns, sizeof(*c->w)) != 0)
+    if (ensure((void **)&c->pairs, &c->pcap, nph ? nph : 1, sizeof(*c->pairs)) != 0)
         return -1;
     if (with_support) {
         size_t cap = c->scap;
@@ -886,7 +889,8 @@ static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hca
         if (history_weigh(m, ph, nph, c) != 0)
             return -1;
     } else {
-        if (weigh(m, ph, nph, c->w, &c->sum) != 0)
+        if (ensure((void **)&c->w, &c->wcap, m->ns, sizeof(*c->w)) != 0 ||
+            weigh(m, ph, nph, c->w, &c->sum) != 0)
             return -1;
         c->max = 0;
         for (size_t s = 0; s < m->ns; s++)
