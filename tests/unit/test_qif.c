@@ -476,6 +476,12 @@ static void test_charge_matches_reference(void **state)
 static void test_charge_tiny_likelihoods(void **state)
 {
     (void)state;
+    volatile long double tiny = 1e-300L;
+    if (!(tiny * tiny > 0)) { /* e.g. valgrind: its x87 emulation computes in double */
+        print_message("# long double has no range below 1e-308 on this CPU model: the 1e-1000 "
+                      "rescale regime does not exist here, not checked\n");
+        return;
+    }
     char buf[16384];
     size_t o = (size_t)snprintf(buf, sizeof(buf), "{\"secret\":{\"domain\":[\"s0\",\"s1\"],"
                                 "\"prior\":\"uniform\"},\"fields\":{");

@@ -850,7 +850,9 @@ static int history_weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, h
             mx = x;
     }
     plan_free(&pl);
-    if (!(mx >= 1e-990L)) {
+    /* mx > 0 tested on its own: under valgrind, whose x87 emulation has double range,
+     * 1e-990L reads as 0 */
+    if (!(mx > 0) || !(mx >= 1e-990L)) {
         if (ensure((void **)&c->w, &c->wcap, ns, sizeof(*c->w)) != 0 ||
             weigh(m, pairs, np, c->w, &sum) != 0)
             return -1;
