@@ -603,6 +603,7 @@ int mnc_bayes_leak(const void *model, const mnc_obs *h, size_t nh, double *out)
             rc = -1;
     }
     if (w != stackw)
+        if (w != stackw)
         free(w);
     return rc;
 }
@@ -971,7 +972,7 @@ int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_o
     uint64_t stackp[64], stackd[16];
     uint64_t *ph = nh <= 64 ? stackp : malloc(nh * sizeof(*ph));
     uint64_t *pd = nd <= 16 ? stackd : malloc(nd * sizeof(*pd));
-    long double *w = NULL;
+    long double stackw[512], *w = NULL; /* the reference's scratch weights */
     hcache *c = m->reference ? &hc_ref : &hc;
     int rc = -1;
     size_t nph = 0, npd = 0;
@@ -993,7 +994,7 @@ int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_o
     }
     long double sum, mx;
     if (m->reference) {
-        if (!(w = malloc(m->ns * sizeof(*w))))
+        if (!(w = m->ns <= 512 ? stackw : malloc(m->ns * sizeof(*w))))
             goto out;
         eval_dense(m, c, pd, k, w, &sum, &mx);
     } else if (eval_support(m, c, pd, k, &sum, &mx) != 0) {
@@ -1012,6 +1013,7 @@ out:
         free(ph);
     if (pd && pd != stackd)
         free(pd);
-    free(w);
+    if (w != stackw)
+        free(w);
     return rc;
 }
