@@ -603,7 +603,6 @@ int mnc_bayes_leak(const void *model, const mnc_obs *h, size_t nh, double *out)
             rc = -1;
     }
     if (w != stackw)
-        if (w != stackw)
         free(w);
     return rc;
 }
@@ -885,7 +884,7 @@ static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hca
     if (ensure((void **)&c->pairs, &c->pcap, nph ? nph : 1, sizeof(*c->pairs)) != 0)
         return -1;
     if (with_support) {
-        size_t cap = c->scap;
+        size_t cap = c->scap; /* sup and sw share scap: both grow from it by the same steps */
         if (ensure((void **)&c->sup, &cap, m->ns, sizeof(*c->sup)) != 0 ||
             ensure((void **)&c->sw, &c->scap, m->ns, sizeof(*c->sw)) != 0)
             return -1;
