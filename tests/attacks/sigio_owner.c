@@ -56,42 +56,63 @@ static long set_owner(int fd, enum how how, pid_t cpid)
     return -1;
 }
 
-/* rx[i]/tx[i]: the object of variant i (read end whose owner is the collector, write end) */
+/* rx[i]/tx[i]: the pipe of a pipe variant (read end whose owner is the collector, write end) */
 static int rx[NV], tx[NV];
 
-static int setup(struct atk_ctx *c, int i, pid_t cpid)
+/* A fresh object for variant i with the collector as owner and ATK_SIGIO_SIG as its signal.
+ * Notes the outcome of each step only when `say` (the first time). */
+static int setup(struct atk_ctx *c, int i, pid_t cpid, int say)
 {
     int p[2];
     char w[64];
     snprintf(w, sizeof(w), "%c %s", V[i].tag, V[i].sock ? "socketpair" : "pipe");
-    if (atk_try(c, w, V[i].sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p)) < 0)
+    long r = V[i].sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p);
+    if ((say ? atk_try(c, w, r) : r) < 0)
         return -1;
     rx[i] = p[0];
     tx[i] = p[1];
     snprintf(w, sizeof(w), "%c %s", V[i].tag, V[i].what);
-    if (atk_try(c, w, set_owner(rx[i], V[i].how, cpid)) < 0)
+    r = set_owner(rx[i], V[i].how, cpid);
+    if ((say ? atk_try(c, w, r) : r) < 0)
         return -1;
     snprintf(w, sizeof(w), "%c F_SETSIG", V[i].tag);
-    return (int)atk_try(c, w, fcntl(rx[i], F_SETSIG, ATK_SIGIO_SIG));
+    r = fcntl(rx[i], F_SETSIG, ATK_SIGIO_SIG);
+    return (int)(say ? atk_try(c, w, r) : r);
 }
 
-/* One byte out through variant i: the object's read end at fd 256 + b, O_ASYNC (re)registered
- * on that fd so that si_fd names it, one byte written, drained again. */
-static int send_byte(int i, unsigned char b)
+/* One byte out through variant i: the read end at fd 256 + b, O_ASYNC (re)registered on that fd
+ * so that si_fd names it, then one event. A pipe gets a byte written (and drained, so the next
+ * write is an event again). A socket gets a new pair for every byte and the event is the peer's
+ * shutdown(SHUT_WR) (unix_shutdown wakes the reader with POLL_IN): no send, which the lsm
+ * backend would judge as a send of its own. */
+static int send_byte(struct atk_ctx *c, int i, unsigned char b, pid_t cpid)
 {
-    int fd = ATK_SIGIO_FD_BASE + b;
-    if (dup2(rx[i], fd) < 0)
+    if (V[i].sock && setup(c, i, cpid, 0) < 0)
         return -1;
+    int fd = ATK_SIGIO_FD_BASE + b, rc = -1;
+    if (dup2(rx[i], fd) < 0)
+        goto out;
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, (fl & ~O_ASYNC) | O_NONBLOCK) < 0 ||
-        fcntl(fd, F_SETFL, fl | O_ASYNC | O_NONBLOCK) < 0 || write(tx[i], "x", 1) != 1) {
-        close(fd);
-        return -1;
+        fcntl(fd, F_SETFL, fl | O_ASYNC | O_NONBLOCK) < 0)
+        goto out;
+    if (V[i].sock) {
+        rc = shutdown(tx[i], SHUT_WR);
+    } else {
+        char d;
+        rc = write(tx[i], "x", 1) == 1 ? 0 : -1;
+        if (rc == 0 && read(fd, &d, 1) < 0) { /* drained or not, the event has happened */
+        }
     }
-    char d;
-    if (read(fd, &d, 1) < 0) { /* drain, so the next write is an event again */
+out:;
+    int e = errno;
+    close(fd);
+    if (V[i].sock) {
+        close(rx[i]);
+        close(tx[i]);
     }
-    return close(fd);
+    errno = e;
+    return rc;
 }
 
 static int agent(struct atk_ctx *c)
@@ -99,11 +120,17 @@ static int agent(struct atk_ctx *c)
     pid_t cpid = (pid_t)atk_argl(c, "cpid");
     int ok[NV];
     for (int i = 0; i < NV; i++)
-        ok[i] = V[i].pre_taint ? setup(c, i, cpid) == 0 : 0;
+        ok[i] = V[i].pre_taint ? setup(c, i, cpid, 1) == 0 : 0;
     atk_recv(c);
-    for (int i = 0; i < NV; i++)
-        if (!V[i].pre_taint)
-            ok[i] = setup(c, i, cpid) == 0;
+    for (int i = 0; i < NV; i++) {
+        if (V[i].pre_taint)
+            continue;
+        ok[i] = setup(c, i, cpid, 1) == 0;
+        if (V[i].sock) { /* that one was only to note the steps: send_byte makes one per byte */
+            close(rx[i]);
+            close(tx[i]);
+        }
+    }
     char msg[300];
     for (int i = 0; i < NV; i++) {
         if (!ok[i])
@@ -111,11 +138,9 @@ static int agent(struct atk_ctx *c)
         int n = snprintf(msg, sizeof(msg), "%c:%s;", V[i].tag, c->secret);
         int err = 0;
         for (int k = 0; k < n && k < (int)sizeof(msg) - 1; k++)
-            if (send_byte(i, (unsigned char)msg[k]) < 0 && !err)
+            if (send_byte(c, i, (unsigned char)msg[k], cpid) < 0 && !err)
                 err = errno ? errno : EIO;
-        char w[64];
-        snprintf(w, sizeof(w), "%c events", V[i].tag);
-        atk_note(c, "%s: %s", w, atk_errname(err));
+        atk_note(c, "%c events: %s", V[i].tag, atk_errname(err));
     }
     return 0;
 }
