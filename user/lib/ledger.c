@@ -147,7 +147,7 @@ static void del_rel(mnc_ledger *l, const char *id)
 
 /* ---- validation --------------------------------------------------------------------- */
 
-static bool good_str(const char *s, size_t max)
+bool mnc_ledger_str_ok(const char *s, size_t max)
 {
     if (!s || !*s)
         return false;
@@ -165,7 +165,7 @@ static bool good_obs(const mnc_ledger_obs *o, size_t n)
     if (n > MNC_LEDGER_OBS_MAX || (n && !o))
         return false;
     for (size_t i = 0; i < n; i++)
-        if (!good_str(o[i].field, MNC_NAME_MAX) || !o[i].value ||
+        if (!mnc_ledger_str_ok(o[i].field, MNC_NAME_MAX) || !o[i].value ||
             strnlen(o[i].value, MNC_LEDGER_VALUE_MAX) >= MNC_LEDGER_VALUE_MAX)
             return false;
     return true;
@@ -252,9 +252,9 @@ static int replay(void *arg, uint64_t seq, const void *payload, size_t len)
         goto bad;
     }
     if (!cJSON_IsNumber(t) || t->valuedouble < 0 || !cJSON_IsString(sj) ||
-        !good_str(sj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(rj) ||
-        !good_str(rj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(idj) ||
-        !good_str(idj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsNumber(dj) ||
+        !mnc_ledger_str_ok(sj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(rj) ||
+        !mnc_ledger_str_ok(rj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsString(idj) ||
+        !mnc_ledger_str_ok(idj->valuestring, MNC_LEDGER_SUBJECT_MAX) || !cJSON_IsNumber(dj) ||
         !isfinite(dj->valuedouble) || dj->valuedouble < 0 || !cJSON_IsArray(oj)) {
         why = "missing or malformed member (t, subject, recipient, release, delta, obs)";
         goto bad;
@@ -446,8 +446,8 @@ static mnc_ledger_rc admit(mnc_ledger *l, const char *sname, const char *recipie
 mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const char *recipient,
                                double delta, const mnc_ledger_limits *lim)
 {
-    if (!l || !good_str(subject_name, MNC_LEDGER_SUBJECT_MAX) || !isfinite(delta) || delta < 0 ||
-        (recipient && !good_str(recipient, MNC_LEDGER_SUBJECT_MAX))) {
+    if (!l || !mnc_ledger_str_ok(subject_name, MNC_LEDGER_SUBJECT_MAX) || !isfinite(delta) || delta < 0 ||
+        (recipient && !mnc_ledger_str_ok(recipient, MNC_LEDGER_SUBJECT_MAX))) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
     }
@@ -489,9 +489,9 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
                                 const char *release, const mnc_ledger_obs *obs, size_t n,
                                 double delta, const mnc_ledger_limits *lim)
 {
-    if (!l || !good_str(sname, MNC_LEDGER_SUBJECT_MAX) ||
-        !good_str(recipient, MNC_LEDGER_SUBJECT_MAX) ||
-        !good_str(release, MNC_LEDGER_SUBJECT_MAX) || !good_obs(obs, n) || !isfinite(delta) ||
+    if (!l || !mnc_ledger_str_ok(sname, MNC_LEDGER_SUBJECT_MAX) ||
+        !mnc_ledger_str_ok(recipient, MNC_LEDGER_SUBJECT_MAX) ||
+        !mnc_ledger_str_ok(release, MNC_LEDGER_SUBJECT_MAX) || !good_obs(obs, n) || !isfinite(delta) ||
         delta < 0) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
@@ -712,4 +712,15 @@ void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges)
     if (charges)
         *charges = l->ncharges;
     pthread_mutex_unlock(&l->mu);
+}
+
+uint64_t mnc_ledger_subject_charges(mnc_ledger *l, const char *sname)
+{
+    if (!l || !sname)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    subject *s = find_subject(l, sname);
+    uint64_t n = s ? s->nch : 0;
+    pthread_mutex_unlock(&l->mu);
+    return n;
 }

@@ -56,7 +56,7 @@ typedef struct arg {
 static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_DISCLOSE] = {A("contract", K_NAME, false, contract), A("purpose", K_NAME, false, purpose),
                         A("recipient", K_NAME, false, recipient), A("state", K_OBJECT, true, state),
-                        A("candidates", K_ARRAY, false, candidates)},
+                        A("candidates", K_ARRAY, false, candidates), A("release", K_NAME, false, release)},
     [MNC_V_SEND] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
                     A("channel", K_CHANNEL, false, channel), A("purpose", K_NAME, false, purpose)},
     [MNC_V_RECV] = {A("object", K_OID, false, object), A("max", K_INT, false, max), A("purpose", K_NAME, false, purpose)},
@@ -73,7 +73,7 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_STATUS] = {{0}},
     [MNC_V_LIST] = {A("max", K_INT, false, max)},
     [MNC_V_REVOKE] = {A("object", K_OID, true, object)},
-    [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id)},
+    [MNC_V_APPROVE] = {A("request", K_TEXT, true, request_id), A("deny", K_BOOL, false, deny)},
     [MNC_V_AUDIT] = {A("max", K_INT, false, max)},
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
@@ -257,6 +257,7 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
     out->uid = -1;
     out->run_as_root = -1;
     out->lost = -1;
+    out->deny = -1;
     if (id_out)
         *id_out = NULL;
     if (len > MNC_PROTO_MAX_LINE) {

@@ -33,6 +33,7 @@ static const struct {
     {MNC_R_MISSING_VALUE, "missing_value"},
     {MNC_R_OVER_EPSILON, "over_epsilon"},
     {MNC_R_OVER_BUDGET, "over_budget"},
+    {MNC_R_LEDGER_UNAVAILABLE, "ledger_unavailable"},
     {MNC_R_NOT_ISSUER, "not_issuer"},
     {MNC_R_NO_CANDIDATE, "no_candidate"},
     {MNC_R_NOT_CONFINED, "not_confined"},

@@ -250,7 +250,7 @@ static int run(int argc, char **argv, const mncctl_global *g, const char *verb,
 #define U_TOOL "tool OBJECT TOOL"
 #define U_LIST "list [--max N]            (admin)"
 #define U_REVOKE "revoke OBJECT            (admin)"
-#define U_APPROVE "approve REQUEST          (admin; release a pending MNC-D approval)"
+#define U_APPROVE "approve [--deny] REQUEST (admin; release - or deny - a pending MNC-D approval, in fleet mode one of any host)"
 #define U_CALL "call JSON                 (send one raw protocol request)"
 
 static int c_disclose(int argc, char **argv, const mncctl_global *g)
@@ -318,6 +318,17 @@ static int c_revoke(int argc, char **argv, const mncctl_global *g)
 static int c_approve(int argc, char **argv, const mncctl_global *g)
 {
     static const char *const p[] = {"request"};
+    if (argc == 3 && strcmp(argv[1], "--deny") == 0) {
+        cJSON *req = cJSON_CreateObject();
+        if (!req || !cJSON_AddStringToObject(req, "verb", "approve") ||
+            !cJSON_AddStringToObject(req, "request", argv[2]) ||
+            !cJSON_AddBoolToObject(req, "deny", true)) {
+            cJSON_Delete(req);
+            mncctl_err("out of memory");
+            return 1;
+        }
+        return mncctl_call_print(g, req);
+    }
     return run(argc, argv, g, "approve", p, 1, U_APPROVE);
 }
 static int c_call(int argc, char **argv, const mncctl_global *g)

@@ -196,6 +196,8 @@ static int load_file(mncd_config *c, const char *path)
                         c->n_cgroups++;
                 }
             }
+        } else if (strcmp(k, "ledger") == 0) { /* fleet mode (fleet.c) */
+            rc = mncd_fleet_config(c, it, path);
         } else if (cJSON_IsString(it) && (rc = mncd_kern_option(c, k, it->valuestring, path)) != 1) {
             /* "kernel", "pin_root", "cgroup_tree" (kern.c): rc is 0 or -1 */
         } else {
@@ -305,7 +307,7 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     }
     if (c->n_policies == 0 && default_policy(c) != 0)
         return -1;
-    return 0;
+    return mncd_fleet_defaults(c);
 }
 
 void mncd_config_free(mncd_config *c)

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdalign.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "coro.h"
+#include "mnc/ledger_backend.h"
 #include "mncd.h"
 
 #define MAX_EVENTS 256
@@ -79,8 +82,37 @@ typedef struct client {
     char *out;
     size_t out_len, out_off, out_cap;
     bool eof, dead, touched, epollout;
+    bool busy;   /* a request of this client is suspended in a job (its answer comes first) */
+    bool zombie; /* closed while busy: freed when the job ends */
+    struct queued *q_head, *q_tail; /* its later requests, parsed and identified, in order */
     struct client *prev, *next; /* all clients, so shutdown can free them */
 } client;
+
+/* Fleet mode: a disclose runs as a job, in a coroutine (coro.h), and suspends while it waits
+ * for PostgreSQL (mnc_lb_set_wait): the loop serves other requests meanwhile, so up to
+ * MAX_JOBS charges are in flight and PostgreSQL commits them together. A client's requests are
+ * still answered in order: while one of them is suspended, its later ones wait in its queue
+ * (already identified: identity is per request and resolved when the line arrives). Like any
+ * request, a job's state changes and audit records are made durable by the commit of the
+ * iteration in which it finishes, before its answer is sent. */
+#define MAX_JOBS MNC_LB_PG_POOL
+#define DEFER_US 2000 /* longest a commit waits for more jobs to finish (group commit) */
+
+typedef struct queued {
+    mnc_request q;
+    mncd_ident who;
+    struct queued *next;
+} queued;
+
+typedef struct job {
+    bool used;
+    struct loop *l;
+    client *c;
+    mnc_request q;
+    mncd_ident who;
+    cJSON *resp;
+    mncd_coro *co;
+} job;
 
 typedef struct uid_count {
     uint32_t uid, n;
@@ -96,6 +128,10 @@ typedef struct loop {
     uint32_t agent_conns[MNC_MAX_PRINCIPALS]; /* open connections per agent (accept identity) */
     uid_count *uid_conns;                     /* open connections per uid, n > 0 entries */
     size_t n_uid_conns, cap_uid_conns;
+    job jobs[MAX_JOBS]; /* epoll data of a waiting job points here */
+    int n_jobs;
+    bool commit_deferred;    /* the last iteration's changes are not durable yet */
+    struct timespec deferred_since;
 } loop;
 
 static void touch(loop *l, client *c)
@@ -190,6 +226,109 @@ static void refuse_line(loop *l, client *c, cJSON *id)
     respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", det));
 }
 
+static void job_main(void *arg)
+{
+    job *j = arg;
+    j->resp = mncd_handle(j->l->d, &j->who, &j->q);
+}
+
+/* A job has returned: its answer goes out (unless its client is gone). */
+static void job_finish(loop *l, job *j)
+{
+    client *c = j->c;
+    if (!c->zombie)
+        respond(l, c, j->resp);
+    else
+        cJSON_Delete(j->resp);
+    mnc_request_free(&j->q);
+    mncd_coro_free(j->co);
+    memset(j, 0, sizeof(*j));
+    l->n_jobs--;
+    c->busy = false;
+    if (c->zombie)
+        free(c);
+    else
+        touch(l, c);
+}
+
+/* Handles one identified request (q is consumed): a disclose in fleet mode as a job, which may
+ * suspend (c->busy), everything else - and a disclose when every job slot is taken - now. */
+static void dispatch(loop *l, client *c, mnc_request *q, const mncd_ident *who)
+{
+    if (q->verb == MNC_V_DISCLOSE && l->n_jobs < MAX_JOBS && mncd_fleet_on(l->d)) {
+        job *j = NULL;
+        for (int i = 0; i < MAX_JOBS && !j; i++)
+            if (!l->jobs[i].used)
+                j = &l->jobs[i];
+        *j = (job){.used = true, .l = l, .c = c, .q = *q, .who = *who};
+        if ((j->co = mncd_coro_new(job_main, j))) {
+            l->n_jobs++;
+            if (mncd_coro_run(j->co))
+                job_finish(l, j);
+            else
+                c->busy = true;
+            return;
+        }
+        memset(j, 0, sizeof(*j)); /* no coroutine: handle it here, blocking */
+    }
+    respond(l, c, mncd_handle(l->d, who, q));
+    mnc_request_free(q);
+}
+
+/* The client's queued requests, in order, until one suspends. */
+static void drain(loop *l, client *c)
+{
+    while (!c->busy && !c->zombie && c->q_head) {
+        queued *x = c->q_head;
+        c->q_head = x->next;
+        if (!c->q_head)
+            c->q_tail = NULL;
+        dispatch(l, c, &x->q, &x->who);
+        free(x);
+    }
+}
+
+/* A waiting job's connection is readable: resume it. */
+static void job_resume(loop *l, job *j)
+{
+    client *c = j->c;
+    if (!mncd_coro_run(j->co))
+        return;
+    bool zombie = c->zombie;
+    job_finish(l, j);
+    if (!zombie)
+        drain(l, c);
+}
+
+/* mnc_lb_set_wait hooks: inside a job, wait for fd through the loop's epoll (the job
+ * suspends); elsewhere block on it. */
+static int job_wait(void *arg, int fd)
+{
+    loop *l = arg;
+    mncd_coro *co = mncd_coro_self();
+    job *j = NULL;
+    for (int i = 0; co && i < MAX_JOBS && !j; i++)
+        if (l->jobs[i].used && l->jobs[i].co == co)
+            j = &l->jobs[i];
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.ptr = j};
+    if (j && epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) == 0) {
+        mncd_coro_yield();
+        epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
+        return 0;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, 30000)) < 0 && errno == EINTR)
+        ;
+    return r == 1 ? 0 : -1;
+}
+
+static bool job_suspendable(void *arg)
+{
+    (void)arg;
+    return mncd_coro_self() != NULL;
+}
+
 /* cr: credentials of the chunk that holds the line's newline (the same sender as all of its
  * bytes unless c->line_mixed). */
 static void handle_line(loop *l, client *c, const char *line, size_t len, const mncd_cred *cr)
@@ -220,8 +359,22 @@ static void handle_line(loop *l, client *c, const char *line, size_t len, const 
         cJSON_Delete(id);
         return;
     }
-    respond(l, c, mncd_handle(l->d, &who, &q));
-    mnc_request_free(&q);
+    if (c->busy) { /* answered in order: after the suspended one */
+        queued *x = malloc(sizeof(*x));
+        if (!x) {
+            respond(l, c, NULL);
+            mnc_request_free(&q);
+            return;
+        }
+        *x = (queued){.q = q, .who = who};
+        if (c->q_tail)
+            c->q_tail->next = x;
+        else
+            c->q_head = x;
+        c->q_tail = x;
+        return;
+    }
+    dispatch(l, c, &q, &who);
 }
 
 static void too_long(loop *l, client *c)
@@ -401,6 +554,13 @@ static void cap_release(loop *l, client *c);
 
 static void client_free(loop *l, client *c)
 {
+    while (c->q_head) {
+        queued *x = c->q_head;
+        c->q_head = x->next;
+        mnc_request_free(&x->q);
+        free(x);
+    }
+    c->q_tail = NULL;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -415,8 +575,13 @@ static void client_free(loop *l, client *c)
         mncd_mncl_conn(l->d, &c->who, -1);
         cap_release(l, c);
     }
-    free(c);
     l->d->n_clients--;
+    if (c->busy) { /* its job still points here: freed when it ends (job_finish) */
+        c->zombie = true;
+        c->dead = true;
+        return;
+    }
+    free(c);
 }
 
 /* Sends queued output. Returns false if the client must be closed. */
@@ -729,12 +894,16 @@ int mncd_run(mncd *d)
         fprintf(stderr, "mncd: audit log sync failed: %s\n", strerror(errno));
         goto out;
     }
+    mnc_lb_set_wait(d->ledger, job_wait, job_suspendable, &l);
     fprintf(stderr, "mncd %s: listening on %s, state in %s, %d contract(s)\n", MNCD_VERSION,
             d->cfg.socket, d->cfg.state_dir, d->policy->n_contracts);
 
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
-        int n = epoll_wait(l.ep, evs, MAX_EVENTS, -1);
+        int to = mncd_fleet_timeout(d, mncd_mncl_pending_approvals(d));
+        if (l.commit_deferred && (to < 0 || to > 1))
+            to = 1; /* ms: the deferred commit is due within DEFER_US */
+        int n = epoll_wait(l.ep, evs, MAX_EVENTS, to);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -750,6 +919,9 @@ int mncd_run(mncd *d)
                     l.stopping = true;
             } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {
                 mncd_kern_ready(d, *(int *)evs[i].data.ptr);
+            } else if (evs[i].data.ptr >= (void *)l.jobs &&
+                       evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS)) {
+                job_resume(&l, evs[i].data.ptr);
             } else {
                 client *c = evs[i].data.ptr;
                 if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
@@ -762,8 +934,30 @@ int mncd_run(mncd *d)
                     touch(&l, c);
             }
         }
+        if (mncd_fleet_tick(d)) { /* fleet mode, database up: reconnect done (fleet.c) */
+            if (mncd_mncl_pending_approvals(d)) /* decisions other hosts took */
+                mncd_fleet_poll(d, mncd_mncl_apply_remote);
+            mncd_mncl_tick(d); /* approval deadlines, also while no request arrives */
+        }
+        /* Group commit across jobs: while jobs are waiting for PostgreSQL, an iteration may
+         * leave its commit - and the sending of its answers, which must follow the commit -
+         * to a later iteration, at most DEFER_US after the first one deferred, so that jobs
+         * finishing in that window share one fdatasync (mncd's state journal and
+         * PostgreSQL's WAL otherwise take turns on the disk, one sync per answer). */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!l.commit_deferred)
+            l.deferred_since = now;
+        long waited_us = (now.tv_sec - l.deferred_since.tv_sec) * 1000000 +
+                         (now.tv_nsec - l.deferred_since.tv_nsec) / 1000;
+        if (l.n_jobs > 0 && waited_us < DEFER_US) {
+            l.commit_deferred = true;
+            continue; /* answers stay queued, touched clients stay touched */
+        }
         if (!commit(&l))
             goto out; /* nothing of this iteration is acknowledged */
+        l.commit_deferred = false;
+        mncd_fleet_anchor(d, false); /* the head is durable now */
         for (size_t i = 0; i < l.n_touched; i++) {
             client *c = l.touched[i];
             c->touched = false;
@@ -778,9 +972,19 @@ int mncd_run(mncd *d)
     close(l.lfd);
     l.lfd = -1;
     unlink(d->cfg.socket);
+    /* Jobs waiting for PostgreSQL get up to 5 s to finish (their answers are committed
+     * below); one still waiting then is abandoned: its charge may be committed, but nothing
+     * was released - the safe direction. */
+    for (int waited = 0; l.n_jobs > 0 && waited < 5000; waited += 50) {
+        int n = epoll_wait(l.ep, evs, MAX_EVENTS, 50);
+        for (int i = 0; i < n; i++)
+            if (evs[i].data.ptr >= (void *)l.jobs && evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS))
+                job_resume(&l, evs[i].data.ptr);
+    }
     mncd_audit(d, "daemon.stop", -1, -1, NULL, "allow", MNC_OK, "SIGTERM");
     if (!commit(&l))
         goto out;
+    mncd_fleet_anchor(d, true); /* always at shutdown */
     /* Records appended after the loop (shutdown of other layers) go to the file directly and
      * are synced by mnc_audit_close; nothing is pending after a successful commit. */
     if (mnc_audit_set_deferred(d->audit, false) != 0 || mnc_audit_sync(d->audit) != 0) {
@@ -817,6 +1021,7 @@ out:
         close(l.sfd);
     if (l.ep >= 0)
         close(l.ep);
+    mnc_lb_set_wait(d->ledger, NULL, NULL, NULL);
     free(l.touched);
     free(l.uid_conns);
     return rc;

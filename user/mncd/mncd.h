@@ -95,6 +95,12 @@ typedef struct mncd_config {
     int kernel;                 /* enum mncd_kmode */
     char pin_root[PATH_MAX];
     char cgroup_tree[256];
+    /* fleet mode (fleet.c, docs/fleet.md): "ledger": {"backend", "conninfo", "host",
+     * "anchor_interval_ms"} */
+    int ledger_backend;          /* mnc_lb_kind: journal (default) or postgres */
+    char ledger_conninfo[1024];  /* libpq conninfo, never with a password */
+    char fleet_host[64];         /* this host's name in the shared tables */
+    uint32_t anchor_interval_ms; /* audit head anchoring period (postgres) */
 } mncd_config;
 
 /* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
@@ -251,6 +257,9 @@ typedef struct mncd {
     uint64_t n_requests;
     bool fatal; /* a durability failure: stop serving (fail closed) */
     struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl_gate.c, mncd_failure.c) */
+    /* The MNC-L ledger backend: opened and closed by mncd_mncl_open/close (which own it),
+     * NULL outside; read here by fleet.c and loop.c so that they need not call MNC-D. */
+    struct mnc_lbackend *ledger;
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
@@ -293,6 +302,8 @@ typedef struct mncd_mncl_ctx {
     mnc_limits limits;   /* ε, B (< 0: none) and Σ spent so far */
     bool capped;         /* the contract declares ε or B */
     double charged;      /* ΔR charged for the release (after mncd_mncl_charge) */
+    uint64_t version;    /* the history version `history` is (ledger_backend.h) */
+    bool replayed;       /* a retried release id already charged: handed out uncharged */
 } mncd_mncl_ctx;
 
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
@@ -325,6 +336,53 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
 cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
 void mncd_mncl_status(mncd *d, cJSON *resp);
+
+/* ---- fleet mode (fleet.c, docs/fleet.md) */
+/* Parses the config's "ledger" object into c. 0, or -1 after printing why. */
+int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path);
+/* Fills fleet defaults after the config is read (host name). 0 or -1 after printing why. */
+int mncd_fleet_defaults(mncd_config *c);
+/* epoll_wait timeout for the fleet's periodic work (ms; -1: none); pending_approvals: this
+ * host's requests waiting for approval (mncd_mncl_pending_approvals), which are polled. */
+int mncd_fleet_timeout(mncd *d, size_t pending_approvals);
+/* Periodic work: reconnects a lost database (audited once per state change). Returns true in
+ * fleet mode while the database is reachable (the caller then polls decisions and runs
+ * mncd_mncl_tick for approval deadlines), false otherwise. */
+bool mncd_fleet_tick(mncd *d);
+/* Applies one decision another host took on this host's request (mncd_mncl_apply_remote). */
+typedef void (*mncd_fleet_apply_fn)(mncd *d, const char *request_id, const char *decision,
+                                    const char *by);
+/* Polls the shared queue for decisions other hosts took on this host's requests and hands
+ * each to apply (at most 64 per call; the rest next call). A database error marks the
+ * backend down (reconnected by mncd_fleet_tick). No-op outside fleet mode. */
+void mncd_fleet_poll(mncd *d, mncd_fleet_apply_fn apply);
+/* true in fleet mode (the postgres ledger backend). */
+bool mncd_fleet_on(mncd *d);
+/* Publishes a request waiting for approval to the shared queue. 0, or -1 with err. */
+int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id,
+                       const char *contract, uint64_t deadline_ms, const char *detail_json,
+                       char *err, size_t err_len);
+/* Decides this host's request in the shared queue ("approved", "denied", "timeout"). 0: decided
+ * by this call, or not in the shared queue / not fleet mode (decide locally); 1: decided
+ * before (prev, by say how and where); -1: the database is unavailable (do not decide). */
+int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev,
+                      size_t prev_len, char *by, size_t by_len);
+/* `approve` of a request this host does not hold: decides it in the shared queue for its
+ * origin host, which releases (or denies) it. Audited here. Returns the response. */
+cJSON *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny);
+/* Marks a fleet decision on this host's request applied (no-op outside fleet mode). */
+void mncd_fleet_applied(mncd *d, const char *request_id);
+/* Adds "fleet_approvals" (every host's pending requests) to an approvals response. */
+void mncd_fleet_list(mncd *d, cJSON *resp, int max);
+/* After a successful commit (the audit head is durable): writes the head (host, seq, hash) to
+ * the fleet's anchor table if anchor_interval_ms passed since the last one, or always if
+ * force (shutdown). Skipped while the database is unavailable. */
+void mncd_fleet_anchor(mncd *d, bool force);
+/* mncd_failure.c: applies a decision another host took on this host's request r (by = that host). */
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
+                            const char *by);
+/* mncd_failure.c: number of this host's requests waiting for approval. */
+size_t mncd_mncl_pending_approvals(mncd *d);
 
 /* ---- kernel layer (kern.c, kern_watch.c, kern_hold.c, kern_verbs.c): the BPF enforcement programs and their pinned maps
  * (loader/mnc_kern.h). mncd attaches (or adopts) them at start, fills names and sinks from the

@@ -32,6 +32,7 @@
 #include <sys/random.h>
 
 #include "mnc/ledger.h"
+#include "mnc/ledger_backend.h"
 #include "mnc/monitor.h"
 #include "mnc/risk.h"
 #include "mnc/select.h"
@@ -283,6 +284,8 @@ int mncd_mncl_open(mncd *d)
     }
     d->mncl = m;
     m->p = d->policy;
+    const char *kac = getenv("MNCD_TEST_KILL_AFTER_CHARGE");
+    m->kill_after_charge = kac ? atol(kac) : 0;
     if (!d->cfg.broker_timeout_ms)
         d->cfg.broker_timeout_ms = MNCD_DEFAULT_BROKER_TIMEOUT_MS;
     if (!d->cfg.approval_timeout_ms)
@@ -295,11 +298,28 @@ int mncd_mncl_open(mncd *d)
         return -1;
     }
     char notice[768], err[768];
-    m->ledger = mnc_ledger_open(m->ledger_path, notice, sizeof(notice), err, sizeof(err));
-    if (!m->ledger) {
-        /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
-        fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
-        return -1;
+    notice[0] = '\0';
+    if (d->cfg.ledger_backend == MNC_LB_POSTGRES) {
+        /* Fleet mode: the database must be reachable and its schema known at start (a
+         * wrong database is a configuration error, not an outage). */
+        m->ledger = mnc_lb_open_postgres(d->cfg.ledger_conninfo, d->cfg.fleet_host, err,
+                                         sizeof(err));
+        if (!m->ledger) {
+            fprintf(stderr, "mncd: refusing to start: ledger (postgres): %s\n", err);
+            return -1;
+        }
+        snprintf(m->ledger_path, sizeof(m->ledger_path), "postgres (host %s)",
+                 d->cfg.fleet_host);
+        d->ledger = m->ledger;
+    } else {
+        m->ledger = mnc_lb_open_journal(m->ledger_path, false, notice, sizeof(notice), err,
+                                        sizeof(err));
+        if (!m->ledger) {
+            /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
+            fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
+            return -1;
+        }
+        d->ledger = m->ledger;
     }
     if (notice[0]) {
         fprintf(stderr, "mncd: notice: %s\n", notice);
@@ -347,10 +367,10 @@ int mncd_mncl_open(mncd *d)
         return -1;
     }
     size_t subjects = 0, charges = 0;
-    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    mnc_lb_stats(m->ledger, &subjects, &charges);
     char det[256];
-    snprintf(det, sizeof(det), "ledger %zu charges over %zu subjects; MNC-D %zu pending",
-             charges, subjects, m->n_pending);
+    snprintf(det, sizeof(det), "ledger (%s) %zu charges over %zu subjects; MNC-D %zu pending",
+             mnc_lb_kind_name(mnc_lb_kind_of(m->ledger)), charges, subjects, m->n_pending);
     mncd_audit(d, "mnc-l.open", -1, -1, NULL, "allow", MNC_OK, det);
     return d->fatal ? -1 : 0;
 }
@@ -360,7 +380,8 @@ void mncd_mncl_close(mncd *d)
     struct mncd_mncl *m = d->mncl;
     if (!m)
         return;
-    if (m->ledger && mnc_ledger_close(m->ledger) != 0)
+    d->ledger = NULL;
+    if (m->ledger && mnc_lb_close(m->ledger) != 0)
         fprintf(stderr, "mncd: ledger close reported an earlier I/O error\n");
     if (m->j && mnc_journal_close(m->j) != 0)
         fprintf(stderr, "mncd: MNC-D journal close reported an earlier I/O error\n");
@@ -393,6 +414,32 @@ static void audit_req(mncd *d, const char *op, const dreq *r, const char *decisi
              detail ? detail : "");
     mncd_audit(d, op, r->issuer, d->policy->contracts[r->contract].scope.recipient, NULL,
                decision, why, det);
+}
+
+/* Fleet mode: publishes a request waiting for approval to the shared queue (fleet.c), so an
+ * admin on any host may decide it. If the database cannot take it, the request stays
+ * decidable on this host only (audited); nothing is released either way until decided. */
+static void publish(mncd *d, const dreq *r)
+{
+    if (!mncd_fleet_on(d))
+        return;
+    const cJSON *subj = cJSON_GetObjectItemCaseSensitive(r->state, "subject");
+    const mnc_contract *ct = &d->policy->contracts[r->contract];
+    cJSON *x = cJSON_CreateObject();
+    char *s = NULL;
+    if (x && cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) &&
+        cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) &&
+        cJSON_AddStringToObject(x, "candidate", r->cand) &&
+        cJSON_AddItemToObject(x, "candidate_fields", fields_json(d->policy, &r->cand_fields)) &&
+        cJSON_AddNumberToObject(x, "candidate_risk", r->cand_risk) &&
+        cJSON_AddItemToObject(x, "approvable", cJSON_Duplicate(r->approvable, true)))
+        s = cJSON_PrintUnformatted(x);
+    cJSON_Delete(x);
+    char err[512] = "out of memory";
+    if (!s || mncd_fleet_publish(d, cJSON_IsString(subj) ? subj->valuestring : "", r->id, ct->id,
+                                 r->deadline_ms, s, err, sizeof(err)) != 0)
+        audit_req(d, "mnc-d.approval", r, "error", MNC_R_LEDGER_UNAVAILABLE, err);
+    cJSON_free(s);
 }
 
 /* Runs the failure order from the step after r->step: stops at the first step that can
@@ -430,6 +477,7 @@ static void advance(mncd *d, dreq *r, uint64_t now)
             m->c.pending_approval++;
             audit_req(d, "mnc-d.approval", r, "approval", MNC_R_NO_CANDIDATE,
                       "waiting for approve");
+            publish(d, r);
             return;
         }
         m->c.approval_skipped++;
@@ -453,6 +501,9 @@ static void advance_linked(mncd *d, dreq *r, uint64_t now)
         m->n_done++;
 }
 
+static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny,
+                             const char *by);
+
 void mncd_mncl_tick(mncd *d)
 {
     struct mncd_mncl *m = d->mncl;
@@ -469,6 +520,17 @@ void mncd_mncl_tick(mncd *d)
             audit_req(d, "mnc-d.delegate", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
             advance_linked(d, r, now);
         } else {
+            /* Fleet mode: the timeout is a decision too, taken once in the shared queue; an
+             * approver on another host may have decided first (that decision then applies),
+             * and while the database is unreachable the request waits (nothing released). */
+            char prev[32] = "", by[64] = "";
+            int fr = mncd_fleet_decide(d, r->id, "timeout", prev, sizeof(prev), by, sizeof(by));
+            if (fr < 0)
+                continue;
+            if (fr == 1 && strcmp(prev, "timeout") != 0) {
+                cJSON_Delete(apply_decision(d, NULL, r, strcmp(prev, "approved") != 0, by));
+                continue;
+            }
             m->c.approval_timeout++;
             snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
                      d->cfg.approval_timeout_ms);
@@ -649,16 +711,24 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         size_t k = 0;
         for (uint16_t i = 0; i < o->n_values && k < MNC_MAX_FIELDS; i++)
             obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
-        double delta = NAN;
-        if (mnc_ledger_history(d->mncl->ledger, p, subject, &h, &nh) != 0 ||
-            mnc_risk_charge(p, h, nh, obs, k, &delta) != 0) {
+        double delta = NAN, spent = 0;
+        uint64_t version = 0;
+        mnc_ledger_rc hrc = mnc_lb_history(d->mncl->ledger, p, subject, &h, &nh, &spent,
+                                           &version);
+        if (hrc == MNC_LEDGER_UNAVAILABLE) {
+            snprintf(why, n, "the ledger is unavailable (ledger_unavailable)");
+            goto fail;
+        }
+        if (hrc != MNC_LEDGER_OK || mnc_risk_charge(p, h, nh, obs, k, &delta) != 0) {
             free(h);
             snprintf(why, n, "the risk model cannot evaluate this release (fail closed)");
             goto fail;
         }
         free(h);
         mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-        if (mncd_mncl_charge_release(d, o, subject, delta, capped ? &lim : NULL, why, n) != MNC_LEDGER_OK)
+        mnc_lb_result res;
+        if (mncd_mncl_charge_release(d, o, subject, NULL, delta, version, capped ? &lim : NULL,
+                                     &res, why, n) != MNC_LEDGER_OK)
             goto fail;
     } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
         snprintf(why, n, "MNC-L contract without a subject");
@@ -868,43 +938,117 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
     return resp;
 }
 
+/* Applies an approver's decision to pending request r: approve releases the candidate the
+ * approver was shown, deny finishes it unreleased. by: the host that decided ("" = here, or
+ * outside fleet mode). q may be NULL (a decision polled from the fleet queue): returns the
+ * response for q, or NULL. Persists, and marks a fleet decision applied. */
+static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, const char *by)
+{
+    struct mncd_mncl *m = d->mncl;
+    char where[96] = "";
+    if (by && by[0] && strcmp(by, d->cfg.fleet_host) != 0)
+        snprintf(where, sizeof(where), " on host %s", by);
+    cJSON *resp = NULL;
+    if (deny) {
+        m->c.denied++;
+        snprintf(r->detail, sizeof(r->detail), "denied by an approver%s", where);
+        req_finish(m, r, RS_DENIED);
+        audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        resp = q ? req_response(d, q, r) : NULL;
+    } else {
+        mnc_state orig;
+        char why[320];
+        int rc = req_state(d, r, &orig);
+        if (rc != 0)
+            snprintf(why, sizeof(why), "stored state no longer parses under this policy");
+        else
+            rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
+                         sizeof(why));
+        mnc_state_free(&orig);
+        if (rc == 0 || r->object[0]) {
+            m->c.approved++;
+            snprintf(r->detail, sizeof(r->detail), "approved%s: candidate %s released as %s",
+                     where, r->cand, r->object);
+            req_finish(m, r, RS_APPROVED);
+            audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
+            resp = q ? req_response(d, q, r) : NULL;
+        } else {
+            m->c.abstained++;
+            snprintf(r->detail, sizeof(r->detail), "approved%s, but the release failed: %s",
+                     where, why);
+            req_finish(m, r, RS_ABSTAINED);
+            audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
+            resp = q ? mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail) : NULL;
+        }
+    }
+    if (persist(d, r) != 0)
+        d->fatal = true;
+    mncd_fleet_applied(d, r->id);
+    req_prune(m);
+    return resp;
+}
+
 static cJSON *v_approve(mncd *d, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     dreq *r = req_find(m, q->request_id);
+    bool deny = q->deny == 1;
+    if (!r && mncd_fleet_on(d)) /* another host's request: decide it in the fleet queue */
+        return mncd_fleet_decide_remote(d, q, deny);
     if (!r || r->st != RS_APPROVAL) {
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)",
                              q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
     }
-    mnc_state orig;
-    char why[320];
-    int rc = req_state(d, r, &orig);
-    if (rc != 0)
-        snprintf(why, sizeof(why), "stored state no longer parses under this policy");
-    else
-        rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
-                     sizeof(why));
-    mnc_state_free(&orig);
-    cJSON *resp;
-    if (rc == 0 || r->object[0]) {
-        m->c.approved++;
-        snprintf(r->detail, sizeof(r->detail), "approved: candidate %s released as %s",
-                 r->cand, r->object);
-        req_finish(m, r, RS_APPROVED);
-        audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
-        resp = req_response(d, q, r);
-    } else {
-        m->c.abstained++;
-        snprintf(r->detail, sizeof(r->detail), "approved, but the release failed: %s", why);
-        req_finish(m, r, RS_ABSTAINED);
-        audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
-        resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail);
+    /* Fleet mode: decide once, in the shared queue, before acting. */
+    char prev[32] = "", by[64] = "";
+    int fr = mncd_fleet_decide(d, r->id, deny ? "denied" : "approved", prev, sizeof(prev), by,
+                               sizeof(by));
+    if (fr < 0) {
+        audit_req(d, "approve", r, "error", MNC_R_LEDGER_UNAVAILABLE,
+                  "the fleet approval queue is unavailable: not decided");
+        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "request %s: the fleet approval "
+                              "queue is unavailable, so it cannot be decided exactly once; "
+                              "retry", r->id);
     }
-    if (persist(d, r) != 0)
-        d->fatal = true;
-    req_prune(m);
-    return resp;
+    if (fr == 1) {
+        /* decided elsewhere first: that decision applies, this one is refused */
+        cJSON_Delete(apply_decision(d, NULL, r, strcmp(prev, "approved") != 0, by));
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s was already decided (%s on host "
+                             "%s)", r->id, prev, by);
+    }
+    return apply_decision(d, q, r, deny, d->cfg.fleet_host);
+}
+
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
+                            const char *by)
+{
+    dreq *r = d->mncl ? req_find(d->mncl, request_id) : NULL;
+    if (!r || r->st != RS_APPROVAL) {
+        mncd_fleet_applied(d, request_id); /* already applied (or forgotten): nothing to do */
+        return;
+    }
+    if (strcmp(decision, "timeout") == 0) {
+        d->mncl->c.approval_timeout++;
+        snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
+                 d->cfg.approval_timeout_ms);
+        req_finish(d->mncl, r, RS_TIMEOUT);
+        audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
+        if (persist(d, r) != 0)
+            d->fatal = true;
+        mncd_fleet_applied(d, request_id);
+        return;
+    }
+    cJSON_Delete(apply_decision(d, NULL, r, strcmp(decision, "approved") != 0, by));
+}
+
+size_t mncd_mncl_pending_approvals(mncd *d)
+{
+    size_t n = 0;
+    for (const dreq *r = d->mncl ? d->mncl->head : NULL; r; r = r->next)
+        n += r->st == RS_APPROVAL;
+    return n;
 }
 
 static cJSON *v_approvals(mncd *d, const mnc_request *q)
@@ -944,6 +1088,7 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
     }
     cJSON_AddNumberToObject(resp, "pending", (double)m->n_pending);
     cJSON_AddItemToObject(resp, "approvals", arr);
+    mncd_fleet_list(d, resp, q->max); /* fleet mode: every host's pending requests */
     return resp;
 }
 
@@ -986,10 +1131,19 @@ void mncd_mncl_status(mncd *d, cJSON *resp)
     if (!m || !r)
         return;
     size_t subjects = 0, charges = 0;
-    mnc_ledger_stats(m->ledger, &subjects, &charges);
+    mnc_lb_stats(m->ledger, &subjects, &charges);
     cJSON *l = cJSON_AddObjectToObject(r, "mnc_l");
     if (l) {
+        char st[640];
+        uint64_t reconnects = 0;
+        bool up = mnc_lb_state(m->ledger, st, sizeof(st), &reconnects);
         cJSON_AddStringToObject(l, "ledger", m->ledger_path);
+        cJSON_AddStringToObject(l, "backend", mnc_lb_kind_name(mnc_lb_kind_of(m->ledger)));
+        cJSON_AddStringToObject(l, "state", up ? "available" : "unavailable");
+        cJSON_AddStringToObject(l, "state_detail", st);
+        cJSON_AddNumberToObject(l, "reconnects", (double)reconnects);
+        cJSON_AddNumberToObject(l, "rejected_ledger_unavailable", (double)m->c.unavailable);
+        cJSON_AddNumberToObject(l, "replayed_releases", (double)m->c.replayed);
         cJSON_AddNumberToObject(l, "subjects", (double)subjects);
         cJSON_AddNumberToObject(l, "charges", (double)charges);
         cJSON_AddNumberToObject(l, "charged_since_start", (double)m->c.charges);
@@ -1010,6 +1164,7 @@ void mncd_mncl_status(mncd *d, cJSON *resp)
     cJSON_AddNumberToObject(x, "delegated", (double)m->c.delegated);
     cJSON_AddNumberToObject(x, "approved", (double)m->c.approved);
     cJSON_AddNumberToObject(x, "approval_timeout", (double)m->c.approval_timeout);
+    cJSON_AddNumberToObject(x, "denied", (double)m->c.denied);
     cJSON_AddNumberToObject(x, "abstained", (double)m->c.abstained);
     cJSON_AddNumberToObject(x, "delegations_started", (double)m->c.pending_delegation);
     cJSON_AddNumberToObject(x, "approvals_requested", (double)m->c.pending_approval);

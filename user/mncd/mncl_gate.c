@@ -10,12 +10,14 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mnc/ledger.h"
+#include "mnc/ledger_backend.h"
 #include "mnc/risk.h"
 #include "mnc/select.h"
 #include "mnc/state.h"
@@ -41,8 +43,24 @@ cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_
     mnc_obs *h = NULL;
     size_t nh = 0;
     double spent = 0;
-    if (!m || !m->ledger || mnc_ledger_history(m->ledger, d->policy, st->subject, &h, &nh) != 0 ||
-        mnc_ledger_spent(m->ledger, st->subject, NULL, &spent) != 0) {
+    uint64_t version = 0;
+    mnc_ledger_rc lrc = m && m->ledger ? mnc_lb_history(m->ledger, d->policy, st->subject, &h,
+                                                        &nh, &spent, &version)
+                                       : MNC_LEDGER_ERROR;
+    if (lrc == MNC_LEDGER_UNAVAILABLE) {
+        /* Fail closed: without the subject's global history nothing can be priced. */
+        m->c.unavailable++;
+        char det[640];
+        mnc_lb_state(m->ledger, det, sizeof(det), NULL);
+        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error",
+                   MNC_R_LEDGER_UNAVAILABLE, det);
+        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE,
+                                  "not released: the ledger is unavailable (%s)", det);
+        if (r)
+            cJSON_AddStringToObject(r, "outcome", "ledger_unavailable");
+        return r;
+    }
+    if (lrc != MNC_LEDGER_OK) {
         free(h);
         mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
                    "ledger history cannot be evaluated");
@@ -51,6 +69,7 @@ cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_
                               st->subject);
     }
     x->ledger = true;
+    x->version = version;
     x->history = h;
     x->n_history = nh;
     x->limits.spent = spent;
@@ -67,8 +86,24 @@ void mncd_mncl_ctx_free(mncd_mncl_ctx *x)
     x->n_history = 0;
 }
 
+typedef struct reprice {
+    const mnc_policy *p;
+    const mnc_obs *obs;
+    size_t n;
+} reprice;
+
+/* The backend's recompute callback: delta of the release against a history that moved since
+ * selection priced it - the same function selection uses (risk.h). */
+static int reprice_cb(void *arg, const mnc_obs *h, size_t nh, double *delta)
+{
+    const reprice *x = arg;
+    return mnc_risk_charge(x->p, h, nh, x->obs, x->n, delta);
+}
+
 mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject,
-                                       double delta, const mnc_ledger_limits *lim, char *why, size_t n)
+                                       const char *release, double delta, uint64_t version,
+                                       const mnc_ledger_limits *lim, mnc_lb_result *res,
+                                       char *why, size_t n)
 {
     struct mncd_mncl *m = d->mncl;
     mnc_obs obs[MNC_MAX_FIELDS];
@@ -77,35 +112,60 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
         obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&o->id, hex);
-    mnc_ledger_rc rc = !isfinite(delta) || delta < 0
+    reprice rp = {d->policy, obs, k};
+    mnc_lb_request c = {.subject = subject, .recipient = mncd_peer_name(d, o->scope.recipient),
+                        .release = release ? release : hex, .obs = obs, .n_obs = k,
+                        .delta = delta, .version = version, .recompute = reprice_cb,
+                        .arg = &rp, .lim = lim};
+    memset(res, 0, sizeof(*res));
+    mnc_ledger_rc rc = !isfinite(delta) || delta < 0 || !c.recipient
                            ? MNC_LEDGER_ERROR
-                           : mnc_ledger_charge_ids(m->ledger, d->policy, subject,
-                                                   mncd_peer_name(d, o->scope.recipient), hex, obs, k,
-                                                   delta, lim);
-    char det[256];
+                           : mnc_lb_charge(m->ledger, d->policy, &c, res);
+    char det[320];
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
-        m->c.bits += delta;
-        double spent = 0;
-        mnc_ledger_spent(m->ledger, subject, NULL, &spent);
-        snprintf(det, sizeof(det), "subject %s charged %.6g, spent %.6g%s", subject, delta, spent,
-                 lim ? "" : " (approved: no caps)");
+        m->c.bits += res->delta;
+        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge)
+            raise(SIGKILL);
+        snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject,
+                 c.release, res->delta, res->spent, lim ? "" : " (approved: no caps)");
+        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
+                   det);
+        return rc;
+    }
+    if (rc == MNC_LEDGER_DUPLICATE && res->same) {
+        m->c.replayed++;
+        snprintf(det, sizeof(det), "subject %s release %s already charged: handed out again "
+                 "uncharged (a retried request)", subject, c.release);
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
                    det);
         return rc;
     }
     m->c.charge_failed++;
+    char st[512] = "";
+    if (rc == MNC_LEDGER_UNAVAILABLE) {
+        m->c.unavailable++;
+        mnc_lb_state(m->ledger, st, sizeof(st), NULL);
+    }
     const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
                        : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
-                       : rc == MNC_LEDGER_DUPLICATE   ? "release already charged"
+                       : rc == MNC_LEDGER_DUPLICATE   ? "release id already used for a "
+                                                        "different release"
+                       : rc == MNC_LEDGER_UNAVAILABLE ? "the ledger is unavailable"
                                                       : "ledger write failed";
-    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, delta,
-             rc == MNC_LEDGER_ERROR ? ": " : "", rc == MNC_LEDGER_ERROR ? strerror(errno) : "");
+    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, res->delta,
+             rc == MNC_LEDGER_ERROR || rc == MNC_LEDGER_UNAVAILABLE ? ": " : "",
+             rc == MNC_LEDGER_ERROR ? strerror(errno) : rc == MNC_LEDGER_UNAVAILABLE ? st : "");
     mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
-               rc == MNC_LEDGER_ERROR ? "error" : "deny",
-               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
-               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
-                                              : MNC_R_INTERNAL,
+               rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET ||
+                       rc == MNC_LEDGER_DUPLICATE
+                   ? "deny"
+                   : "error",
+               rc == MNC_LEDGER_OVER_EPSILON   ? MNC_R_OVER_EPSILON
+               : rc == MNC_LEDGER_OVER_BUDGET  ? MNC_R_OVER_BUDGET
+               : rc == MNC_LEDGER_DUPLICATE    ? MNC_R_INVALID
+               : rc == MNC_LEDGER_UNAVAILABLE  ? MNC_R_LEDGER_UNAVAILABLE
+                                               : MNC_R_INTERNAL,
                why);
     return rc;
 }
@@ -119,16 +179,33 @@ cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
         return NULL;
     const mnc_contract *ct = &d->policy->contracts[contract];
     mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
-    char why[320];
-    mnc_ledger_rc rc = mncd_mncl_charge_release(d, o, st->subject, risk, x->capped ? &lim : NULL, why, sizeof(why));
-    if (rc == MNC_LEDGER_OK) {
-        x->charged = risk;
+    char why[768];
+    mnc_lb_result res;
+    mnc_ledger_rc rc = mncd_mncl_charge_release(d, o, st->subject, q->release, risk, x->version,
+                                                x->capped ? &lim : NULL, &res, why, sizeof(why));
+    if (rc == MNC_LEDGER_OK || (rc == MNC_LEDGER_DUPLICATE && res.same)) {
+        x->charged = rc == MNC_LEDGER_OK ? res.delta : 0;
+        x->replayed = rc == MNC_LEDGER_DUPLICATE;
+        x->limits.spent = res.spent - x->charged;
         return NULL;
     }
-    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET)
+    if (rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET) {
+        if (rc == MNC_LEDGER_OVER_EPSILON)
+            d->mncl->c.over_epsilon++;
+        else
+            d->mncl->c.over_budget++;
         return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
                                                                   : MNC_R_OVER_BUDGET,
                              "not released: %s", why);
+    }
+    if (rc == MNC_LEDGER_DUPLICATE)
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "not released: %s", why);
+    if (rc == MNC_LEDGER_UNAVAILABLE) {
+        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "not released: %s", why);
+        if (r)
+            cJSON_AddStringToObject(r, "outcome", "ledger_unavailable");
+        return r;
+    }
     return mnc_resp_error(q->id, MNC_R_INTERNAL, "not released: %s", why);
 }
 
@@ -142,6 +219,8 @@ void mncd_mncl_selected(mncd *d, cJSON *resp, const mncd_mncl_ctx *x)
     cJSON_AddStringToObject(r, "outcome", "selected");
     if (x->ledger) {
         cJSON_AddNumberToObject(r, "charge", x->charged);
+        if (x->replayed)
+            cJSON_AddBoolToObject(r, "replayed", true);
         cJSON_AddNumberToObject(r, "spent", x->limits.spent + x->charged);
         if (x->limits.epsilon >= 0)
             cJSON_AddNumberToObject(r, "epsilon", x->limits.epsilon);

@@ -14,6 +14,7 @@
 
 #include "mnc/journal.h"
 #include "mnc/ledger.h"
+#include "mnc/ledger_backend.h"
 #include "mncd.h"
 
 #define MAX_PENDING 4096 /* pending MNC-D requests; beyond this a request abstains */
@@ -27,12 +28,14 @@ typedef enum rstatus {
     RS_APPROVED,
     RS_TIMEOUT, /* approval denied by timeout */
     RS_ABSTAINED,
+    RS_DENIED, /* approval denied by an approver */
     RS_COUNT
 } rstatus;
 
 static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
                                               "delegated",          "approved",
-                                              "approval_timeout",   "abstained"};
+                                              "approval_timeout",   "abstained",
+                                              "denied"};
 
 typedef struct dreq {
     char id[RID_LEN];
@@ -53,15 +56,15 @@ typedef struct dreq {
 } dreq;
 
 typedef struct counters {
-    uint64_t selected, charges, charge_failed, over_epsilon, over_budget;
+    uint64_t selected, charges, charge_failed, over_epsilon, over_budget, unavailable, replayed;
     double bits;
     uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
         abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
-        approval_skipped;
+        approval_skipped, denied;
 } counters;
 
 struct mncd_mncl {
-    mnc_ledger *ledger;
+    mnc_lbackend *ledger; /* journal (STATE_DIR/ledger) or postgres (fleet.c) */
     char ledger_path[PATH_MAX];
     mnc_journal *j;
     char jpath[PATH_MAX];
@@ -71,12 +74,23 @@ struct mncd_mncl {
     counters c;
     const mnc_policy *p; /* for replay */
     char err[512];
+    /* Test hook (fault injection for tests/integration/test_fleet): with
+     * MNCD_TEST_KILL_AFTER_CHARGE=N in the environment, mncd SIGKILLs itself right after its
+     * N-th charge is committed and before anything is answered - the window in which a client
+     * loses the reply to a charged release and retries it. Read once at open. */
+    long kill_after_charge;
 };
 
-/* Durably charges release `o` (its values are the observations) for subject: delta must be
- * finite and >= 0; lim NULL = no caps (approval override). Audits the charge or its refusal
- * (op ledger.charge) and counts it. Returns the ledger rc; *why gets a message on failure. */
+/* Durably charges release `o` (its values are the observations) for subject under release id
+ * `release` (NULL: the object id). delta must be finite and >= 0, priced against history
+ * `version` (the backend re-prices with the risk model if the history moved since); lim NULL =
+ * no caps (approval override). Audits the charge or its refusal (op ledger.charge) and counts
+ * it. Returns the ledger rc; *res gets the charged delta and the spend; *why a message on
+ * failure. A DUPLICATE with res->same is a retried request whose release is already charged:
+ * the caller may hand it out again uncharged. */
 mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject,
-                                       double delta, const mnc_ledger_limits *lim, char *why, size_t n);
+                                       const char *release, double delta, uint64_t version,
+                                       const mnc_ledger_limits *lim, mnc_lb_result *res,
+                                       char *why, size_t n);
 
 #endif

@@ -71,9 +71,11 @@ class Client:
     def whoami(self):
         return self.call("whoami")
 
-    def disclose(self, state, contract=None, purpose=None, recipient=None, candidates=None):
+    def disclose(self, state, contract=None, purpose=None, recipient=None, candidates=None,
+                 release=None):
+        """release: an idempotency key - a retry with the same id is never charged twice."""
         return self.call("disclose", state=state, contract=contract, purpose=purpose,
-                         recipient=recipient, candidates=candidates)
+                         recipient=recipient, candidates=candidates, release=release)
 
     def send(self, obj, to, channel=None, purpose=None):
         return self.call("send", object=obj, to=to, channel=channel, purpose=purpose)

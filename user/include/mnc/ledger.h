@@ -53,6 +53,8 @@ typedef enum mnc_ledger_rc {
     MNC_LEDGER_DUPLICATE = 1,    /* release id already charged; nothing written */
     MNC_LEDGER_OVER_EPSILON = 2, /* ΔR > ε; nothing written */
     MNC_LEDGER_OVER_BUDGET = 3,  /* Σ + ΔR > B; nothing written */
+    MNC_LEDGER_UNAVAILABLE = 4,  /* a shared backend cannot decide now (ledger_backend.h);
+                                  * never returned by this file's functions */
 } mnc_ledger_rc;
 
 typedef struct mnc_ledger_limits {
@@ -124,6 +126,14 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, 
 int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
                        int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
 
+
+/* true if s is a valid subject, recipient or release id: 1..max-1 bytes, no control
+ * characters (the check every charge's strings pass). */
+bool mnc_ledger_str_ok(const char *s, size_t max);
+
+/* Number of charges recorded for subject (0 for an unknown one): the version of its history
+ * (ledger_backend.h). */
+uint64_t mnc_ledger_subject_charges(mnc_ledger *l, const char *subject);
 
 /* Number of distinct subjects and charges counted. */
 void mnc_ledger_stats(mnc_ledger *l, size_t *subjects, size_t *charges);

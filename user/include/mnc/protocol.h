@@ -80,6 +80,7 @@ typedef struct mnc_request {
     const char *recipient;  /* disclose */
     const cJSON *state;     /* disclose: {"subject": ..., "fields": {...}} */
     const cJSON *candidates;/* disclose: [{"name","fields":[..],"text"}] */
+    const char *release;    /* disclose: the client's release id (idempotency key), or NULL */
     const char *sink;       /* log */
     const char *tool;       /* tool */
     const char *key;        /* mem.put / mem.get */
@@ -89,6 +90,7 @@ typedef struct mnc_request {
     const cJSON *lifetime;  /* derive: {"seconds": N, "turns": N} */
     int memory;             /* derive */
     const char *request_id; /* approve, disclose.status, broker.reply */
+    int deny;               /* approve: 1 = deny the request instead (-1: not given) */
     const cJSON *receipt;   /* broker.reply: {"field": "value", ...} */
     const char *failure;    /* broker.reply: a failure code (name) */
     int max;                /* recv / list / audit (n) */

@@ -42,6 +42,8 @@ typedef enum mnc_reason {
     /* daemon */
     MNC_R_NOT_CONFINED = 40,     /* kernel layer on, recipient not kernel-confined (not in a
                                   * cgroup `mncctl run` registered): no delivery */
+    MNC_R_LEDGER_UNAVAILABLE = 41, /* the shared ledger (fleet mode) cannot decide now: a
+                                    * charged disclosure is refused (fail closed) */
     /* generic */
     MNC_R_INVALID = 90,     /* malformed input */
     MNC_R_INTERNAL = 91,    /* resource failure; always fails closed */
