@@ -148,7 +148,8 @@ static int agent(struct atk_ctx *c)
 /* Which variants got through (the generic check already found the canary itself). */
 static void verify(struct atk_ctx *c)
 {
-    char gp[700], buf[8192];
+    char gp[700];
+    static char buf[1 << 16];
     snprintf(gp, sizeof(gp), "%s/got", c->dir);
     FILE *f = fopen(gp, "r");
     if (!f)
