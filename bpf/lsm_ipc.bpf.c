@@ -145,8 +145,9 @@ struct {
 #define ENOSPC 28
 #endif
 
-/* Linux < 6.12 embeds the owner in struct file; later kernels allocate it on first use and
- * point back to the file from it (fs: "add file_ref"/"f_owner" series). */
+/* Older kernels (6.1 among them) embed the owner in struct file; newer ones (6.18 among them)
+ * allocate it when it is first set and point back to the file from it. CO-RE picks the branch
+ * at load time; the other one is dead code the verifier never sees. */
 struct file___fown_embedded {
     struct fown_struct f_owner;
 } __attribute__((preserve_access_index));
@@ -158,11 +159,12 @@ static __always_inline __u64 mnc_fown_file(struct fown_struct *fown)
     return (__u64)fown - bpf_core_field_offset(struct file___fown_embedded, f_owner);
 }
 
-/* The owner is about to be set by the caller: remember the agent (every other way into
- * __f_setown() - leases, dnotify, tty fasync - names the caller itself). An entry stays until
- * the file is freed, also if a non-agent sharing the file description sets the owner later:
- * that can only deny more. Refused (ENOSPC) when the entry cannot be stored, so no owner an
- * agent set goes unjudged. */
+/* The owner is about to be set by the caller: remember the agent. The kernel's other callers
+ * of __f_setown() name the caller itself (leases, dnotify, drivers' fasync) or a terminal's
+ * foreground group (docs/lsm.md, "SIGIO and SIGURG"). An entry stays until the file is freed,
+ * also if a non-agent sharing the file description sets the owner later: that can only deny
+ * more. Refused (ENOSPC) when the entry cannot be stored (map full, or the bucket busy on this
+ * CPU), so no owner an agent set goes unjudged. */
 static __always_inline int mnc_sigio_owner_record(struct file *file)
 {
     struct mnc_subject s;
