@@ -56,7 +56,7 @@ enum mnc_lsm_hook {
     MNC_HOOK_LSM_UNIX_MAY_SEND = 45,
     MNC_HOOK_LSM_MSGSND = 46,
     MNC_HOOK_LSM_SHMAT = 47,
-    MNC_HOOK_LSM_TASK_KILL = 48, /* events: port = signal, protocol = the target's tgid */
+    MNC_HOOK_LSM_TASK_KILL = 48,           /* events: port = signal, protocol = the target's tgid */
     MNC_HOOK_LSM_FILE_SEND_SIGIOTASK = 49, /* events: port = signal (SIGIO, SIGURG or the F_SETSIG
                                               one), protocol = the target's tgid, no pid/comm */
 };

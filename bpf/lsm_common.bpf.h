@@ -86,8 +86,7 @@ static __always_inline int mnc_lsm_subject(struct mnc_subject *s)
 
 /* Verdict for a caller of kind MNC_SUBJ_AGENT/UNKNOWN towards a destination (cls, id). *tp gets
  * the taint entry used (NULL if none). Same rules as the cgroup backend: mnc_decide. */
-static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 cls, __u32 id,
-                                             struct mnc_taint **tp)
+static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 cls, __u32 id, struct mnc_taint **tp)
 {
     *tp = 0;
     if (cls == MNC_SINK_MNCD)
@@ -100,9 +99,9 @@ static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 
 }
 
 /* ---- files */
-#define MNC_WALK_NONE 0  /* no sink on the way up to the filesystem root */
-#define MNC_WALK_SINK 1  /* *out is the sink found (the dentry itself or a directory above) */
-#define MNC_WALK_DEEP 2  /* bound exceeded */
+#define MNC_WALK_NONE 0 /* no sink on the way up to the filesystem root */
+#define MNC_WALK_SINK 1 /* *out is the sink found (the dentry itself or a directory above) */
+#define MNC_WALK_DEEP 2 /* bound exceeded */
 
 /* Direct loads through BTF pointers (d->d_inode->i_sb->s_dev), not BPF_CORE_READ: in LSM
  * programs the verifier turns them into single fault-safe loads, where every BPF_CORE_READ
@@ -121,8 +120,7 @@ static __always_inline int mnc_file_key_of(struct dentry *d, struct mnc_file_key
 
 /* Walks from d up through its parents (on its superblock; mounts do not matter because sinks
  * are keyed by (dev, ino)) and reports the first registered sink. */
-static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *out,
-                                           struct mnc_file_key *hit)
+static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *out, struct mnc_file_key *hit)
 {
     for (int i = 0; i < MNC_LSM_WALK_MAX; i++) {
         struct mnc_file_key k = {};
@@ -144,8 +142,7 @@ static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *ou
     return MNC_WALK_DEEP;
 }
 
-static __always_inline void mnc_event_file(struct mnc_event *ev, const struct mnc_file_key *k,
-                                           struct dentry *d)
+static __always_inline void mnc_event_file(struct mnc_event *ev, const struct mnc_file_key *k, struct dentry *d)
 {
     __builtin_memcpy(ev->addr, &k->dev, 8);
     __builtin_memcpy(ev->addr + 8, &k->ino, 8);

@@ -79,8 +79,8 @@ static __always_inline __u64 mnc_task_cgroup_id(struct task_struct *p)
  * (mnc_decide: free while untainted, denied once tainted unless the scope allows external
  * destinations). 0 or -EPERM, with a deny event. `by_current`: the caller is the sender (its pid
  * and comm go into the event); 0 when the hook may run in another task's or softirq context. */
-static __always_inline int mnc_lsm_signal_gate(const struct mnc_subject *s, struct task_struct *p, int sig,
-                                               __u8 hook, int by_current)
+static __always_inline int mnc_lsm_signal_gate(const struct mnc_subject *s, struct task_struct *p, int sig, __u8 hook,
+                                               int by_current)
 {
     if (s->kind == MNC_SUBJ_AGENT && mnc_task_cgroup_id(p) == s->cgid)
         return 0; /* within the agent: its own processes and threads */
@@ -89,8 +89,8 @@ static __always_inline int mnc_lsm_signal_gate(const struct mnc_subject *s, stru
     mnc_count(r);
     if (mnc_kreason_allows(r))
         return 0;
-    struct mnc_event *ev = by_current ? mnc_event_begin(s->cgid, s->a, t, r, hook)
-                                      : mnc_event_reserve(s->cgid, s->a, t, r, hook);
+    struct mnc_event *ev =
+        by_current ? mnc_event_begin(s->cgid, s->a, t, r, hook) : mnc_event_reserve(s->cgid, s->a, t, r, hook);
     if (ev) {
         ev->dst_class = MNC_SINK_EXTERNAL;
         ev->dst_id = MNC_ID_NONE;
@@ -102,8 +102,8 @@ static __always_inline int mnc_lsm_signal_gate(const struct mnc_subject *s, stru
 }
 
 SEC("lsm/task_kill")
-int BPF_PROG(mnc_lsm_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-             const struct cred *cred, int ret)
+int BPF_PROG(mnc_lsm_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred,
+             int ret)
 {
     if (ret)
         return ret;
@@ -136,7 +136,7 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } sigio_owners SEC(".maps");
 
-#define MNC_F_SETOWN 8      /* include/uapi/asm-generic/fcntl.h */
+#define MNC_F_SETOWN 8 /* include/uapi/asm-generic/fcntl.h */
 #define MNC_F_SETOWN_EX 15
 #define MNC_FIOSETOWN 0x8901 /* include/uapi/linux/sockios.h */
 #define MNC_SIOCSPGRP 0x8902

@@ -12,8 +12,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("lsm/path_mknod")
-int BPF_PROG(mnc_lsm_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
-             unsigned int dev, int ret)
+int BPF_PROG(mnc_lsm_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev, int ret)
 {
     if (ret)
         return ret;
@@ -29,8 +28,7 @@ int BPF_PROG(mnc_lsm_mkdir, const struct path *dir, struct dentry *dentry, umode
 }
 
 SEC("lsm/path_symlink")
-int BPF_PROG(mnc_lsm_symlink, const struct path *dir, struct dentry *dentry, const char *old_name,
-             int ret)
+int BPF_PROG(mnc_lsm_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
 {
     if (ret)
         return ret;
@@ -38,8 +36,7 @@ int BPF_PROG(mnc_lsm_symlink, const struct path *dir, struct dentry *dentry, con
 }
 
 SEC("lsm/path_link")
-int BPF_PROG(mnc_lsm_link, struct dentry *old_dentry, const struct path *new_dir,
-             struct dentry *new_dentry, int ret)
+int BPF_PROG(mnc_lsm_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry, int ret)
 {
     if (ret)
         return ret;
@@ -50,8 +47,8 @@ int BPF_PROG(mnc_lsm_link, struct dentry *old_dentry, const struct path *new_dir
 }
 
 SEC("lsm/path_rename")
-int BPF_PROG(mnc_lsm_rename, const struct path *old_dir, struct dentry *old_dentry,
-             const struct path *new_dir, struct dentry *new_dentry)
+int BPF_PROG(mnc_lsm_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
+             struct dentry *new_dentry)
 {
     /* No `ret` argument here: the hook's last parameter (flags) differs between kernels, and
      * a BPF LSM program's return value is ANDed with the others anyway. */

@@ -122,8 +122,7 @@ static __always_inline struct mnc_agent *mnc_current_agent(__u64 *cgid)
  * task (pid 0, empty comm): for hooks that also run in softirq context (cgroup_skb), where
  * "current" is an unrelated interrupted task. Counts MNC_K_EVENT_LOST when the ring is full. */
 static __always_inline struct mnc_event *mnc_event_reserve(__u64 cgid, const struct mnc_agent *a,
-                                                           const struct mnc_taint *t, __u32 reason,
-                                                           __u8 hook)
+                                                           const struct mnc_taint *t, __u32 reason, __u8 hook)
 {
     struct mnc_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
     if (!ev) {
@@ -145,8 +144,7 @@ static __always_inline struct mnc_event *mnc_event_reserve(__u64 cgid, const str
  * fills the destination part through `ev` before calling mnc_event_submit. For hooks that run
  * in the calling task's context: adds its pid and comm. */
 static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struct mnc_agent *a,
-                                                         const struct mnc_taint *t, __u32 reason,
-                                                         __u8 hook)
+                                                         const struct mnc_taint *t, __u32 reason, __u8 hook)
 {
     struct mnc_event *ev = mnc_event_reserve(cgid, a, t, reason, hook);
     if (!ev)
@@ -159,8 +157,7 @@ static __always_inline struct mnc_event *mnc_event_begin(__u64 cgid, const struc
 /* Fills a deny event's destination (a sink label, and the IP or UNIX address if known) and
  * submits it. Shared by the cgroup and the LSM socket hooks. */
 static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls, __u32 id,
-                                                 const struct mnc_inet_key *ik,
-                                                 const struct mnc_unix_key *uk)
+                                                 const struct mnc_inet_key *ik, const struct mnc_unix_key *uk)
 {
     ev->dst_class = (__u8)cls;
     ev->dst_id = id;

@@ -16,17 +16,18 @@
 static const mnc_hook_info hooks[] = {
     {"mnc_connect4", "cgroup/connect4",
      "connect(2) on IPv4 sockets (TCP, UDP): destination address:port vs sock_inet, by taint"},
-    {"mnc_connect6", "cgroup/connect6",
-     "connect(2) on IPv6 sockets; IPv4-mapped destinations are checked as IPv4"},
+    {"mnc_connect6", "cgroup/connect6", "connect(2) on IPv6 sockets; IPv4-mapped destinations are checked as IPv4"},
     {"mnc_connect_unix", "cgroup/connect_unix",
      "connect(2) on UNIX sockets: sun_path vs sock_unix; agents must use absolute canonical paths"},
     {"mnc_sendmsg4", "cgroup/sendmsg4", "sendto/sendmsg with an IPv4 destination (UDP)"},
     {"mnc_sendmsg6", "cgroup/sendmsg6", "sendto/sendmsg with an IPv6 destination (UDP)"},
     {"mnc_sendmsg_unix", "cgroup/sendmsg_unix", "sendto/sendmsg with a UNIX destination (datagrams)"},
     {"mnc_sock_create", "cgroup/sock_create",
-     "socket(2) for AF_INET/AF_INET6 only (kernel limit): no SOCK_RAW; no IP socket for an unknown cgroup (AF_PACKET: seccomp in mncctl run)"},
+     "socket(2) for AF_INET/AF_INET6 only (kernel limit): no SOCK_RAW; no IP socket for an unknown cgroup (AF_PACKET: "
+     "seccomp in mncctl run)"},
     {"mnc_egress", "cgroup_skb/egress",
-     "every IPv4/IPv6 packet of an agent's sockets vs its current taint: sends on connections made before the taint and on accepted sockets (UDP: EPERM; TCP: dropped, connection stalls)"},
+     "every IPv4/IPv6 packet of an agent's sockets vs its current taint: sends on connections made before the taint "
+     "and on accepted sockets (UDP: EPERM; TCP: dropped, connection stalls)"},
 };
 #define N_HOOKS ((int)(sizeof(hooks) / sizeof(hooks[0])))
 
@@ -111,10 +112,7 @@ static const char *const reason_names[MNC_K__COUNT] = {
     [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth",
 };
 
-const char *mnc_kreason_name(unsigned r)
-{
-    return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?";
-}
+const char *mnc_kreason_name(unsigned r) { return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?"; }
 
 static const char *const class_names[] = {"none", "agent", "log", "memory", "tool", "external", "mncd"};
 
@@ -133,7 +131,7 @@ int mnc_sink_class_parse(const char *s)
 
 const char *mnc_hook_name(unsigned h)
 {
-    static const char *const n[] = {"?", "connect4", "connect6", "connect_unix", "sendmsg4",
+    static const char *const n[] = {"?",        "connect4",     "connect6",    "connect_unix", "sendmsg4",
                                     "sendmsg6", "sendmsg_unix", "sock_create", "egress"};
     return h < sizeof(n) / sizeof(n[0]) ? n[h] : "?";
 }

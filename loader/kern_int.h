@@ -18,8 +18,7 @@ struct ring_buffer;
 struct mnc_kern {
     char root[PATH_MAX];
     char tree[MNC_TREE_PATH_MAX];
-    int fd_agents, fd_taint, fd_unix, fd_inet, fd_files, fd_names, fd_settings, fd_counters,
-        fd_events;
+    int fd_agents, fd_taint, fd_unix, fd_inet, fd_files, fd_names, fd_settings, fd_counters, fd_events;
     struct ring_buffer *rb;
     mnc_kern_event_fn cb;
     void *cb_ctx;
@@ -62,11 +61,11 @@ enum mnc_replace_kind {
 };
 typedef struct mnc_replaced_link {
     char name[64];
-    int kind;         /* enum mnc_replace_kind */
-    int link_fd;      /* UPDATE: the pinned link; PIN_SWAP: the OLD link (closing it detaches) */
-    int old_prog_fd;  /* UPDATE: the program that ran in it before this attach; else -1 */
-    int new_prog_fd;  /* UPDATE: the program this attach put in (dup); else -1 */
-    int new_link_fd;  /* PIN_SWAP: the new link, now pinned; else -1 */
+    int kind;        /* enum mnc_replace_kind */
+    int link_fd;     /* UPDATE: the pinned link; PIN_SWAP: the OLD link (closing it detaches) */
+    int old_prog_fd; /* UPDATE: the program that ran in it before this attach; else -1 */
+    int new_prog_fd; /* UPDATE: the program this attach put in (dup); else -1 */
+    int new_link_fd; /* PIN_SWAP: the new link, now pinned; else -1 */
     uint32_t old_prog_id, new_prog_id;
 } mnc_replaced_link;
 
@@ -111,6 +110,5 @@ int mnc_selftest_test_hook(mnc_selftest *st, int rc);
 
 /* Records one self-test case (ignored past the table's capacity). */
 void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);
-
 
 #endif

@@ -17,10 +17,7 @@
 
 /* ---- attach with undo (see kern_int.h) */
 
-void mnc_attach_undo_init(mnc_attach_undo *u)
-{
-    memset(u, 0, sizeof(*u));
-}
+void mnc_attach_undo_init(mnc_attach_undo *u) { memset(u, 0, sizeof(*u)); }
 
 static int obj_prog_id(int fd, bool is_link, uint32_t *id)
 {
@@ -95,7 +92,7 @@ static int replace_in_link(int lfd, struct bpf_program *prog, const char *lp, mn
     if (bpf_link_update(lfd, r->new_prog_fd, &uo) != 0) {
         rc = -errno;
         mnc_errf(err, errlen, rc, "bpf_link_update %s: %s%s", lp, strerror(-rc),
-                 rc == -EPERM ? " (the link's program changed after it was read: another attacher at work?)"
+                 rc == -EPERM    ? " (the link's program changed after it was read: another attacher at work?)"
                  : rc == -EINVAL ? " (this link type cannot be updated in place on this kernel)"
                                  : "");
         goto fail;
@@ -206,8 +203,7 @@ fail:
     return rc;
 }
 
-int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_attach_undo *u, char *err,
-                      size_t errlen)
+int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_attach_undo *u, char *err, size_t errlen)
 {
     struct bpf_program *prog;
     bpf_object__for_each_program(prog, obj)
@@ -231,8 +227,7 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_a
         struct bpf_link *l = cg_fd >= 0 ? bpf_program__attach_cgroup(prog, cg_fd) : bpf_program__attach_lsm(prog);
         if (!l) {
             int e = errno;
-            return mnc_errf(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog),
-                            strerror(e));
+            return mnc_errf(err, errlen, -e, "attach %s (%s): %s", name, bpf_program__section_name(prog), strerror(e));
         }
         int rc = bpf_link__pin(l, lp);
         /* closing our fd leaves the pinned link (and so the attachment) in place */
@@ -310,7 +305,9 @@ int mnc_attach_rollback(mnc_attach_undo *u, const char *root, char *err, size_t 
         fprintf(stderr, "mnc: loader: %s\n", err); /* loud: the caller's own report may be cut short */
         return rc;
     }
-    mnc_errf(err, errlen, 0, "rolled back: %d replaced link(s) have their previous program again, %d new link(s) "
-             "unpinned", n_rep, n_cre);
+    mnc_errf(err, errlen, 0,
+             "rolled back: %d replaced link(s) have their previous program again, %d new link(s) "
+             "unpinned",
+             n_rep, n_cre);
     return 0;
 }

@@ -125,8 +125,8 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
         if (lr == 0 && old.tree_cgroup_id && old.tree_cgroup_id != tree_id) {
             mnc_kern_close(k);
             return mnc_errf(err, errlen, -EBUSY,
-                            "pinned state under %s enforces tree %.*s; detach it first or use another pin root",
-                            root, (int)sizeof(old.tree_path), old.tree_path);
+                            "pinned state under %s enforces tree %.*s; detach it first or use another pin root", root,
+                            (int)sizeof(old.tree_path), old.tree_path);
         }
     }
 
@@ -174,8 +174,7 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     }
     if ((rc = sock_addr_bpf__load(sa)) != 0 || (rc = sock_create_bpf__load(sc)) != 0 ||
         (rc = sock_egress_bpf__load(se)) != 0) {
-        mnc_errf(err, errlen, rc,
-                 "load BPF programs: %s (a pinned map with another layout under %s? detach --purge)",
+        mnc_errf(err, errlen, rc, "load BPF programs: %s (a pinned map with another layout under %s? detach --purge)",
                  strerror(-rc), root);
         goto out;
     }

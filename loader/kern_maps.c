@@ -94,8 +94,8 @@ int mnc_kern_taint_get(mnc_kern *k, uint32_t agent_id, struct mnc_taint *t)
     return sys_rc(bpf_map_lookup_elem(k->fd_taint, &agent_id, t));
 }
 
-int mnc_kern_taint_hold(mnc_kern *k, uint32_t agent_id, const uint64_t sinks[MNC_SET_WORDS_ABI],
-                        bool may_log, bool may_memory, bool may_forward, bool may_external, uint64_t *gen)
+int mnc_kern_taint_hold(mnc_kern *k, uint32_t agent_id, const uint64_t sinks[MNC_SET_WORDS_ABI], bool may_log,
+                        bool may_memory, bool may_forward, bool may_external, uint64_t *gen)
 {
     struct mnc_taint t;
     int rc = mnc_kern_taint_get(k, agent_id, &t);
@@ -410,8 +410,7 @@ int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
     char comm[16 * 6 + 1], dst[MNC_UNIX_PATH_MAX * 6 + 64];
     json_str(comm, sizeof(comm), ev->comm, sizeof(ev->comm));
     if (ev->hook == MNC_HOOK_SOCK_CREATE) {
-        snprintf(dst, sizeof(dst), "\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family, ev->port,
-                 ev->protocol);
+        snprintf(dst, sizeof(dst), "\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family, ev->port, ev->protocol);
     } else if (ev->family == AF_UNIX) {
         char p[MNC_UNIX_PATH_MAX * 6 + 1];
         json_str(p, sizeof(p), ev->path, sizeof(ev->path));
@@ -429,8 +428,7 @@ int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
                      "\"dst_class\":\"%s\",\"dst_id\":%lld,%s}",
                      (unsigned long long)ev->ts_ns, mnc_hook_name(ev->hook), mnc_kreason_name(ev->reason),
                      (unsigned long long)ev->cgroup_id, ev->pid, comm,
-                     ev->agent_id == 0xffffffffu ? -1LL : (long long)ev->agent_id,
-                     (unsigned long long)ev->generation, mnc_sink_class_name(ev->dst_class),
-                     ev->dst_id == MNC_ID_NONE ? -1LL : (long long)ev->dst_id, dst);
+                     ev->agent_id == 0xffffffffu ? -1LL : (long long)ev->agent_id, (unsigned long long)ev->generation,
+                     mnc_sink_class_name(ev->dst_class), ev->dst_id == MNC_ID_NONE ? -1LL : (long long)ev->dst_id, dst);
     return n;
 }

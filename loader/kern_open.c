@@ -15,13 +15,13 @@
 #include "kern_int.h"
 
 /* ---- open pinned maps */
-const char *const mnc_map_names[MNC_N_MAPS] = {"agents", "taint", "sock_unix", "sock_inet", "file_sinks",
-                                                 "names", "settings", "counters", "events"};
+const char *const mnc_map_names[MNC_N_MAPS] = {"agents", "taint",    "sock_unix", "sock_inet", "file_sinks",
+                                               "names",  "settings", "counters",  "events"};
 
 static int *map_slot(mnc_kern *k, int i)
 {
-    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint, &k->fd_unix, &k->fd_inet, &k->fd_files,
-                          &k->fd_names, &k->fd_settings, &k->fd_counters, &k->fd_events};
+    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint,    &k->fd_unix,     &k->fd_inet,  &k->fd_files,
+                              &k->fd_names,  &k->fd_settings, &k->fd_counters, &k->fd_events};
     return slots[i];
 }
 
@@ -86,8 +86,8 @@ int mnc_kern_check_layout(int fd, const char *name, const char *path, char *err,
         return mnc_errf(err, errlen, -EPROTO,
                         "pinned map %s has type %u, key %u, value %u bytes; this build (ABI %u) expects "
                         "type %u, key %u, value %u: refused (detach --purge and re-attach)",
-                        path, info.type, info.key_size, info.value_size, MNC_ABI_VERSION, want->type,
-                        want->key_size, want->value_size);
+                        path, info.type, info.key_size, info.value_size, MNC_ABI_VERSION, want->type, want->key_size,
+                        want->value_size);
     return 0;
 }
 
@@ -120,8 +120,8 @@ int mnc_kern_open_maps(mnc_kern *k, char *err, size_t errlen)
     if (rc)
         return mnc_errf(err, errlen, rc, "cannot read %s/settings: %s", k->root, strerror(-rc));
     if (c.abi_version != 0 && c.abi_version != MNC_ABI_VERSION)
-        return mnc_errf(err, errlen, -EPROTO, "pinned state under %s has ABI %u, this build has %u",
-                        k->root, c.abi_version, MNC_ABI_VERSION);
+        return mnc_errf(err, errlen, -EPROTO, "pinned state under %s has ABI %u, this build has %u", k->root,
+                        c.abi_version, MNC_ABI_VERSION);
     snprintf(k->tree, sizeof(k->tree), "%.*s", (int)sizeof(c.tree_path), c.tree_path);
     return 0;
 }

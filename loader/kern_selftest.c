@@ -94,7 +94,8 @@ static int try_unix(const char *path, bool send)
     memset(&a, 0, sizeof(a));
     a.sun_family = AF_UNIX;
     snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-    int rc = send ? (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) : connect(fd, (struct sockaddr *)&a, sizeof(a));
+    int rc = send ? (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a))
+                  : connect(fd, (struct sockaddr *)&a, sizeof(a));
     int e = rc < 0 ? errno : 0;
     close(fd);
     return e;
@@ -103,8 +104,8 @@ static int try_unix(const char *path, bool send)
 /* The egress re-check (sock_egress.bpf.c): sockets connected while untainted. The receivers
  * were created by the parent, outside the tree, so they are ordinary external peers. */
 struct egress_peers {
-    int tcp_listen;   /* 127.0.0.1, listening */
-    int udp;          /* 127.0.0.1, bound */
+    int tcp_listen; /* 127.0.0.1, listening */
+    int udp;        /* 127.0.0.1, bound */
     struct sockaddr_in tcp_addr, udp_addr;
 };
 
@@ -149,10 +150,7 @@ static int received(int fd, int timeout_ms)
     return recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0 ? 0 : errno;
 }
 
-static int send_one(int fd)
-{
-    return send(fd, "x", 1, MSG_NOSIGNAL) == 1 ? 0 : errno;
-}
+static int send_one(int fd) { return send(fd, "x", 1, MSG_NOSIGNAL) == 1 ? 0 : errno; }
 
 /* The child: enters the scratch cgroup, then walks the phases, changing its own registration
  * through the inherited map fds (map syscalls are not subject to the socket hooks). */
@@ -169,7 +167,8 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
     int skip;
 
     /* A: registered nowhere: fail closed */
-    mnc_selftest_add(st, "sock_create: unknown cgroup in the tree is denied", EPERM, try_socket(AF_INET, SOCK_DGRAM, 0));
+    mnc_selftest_add(st, "sock_create: unknown cgroup in the tree is denied", EPERM,
+                     try_socket(AF_INET, SOCK_DGRAM, 0));
     mnc_selftest_add(st, "connect_unix: unknown cgroup in the tree is denied", EPERM, try_unix(path, false));
 
     /* B: registered, tainted, nothing allowed */
@@ -181,7 +180,8 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
         snprintf(st->error, sizeof(st->error), "cannot write the maps: %s", strerror(errno));
         _exit(2);
     }
-    mnc_selftest_add(st, "connect4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, false, &skip));
+    mnc_selftest_add(st, "connect4: tainted -> unregistered 127.0.0.1:9 denied", EPERM,
+                     try_inet(AF_INET, false, &skip));
     mnc_selftest_add(st, "sendmsg4: tainted -> unregistered 127.0.0.1:9 denied", EPERM, try_inet(AF_INET, true, &skip));
     skip = 0;
     int e6 = try_inet(AF_INET6, false, &skip);

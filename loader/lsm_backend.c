@@ -21,7 +21,6 @@
 #include "lsm_paths.skel.h"
 #include "lsm_sockets.skel.h"
 
-
 static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_file_open", "lsm/file_open",
      "open for writing of a sink file or a file below a sink directory (incl. mq_open for sending)"},
@@ -62,10 +61,10 @@ const mnc_hook_info *mnc_lsm_hooks(int *n)
 const char *mnc_lsm_hook_name(unsigned hook)
 {
     static const char *const names[] = {
-        "file_open",  "file_permission", "path_mknod",  "path_mkdir",      "path_link",
-        "path_rename", "path_symlink",   "path_truncate", "inode_create",  "socket_create",
-        "socket_connect", "socket_sendmsg", "unix_stream_connect", "unix_may_send",
-        "msg_queue_msgsnd", "shm_shmat", "task_kill", "file_send_sigiotask"};
+        "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",
+        "path_rename",    "path_symlink",    "path_truncate",       "inode_create",  "socket_create",
+        "socket_connect", "socket_sendmsg",  "unix_stream_connect", "unix_may_send", "msg_queue_msgsnd",
+        "shm_shmat",      "task_kill",       "file_send_sigiotask"};
     if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
         return names[hook - MNC_HOOK_LSM_FILE_OPEN];
     return mnc_hook_name(hook);
@@ -75,15 +74,15 @@ int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen)
 {
     if (!f->lsm_list_known)
         return mnc_errf(err, errlen, -EOPNOTSUPP,
-                    "backend lsm unavailable: /sys/kernel/security/lsm is unreadable (mount securityfs)");
+                        "backend lsm unavailable: /sys/kernel/security/lsm is unreadable (mount securityfs)");
     if (!f->lsm_has_bpf)
         return mnc_errf(err, errlen, -EOPNOTSUPP,
-                    "backend lsm unavailable: \"bpf\" is not in the active LSM list (%s); LSM programs "
-                    "would load and attach here but never run; boot with lsm=...,bpf",
-                    f->lsm_list);
+                        "backend lsm unavailable: \"bpf\" is not in the active LSM list (%s); LSM programs "
+                        "would load and attach here but never run; boot with lsm=...,bpf",
+                        f->lsm_list);
     if (!f->lsm_loads)
         return mnc_errf(err, errlen, -EOPNOTSUPP, "backend lsm unavailable: BPF LSM programs do not load here (%s)",
-                    strerror(f->lsm_load_errno));
+                        strerror(f->lsm_load_errno));
     if (!f->bpffs)
         return mnc_errf(err, errlen, -EOPNOTSUPP, "no bpf filesystem at /sys/fs/bpf: cannot pin");
     return 0;
@@ -105,10 +104,7 @@ static void objs_destroy(struct lsm_objs *o)
     lsm_files_bpf__destroy(o->files);
 }
 
-static int mkdir_one(const char *p, mode_t mode)
-{
-    return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -errno;
-}
+static int mkdir_one(const char *p, mode_t mode) { return mkdir(p, mode) == 0 || errno == EEXIST ? 0 : -errno; }
 
 /* Depth of the cgroup directory `path` below the cgroup2 mount (the mount itself is 0): what
  * bpf_get_current_ancestor_cgroup_id() takes. Counted from the path, which must lie under the
@@ -212,9 +208,9 @@ static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tre
     if ((rc = lsm_files_bpf__load(o.files)) != 0 || (rc = lsm_paths_bpf__load(o.paths)) != 0 ||
         (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0) {
         mnc_errf(err, errlen, rc,
-             "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
-             "under %s: detach --purge)",
-             strerror(-rc), root);
+                 "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
+                 "under %s: detach --purge)",
+                 strerror(-rc), root);
         goto out;
     }
     if (tree_path) {
@@ -313,7 +309,6 @@ static const char *const st_names[ST_CASES] = {
     "lsm: write non-sink file tainted",
 };
 static const int st_want[ST_CASES] = {0, EPERM, EPERM, 0};
-
 
 /* Runs in the child, inside the scratch cgroup. got[i]: 0 or the errno seen. */
 static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *plain, int got[ST_CASES])
@@ -534,8 +529,8 @@ int mnc_lsm_ipc_del(const char *root, unsigned kind, int ipc_id)
 }
 
 /* ---- the lsm branch of mnc_kern_attach / mnc_kern_detach */
-int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest,
-                            mnc_kern **out, mnc_selftest *st, char *err, size_t errlen)
+int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest, mnc_kern **out,
+                            mnc_selftest *st, char *err, size_t errlen)
 {
     *out = NULL;
     /* Undo on any failure after the attach: new links are unpinned, replaced links get their
@@ -556,10 +551,10 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
         mnc_selftest *s = st ? st : &local;
         rc = mnc_selftest_test_hook(s, mnc_lsm_selftest(k, s));
         if (rc) {
-            mnc_errf(err, errlen, -ENOTRECOVERABLE,
-                 "backend lsm: functional self-test failed: %s",
-                 s->error[0] ? s->error
-                             : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
+            mnc_errf(err, errlen, -ENOTRECOVERABLE, "backend lsm: functional self-test failed: %s",
+                     s->error[0]
+                         ? s->error
+                         : "the programs attached but did not deny (is \"bpf\" really in the kernel's lsm= list?)");
             mnc_kern_close(k);
             (void)lsm_rollback(&u, root, err, errlen);
             return -ENOTRECOVERABLE;

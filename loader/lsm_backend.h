@@ -65,8 +65,8 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st);
  * err) the attach is undone: new links are removed again, replaced links get their previous
  * programs back, the settings map its previous value (err: "rolled back: ..." or "ROLLBACK
  * FAILED: ..."). On success *out is an open handle. */
-int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest,
-                            mnc_kern **out, mnc_selftest *st, char *err, size_t errlen);
+int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest, mnc_kern **out,
+                            mnc_selftest *st, char *err, size_t errlen);
 
 /* With detach --purge: unpins the maps only the lsm backend has (ipc_sinks, lsm_tree, sigio_owners). */
 int mnc_lsm_purge(const char *root, char *err, size_t errlen);

@@ -32,20 +32,20 @@ typedef struct mnc_kern mnc_kern;
 
 /* ---- feature probe */
 typedef struct mnc_features {
-    char kernel[200];        /* "Linux <release> <version>" */
-    char lsm_list[256];      /* /sys/kernel/security/lsm, or "" if unreadable */
-    bool lsm_list_known;     /* securityfs readable */
-    bool lsm_has_bpf;        /* "bpf" is in the active LSM list */
-    bool lsm_loads;          /* a trivial BPF LSM program loads (lsm backend possible) */
-    int lsm_load_errno;      /* errno of that load when it fails */
-    bool sock_addr_loads;    /* BPF_PROG_TYPE_CGROUP_SOCK_ADDR */
-    bool sock_create_loads;  /* BPF_PROG_TYPE_CGROUP_SOCK */
-    bool ringbuf;            /* BPF_MAP_TYPE_RINGBUF */
-    bool skb_loads;          /* BPF_PROG_TYPE_CGROUP_SKB (the egress re-check) */
-    char cgroup2[256];       /* cgroup v2 mount point from /proc/mounts, "" if none */
-    bool bpffs;              /* /sys/fs/bpf is a bpf filesystem */
-    int landlock_abi;        /* >= 1, or -errno (EOPNOTSUPP: disabled, ENOSYS: absent) */
-    bool seccomp_filter;     /* seccomp filter mode available */
+    char kernel[200];       /* "Linux <release> <version>" */
+    char lsm_list[256];     /* /sys/kernel/security/lsm, or "" if unreadable */
+    bool lsm_list_known;    /* securityfs readable */
+    bool lsm_has_bpf;       /* "bpf" is in the active LSM list */
+    bool lsm_loads;         /* a trivial BPF LSM program loads (lsm backend possible) */
+    int lsm_load_errno;     /* errno of that load when it fails */
+    bool sock_addr_loads;   /* BPF_PROG_TYPE_CGROUP_SOCK_ADDR */
+    bool sock_create_loads; /* BPF_PROG_TYPE_CGROUP_SOCK */
+    bool ringbuf;           /* BPF_MAP_TYPE_RINGBUF */
+    bool skb_loads;         /* BPF_PROG_TYPE_CGROUP_SKB (the egress re-check) */
+    char cgroup2[256];      /* cgroup v2 mount point from /proc/mounts, "" if none */
+    bool bpffs;             /* /sys/fs/bpf is a bpf filesystem */
+    int landlock_abi;       /* >= 1, or -errno (EOPNOTSUPP: disabled, ENOSYS: absent) */
+    bool seccomp_filter;    /* seccomp filter mode available */
 } mnc_features;
 
 /* Fills *f; never fails (fields say what is missing). */
@@ -60,18 +60,18 @@ int mnc_kern_choose_backend(const mnc_features *f, unsigned requested, char *err
 
 /* One hook: its program, its attach point and what it covers (for doctor and docs). */
 typedef struct mnc_hook_info {
-    const char *program;  /* pinned link name under <root>/links */
-    const char *section;  /* e.g. "cgroup/connect4" */
-    const char *covers;   /* one sentence */
+    const char *program; /* pinned link name under <root>/links */
+    const char *section; /* e.g. "cgroup/connect4" */
+    const char *covers;  /* one sentence */
 } mnc_hook_info;
 /* The cgroup backend's hooks; *n gets their number. */
 const mnc_hook_info *mnc_kern_hooks(int *n);
 
 /* ---- names */
-const char *mnc_kreason_name(unsigned reason);   /* "deny_external", ...; "?" if unknown */
-const char *mnc_sink_class_name(unsigned cls);   /* "agent", "log", ...; "?" */
-int mnc_sink_class_parse(const char *s);         /* inverse, or -EINVAL */
-const char *mnc_hook_name(unsigned hook);        /* "connect4", ... */
+const char *mnc_kreason_name(unsigned reason); /* "deny_external", ...; "?" if unknown */
+const char *mnc_sink_class_name(unsigned cls); /* "agent", "log", ...; "?" */
+int mnc_sink_class_parse(const char *s);       /* inverse, or -EINVAL */
+const char *mnc_hook_name(unsigned hook);      /* "connect4", ... */
 
 /* Effective pin root: `override` if non-NULL and non-empty, else $MNC_PIN_ROOT, else default. */
 const char *mnc_kern_pin_root(const char *override);
@@ -84,11 +84,11 @@ int mnc_cgroup_id(const char *path, uint64_t *id);
 
 /* ---- attach / adopt / detach */
 typedef struct mnc_kern_opts {
-    const char *pin_root;  /* NULL: mnc_kern_pin_root(NULL) */
-    const char *tree;      /* cgroup of the mnc tree: a name under the cgroup2 mount, or an
+    const char *pin_root; /* NULL: mnc_kern_pin_root(NULL) */
+    const char *tree;     /* cgroup of the mnc tree: a name under the cgroup2 mount, or an
                               absolute path inside it; NULL: MNC_TREE_DEFAULT. Created if absent. */
-    unsigned backend;      /* 0 auto, MNC_BACKEND_CGROUP, MNC_BACKEND_LSM */
-    bool skip_selftest;    /* tests only: do not run the functional self-test */
+    unsigned backend;     /* 0 auto, MNC_BACKEND_CGROUP, MNC_BACKEND_LSM */
+    bool skip_selftest;   /* tests only: do not run the functional self-test */
 } mnc_kern_opts;
 
 /* Loads the programs and makes them enforce:
@@ -111,15 +111,15 @@ typedef struct mnc_kern_opts {
  * results. */
 typedef struct mnc_selftest_case {
     char name[64];
-    int want;   /* expected errno (0 = success) */
-    int got;    /* observed errno (0 = success), or -1 if the case could not run */
+    int want; /* expected errno (0 = success) */
+    int got;  /* observed errno (0 = success), or -1 if the case could not run */
     bool pass;
 } mnc_selftest_case;
 
 typedef struct mnc_selftest {
     int n;
     mnc_selftest_case c[24];
-    bool pass; /* every case passed and n > 0 */
+    bool pass;       /* every case passed and n > 0 */
     char error[480]; /* set when the test itself could not run */
     /* cases the host could not run, each with why (e.g. no IPv6 loopback): reported, never
      * counted as verified */
@@ -149,14 +149,14 @@ int mnc_kern_selftest(mnc_kern *k, mnc_selftest *st);
 /* Status of the pinned state. */
 typedef struct mnc_kern_status {
     struct mnc_config cfg;
-    int n_links;             /* pinned links present */
+    int n_links; /* pinned links present */
     int n_links_expected;
-    char missing[256];       /* names of missing links, space separated */
+    char missing[256]; /* names of missing links, space separated */
     uint32_t n_agents, n_taints, n_unix, n_inet, n_files, n_names;
 } mnc_kern_status;
 int mnc_kern_status_get(mnc_kern *k, mnc_kern_status *s);
 
-const char *mnc_kern_root(const mnc_kern *k);  /* the handle's pin root */
+const char *mnc_kern_root(const mnc_kern *k); /* the handle's pin root */
 /* After mnc_kern_attach with backend auto: why the lsm backend was not used ("" if it was, or
  * was never a candidate). Callers should print it: the fallback must not be silent. */
 const char *mnc_kern_notice(const mnc_kern *k);
@@ -165,7 +165,7 @@ const char *mnc_kern_tree(const mnc_kern *k);
 
 /* ---- agents (cgroup registrations) */
 int mnc_kern_register_cgroup(mnc_kern *k, uint64_t cgid, uint32_t agent_id, uint32_t flags);
-int mnc_kern_unregister_cgroup(mnc_kern *k, uint64_t cgid);            /* -ENOENT if absent */
+int mnc_kern_unregister_cgroup(mnc_kern *k, uint64_t cgid);                  /* -ENOENT if absent */
 int mnc_kern_lookup_cgroup(mnc_kern *k, uint64_t cgid, struct mnc_agent *a); /* -ENOENT */
 /* Number of registered cgroups of agent_id (>= 0), or -errno. */
 int mnc_kern_agent_cgroups(mnc_kern *k, uint32_t agent_id);
@@ -181,9 +181,8 @@ int mnc_kern_taint_get(mnc_kern *k, uint32_t agent_id, struct mnc_taint *t); /* 
  * (intersection of sinks, AND of the flags; an untainted entry is replaced by the scope) and
  * bumps the generation. Call it BEFORE delivering the object. *gen (may be NULL) gets the new
  * generation. Single writer assumed. */
-int mnc_kern_taint_hold(mnc_kern *k, uint32_t agent_id, const uint64_t sinks[MNC_SET_WORDS_ABI],
-                        bool may_log, bool may_memory, bool may_forward, bool may_external,
-                        uint64_t *gen);
+int mnc_kern_taint_hold(mnc_kern *k, uint32_t agent_id, const uint64_t sinks[MNC_SET_WORDS_ABI], bool may_log,
+                        bool may_memory, bool may_forward, bool may_external, uint64_t *gen);
 /* Deletes the agent's taint and every cgroup registration of it (agent exited / admin reset).
  * Missing entries are not an error. */
 int mnc_kern_clear_agent(mnc_kern *k, uint32_t agent_id);

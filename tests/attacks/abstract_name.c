@@ -42,5 +42,12 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"abstract_name", "an abstract UNIX socket NAMED after the canary (bind only, no connect)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {"abstract_name",
+                             "an abstract UNIX socket NAMED after the canary (bind only, no connect)",
+                             ATK_COVERT,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

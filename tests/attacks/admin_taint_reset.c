@@ -20,6 +20,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"admin_taint_reset", "taint.reset on itself through mncd, then send", 0, NULL, agent, NULL,
-                             NULL, NULL};
+static const struct atk A = {
+    "admin_taint_reset", "taint.reset on itself through mncd, then send", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

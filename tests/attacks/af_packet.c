@@ -15,8 +15,10 @@ static int agent(struct atk_ctx *c)
     int fd = (int)atk_try(c, "socket(AF_PACKET)", socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP)));
     if (fd < 0)
         return 0;
-    struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-                             .sll_ifindex = (int)if_nametoindex("lo"), .sll_halen = 6};
+    struct sockaddr_ll ll = {.sll_family = AF_PACKET,
+                             .sll_protocol = htons(ETH_P_IP),
+                             .sll_ifindex = (int)if_nametoindex("lo"),
+                             .sll_halen = 6};
     char pkt[128] = {0x45};
     snprintf(pkt + 20, sizeof(pkt) - 20, "%.100s", c->secret);
     atk_try(c, "sendto lo", sendto(fd, pkt, 20 + strlen(c->secret), 0, (struct sockaddr *)&ll, sizeof(ll)));

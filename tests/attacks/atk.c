@@ -296,8 +296,7 @@ int atk_take(struct atk_ctx *c, const char *req, int *fds, int max)
     return n;
 }
 
-int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port,
-             int flags)
+int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port, int flags)
 {
     struct sockaddr_storage ss = {0};
     socklen_t len;
@@ -344,7 +343,9 @@ int atk_send_fds(int sock, char tag, const int *fds, int nfds)
         return -1;
     memset(cbuf, 0, sizeof(cbuf));
     struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+    struct msghdr m = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = cbuf,
                        .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds)};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
     cm->cmsg_level = SOL_SOCKET;
@@ -763,8 +764,8 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
     char sock[700], con[128];
     snprintf(sock, sizeof(sock), "sock=%s", env("MNC_SOCKET"));
     snprintf(con, sizeof(con), "contract=%s", contract);
-    char *argv[] = {(char *)env("MNCCTL"), "run", "--agent", "worker", "--workspace", wsw, "--", exe, "disclose",
-                    sock, con, NULL};
+    char *argv[] = {
+        (char *)env("MNCCTL"), "run", "--agent", "worker", "--workspace", wsw, "--", exe, "disclose", sock, con, NULL};
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -906,11 +907,21 @@ static int giver(const char *req, int fds[2], int *keep)
 {
     *keep = -1;
     switch (req[0]) {
-    case 'S': fds[0] = atk_unix(SOCK_STREAM, req + 1); break;
-    case 'D': fds[0] = socket(AF_UNIX, SOCK_DGRAM, 0); break;
-    case 'U': fds[0] = socket(AF_INET, SOCK_DGRAM, 0); break;
-    case 'T': fds[0] = socket(AF_INET, SOCK_STREAM, 0); break;
-    case 'F': fds[0] = open(req + 1, O_WRONLY | O_CREAT | O_APPEND, 0600); break;
+    case 'S':
+        fds[0] = atk_unix(SOCK_STREAM, req + 1);
+        break;
+    case 'D':
+        fds[0] = socket(AF_UNIX, SOCK_DGRAM, 0);
+        break;
+    case 'U':
+        fds[0] = socket(AF_INET, SOCK_DGRAM, 0);
+        break;
+    case 'T':
+        fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+        break;
+    case 'F':
+        fds[0] = open(req + 1, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        break;
     case 'P': {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
@@ -920,7 +931,8 @@ static int giver(const char *req, int fds[2], int *keep)
         *keep = dup(sp[1]);
         return 2;
     }
-    default: return -1;
+    default:
+        return -1;
     }
     return fds[0] < 0 ? -1 : 1;
 }
@@ -944,8 +956,12 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     p[np++] = (struct pent){sfd, 's', "signal"};
     char info[2048];
     int il = 0;
-#define ADD(fd_, kind_, tag_) /* evaluates fd_ once: it is often a call that binds */ \
-    do { int f_ = (fd_); if (f_ >= 0 && np < MAXP) p[np++] = (struct pent){f_, (kind_), tag_}; } while (0)
+#define ADD(fd_, kind_, tag_) /* evaluates fd_ once: it is often a call that binds */                                  \
+    do {                                                                                                               \
+        int f_ = (fd_);                                                                                                \
+        if (f_ >= 0 && np < MAXP)                                                                                      \
+            p[np++] = (struct pent){f_, (kind_), tag_};                                                                \
+    } while (0)
     snprintf(path, sizeof(path), "%s/c.sock", c->dir);
     ADD(listen_unix(path, SOCK_STREAM), 'l', "unix-stream");
     il += snprintf(info + il, sizeof(info) - il, "c_unix=%s\n", path);
@@ -998,8 +1014,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     il += snprintf(info + il, sizeof(info) - il, "cpid=%d\nvmaddr=%p\n", getpid(), (void *)vmbuf);
     if (flags & ATK_SNIFF) {
         fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ALL));
-        struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-                                 .sll_ifindex = (int)if_nametoindex("lo")};
+        struct sockaddr_ll ll = {
+            .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = (int)if_nametoindex("lo")};
         if (fd >= 0 && bind(fd, (struct sockaddr *)&ll, sizeof(ll)) == 0)
             ADD(fd, 'd', "lo-sniffer");
     }
@@ -1037,8 +1053,7 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
                     continue;
                 }
                 if ((int)si.ssi_signo == ATK_SIGIO_SIG) {
-                    if (si.ssi_fd >= ATK_SIGIO_FD_BASE && si.ssi_fd < ATK_SIGIO_FD_BASE + 256 &&
-                        fdn < sizeof(fdbuf))
+                    if (si.ssi_fd >= ATK_SIGIO_FD_BASE && si.ssi_fd < ATK_SIGIO_FD_BASE + 256 && fdn < sizeof(fdbuf))
                         fdbuf[fdn++] = (char)(si.ssi_fd - ATK_SIGIO_FD_BASE);
                     continue;
                 }
@@ -1298,8 +1313,8 @@ out:
         snprintf(who, sizeof(who), "uid=?");
     else
         snprintf(who, sizeof(who), "uid=%d", c->agent_uid);
-    printf("%-26s %-4s %-15s %-7s %s%s%s\n", a->name, c->mode, who, result,
-           rc == 1 ? c->evidence : "", rc == 1 ? " | agent: " : "", c->notes[0] ? c->notes : "-");
+    printf("%-26s %-4s %-15s %-7s %s%s%s\n", a->name, c->mode, who, result, rc == 1 ? c->evidence : "",
+           rc == 1 ? " | agent: " : "", c->notes[0] ? c->notes : "-");
     fflush(stdout);
     return rc;
 }

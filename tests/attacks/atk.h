@@ -34,17 +34,20 @@
 #include <sys/types.h>
 
 /* attack flags */
-#define ATK_NO_RECV 0x01        /* the agent does not recv itself (e.g. it lends its connection) */
-#define ATK_RELAUNCH 0x02       /* after the agent exits, launch it again (phase=2) on the same workspace,
+#define ATK_NO_RECV 0x01 /* the agent does not recv itself (e.g. it lends its connection) */
+#define ATK_RELAUNCH                                                                                                   \
+    0x02                    /* after the agent exits, launch it again (phase=2) on the same workspace,
                                    with no new disclosure */
-#define ATK_UNCONFINED 0x04     /* the "agent" is a plain process under a mapped uid, not mncctl run */
-#define ATK_COVERT 0x08         /* a covert channel (threat model); run only with MNC_ATTACKS_COVERT=1 */
-#define ATK_USER_ONLY 0x10      /* only meaningful in one mode */
-#define ATK_SNIFF 0x20          /* the collector also sniffs lo (AF_PACKET) and raw ICMP */
-#define ATK_FOREIGN 0x40        /* a second canary is disclosed to another agent (bystander); the agent
+#define ATK_UNCONFINED 0x04 /* the "agent" is a plain process under a mapped uid, not mncctl run */
+#define ATK_COVERT 0x08     /* a covert channel (threat model); run only with MNC_ATTACKS_COVERT=1 */
+#define ATK_USER_ONLY 0x10  /* only meaningful in one mode */
+#define ATK_SNIFF 0x20      /* the collector also sniffs lo (AF_PACKET) and raw ICMP */
+#define ATK_FOREIGN                                                                                                    \
+    0x40                    /* a second canary is disclosed to another agent (bystander); the agent
                                    must never be able to read it (searched in everything it prints) */
-#define ATK_NO_CONTROL 0x80     /* the positive control cannot run it (it needs the agent's identity at mncd) */
-#define ATK_STDIN_READBACK 0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
+#define ATK_NO_CONTROL 0x80 /* the positive control cannot run it (it needs the agent's identity at mncd) */
+#define ATK_STDIN_READBACK                                                                                             \
+    0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
                                     searches what is left in it after the agent exited */
 
 struct atk_ctx;
@@ -66,10 +69,10 @@ struct atk_ctx {
     /* both sides: key=value arguments the orchestrator hands the agent (paths, ports, pids) */
     char *kv[ATK_MAXKV];
     int nkv;
-    int phase;           /* 1, or 2 for the relaunch of an ATK_RELAUNCH attack */
-    char secret[256];    /* agent: the selected_slot value it received (the canary) */
-    char object[40];     /* agent: the received object's id */
-    char **argv;         /* agent: its argv (for the cmdline attack) */
+    int phase;        /* 1, or 2 for the relaunch of an ATK_RELAUNCH attack */
+    char secret[256]; /* agent: the selected_slot value it received (the canary) */
+    char object[40];  /* agent: the received object's id */
+    char **argv;      /* agent: its argv (for the cmdline attack) */
     int argc;
     /* orchestrator */
     char mode[8];        /* "user" or "root" */
@@ -85,31 +88,30 @@ struct atk_ctx {
     size_t stdion;
     int agent_uid;
     pid_t collector;
-    long slot[8];        /* per-attack scratch */
+    long slot[8]; /* per-attack scratch */
     int fdslot[8];
 };
 
 /* Entry point: dispatches on argv[1]. Exit status of the orchestrator: 0 BLOCKED, 1 LEAKED,
  * 2 ERROR (the attack did not get as far as holding the canary), 3 skipped (mode not applicable). */
 int atk_main(const struct atk *a, int argc, char **argv);
-#define ATK_MAIN(A) \
+#define ATK_MAIN(A)                                                                                                    \
     int main(int argc, char **argv) { return atk_main(&(A), argc, argv); }
 
 /* ---- both sides */
-const char *atk_arg(struct atk_ctx *c, const char *key);      /* NULL if absent */
-long atk_argl(struct atk_ctx *c, const char *key);            /* -1 if absent */
+const char *atk_arg(struct atk_ctx *c, const char *key); /* NULL if absent */
+long atk_argl(struct atk_ctx *c, const char *key);       /* -1 if absent */
 void atk_set(struct atk_ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-const char *atk_errname(int err);                             /* "EPERM", "OK" for 0 */
+const char *atk_errname(int err); /* "EPERM", "OK" for 0 */
 
 /* ---- agent side */
-int atk_recv(struct atk_ctx *c);                              /* recv via mncd; fills c->secret; exits 3 on failure */
-int atk_recv_soft(struct atk_ctx *c, char *why, size_t n);    /* the same, returns -1 with the reason instead */
+int atk_recv(struct atk_ctx *c);                           /* recv via mncd; fills c->secret; exits 3 on failure */
+int atk_recv_soft(struct atk_ctx *c, char *why, size_t n); /* the same, returns -1 with the reason instead */
 /* An untainted helper hands us fds (the collector's giver, see atk.c): fds received, or -1. */
 int atk_take(struct atk_ctx *c, const char *req, int *fds, int max);
 /* One inet attempt, each step noted: connect+send (stream, or dgram with flags&2), sendto (dgram),
  * or sendto(MSG_FASTOPEN) with flags&1. */
-int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port,
-             int flags);
+int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port, int flags);
 /* One line (newlines become spaces) on the control channel to the orchestrator: a file in the
  * workspace, never stdout (the stdio relay withholds a tainted agent's stdout, and the launcher's
  * stdout is a verified channel). Exits 5 if the line cannot be written. */
@@ -117,22 +119,22 @@ void atk_say(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(prin
 void atk_note(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Note the outcome of one attempt: rc < 0 means failed with errno. Returns rc. */
 long atk_try(struct atk_ctx *c, const char *what, long rc);
-void atk_sync(struct atk_ctx *c, const char *tag);            /* orchestrator runs on_sync(tag), then we go on */
-int atk_unix(int type, const char *path);                     /* connected AF_UNIX socket; "@x" = abstract; -1/errno */
-int atk_mncd(struct atk_ctx *c);                              /* a connection to mncd, or -1 */
+void atk_sync(struct atk_ctx *c, const char *tag); /* orchestrator runs on_sync(tag), then we go on */
+int atk_unix(int type, const char *path);          /* connected AF_UNIX socket; "@x" = abstract; -1/errno */
+int atk_mncd(struct atk_ctx *c);                   /* a connection to mncd, or -1 */
 /* one JSON line out, one line back (NUL-terminated); 0 or -1 */
 int atk_call(int fd, const char *req, char *resp, size_t n);
 int atk_send_fds(int sock, char tag, const int *fds, int nfds); /* SCM_RIGHTS with one data byte */
-int atk_recv_fds(int sock, int *fds, int max);                /* number received, -1 on error */
-int atk_write_all(int fd, const void *buf, size_t n);         /* 0, or -1/errno */
+int atk_recv_fds(int sock, int *fds, int max);                  /* number received, -1 on error */
+int atk_write_all(int fd, const void *buf, size_t n);           /* 0, or -1/errno */
 
 /* ---- orchestrator (verifier) side */
 void atk_evidence(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int atk_buf_has(const void *buf, size_t n, const char *needle);
-int atk_file_has(const char *path, const char *needle);       /* 1 found, 0 not, -1 unreadable */
+int atk_file_has(const char *path, const char *needle); /* 1 found, 0 not, -1 unreadable */
 /* first /proc/PID/<leaf> holding needle (path in out): 1, 0 none, -1 */
 int atk_scan_proc(const char *leaf, const char *needle, char *out, size_t n);
-void atk_mkcanary(char *out, size_t n);                       /* "mk" + 12 random hex digits */
+void atk_mkcanary(char *out, size_t n); /* "mk" + 12 random hex digits */
 /* Runs fn(c, out, n) in a child under uid/gid `uid` (no supplementary groups) outside every agent
  * cgroup; returns fn's return value (1 = found the canary, with a description in out). */
 int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n);

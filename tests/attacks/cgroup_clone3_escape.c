@@ -36,6 +36,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"cgroup_clone3_escape", "clone3(CLONE_INTO_CGROUP) child outside the agent's cgroup", 0,
-                             NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"cgroup_clone3_escape",
+                             "clone3(CLONE_INTO_CGROUP) child outside the agent's cgroup",
+                             0,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

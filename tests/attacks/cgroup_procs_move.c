@@ -41,6 +41,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"cgroup_procs_move", "write a child's pid into an outside cgroup.procs", 0, NULL, agent,
-                             NULL, NULL, NULL};
+static const struct atk A = {
+    "cgroup_procs_move", "write a child's pid into an outside cgroup.procs", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -72,6 +72,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     }
 }
 
-static const struct atk A = {"conn_flood", "hold mncd connections until refused (lock other clients out)", 0, NULL, agent,
-                             on_sync, NULL, NULL};
+static const struct atk A = {
+    "conn_flood", "hold mncd connections until refused (lock other clients out)", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

@@ -19,8 +19,10 @@ static int agent(struct atk_ctx *c)
     for (int i = 0; i < 4; i++) {
         char h[4] = {0};
         memcpy(h, c->secret + 2 + 3 * i, 3);
-        struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET,
-                           .l_start = (off_t)((1L << 20) * (i + 1) + strtol(h, NULL, 16)), .l_len = 1};
+        struct flock fl = {.l_type = F_RDLCK,
+                           .l_whence = SEEK_SET,
+                           .l_start = (off_t)((1L << 20) * (i + 1) + strtol(h, NULL, 16)),
+                           .l_len = 1};
         if (atk_try(c, "F_SETLK read lock", fcntl(fd, F_SETLK, &fl)) < 0)
             break;
     }
@@ -69,6 +71,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"covert_flock", "canary in byte-range lock offsets (/proc/locks)", ATK_COVERT, NULL, agent,
-                             on_sync, NULL, NULL};
+static const struct atk A = {
+    "covert_flock", "canary in byte-range lock offsets (/proc/locks)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

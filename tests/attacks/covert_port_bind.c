@@ -72,6 +72,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"covert_port_bind", "canary in bound port numbers (/proc/net/tcp)", ATK_COVERT, NULL,
-                             agent, on_sync, NULL, NULL};
+static const struct atk A = {
+    "covert_port_bind", "canary in bound port numbers (/proc/net/tcp)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

@@ -16,5 +16,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_abstract", "connect() an outsider's abstract UNIX socket", 0, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_abstract", "connect() an outsider's abstract UNIX socket", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

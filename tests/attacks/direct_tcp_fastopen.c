@@ -14,6 +14,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_tcp_fastopen", "TCP Fast Open to 127.0.0.1 (canary in the SYN)", 0, NULL, agent,
-                             NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_tcp_fastopen", "TCP Fast Open to 127.0.0.1 (canary in the SYN)", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -14,5 +14,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_udp_connected", "UDP connect()+send (not sendto) to 127.0.0.1", 0, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_udp_connected", "UDP connect()+send (not sendto) to 127.0.0.1", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

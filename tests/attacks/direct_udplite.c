@@ -14,5 +14,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_udplite", "UDP-Lite (IPPROTO_UDPLITE) sendto 127.0.0.1", 0, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_udplite", "UDP-Lite (IPPROTO_UDPLITE) sendto 127.0.0.1", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

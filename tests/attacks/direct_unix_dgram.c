@@ -17,5 +17,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_unix_dgram", "sendto() an outsider's UNIX dgram path", 0, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_unix_dgram", "sendto() an outsider's UNIX dgram path", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -18,6 +18,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_unix_stream", "connect()+write to an outsider's UNIX path socket", 0,
-                             NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "direct_unix_stream", "connect()+write to an outsider's UNIX path socket", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -27,6 +27,12 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "canary in %s (helper's file)", p);
 }
 
-static const struct atk A = {"foreign_file_fd", "helper-opened writable file fd, written after the taint",
-                             ATK_NO_RECV, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {"foreign_file_fd",
+                             "helper-opened writable file fd, written after the taint",
+                             ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             NULL,
+                             verify,
+                             NULL};
 ATK_MAIN(A)

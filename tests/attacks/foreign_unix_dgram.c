@@ -15,7 +15,7 @@
 static int agent(struct atk_ctx *c)
 {
     char req[700];
-    snprintf(req, sizeof(req), "D%s", "D" [0] == 'S' ? atk_arg(c, "c_unix") : "");
+    snprintf(req, sizeof(req), "D%s", "D"[0] == 'S' ? atk_arg(c, "c_unix") : "");
     int fd = -1;
     if (atk_try(c, "take helper's socket", atk_take(c, req, &fd, 1)) < 1)
         return 0;
@@ -39,5 +39,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"foreign_unix_dgram", "helper-created unconnected UNIX dgram socket (sendto the outsider's path)", ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"foreign_unix_dgram",
+                             "helper-created unconnected UNIX dgram socket (sendto the outsider's path)",
+                             ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

@@ -40,6 +40,6 @@ static void cleanup(struct atk_ctx *c)
     close(FD);
 }
 
-static const struct atk A = {"inherited_fd", "write an fd inherited from the caller of mncctl run", 0, prepare, agent,
-                             NULL, verify, cleanup};
+static const struct atk A = {
+    "inherited_fd", "write an fd inherited from the caller of mncctl run", 0, prepare, agent, NULL, verify, cleanup};
 ATK_MAIN(A)

@@ -67,6 +67,6 @@ static void cleanup(struct atk_ctx *c)
         syscall(SYS_keyctl, KEYCTL_INVALIDATE, serial);
 }
 
-static const struct atk A = {"keyring", "kernel keyring (add_key into the user keyring)", 0, prepare, agent, on_sync,
-                             NULL, cleanup};
+static const struct atk A = {
+    "keyring", "kernel keyring (add_key into the user keyring)", 0, prepare, agent, on_sync, NULL, cleanup};
 ATK_MAIN(A)

@@ -33,12 +33,18 @@ static void verify(struct atk_ctx *c)
     const char *r = strstr(buf, "[lent-mncd-conn] ");
     const char *reason = r ? strstr(r, "\"reason\":\"") : NULL;
     if (reason)
-        atk_note(c, "mncd answered the outsider's recv on the lent fd with reason %.*s", (int)strcspn(reason + 10, "\""),
-                 reason + 10);
+        atk_note(c, "mncd answered the outsider's recv on the lent fd with reason %.*s",
+                 (int)strcspn(reason + 10, "\""), reason + 10);
     else
         atk_note(c, "the outsider got no answer on the lent fd");
 }
 
-static const struct atk A = {"lend_mncd_conn", "lend the agent's mncd connection to an outsider (SCM_RIGHTS)",
-                             ATK_NO_RECV | ATK_NO_CONTROL, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {"lend_mncd_conn",
+                             "lend the agent's mncd connection to an outsider (SCM_RIGHTS)",
+                             ATK_NO_RECV | ATK_NO_CONTROL,
+                             NULL,
+                             agent,
+                             NULL,
+                             verify,
+                             NULL};
 ATK_MAIN(A)

@@ -92,5 +92,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     close(fd);
 }
 
-static const struct atk A = {"listen_tcp", "a TCP listener on 127.0.0.1 created after the taint", 0, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {
+    "listen_tcp", "a TCP listener on 127.0.0.1 created after the taint", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

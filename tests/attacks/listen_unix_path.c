@@ -88,5 +88,12 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     close(fd);
 }
 
-static const struct atk A = {"listen_unix_path", "a UNIX stream listener at a workspace path (mode 0777) created after the taint", 0, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {"listen_unix_path",
+                             "a UNIX stream listener at a workspace path (mode 0777) created after the taint",
+                             0,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

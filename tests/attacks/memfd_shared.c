@@ -27,6 +27,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"memfd_shared", "memfd passed out before the taint, written after", ATK_NO_RECV, NULL,
-                             agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "memfd_shared", "memfd passed out before the taint, written after", ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

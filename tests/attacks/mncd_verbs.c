@@ -60,6 +60,8 @@ static void verify(struct atk_ctx *c)
         closedir(d);
 }
 
-static const struct atk A = {"mncd_verbs", "mncd's own verbs (forward, send, log, mem.put, tool, re-recv)", ATK_NO_CONTROL, NULL,
-                             agent, NULL, verify, NULL};
+static const struct atk A = {"mncd_verbs",   "mncd's own verbs (forward, send, log, mem.put, tool, re-recv)",
+                             ATK_NO_CONTROL, NULL,
+                             agent,          NULL,
+                             verify,         NULL};
 ATK_MAIN(A)

@@ -24,6 +24,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"netlink_usersock", "NETLINK_USERSOCK unicast to an outsider's portid", 0, NULL, agent,
-                             NULL, NULL, NULL};
+static const struct atk A = {
+    "netlink_usersock", "NETLINK_USERSOCK unicast to an outsider's portid", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

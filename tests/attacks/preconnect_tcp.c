@@ -21,6 +21,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"preconnect_tcp", "TCP connection opened before the taint", ATK_NO_RECV, NULL, agent, NULL,
-                             NULL, NULL};
+static const struct atk A = {
+    "preconnect_tcp", "TCP connection opened before the taint", ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -14,6 +14,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"preconnect_unix", "UNIX connection opened before the taint", ATK_NO_RECV, NULL, agent,
-                             NULL, NULL, NULL};
+static const struct atk A = {
+    "preconnect_unix", "UNIX connection opened before the taint", ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

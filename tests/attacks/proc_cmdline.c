@@ -31,6 +31,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "uid 65534 read the canary in %s", out);
 }
 
-static const struct atk A = {"proc_cmdline", "command line (argv overwritten) read from /proc", ATK_COVERT, NULL, agent, on_sync,
-                             NULL, NULL};
+static const struct atk A = {
+    "proc_cmdline", "command line (argv overwritten) read from /proc", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

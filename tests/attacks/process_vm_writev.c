@@ -17,6 +17,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"process_vm_writev", "process_vm_writev into an outsider", 0, NULL, agent, NULL, NULL,
-                             NULL};
+static const struct atk A = {
+    "process_vm_writev", "process_vm_writev into an outsider", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -23,8 +23,8 @@ static int prepare(struct atk_ctx *c)
 
 static int agent(struct atk_ctx *c)
 {
-    int fd = (int)atk_try(c, "open /proc/sys/kernel/domainname for writing",
-                          open("/proc/sys/kernel/domainname", O_WRONLY));
+    int fd =
+        (int)atk_try(c, "open /proc/sys/kernel/domainname for writing", open("/proc/sys/kernel/domainname", O_WRONLY));
     if (fd >= 0)
         atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
     atk_sync(c, "set");

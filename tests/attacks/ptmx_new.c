@@ -55,6 +55,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "untainted root %s", out);
 }
 
-static const struct atk A = {"ptmx_new", "a new pty from /dev/ptmx, slave read by an outsider", 0, NULL, agent, on_sync,
-                             NULL, NULL};
+static const struct atk A = {
+    "ptmx_new", "a new pty from /dev/ptmx, slave read by an outsider", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

@@ -28,6 +28,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"raw_ip4", "raw IPv4 socket, hand-made UDP to the outsider", ATK_SNIFF, NULL, agent, NULL,
-                             NULL, NULL};
+static const struct atk A = {
+    "raw_ip4", "raw IPv4 socket, hand-made UDP to the outsider", ATK_SNIFF, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -37,6 +37,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"read_other_workspace", "read another agent's workspace", 0, prepare, agent, NULL, NULL,
-                             NULL};
+static const struct atk A = {
+    "read_other_workspace", "read another agent's workspace", 0, prepare, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -45,12 +45,21 @@ static long set_owner(int fd, enum how how, pid_t cpid)
     struct f_owner_ex ex = {.pid = cpid};
     int p = cpid;
     switch (how) {
-    case OWN_PID: return fcntl(fd, F_SETOWN, cpid);
-    case OWN_PGRP_NEG: return fcntl(fd, F_SETOWN, -cpid);
-    case OWN_TID: ex.type = F_OWNER_TID; return fcntl(fd, F_SETOWN_EX, &ex);
-    case OWN_PGRP_EX: ex.type = F_OWNER_PGRP; return fcntl(fd, F_SETOWN_EX, &ex);
-    case OWN_FIOSETOWN: return ioctl(fd, FIOSETOWN, &p);
-    case OWN_SIOCSPGRP: p = -cpid; return ioctl(fd, SIOCSPGRP, &p);
+    case OWN_PID:
+        return fcntl(fd, F_SETOWN, cpid);
+    case OWN_PGRP_NEG:
+        return fcntl(fd, F_SETOWN, -cpid);
+    case OWN_TID:
+        ex.type = F_OWNER_TID;
+        return fcntl(fd, F_SETOWN_EX, &ex);
+    case OWN_PGRP_EX:
+        ex.type = F_OWNER_PGRP;
+        return fcntl(fd, F_SETOWN_EX, &ex);
+    case OWN_FIOSETOWN:
+        return ioctl(fd, FIOSETOWN, &p);
+    case OWN_SIOCSPGRP:
+        p = -cpid;
+        return ioctl(fd, SIOCSPGRP, &p);
     }
     errno = EINVAL;
     return -1;
@@ -166,5 +175,7 @@ static void verify(struct atk_ctx *c)
 }
 
 static const struct atk A = {"sigio_owner", "SIGIO with si_fd to an outsider made the owner of the agent's pipe/socket",
-                             ATK_NO_RECV, NULL, agent, NULL, verify, NULL};
+                             ATK_NO_RECV,   NULL,
+                             agent,         NULL,
+                             verify,        NULL};
 ATK_MAIN(A)

@@ -46,6 +46,6 @@ static void verify(struct atk_ctx *c)
     }
 }
 
-static const struct atk A = {"sink_link_rename", "hard link / rename a workspace file into the sinks", 0, NULL, agent,
-                             NULL, verify, NULL};
+static const struct atk A = {
+    "sink_link_rename", "hard link / rename a workspace file into the sinks", 0, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

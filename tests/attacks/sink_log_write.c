@@ -38,5 +38,6 @@ static void verify(struct atk_ctx *c)
         closedir(d);
 }
 
-static const struct atk A = {"sink_log_write", "open the log sink file for append and write the canary", 0, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {
+    "sink_log_write", "open the log sink file for append and write the canary", 0, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

@@ -38,5 +38,6 @@ static void verify(struct atk_ctx *c)
         closedir(d);
 }
 
-static const struct atk A = {"sink_memory_write", "create a file in the memory sink directory", 0, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {
+    "sink_memory_write", "create a file in the memory sink directory", 0, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

@@ -27,6 +27,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"socketpair_given_away", "own socketpair, one end given to an outsider before the taint",
-                             ATK_NO_RECV, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"socketpair_given_away",
+                             "own socketpair, one end given to an outsider before the taint",
+                             ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

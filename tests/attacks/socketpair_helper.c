@@ -17,6 +17,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"socketpair_helper", "helper's socketpair, both ends given to the agent", ATK_NO_RECV,
-                             NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"socketpair_helper",
+                             "helper's socketpair, both ends given to the agent",
+                             ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

@@ -52,6 +52,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"state_dir_read", "read mncd's state dir (other agents' disclosed values)", ATK_FOREIGN,
-                             NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"state_dir_read",
+                             "read mncd's state dir (other agents' disclosed values)",
+                             ATK_FOREIGN,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

@@ -47,6 +47,7 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_child", "a child inheriting stdio (exec'd cat, forked writer) prints the canary",
-                             0, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "stdio_child", "a child inheriting stdio (exec'd cat, forked writer) prints the canary", 0, NULL, agent, NULL, NULL,
+    NULL};
 ATK_MAIN(A)

@@ -19,6 +19,6 @@ static int agent(struct atk_ctx *c)
     _exit(a == (ssize_t)n && b == (ssize_t)n ? 0 : 1); /* no note after: nothing between write and exit */
 }
 
-static const struct atk A = {"stdio_no_newline", "canary as a final line without newline, then exit at once", 0,
-                             NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "stdio_no_newline", "canary as a final line without newline, then exit at once", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -29,6 +29,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_proc_fd", "stdout/stderr reopened through /proc/self/fd/N and /dev/stdout", 0, NULL,
-                             agent, NULL, NULL, NULL};
+static const struct atk A = {"stdio_proc_fd",
+                             "stdout/stderr reopened through /proc/self/fd/N and /dev/stdout",
+                             0,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

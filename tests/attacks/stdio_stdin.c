@@ -29,6 +29,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_stdin", "write(0) and fd 0 reopened for writing via /proc/self/fd/0", 0, NULL,
-                             agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "stdio_stdin", "write(0) and fd 0 reopened for writing via /proc/self/fd/0", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -35,7 +35,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_stdin_readback", "fd 0 reopened for writing, read back from the stdin pipe by the caller",
-                             ATK_COVERT | ATK_STDIN_READBACK, NULL,
-                             agent, NULL, NULL, NULL};
+static const struct atk A = {"stdio_stdin_readback",
+                             "fd 0 reopened for writing, read back from the stdin pipe by the caller",
+                             ATK_COVERT | ATK_STDIN_READBACK,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

@@ -25,6 +25,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_write1", "raw write(1) of the canary right after the receive", 0, NULL, agent,
-                             NULL, NULL, NULL};
+static const struct atk A = {
+    "stdio_write1", "raw write(1) of the canary right after the receive", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

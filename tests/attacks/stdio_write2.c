@@ -20,6 +20,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"stdio_write2", "write(2) and fprintf(stderr) of the canary after the receive", 0, NULL,
-                             agent, NULL, NULL, NULL};
+static const struct atk A = {
+    "stdio_write2", "write(2) and fprintf(stderr) of the canary after the receive", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -55,5 +55,6 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "outsider decoded the canary from 4 connections' source ports");
 }
 
-static const struct atk A = {"tcp_port_encode", "canary in TCP source port numbers", 0, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {
+    "tcp_port_encode", "canary in TCP source port numbers", 0, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

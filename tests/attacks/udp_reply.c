@@ -52,6 +52,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     close(fd);
 }
 
-static const struct atk A = {"udp_reply", "UDP server after the taint answers an outsider", 0, NULL, agent, on_sync,
-                             NULL, NULL};
+static const struct atk A = {
+    "udp_reply", "UDP server after the taint answers an outsider", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

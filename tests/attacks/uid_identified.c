@@ -29,6 +29,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"uid_identified", "uid-identified agent with no kernel confinement gets deliveries",
-                             ATK_UNCONFINED | ATK_USER_ONLY | ATK_NO_RECV, prepare, agent, NULL, NULL, NULL};
+static const struct atk A = {"uid_identified",
+                             "uid-identified agent with no kernel confinement gets deliveries",
+                             ATK_UNCONFINED | ATK_USER_ONLY | ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

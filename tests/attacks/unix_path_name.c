@@ -42,5 +42,13 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"unix_path_name", "a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {
+    "unix_path_name",
+    "a UNIX socket bound at WS/<canary> (the path shows in /proc/net/unix even if the workspace is 0700)",
+    ATK_COVERT,
+    NULL,
+    agent,
+    on_sync,
+    NULL,
+    NULL};
 ATK_MAIN(A)

@@ -53,6 +53,6 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"utimes_outside", "timestamps of a file outside the workspace", 0, prepare, agent, NULL,
-                             verify, NULL};
+static const struct atk A = {
+    "utimes_outside", "timestamps of a file outside the workspace", 0, prepare, agent, NULL, verify, NULL};
 ATK_MAIN(A)

@@ -41,5 +41,6 @@ static void verify(struct atk_ctx *c)
 
 static void cleanup(struct atk_ctx *c) { unlink(atk_arg(c, "path")); }
 
-static const struct atk A = {"var_tmp_file", "a world-readable file in /var/tmp", 0, prepare, agent, NULL, verify, cleanup};
+static const struct atk A = {"var_tmp_file", "a world-readable file in /var/tmp", 0, prepare, agent, NULL, verify,
+                             cleanup};
 ATK_MAIN(A)

@@ -41,6 +41,6 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"workspace_chmod", "agent chmods its workspace 0755, writes a 0644 file", 0, NULL,
-                             agent, NULL, verify, NULL};
+static const struct atk A = {
+    "workspace_chmod", "agent chmods its workspace 0755, writes a 0644 file", 0, NULL, agent, NULL, verify, NULL};
 ATK_MAIN(A)

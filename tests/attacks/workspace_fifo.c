@@ -79,6 +79,12 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "uid 65534 read the canary from the workspace FIFO");
 }
 
-static const struct atk A = {"workspace_fifo", "a FIFO in the workspace opened by an outsider before the taint",
-                             ATK_NO_RECV, NULL, agent, on_sync, verify, NULL};
+static const struct atk A = {"workspace_fifo",
+                             "a FIFO in the workspace opened by an outsider before the taint",
+                             ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             on_sync,
+                             verify,
+                             NULL};
 ATK_MAIN(A)

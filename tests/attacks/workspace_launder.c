@@ -31,6 +31,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"workspace_launder", "canary laundered through the workspace across two runs",
-                             ATK_RELAUNCH, NULL, agent, NULL, NULL, NULL};
+static const struct atk A = {"workspace_launder",
+                             "canary laundered through the workspace across two runs",
+                             ATK_RELAUNCH,
+                             NULL,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

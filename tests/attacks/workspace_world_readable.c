@@ -39,6 +39,12 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"workspace_world_readable", "a 0644 file in the workspace, read by another uid", 0, NULL,
-                             agent, NULL, verify, NULL};
+static const struct atk A = {"workspace_world_readable",
+                             "a 0644 file in the workspace, read by another uid",
+                             0,
+                             NULL,
+                             agent,
+                             NULL,
+                             verify,
+                             NULL};
 ATK_MAIN(A)

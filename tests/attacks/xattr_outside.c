@@ -47,6 +47,6 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"xattr_outside", "user.* xattr on a file outside the workspace", 0, prepare, agent, NULL,
-                             verify, NULL};
+static const struct atk A = {
+    "xattr_outside", "user.* xattr on a file outside the workspace", 0, prepare, agent, NULL, verify, NULL};
 ATK_MAIN(A)

@@ -62,8 +62,7 @@ static void die(const char *what)
 }
 
 /* Appends with bounds, growing the buffer; exits on OOM. */
-static void app(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void app(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void app(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 {
     for (;;) {
@@ -107,8 +106,8 @@ static void write_model(const char *path, int ns)
             double w[4], t = 0;
             for (int v = 0; v < 4; v++)
                 t += (w[v] = 0.05 + urand());
-            app(&b, &len, &cap, "%s\"s%d\":{\"v0\":%.17g,\"v1\":%.17g,\"v2\":%.17g,\"v3\":%.17g}",
-                s ? "," : "", s, w[0] / t, w[1] / t, w[2] / t, 1.0 - w[0] / t - w[1] / t - w[2] / t);
+            app(&b, &len, &cap, "%s\"s%d\":{\"v0\":%.17g,\"v1\":%.17g,\"v2\":%.17g,\"v3\":%.17g}", s ? "," : "", s,
+                w[0] / t, w[1] / t, w[2] / t, 1.0 - w[0] / t - w[1] / t - w[2] / t);
         }
         app(&b, &len, &cap, "}}");
     }
@@ -125,20 +124,20 @@ static mnc_policy *load_policy(const char *risk)
 {
     char json[4096];
     int n = snprintf(json, sizeof(json),
-        "{\"mnc_policy\":1,\"name\":\"bench_bayes\",\"risk\":%s,"
-        "\"agents\":[{\"name\":\"worker\"},{\"name\":\"coordinator\"}],"
-        "\"fields\":[{\"name\":\"d0\",\"weight\":1},{\"name\":\"d1\",\"weight\":1},"
-        "{\"name\":\"d2\",\"weight\":1},{\"name\":\"n0\",\"weight\":0.5},"
-        "{\"name\":\"n1\",\"weight\":0.5},{\"name\":\"n2\",\"weight\":0.5}],"
-        "\"families\":[{\"name\":\"fam\",\"forms\":["
-        "{\"name\":\"c0\",\"fields\":[\"d1\"]},{\"name\":\"c1\",\"fields\":[\"d2\"]},"
-        "{\"name\":\"c2\",\"fields\":[\"n0\"]},{\"name\":\"c3\",\"fields\":[\"d1\",\"d2\"]},"
-        "{\"name\":\"c4\",\"fields\":[\"n1\",\"n2\"]},{\"name\":\"c5\",\"fields\":[\"d1\",\"n0\"]},"
-        "{\"name\":\"c6\",\"fields\":[\"d1\",\"d2\",\"n1\"]},{\"name\":\"c7\",\"fields\":[\"d0\"]}]}],"
-        "\"contracts\":[{\"id\":\"c\",\"purpose\":\"p\",\"issuers\":[\"worker\"],"
-        "\"recipient\":\"coordinator\",\"fields\":[\"d0\",\"d1\",\"d2\",\"n0\",\"n1\",\"n2\"],"
-        "\"lifetime\":{\"seconds\":3600},\"family\":\"fam\"}]}",
-        risk);
+                     "{\"mnc_policy\":1,\"name\":\"bench_bayes\",\"risk\":%s,"
+                     "\"agents\":[{\"name\":\"worker\"},{\"name\":\"coordinator\"}],"
+                     "\"fields\":[{\"name\":\"d0\",\"weight\":1},{\"name\":\"d1\",\"weight\":1},"
+                     "{\"name\":\"d2\",\"weight\":1},{\"name\":\"n0\",\"weight\":0.5},"
+                     "{\"name\":\"n1\",\"weight\":0.5},{\"name\":\"n2\",\"weight\":0.5}],"
+                     "\"families\":[{\"name\":\"fam\",\"forms\":["
+                     "{\"name\":\"c0\",\"fields\":[\"d1\"]},{\"name\":\"c1\",\"fields\":[\"d2\"]},"
+                     "{\"name\":\"c2\",\"fields\":[\"n0\"]},{\"name\":\"c3\",\"fields\":[\"d1\",\"d2\"]},"
+                     "{\"name\":\"c4\",\"fields\":[\"n1\",\"n2\"]},{\"name\":\"c5\",\"fields\":[\"d1\",\"n0\"]},"
+                     "{\"name\":\"c6\",\"fields\":[\"d1\",\"d2\",\"n1\"]},{\"name\":\"c7\",\"fields\":[\"d0\"]}]}],"
+                     "\"contracts\":[{\"id\":\"c\",\"purpose\":\"p\",\"issuers\":[\"worker\"],"
+                     "\"recipient\":\"coordinator\",\"fields\":[\"d0\",\"d1\",\"d2\",\"n0\",\"n1\",\"n2\"],"
+                     "\"lifetime\":{\"seconds\":3600},\"family\":\"fam\"}]}",
+                     risk);
     if (n < 0 || (size_t)n >= sizeof(json))
         die("policy text too long");
     mnc_errors e;
@@ -163,8 +162,7 @@ static figures summarize(double *t, int n)
 }
 
 /* Obs list of history hist plus the candidate's fields with their state values. */
-static size_t joint(const mnc_obs *hist, size_t nh, const mnc_scored *sc, const mnc_state *st,
-                    mnc_obs *out)
+static size_t joint(const mnc_obs *hist, size_t nh, const mnc_scored *sc, const mnc_state *st, mnc_obs *out)
 {
     memcpy(out, hist, nh * sizeof(*hist));
     size_t k = nh;
@@ -175,8 +173,8 @@ static size_t joint(const mnc_obs *hist, size_t nh, const mnc_scored *sc, const 
 
 /* Checks one selection: same verdicts, chosen and bit-identical risks as the reference, and
  * every risk equal to the definition within EXACT. Returns the largest |risk - definition|. */
-static double check(const mnc_policy *p, const mnc_selection *s, const mnc_selection *ref,
-                    const mnc_obs *hist, size_t nh, const mnc_state *st)
+static double check(const mnc_policy *p, const mnc_selection *s, const mnc_selection *ref, const mnc_obs *hist,
+                    size_t nh, const mnc_state *st)
 {
     if (s->n != 8 || ref->n != 8 || s->chosen != ref->chosen || s->chosen < 0)
         die("selection differs from the reference (count or choice)");
@@ -184,8 +182,7 @@ static double check(const mnc_policy *p, const mnc_selection *s, const mnc_selec
     for (int i = 0; i < s->n; i++) {
         const mnc_scored *a = &s->c[i], *b = &ref->c[i];
         if (a->verdict != b->verdict || memcmp(&a->risk, &b->risk, sizeof(a->risk)) != 0) {
-            fprintf(stderr, "bench_bayes: %s: risk %.17g, reference %.17g\n", a->name, a->risk,
-                    b->risk);
+            fprintf(stderr, "bench_bayes: %s: risk %.17g, reference %.17g\n", a->name, a->risk, b->risk);
             die("risk differs from the reference");
         }
         mnc_obs all[16];
@@ -196,8 +193,7 @@ static double check(const mnc_policy *p, const mnc_selection *s, const mnc_selec
         double def = after - before > 0 ? after - before : 0;
         double err = fabs(a->risk - def);
         if (!(err <= EXACT)) {
-            fprintf(stderr, "bench_bayes: %s: risk %.17g, definition %.17g\n", a->name, a->risk,
-                    def);
+            fprintf(stderr, "bench_bayes: %s: risk %.17g, definition %.17g\n", a->name, a->risk, def);
             die("risk differs from the definition");
         }
         if (err > worst)
@@ -216,8 +212,7 @@ static void bench(const char *dir, int ns, int samples, double target)
     mnc_policy *weights = load_policy("{\"model\":\"weights\"}");
     if (unlink(mpath) != 0)
         die("cannot remove the model file");
-    if (bayes->risk != MNC_RISK_BAYES || !bayes->risk_model ||
-        mnc_bayes_secrets(bayes->risk_model) != (size_t)ns)
+    if (bayes->risk != MNC_RISK_BAYES || !bayes->risk_model || mnc_bayes_secrets(bayes->risk_model) != (size_t)ns)
         die("the policy did not load the bayes model");
 
     /* the subject's true secret is s7: d0 = v1, d1 = v1, d2 = v2 */
@@ -230,12 +225,12 @@ static void bench(const char *dir, int ns, int samples, double target)
             die("state");
     int d0 = mnc_policy_field(bayes, "d0"), n0 = mnc_policy_field(bayes, "n0");
     int n1 = mnc_policy_field(bayes, "n1"), n2 = mnc_policy_field(bayes, "n2");
-    mnc_obs hists[2][4] = {
-        {{(uint16_t)n0, "v1"}, {(uint16_t)d0, "v1"}, {(uint16_t)n1, "v0"}, {(uint16_t)n2, "v2"}},
-        {{(uint16_t)n0, "v2"}, {(uint16_t)d0, "v1"}, {(uint16_t)n1, "v1"}, {(uint16_t)n2, "v0"}}};
+    mnc_obs hists[2][4] = {{{(uint16_t)n0, "v1"}, {(uint16_t)d0, "v1"}, {(uint16_t)n1, "v0"}, {(uint16_t)n2, "v2"}},
+                           {{(uint16_t)n0, "v2"}, {(uint16_t)d0, "v1"}, {(uint16_t)n1, "v1"}, {(uint16_t)n2, "v0"}}};
     mnc_select_req req = {.contract = mnc_policy_contract(bayes, "c"),
                           .recipient = mnc_policy_agent(bayes, "coordinator"),
-                          .state = &st, .n_history = 4};
+                          .state = &st,
+                          .n_history = 4};
 
     double *t_new = malloc((size_t)samples * sizeof(double));
     double *t_ref = malloc((size_t)samples * sizeof(double));
@@ -274,8 +269,8 @@ static void bench(const char *dir, int ns, int samples, double target)
            "bit for bit, max |risk - definition| %.1e\n",
            ns, fn.p50, fn.p99, fr.p50, fr.p99, fr.p50 / fn.p50, fw.p50, worst);
     if (target > 0)
-        printf("target p50 <= %.0f us at domain %d: %s (%.2f us)\n", target, ns,
-               fn.p50 <= target ? "met" : "missed", fn.p50);
+        printf("target p50 <= %.0f us at domain %d: %s (%.2f us)\n", target, ns, fn.p50 <= target ? "met" : "missed",
+               fn.p50);
     free(t_new);
     free(t_ref);
     free(t_w);

@@ -47,8 +47,7 @@ static void *worker(void *arg)
         char id[64], subj[32];
         snprintf(id, sizeof(id), "run%d-t%d-%d", run_id, t, i);
         snprintf(subj, sizeof(subj), "subject-%d", i % 64);
-        mnc_ledger_obs o[2] = {{"slot_feasible", "Tue 14:00 infeasible"},
-                               {"selected_slot", "Thu 10:00"}};
+        mnc_ledger_obs o[2] = {{"slot_feasible", "Tue 14:00 infeasible"}, {"selected_slot", "Thu 10:00"}};
         if (mnc_ledger_charge(L, subj, "coordinator", id, o, 2, 0.0123456789, NULL) != MNC_LEDGER_OK) {
             perror("charge");
             exit(1);
@@ -124,8 +123,7 @@ static double j_run(const char *path, int threads, int n_total, size_t prealloc,
         pthread_join(th[t], NULL);
     double dt = now() - t0;
     uint64_t syncs = mnc_journal_syncs(J);
-    if (mnc_journal_next_seq(J) != (uint64_t)(j_per_thread * threads) + 1 ||
-        mnc_journal_close(J) != 0) {
+    if (mnc_journal_next_seq(J) != (uint64_t)(j_per_thread * threads) + 1 || mnc_journal_close(J) != 0) {
         fprintf(stderr, "bench_ledger: journal close failed or lost records\n");
         exit(1);
     }
@@ -159,12 +157,11 @@ static void journal_compare(const char *path, int n)
     qsort(us_off, REPS, sizeof(double), cmp_d);
     qsort(us_on, REPS, sizeof(double), cmp_d);
     printf("journal appends/s (170 B, group commit, median of %d interleaved runs):\n", REPS);
-    printf("  grow per batch (prealloc off): 1 thread %9.0f   8 threads %9.0f   %6.1f us/batch\n",
-           off1[1], off8[1], us_off[1]);
-    printf("  preallocated zeros (default):  1 thread %9.0f   8 threads %9.0f   %6.1f us/batch\n",
-           on1[1], on8[1], us_on[1]);
-    printf("  preallocation speed-up: 1 thread %.2fx, 8 threads %.2fx\n", on1[1] / off1[1],
-           on8[1] / off8[1]);
+    printf("  grow per batch (prealloc off): 1 thread %9.0f   8 threads %9.0f   %6.1f us/batch\n", off1[1], off8[1],
+           us_off[1]);
+    printf("  preallocated zeros (default):  1 thread %9.0f   8 threads %9.0f   %6.1f us/batch\n", on1[1], on8[1],
+           us_on[1]);
+    printf("  preallocation speed-up: 1 thread %.2fx, 8 threads %.2fx\n", on1[1] / off1[1], on8[1] / off8[1]);
 }
 
 /* ---- raw sync primitives (--primitives) ---------------------------------------------- */
@@ -213,8 +210,8 @@ static double prim_run(const char *path, int mode, int n)
         else if (rc == 0 && mode == PRIM_FSYNC)
             rc = fsync(fd);
         else if (rc == 0 && mode == PRIM_SFR)
-            rc = sync_file_range(fd, off, (off_t)R, SYNC_FILE_RANGE_WAIT_BEFORE |
-                                 SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+            rc = sync_file_range(fd, off, (off_t)R,
+                                 SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
         if (rc != 0) {
             perror("sync");
             exit(1);
@@ -228,17 +225,15 @@ static double prim_run(const char *path, int mode, int n)
 
 static void primitives(const char *path, int n)
 {
-    static const char *name[PRIM_N] = {
-        "write past EOF + fdatasync (grow)", "overwrite zeros + fdatasync",
-        "overwrite zeros, O_DSYNC write", "overwrite zeros + fsync",
-        "overwrite fallocate'd + fdatasync", "sync_file_range (NOT durable)"};
+    static const char *name[PRIM_N] = {"write past EOF + fdatasync (grow)", "overwrite zeros + fdatasync",
+                                       "overwrite zeros, O_DSYNC write",    "overwrite zeros + fsync",
+                                       "overwrite fallocate'd + fdatasync", "sync_file_range (NOT durable)"};
     enum { REPS = 3 };
     double us[PRIM_N][REPS];
     for (int r = 0; r < REPS; r++)
         for (int m = 0; m < PRIM_N; m++)
             us[m][r] = prim_run(path, m, n);
-    printf("sync primitives, one 1600-byte write each (median of %d interleaved runs of %d):\n",
-           REPS, n);
+    printf("sync primitives, one 1600-byte write each (median of %d interleaved runs of %d):\n", REPS, n);
     for (int m = 0; m < PRIM_N; m++) {
         qsort(us[m], REPS, sizeof(double), cmp_d);
         printf("  %-36s %7.1f us\n", name[m], us[m][1]);

@@ -43,9 +43,8 @@
 #define TARGET_US 20.0
 
 enum { P_DIRECT, P_ECHO, P_RELAY, P_MCP, P_OLD, NPATH };
-static const char *const PNAME[NPATH] = {"recv straight to mncd", "echo child (pipe only)",
-                                         "relay child -> mncd", "mnc_receive via mnc-mcp",
-                                         "mnc_receive via old mnc-mcp"};
+static const char *const PNAME[NPATH] = {"recv straight to mncd", "echo child (pipe only)", "relay child -> mncd",
+                                         "mnc_receive via mnc-mcp", "mnc_receive via old mnc-mcp"};
 
 static char sock_path[108];
 
@@ -243,13 +242,12 @@ static int check(conn *cs, const char *old, char *resp, size_t rl)
             }
             static const char st[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
                                      "\"params\":{\"name\":\"mnc_status\"}}\n";
-            if (call(&cs[p], st, sizeof(st) - 1, resp, rl) != 0 ||
-                !strstr(resp, "\"agent\":\"coordinator\"")) {
+            if (call(&cs[p], st, sizeof(st) - 1, resp, rl) != 0 || !strstr(resp, "\"agent\":\"coordinator\"")) {
                 fprintf(stderr, "bench_mcp: %s: not the coordinator: %s\n", PNAME[p], resp);
                 return -1;
             }
-            if (call(&cs[p], MCP_REQ, sizeof(MCP_REQ) - 1, resp, rl) != 0 ||
-                !strstr(resp, "\"isError\":false") || !strstr(resp, "\"messages\":[]")) {
+            if (call(&cs[p], MCP_REQ, sizeof(MCP_REQ) - 1, resp, rl) != 0 || !strstr(resp, "\"isError\":false") ||
+                !strstr(resp, "\"messages\":[]")) {
                 fprintf(stderr, "bench_mcp: %s: unexpected answer: %s\n", PNAME[p], resp);
                 return -1;
             }
@@ -261,13 +259,12 @@ static int check(conn *cs, const char *old, char *resp, size_t rl)
             }
         } else {
             static const char who[] = "{\"verb\":\"whoami\"}\n";
-            if (call(&cs[p], who, sizeof(who) - 1, resp, rl) != 0 ||
-                !strstr(resp, "\"agent\":\"coordinator\"")) {
+            if (call(&cs[p], who, sizeof(who) - 1, resp, rl) != 0 || !strstr(resp, "\"agent\":\"coordinator\"")) {
                 fprintf(stderr, "bench_mcp: %s: not the coordinator: %s\n", PNAME[p], resp);
                 return -1;
             }
-            if (call(&cs[p], DIRECT_REQ, sizeof(DIRECT_REQ) - 1, resp, rl) != 0 ||
-                !strstr(resp, "\"ok\":true") || !strstr(resp, "\"messages\":[]")) {
+            if (call(&cs[p], DIRECT_REQ, sizeof(DIRECT_REQ) - 1, resp, rl) != 0 || !strstr(resp, "\"ok\":true") ||
+                !strstr(resp, "\"messages\":[]")) {
                 fprintf(stderr, "bench_mcp: %s: unexpected answer: %s\n", PNAME[p], resp);
                 return -1;
             }
@@ -304,8 +301,10 @@ static int measure(const char *mcp, const char *old, int quick)
     static const struct {
         const char *s;
         size_t n;
-    } req[NPATH] = {{DIRECT_REQ, sizeof(DIRECT_REQ) - 1}, {MCP_REQ, sizeof(MCP_REQ) - 1},
-                    {DIRECT_REQ, sizeof(DIRECT_REQ) - 1}, {MCP_REQ, sizeof(MCP_REQ) - 1},
+    } req[NPATH] = {{DIRECT_REQ, sizeof(DIRECT_REQ) - 1},
+                    {MCP_REQ, sizeof(MCP_REQ) - 1},
+                    {DIRECT_REQ, sizeof(DIRECT_REQ) - 1},
+                    {MCP_REQ, sizeof(MCP_REQ) - 1},
                     {MCP_REQ, sizeof(MCP_REQ) - 1}};
     for (int p = 0; p < np; p++) /* warm-up */
         for (int i = 0; i < block / 4; i++)
@@ -330,17 +329,17 @@ static int measure(const char *mcp, const char *old, int quick)
         printf("  %-28s p50 %7.1f us  p99 %7.1f us  (%zu samples)\n", PNAME[p], p50[p], p99[p], n);
     }
     double over = p50[P_MCP] - p50[P_DIRECT], hop = p50[P_RELAY] - p50[P_DIRECT];
-    printf("  mnc-mcp overhead at p50 (mnc-mcp - direct): %.1f us, x%.2f of direct (target <= %.0f us): %s\n",
-           over, p50[P_MCP] / p50[P_DIRECT], TARGET_US, over <= TARGET_US ? "met" : "NOT met");
-    printf("  hop floor at p50 (relay - direct): %.1f us, x%.2f of direct%s\n", hop,
-           p50[P_RELAY] / p50[P_DIRECT],
+    printf("  mnc-mcp overhead at p50 (mnc-mcp - direct): %.1f us, x%.2f of direct (target <= %.0f us): %s\n", over,
+           p50[P_MCP] / p50[P_DIRECT], TARGET_US, over <= TARGET_US ? "met" : "NOT met");
+    printf("  hop floor at p50 (relay - direct): %.1f us, x%.2f of direct%s\n", hop, p50[P_RELAY] / p50[P_DIRECT],
            hop > TARGET_US ? " - the extra process alone exceeds the target on this host" : "");
     printf("  mnc-mcp's own work at p50 (mnc-mcp - relay): %.1f us; bare pipe round trip (echo) "
-           "p50 %.1f us\n", p50[P_MCP] - p50[P_RELAY], p50[P_ECHO]);
+           "p50 %.1f us\n",
+           p50[P_MCP] - p50[P_RELAY], p50[P_ECHO]);
     if (old)
         printf("  old mnc-mcp overhead at p50: %.1f us; new/old round trip x%.2f, overhead "
-               "x%.2f\n", p50[P_OLD] - p50[P_DIRECT], p50[P_MCP] / p50[P_OLD],
-               over / (p50[P_OLD] - p50[P_DIRECT]));
+               "x%.2f\n",
+               p50[P_OLD] - p50[P_DIRECT], p50[P_MCP] / p50[P_OLD], over / (p50[P_OLD] - p50[P_DIRECT]));
     rc = 0;
     goto out;
 fail:
@@ -372,8 +371,7 @@ int main(int argc, char **argv)
     char mcp[PATH_MAX], old[PATH_MAX], mncd[PATH_MAX], rel[PATH_MAX];
     snprintf(rel, sizeof(rel), "%s/mnc-mcp", build);
     if (!realpath(rel, mcp) || (old_arg && !realpath(old_arg, old))) {
-        fprintf(stderr, "bench_mcp: %s: %s\n", old_arg && realpath(rel, mcp) ? old_arg : rel,
-                strerror(errno));
+        fprintf(stderr, "bench_mcp: %s: %s\n", old_arg && realpath(rel, mcp) ? old_arg : rel, strerror(errno));
         return 1;
     }
     snprintf(mncd, sizeof(mncd), "%s/mncd", build);
@@ -394,14 +392,14 @@ int main(int argc, char **argv)
     int status = 1;
     pid_t dpid = -1;
     FILE *f = fopen(cfg, "w");
-    if (!f || fprintf(f, "{\"kernel\": \"off\", \"agents\": {\"coordinator\": {\"uid\": %d}}}\n",
-                      UID_C) < 0 || fclose(f) != 0) {
+    if (!f || fprintf(f, "{\"kernel\": \"off\", \"agents\": {\"coordinator\": {\"uid\": %d}}}\n", UID_C) < 0 ||
+        fclose(f) != 0) {
         perror("bench_mcp: config");
         goto out;
     }
     if ((dpid = fork()) == 0) {
-        execl(mncd, mncd, "--config", cfg, "--socket", sock_path, "--state-dir", state,
-              "--policy", "policies/scheduling.json", (char *)NULL);
+        execl(mncd, mncd, "--config", cfg, "--socket", sock_path, "--state-dir", state, "--policy",
+              "policies/scheduling.json", (char *)NULL);
         perror(mncd);
         _exit(127);
     }
@@ -417,13 +415,13 @@ int main(int argc, char **argv)
     }
     close(fd);
     printf("tools/call mnc_receive through %s next to recv straight to mncd (kernel layer off; "
-           "p50/p99 of one request/response line each)\n", rel);
+           "p50/p99 of one request/response line each)\n",
+           rel);
     fflush(stdout);
     pid_t m = fork();
     if (m == 0) {
         /* become the coordinator for good: every connection and child of this process is it */
-        if (setgroups(0, NULL) != 0 || setresgid(UID_C, UID_C, UID_C) != 0 ||
-            setresuid(UID_C, UID_C, UID_C) != 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(UID_C, UID_C, UID_C) != 0 || setresuid(UID_C, UID_C, UID_C) != 0) {
             perror("bench_mcp: drop to the coordinator's uid");
             _exit(1);
         }

@@ -29,7 +29,8 @@ static const char policy_json[] =
     "\"families\":[{\"name\":\"fam\",\"forms\":["
     "{\"name\":\"c0\",\"fields\":[\"f0\",\"f1\",\"f7\"]},{\"name\":\"c1\",\"fields\":[\"f1\",\"f2\",\"f7\"]},"
     "{\"name\":\"c2\",\"fields\":[\"f2\",\"f3\",\"f7\"]},{\"name\":\"c3\",\"fields\":[\"f3\",\"f7\"]},"
-    "{\"name\":\"c4\",\"fields\":[\"f4\",\"f7\"],\"template\":\"{f4} {f7}\"},{\"name\":\"c5\",\"fields\":[\"f5\",\"f7\"]},"
+    "{\"name\":\"c4\",\"fields\":[\"f4\",\"f7\"],\"template\":\"{f4} "
+    "{f7}\"},{\"name\":\"c5\",\"fields\":[\"f5\",\"f7\"]},"
     "{\"name\":\"c6\",\"fields\":[\"f6\",\"f7\"]},{\"name\":\"c7\",\"fields\":[\"f6\"]}]}],"
     "\"requirements\":[{\"agent\":\"coordinator\",\"purpose\":\"p\",\"needs\":[\"f7\"]}],"
     "\"contracts\":[{\"id\":\"c\",\"purpose\":\"p\",\"issuers\":[\"worker\"],\"recipient\":\"coordinator\","
@@ -92,8 +93,7 @@ static uint64_t net(uint64_t t0, uint64_t t1)
 static stats summarize(uint64_t *s, size_t n)
 {
     qsort(s, n, sizeof(*s), cmp_u64);
-    return (stats){.p50 = (double)s[n / 2], .p99 = (double)s[(n * 99) / 100],
-                   .p999 = (double)s[(n * 999) / 1000]};
+    return (stats){.p50 = (double)s[n / 2], .p99 = (double)s[(n * 99) / 100], .p999 = (double)s[(n * 999) / 1000]};
 }
 
 volatile int sink_v;
@@ -185,8 +185,7 @@ static void bench_select(const mnc_policy *p, const mnc_state *st, size_t sample
         }
     }
     stats r = summarize(t, samples);
-    printf("select   8 candidates (weights)  p50=%6.0f ns p99=%6.0f ns p99.9=%6.0f ns\n", r.p50,
-           r.p99, r.p999);
+    printf("select   8 candidates (weights)  p50=%6.0f ns p99=%6.0f ns p99.9=%6.0f ns\n", r.p50, r.p99, r.p999);
     free(t);
 }
 

@@ -174,7 +174,8 @@ int main(int argc, char **argv)
             goto out;
         }
     printf("hardened launcher: the agent's own cost, plain child vs confined as by mncctl run "
-           "(median of %d rounds%s)\n", ROUNDS, quick ? ", quick" : "");
+           "(median of %d rounds%s)\n",
+           ROUNDS, quick ? ", quick" : "");
     printf("  %-18s %12s %12s %8s %10s\n", "op", "plain ns", "confined ns", "ratio", "added ns");
     for (int op = 0; op < NOPS; op++) {
         double a[ROUNDS], b[ROUNDS];

@@ -78,8 +78,8 @@ static cJSON *handle(const mnc_policy *p, const char *line)
         hist[nh].value = v->valuestring;
         nh++;
     }
-    mnc_limits lim = {.epsilon = num_or(req, "epsilon", -1), .budget = num_or(req, "budget", -1),
-                      .spent = num_or(req, "spent", 0)};
+    mnc_limits lim = {
+        .epsilon = num_or(req, "epsilon", -1), .budget = num_or(req, "budget", -1), .spent = num_or(req, "spent", 0)};
     bool capped = lim.epsilon >= 0 || lim.budget >= 0;
     const mnc_contract *con = &p->contracts[c];
     mnc_selection *sel = malloc(sizeof(*sel));
@@ -87,8 +87,11 @@ static cJSON *handle(const mnc_policy *p, const char *line)
         err = "out of memory";
         goto done;
     }
-    mnc_select_req sr = {.contract = c, .recipient = con->scope.recipient, .state = &st,
-                         .history = nh ? hist : NULL, .n_history = nh,
+    mnc_select_req sr = {.contract = c,
+                         .recipient = con->scope.recipient,
+                         .state = &st,
+                         .history = nh ? hist : NULL,
+                         .n_history = nh,
                          .limits = capped ? &lim : NULL};
     mnc_reason r = mnc_select(p, &sr, sel);
     if (r != MNC_OK && r != MNC_R_NO_CANDIDATE) {

@@ -23,12 +23,14 @@ static const char POLICY[] =
     " \"sinks\": [{\"name\": \"log1\", \"class\": \"log\", \"path\": \"/var/log/fz\"},"
     "  {\"name\": \"mem1\", \"class\": \"memory\", \"path\": \"/var/lib/fz\"},"
     "  {\"name\": \"tool1\", \"class\": \"tool\"}, {\"name\": \"ext1\", \"class\": \"external\"}],"
-    " \"fields\": [{\"name\": \"f0\", \"weight\": 1}, {\"name\": \"f1\", \"weight\": 0.5}, {\"name\": \"f2\", \"weight\": 0.1}],"
+    " \"fields\": [{\"name\": \"f0\", \"weight\": 1}, {\"name\": \"f1\", \"weight\": 0.5}, {\"name\": \"f2\", "
+    "\"weight\": 0.1}],"
     " \"families\": [{\"name\": \"fam\", \"forms\": [{\"name\": \"r\", \"fields\": [\"f1\", \"f2\"],"
     "   \"template\": \"{f1} and {f2} {{x}}\"}]}],"
     " \"contracts\": ["
     "  {\"id\": \"k0\", \"purpose\": \"p0\", \"issuers\": [\"w\"], \"recipient\": \"a\", \"fields\": [\"f1\", \"f2\"],"
-    "   \"lifetime\": {\"seconds\": 60, \"turns\": 2}, \"sinks\": [\"b\", \"log1\", \"tool1\"], \"memory\": true, \"family\": \"fam\"},"
+    "   \"lifetime\": {\"seconds\": 60, \"turns\": 2}, \"sinks\": [\"b\", \"log1\", \"tool1\"], \"memory\": true, "
+    "\"family\": \"fam\"},"
     "  {\"id\": \"k1\", \"purpose\": \"p1\", \"issuers\": [\"w\"], \"recipient\": \"b\", \"fields\": [\"f2\"],"
     "   \"lifetime\": {\"turns\": 1}, \"sinks\": [\"ext1\"], \"memory\": false, \"family\": \"fam\"}]}";
 
@@ -50,10 +52,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_within(const mnc_disclosure *d)
 {
     const mnc_contract *c = &pol->contracts[d->contract];
-    if (!mnc_set_subset(&d->scope.fields, &c->scope.fields) ||
-        !mnc_set_subset(&d->scope.sinks, &c->scope.sinks) || (d->scope.memory && !c->scope.memory) ||
-        d->scope.recipient != c->scope.recipient || (c->scope.life.seconds && !d->expires_ms) ||
-        (c->scope.life.turns && d->turns_left > c->scope.life.turns))
+    if (!mnc_set_subset(&d->scope.fields, &c->scope.fields) || !mnc_set_subset(&d->scope.sinks, &c->scope.sinks) ||
+        (d->scope.memory && !c->scope.memory) || d->scope.recipient != c->scope.recipient ||
+        (c->scope.life.seconds && !d->expires_ms) || (c->scope.life.turns && d->turns_left > c->scope.life.turns))
         __builtin_trap();
     for (int i = 0; i < d->n_values; i++)
         if (!mnc_set_has(&d->scope.fields, d->values[i].field))
@@ -75,8 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mnc_disclosure back;
             if (mnc_disclosure_from_json(pol, out, &back, &e) != 0)
                 __builtin_trap(); /* what we print we must read back */
-            if (back.n_values != d.n_values || back.expires_ms != d.expires_ms ||
-                back.turns_left != d.turns_left || !mnc_set_eq(&back.scope.sinks, &d.scope.sinks))
+            if (back.n_values != d.n_values || back.expires_ms != d.expires_ms || back.turns_left != d.turns_left ||
+                !mnc_set_eq(&back.scope.sinks, &d.scope.sinks))
                 __builtin_trap();
             mnc_disclosure_free(&back);
             cJSON_Delete(out);
@@ -84,8 +85,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *m = mnc_disclosure_render(pol, &d);
         free(m);
         for (int ch = 0; ch <= MNC_CH_COUNT; ch++) {
-            mnc_op op = {.sender = d.scope.recipient, .receiver = (int)(size % 8),
-                         .purpose = pol->contracts[d.contract].purpose, .ch = (mnc_channel)ch,
+            mnc_op op = {.sender = d.scope.recipient,
+                         .receiver = (int)(size % 8),
+                         .purpose = pol->contracts[d.contract].purpose,
+                         .ch = (mnc_channel)ch,
                          .now_ms = d.issued_ms};
             (void)mnc_monitor_check(pol, &op, &d);
         }

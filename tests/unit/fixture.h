@@ -63,9 +63,8 @@ static inline int fx_setup(void **state)
     f->f_selected = mnc_policy_field(f->p, "selected_slot");
     f->c_sched = mnc_policy_contract(f->p, "schedule_meeting");
     f->c_share = mnc_policy_contract(f->p, "share_availability");
-    int ids[] = {f->worker, f->coordinator, f->external, f->broker, f->ops_log, f->memory,
-                 f->calendar, f->f_reason, f->f_reason_class, f->f_busy, f->f_feasible,
-                 f->f_selected, f->c_sched, f->c_share};
+    int ids[] = {f->worker,   f->coordinator,    f->external, f->broker,     f->ops_log,    f->memory,  f->calendar,
+                 f->f_reason, f->f_reason_class, f->f_busy,   f->f_feasible, f->f_selected, f->c_sched, f->c_share};
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
         assert_true(ids[i] >= 0);
     *state = f;
@@ -95,8 +94,7 @@ static inline mnc_set fx_set2(int a, int b)
 /* Issues an object under contract c from the worker carrying `fields`; asserts success. */
 static inline void fx_issue(fx *f, int c, mnc_set fields, uint64_t now, mnc_disclosure *d)
 {
-    assert_int_equal(mnc_disclosure_issue(f->p, c, f->worker, "receipt", &fields, &f->st, now, d),
-                     MNC_OK);
+    assert_int_equal(mnc_disclosure_issue(f->p, c, f->worker, "receipt", &fields, &f->st, now, d), MNC_OK);
 }
 
 #endif

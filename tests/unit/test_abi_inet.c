@@ -42,8 +42,8 @@ static struct mnc_inet_key key_of(const char *addr, unsigned port)
 
 static const struct {
     const char *v6;
-    int v4;             /* expected family: 1 IPv4, 0 IPv6 */
-    const char *as_v4;  /* the IPv4 address it becomes */
+    int v4;            /* expected family: 1 IPv4, 0 IPv6 */
+    const char *as_v4; /* the IPv4 address it becomes */
 } norm_cases[] = {
     {"::ffff:10.0.0.1", 1, "10.0.0.1"},
     {"::ffff:127.0.0.1", 1, "127.0.0.1"},
@@ -51,10 +51,10 @@ static const struct {
     {"::ffff:255.255.255.255", 1, "255.255.255.255"},
     {"::1", 0, NULL},
     {"::", 0, NULL},
-    {"::fffe:10.0.0.1", 0, NULL},      /* not the mapped prefix */
-    {"::1:ffff:10.0.0.1", 0, NULL},    /* a non-zero byte before ffff */
-    {"64:ff9b::10.0.0.1", 0, NULL},    /* NAT64 is not IPv4-mapped */
-    {"::10.0.0.1", 0, NULL},           /* IPv4-compatible (deprecated): not mapped either */
+    {"::fffe:10.0.0.1", 0, NULL},   /* not the mapped prefix */
+    {"::1:ffff:10.0.0.1", 0, NULL}, /* a non-zero byte before ffff */
+    {"64:ff9b::10.0.0.1", 0, NULL}, /* NAT64 is not IPv4-mapped */
+    {"::10.0.0.1", 0, NULL},        /* IPv4-compatible (deprecated): not mapped either */
     {"fe80::1", 0, NULL},
     {"ffff::ffff:10.0.0.1", 0, NULL},
 };
@@ -95,13 +95,11 @@ static const struct {
     unsigned port;
     unsigned id, cls;
 } sinks[] = {
-    {"10.0.0.1", 80, 1, MNC_SINK_AGENT},      /* exact */
-    {"10.0.0.1", 0, 2, MNC_SINK_TOOL},        /* the whole host */
-    {"0.0.0.0", 443, 3, MNC_SINK_EXTERNAL},   /* port 443 on every IPv4 address */
-    {"::1", 8080, 4, MNC_SINK_AGENT},
-    {"::", 53, 5, MNC_SINK_TOOL},             /* port 53 on every IPv6 address */
-    {"2001:db8::7", 0, 6, MNC_SINK_LOG},
-    {"10.0.0.9", 443, 7, MNC_SINK_MEMORY},    /* exact beats the any-address 443 */
+    {"10.0.0.1", 80, 1, MNC_SINK_AGENT},                                           /* exact */
+    {"10.0.0.1", 0, 2, MNC_SINK_TOOL},                                             /* the whole host */
+    {"0.0.0.0", 443, 3, MNC_SINK_EXTERNAL},                                        /* port 443 on every IPv4 address */
+    {"::1", 8080, 4, MNC_SINK_AGENT},       {"::", 53, 5, MNC_SINK_TOOL},          /* port 53 on every IPv6 address */
+    {"2001:db8::7", 0, 6, MNC_SINK_LOG},    {"10.0.0.9", 443, 7, MNC_SINK_MEMORY}, /* exact beats the any-address 443 */
 };
 
 #define NONE 0u /* -ENOENT: unregistered, the hooks treat it as external */
@@ -112,30 +110,30 @@ static const struct {
     unsigned port;
     unsigned want; /* sink id, or NONE */
 } lookups[] = {
-    {"10.0.0.1", 80, 1},            /* exact */
-    {"10.0.0.1", 81, 2},            /* whole host */
-    {"10.0.0.1", 443, 2},           /* whole host beats port-on-any-address */
-    {"10.0.0.1", 0, 2},             /* port 0: step 0 already is the whole-host key */
-    {"10.0.0.2", 443, 3},           /* port on any address */
-    {"10.0.0.9", 443, 7},           /* exact beats port-on-any-address */
+    {"10.0.0.1", 80, 1},  /* exact */
+    {"10.0.0.1", 81, 2},  /* whole host */
+    {"10.0.0.1", 443, 2}, /* whole host beats port-on-any-address */
+    {"10.0.0.1", 0, 2},   /* port 0: step 0 already is the whole-host key */
+    {"10.0.0.2", 443, 3}, /* port on any address */
+    {"10.0.0.9", 443, 7}, /* exact beats port-on-any-address */
     {"10.0.0.9", 444, NONE},
     {"10.0.0.2", 80, NONE},
-    {"::ffff:10.0.0.1", 80, 1},     /* IPv4-mapped: the IPv4 entries answer */
+    {"::ffff:10.0.0.1", 80, 1}, /* IPv4-mapped: the IPv4 entries answer */
     {"::ffff:10.0.0.3", 443, 3},
     {"::1", 8080, 4},
-    {"::1", 443, NONE},             /* the IPv4 any-address entry is not IPv6's */
+    {"::1", 443, NONE}, /* the IPv4 any-address entry is not IPv6's */
     {"::2", 53, 5},
-    {"2001:db8::7", 9, 6},          /* whole IPv6 host */
+    {"2001:db8::7", 9, 6}, /* whole IPv6 host */
     {"2001:db8::8", 9, NONE},
     {"0.0.0.0", 443, 3},
-    {"127.0.0.1", 53, NONE},        /* the IPv6 any-address entry is not IPv4's */
+    {"127.0.0.1", 53, NONE}, /* the IPv6 any-address entry is not IPv4's */
 };
 
 static void t_lookup_order(void **state)
 {
     (void)state;
-    int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_sock_inet", sizeof(struct mnc_inet_key), sizeof(struct mnc_sink),
-                            64, NULL);
+    int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_sock_inet", sizeof(struct mnc_inet_key), sizeof(struct mnc_sink), 64,
+                            NULL);
     if (fd < 0) {
         print_error("bpf_map_create: %s (needs CAP_BPF: run as root)\n", strerror(errno));
         fail();
@@ -155,8 +153,7 @@ static void t_lookup_order(void **state)
             fail();
         }
         if (id != lookups[i].want) {
-            print_error("%s:%u: answered by sink %u, want %u\n", lookups[i].addr, lookups[i].port, id,
-                        lookups[i].want);
+            print_error("%s:%u: answered by sink %u, want %u\n", lookups[i].addr, lookups[i].port, id, lookups[i].want);
             fail();
         }
         if (rc == 0)

@@ -44,8 +44,12 @@ static void write_n(int n)
     for (int i = 0; i < n; i++) {
         char obj[16];
         snprintf(obj, sizeof(obj), "obj%d", i);
-        mnc_audit_rec r = {.time_ms = 1000u + (unsigned)i, .op = "send", .sender = "worker",
-                           .receiver = "coordinator", .object = obj, .decision = "allow",
+        mnc_audit_rec r = {.time_ms = 1000u + (unsigned)i,
+                           .op = "send",
+                           .sender = "worker",
+                           .receiver = "coordinator",
+                           .object = obj,
+                           .decision = "allow",
                            .reason = "ok"};
         assert_int_equal(mnc_audit_append(a, &r), 0);
     }
@@ -189,8 +193,12 @@ static char path2[160];
 static void rec_n(mnc_audit_rec *r, char *obj, size_t objlen, int i, const char *op)
 {
     snprintf(obj, objlen, "obj%d", i);
-    *r = (mnc_audit_rec){.time_ms = 5000u + (unsigned)i, .op = op, .sender = "worker",
-                         .receiver = "coordinator", .object = obj, .decision = "allow",
+    *r = (mnc_audit_rec){.time_ms = 5000u + (unsigned)i,
+                         .op = op,
+                         .sender = "worker",
+                         .receiver = "coordinator",
+                         .object = obj,
+                         .decision = "allow",
                          .reason = "ok"};
 }
 
@@ -233,7 +241,7 @@ static char *crash_with_pending(int n, int m, uint64_t *first_seq, size_t *len)
     assert_non_null(copy);
     assert_int_equal(strlen(copy), *len);
     assert_int_equal(mnc_audit_set_deferred(a, false), -1); /* pending lines: refused */
-    mnc_audit_close(a); /* drops them */
+    mnc_audit_close(a);                                     /* drops them */
     assert_int_equal(fsize(path), before);
     return copy;
 }
@@ -393,8 +401,8 @@ static void test_reconcile_conflict(void **st)
     a = mnc_audit_open(path, NULL, err, sizeof(err)); /* empty log */
     assert_non_null(a);
     add(a, 0, 6, 6);
-    assert_int_equal(mnc_audit_reconcile(a, first + 1, second, len - (size_t)(second - copy),
-                                         &added, err, sizeof(err)), 1);
+    assert_int_equal(mnc_audit_reconcile(a, first + 1, second, len - (size_t)(second - copy), &added, err, sizeof(err)),
+                     1);
     assert_non_null(strstr(err, "in neither"));
     /* Lines that do not continue this chain (copy of another log's 7.. onto a log whose 6
      * differs) are refused, not appended. */
@@ -407,8 +415,7 @@ static void test_reconcile_conflict(void **st)
     assert_non_null(strstr(err, "does not continue the chain"));
     /* Zero bytes are never accepted into the text file. */
     char zero[] = "{\"seq\":7}\0\n";
-    assert_int_equal(mnc_audit_reconcile(a, 7, zero, sizeof(zero) - 1, &added, err,
-                                         sizeof(err)), 1);
+    assert_int_equal(mnc_audit_reconcile(a, 7, zero, sizeof(zero) - 1, &added, err, sizeof(err)), 1);
     mnc_audit_close(a);
     mnc_audit_verify v;
     assert_int_equal(mnc_audit_verify_file(path, &v), 0);

@@ -15,16 +15,20 @@ static void t_issue(void **state)
     mnc_set empty;
     mnc_set_clear(&empty);
     /* only an issuer may disclose */
-    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->coordinator, "x", &ok, &f->st, NOW, &d), MNC_R_NOT_ISSUER);
-    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->ops_log, "x", &ok, &f->st, NOW, &d), MNC_R_UNKNOWN_AGENT);
-    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &outside, &f->st, NOW, &d), MNC_R_CONTRACT_FIELDS);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->coordinator, "x", &ok, &f->st, NOW, &d),
+                     MNC_R_NOT_ISSUER);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->ops_log, "x", &ok, &f->st, NOW, &d),
+                     MNC_R_UNKNOWN_AGENT);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &outside, &f->st, NOW, &d),
+                     MNC_R_CONTRACT_FIELDS);
     assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &empty, &f->st, NOW, &d), MNC_R_INVALID);
     assert_int_equal(mnc_disclosure_issue(f->p, 999, f->worker, "x", &ok, &f->st, NOW, &d), MNC_R_INVALID);
     /* a field the state does not have */
     mnc_state partial;
     mnc_state_init(&partial);
     assert_int_equal(mnc_state_set(&partial, f->f_selected, "Thu 10:00"), 0);
-    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &ok, &partial, NOW, &d), MNC_R_MISSING_VALUE);
+    assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "x", &ok, &partial, NOW, &d),
+                     MNC_R_MISSING_VALUE);
     mnc_state_free(&partial);
 
     assert_int_equal(mnc_disclosure_issue(f->p, f->c_sched, f->worker, "task_fact", &ok, &f->st, NOW, &d), MNC_OK);
@@ -102,12 +106,14 @@ static void t_derive_widen_each(void **state)
     assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n3, NOW, &c), MNC_R_WIDEN_LIFETIME);
     /* same length, but later: the child's deadline would pass the parent's */
     mnc_lifetime same_len = {.seconds = 3600};
-    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &same_len, .memory = -1},
-                                           NOW + 1, &c), MNC_R_WIDEN_LIFETIME);
+    assert_int_equal(
+        mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &same_len, .memory = -1}, NOW + 1, &c),
+        MNC_R_WIDEN_LIFETIME);
     /* dropping the time bound is a widening */
     mnc_lifetime turns_only = {.turns = 1};
-    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &turns_only, .memory = -1},
-                                           NOW, &c), MNC_R_WIDEN_LIFETIME);
+    assert_int_equal(
+        mnc_disclosure_derive(&p, f->coordinator, &(mnc_narrowing){.life = &turns_only, .memory = -1}, NOW, &c),
+        MNC_R_WIDEN_LIFETIME);
 
     mnc_disclosure_free(&p);
     /* memory: a μ=0 parent cannot have a μ=1 child */
@@ -228,17 +234,17 @@ static void t_json_strict(void **state)
     mnc_disclosure p, back;
     share_obj(f, &p);
     const char *mutations[][2] = {
-        {"extra", "1"},                 /* unknown key */
-        {"id", "\"xyz\""},              /* bad id */
-        {"origin", "\"nobody\""},       /* unknown agent */
-        {"contract", "\"nope\""},       /* unknown contract */
-        {"purpose", "\"other\""},       /* purpose mismatch */
-        {"issued_ms", "-1"},            /* negative */
-        {"issued_ms", "1.5"},           /* non-integer */
-        {"turns_left", "\"1\""},        /* wrong type */
+        {"extra", "1"},                                      /* unknown key */
+        {"id", "\"xyz\""},                                   /* bad id */
+        {"origin", "\"nobody\""},                            /* unknown agent */
+        {"contract", "\"nope\""},                            /* unknown contract */
+        {"purpose", "\"other\""},                            /* purpose mismatch */
+        {"issued_ms", "-1"},                                 /* negative */
+        {"issued_ms", "1.5"},                                /* non-integer */
+        {"turns_left", "\"1\""},                             /* wrong type */
         {"values", "{\"reason\":\"oncology appointment\"}"}, /* outside F */
-        {"holders", "[\"ghost\"]"},     /* unknown holder */
-        {"revoked", "0"},               /* wrong type */
+        {"holders", "[\"ghost\"]"},                          /* unknown holder */
+        {"revoked", "0"},                                    /* wrong type */
     };
     for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
         cJSON *j = mnc_disclosure_to_json(f->p, &p);

@@ -122,8 +122,8 @@ static void peek_dgram_zero_length(void **state)
     int sv[2], p[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
     assert_int_equal(pipe(p), 0);
-    send_fds(sv[0], "", 0, -1, 0);     /* a 0-byte message without fds */
-    send_fds(sv[0], "", 0, p[0], 1);   /* a 0-byte message with one */
+    send_fds(sv[0], "", 0, -1, 0);      /* a 0-byte message without fds */
+    send_fds(sv[0], "", 0, p[0], 1);    /* a 0-byte message with one */
     send_fds(sv[0], "xyz", 3, p[1], 2); /* data with two */
     seen s = {0};
     int n = -1;
@@ -151,7 +151,7 @@ static void peek_seqpacket_to_the_end(void **state)
     send_fds(sv[0], "", 0, -1, 0);
     send_fds(sv[0], "", 0, -1, 0);
     send_fds(sv[0], "", 0, p[0], 1); /* after two empty messages: must still be seen */
-    close(sv[0]);                     /* the peer is gone: 0 bytes is also "the end" */
+    close(sv[0]);                    /* the peer is gone: 0 bytes is also "the end" */
     seen s = {0};
     int n = -1;
     assert_int_equal(mncd_peek_inflight(sv[1], SOCK_SEQPACKET, collect, &s, &n), 0);

@@ -203,12 +203,12 @@ static void test_corrupt_middle(void **state)
     assert_int_equal(fsize(), before); /* nothing truncated */
     assert_int_equal(mnc_journal_scan(path, NULL, NULL, NULL, notice, sizeof(notice), err, sizeof(err)), -1);
     assert_non_null(strstr(err, "#3"));
-    flip(2 * 27 + 22);             /* repair */
-    flip(3 * 27 + 5);              /* now a length byte of record #4 (offset 81) */
+    flip(2 * 27 + 22); /* repair */
+    flip(3 * 27 + 5);  /* now a length byte of record #4 (offset 81) */
     assert_null(mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err)));
     assert_non_null(strstr(err, "record #4 at offset 81"));
     flip(3 * 27 + 5);
-    flip(0);                       /* magic of the very first record */
+    flip(0); /* magic of the very first record */
     assert_null(mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err)));
     assert_non_null(strstr(err, "at offset 0: bad magic"));
 }

@@ -79,9 +79,16 @@ static int reprice(void *arg, const mnc_obs *h, size_t nh, double *delta)
 static mnc_lb_request req(const char *release, const mnc_obs *o, double delta, uint64_t version,
                           const mnc_ledger_limits *lim)
 {
-    return (mnc_lb_request){.subject = "alice", .recipient = "coord", .release = release,
-                            .obs = o, .n_obs = 1, .delta = delta, .version = version,
-                            .recompute = reprice, .arg = (void *)o, .lim = lim};
+    return (mnc_lb_request){.subject = "alice",
+                            .recipient = "coord",
+                            .release = release,
+                            .obs = o,
+                            .n_obs = 1,
+                            .delta = delta,
+                            .version = version,
+                            .recompute = reprice,
+                            .arg = (void *)o,
+                            .lim = lim};
 }
 
 static void test_versions_and_reprice(void **state)

@@ -38,8 +38,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static mnc_reason chk(mt *m, int s, int r, const char *purpose, mnc_channel ch,
-                      const mnc_disclosure *d, uint64_t now)
+static mnc_reason chk(mt *m, int s, int r, const char *purpose, mnc_channel ch, const mnc_disclosure *d, uint64_t now)
 {
     mnc_op op = {.sender = s, .receiver = r, .purpose = purpose, .ch = ch, .fields = NULL, .now_ms = now};
     return mnc_monitor_check(m->f->p, &op, d);
@@ -50,10 +49,12 @@ static void t_unknown_principal(void **state)
     mt *m = *state;
     fx *f = m->f;
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_OK);
-    assert_int_equal(chk(m, -1, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_UNKNOWN_AGENT);
+    assert_int_equal(chk(m, -1, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_UNKNOWN_AGENT);
     assert_int_equal(chk(m, f->worker, 9999, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_UNKNOWN_AGENT);
     /* a sink cannot act as a sender */
-    assert_int_equal(chk(m, f->ops_log, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_UNKNOWN_AGENT);
+    assert_int_equal(chk(m, f->ops_log, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_UNKNOWN_AGENT);
 }
 
 static void t_existence(void **state)
@@ -69,7 +70,8 @@ static void t_revocation(void **state)
     mt *m = *state;
     fx *f = m->f;
     m->sched.revoked = true;
-    assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_REVOKED);
+    assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_REVOKED);
     m->sched.revoked = false;
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_OK);
 }
@@ -81,7 +83,8 @@ static void t_expiry_time(void **state)
     uint64_t exp = m->sched.expires_ms;
     assert_int_equal(exp, NOW + 300 * 1000);
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, exp - 1), MNC_OK);
-    assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, exp), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, exp),
+                     MNC_R_EXPIRED);
 }
 
 static void t_expiry_turns(void **state)
@@ -91,12 +94,15 @@ static void t_expiry_turns(void **state)
     assert_int_equal(m->sched.turns_left, 1);
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_OK);
     m->sched.turns_left = 0; /* the one turn was consumed by the delivery */
-    assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW),
+                     MNC_R_EXPIRED);
     /* onward operations are judged by the scope, so the reason names it */
-    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &m->sched, NOW), MNC_R_SINK);
+    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &m->sched, NOW),
+                     MNC_R_SINK);
     m->share.turns_left = 0;
     assert_int_equal(chk(m, f->coordinator, f->external, "share_availability", MNC_CH_FORWARD, &m->share, NOW), MNC_OK);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW),
+                     MNC_R_EXPIRED);
     m->sched.turns_left = 1;
 }
 
@@ -104,7 +110,8 @@ static void t_holder(void **state)
 {
     mt *m = *state;
     fx *f = m->f;
-    assert_int_equal(chk(m, f->external, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_NOT_HOLDER);
+    assert_int_equal(chk(m, f->external, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_NOT_HOLDER);
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_OK);
 }
 
@@ -112,7 +119,8 @@ static void t_recipient_first_hop(void **state)
 {
     mt *m = *state;
     fx *f = m->f;
-    assert_int_equal(chk(m, f->worker, f->external, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_RECIPIENT);
+    assert_int_equal(chk(m, f->worker, f->external, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_RECIPIENT);
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_OK);
 }
 
@@ -120,7 +128,8 @@ static void t_purpose(void **state)
 {
     mt *m = *state;
     fx *f = m->f;
-    assert_int_equal(chk(m, f->worker, f->coordinator, "share_availability", MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_PURPOSE);
+    assert_int_equal(chk(m, f->worker, f->coordinator, "share_availability", MNC_CH_MESSAGE, &m->sched, NOW),
+                     MNC_R_PURPOSE);
     assert_int_equal(chk(m, f->worker, f->coordinator, NULL, MNC_CH_MESSAGE, &m->sched, NOW), MNC_R_PURPOSE);
     assert_int_equal(chk(m, f->worker, f->coordinator, "schedule_meeting", MNC_CH_MESSAGE, &m->sched, NOW), MNC_OK);
 }
@@ -131,8 +140,12 @@ static void t_fields(void **state)
     fx *f = m->f;
     mnc_set bad = fx_set2(f->f_selected, f->f_reason);
     mnc_set good = fx_set2(f->f_selected, f->f_feasible);
-    mnc_op op = {.sender = f->worker, .receiver = f->coordinator, .purpose = "schedule_meeting",
-                 .ch = MNC_CH_MESSAGE, .fields = &bad, .now_ms = NOW};
+    mnc_op op = {.sender = f->worker,
+                 .receiver = f->coordinator,
+                 .purpose = "schedule_meeting",
+                 .ch = MNC_CH_MESSAGE,
+                 .fields = &bad,
+                 .now_ms = NOW};
     assert_int_equal(mnc_monitor_check(f->p, &op, &m->sched), MNC_R_FIELDS);
     op.fields = &good;
     assert_int_equal(mnc_monitor_check(f->p, &op, &m->sched), MNC_OK);
@@ -142,10 +155,12 @@ static void t_forward(void **state)
 {
     mt *m = *state;
     fx *f = m->f;
-    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &m->sched, NOW), MNC_R_SINK);
+    assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &m->sched, NOW),
+                     MNC_R_SINK);
     assert_int_equal(chk(m, f->coordinator, f->external, "share_availability", MNC_CH_FORWARD, &m->share, NOW), MNC_OK);
     /* forwarding to a log sink is not a forward */
-    assert_int_equal(chk(m, f->coordinator, f->ops_log, "share_availability", MNC_CH_FORWARD, &m->share, NOW), MNC_R_CHANNEL);
+    assert_int_equal(chk(m, f->coordinator, f->ops_log, "share_availability", MNC_CH_FORWARD, &m->share, NOW),
+                     MNC_R_CHANNEL);
 }
 
 static void t_tool(void **state)
@@ -154,7 +169,8 @@ static void t_tool(void **state)
     fx *f = m->f;
     assert_int_equal(chk(m, f->coordinator, f->calendar, "schedule_meeting", MNC_CH_TOOL, &m->sched, NOW), MNC_R_SINK);
     assert_int_equal(chk(m, f->coordinator, f->calendar, "share_availability", MNC_CH_TOOL, &m->share, NOW), MNC_OK);
-    assert_int_equal(chk(m, f->coordinator, f->external, "share_availability", MNC_CH_TOOL, &m->share, NOW), MNC_R_CHANNEL);
+    assert_int_equal(chk(m, f->coordinator, f->external, "share_availability", MNC_CH_TOOL, &m->share, NOW),
+                     MNC_R_CHANNEL);
 }
 
 static void t_log(void **state)
@@ -163,16 +179,20 @@ static void t_log(void **state)
     fx *f = m->f;
     assert_int_equal(chk(m, f->coordinator, f->ops_log, "schedule_meeting", MNC_CH_LOG, &m->sched, NOW), MNC_R_LOG);
     assert_int_equal(chk(m, f->coordinator, f->ops_log, "share_availability", MNC_CH_LOG, &m->share, NOW), MNC_OK);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_LOG, &m->share, NOW), MNC_R_CHANNEL);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_LOG, &m->share, NOW),
+                     MNC_R_CHANNEL);
 }
 
 static void t_memory_write(void **state)
 {
     mt *m = *state;
     fx *f = m->f;
-    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &m->sched, NOW), MNC_R_MEMORY);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_WRITE, &m->share, NOW), MNC_OK);
-    assert_int_equal(chk(m, f->coordinator, f->ops_log, "share_availability", MNC_CH_MEMORY_WRITE, &m->share, NOW), MNC_R_CHANNEL);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &m->sched, NOW),
+                     MNC_R_MEMORY);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_WRITE, &m->share, NOW),
+                     MNC_OK);
+    assert_int_equal(chk(m, f->coordinator, f->ops_log, "share_availability", MNC_CH_MEMORY_WRITE, &m->share, NOW),
+                     MNC_R_CHANNEL);
 }
 
 static void t_memory_read(void **state)
@@ -180,12 +200,16 @@ static void t_memory_read(void **state)
     mt *m = *state;
     fx *f = m->f;
     /* allowed: the recipient, same purpose, within the lifetime */
-    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW), MNC_OK);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW),
+                     MNC_OK);
     /* repeated checks: recipient, purpose, lifetime */
-    assert_int_equal(chk(m, f->external, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW), MNC_R_RECIPIENT);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_READ, &m->share, NOW), MNC_R_PURPOSE);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share,
-                         m->share.expires_ms), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->external, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, NOW),
+                     MNC_R_RECIPIENT);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_READ, &m->share, NOW),
+                     MNC_R_PURPOSE);
+    assert_int_equal(
+        chk(m, f->coordinator, f->memory, "share_availability", MNC_CH_MEMORY_READ, &m->share, m->share.expires_ms),
+        MNC_R_EXPIRED);
 }
 
 static void t_recv(void **state)
@@ -193,7 +217,8 @@ static void t_recv(void **state)
     mt *m = *state;
     fx *f = m->f;
     assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_OK);
-    assert_int_equal(chk(m, f->external, f->external, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW), MNC_R_RECIPIENT);
+    assert_int_equal(chk(m, f->external, f->external, "schedule_meeting", MNC_CH_RECV, &m->sched, NOW),
+                     MNC_R_RECIPIENT);
 }
 
 static void t_channel_names(void **state)
@@ -230,11 +255,14 @@ static void t_worked_example(void **state)
     /* forward, log, memory write: denied, each for its scope reason */
     assert_int_equal(chk(m, f->coordinator, f->external, "schedule_meeting", MNC_CH_FORWARD, &d, NOW + 2), MNC_R_SINK);
     assert_int_equal(chk(m, f->coordinator, f->ops_log, "schedule_meeting", MNC_CH_LOG, &d, NOW + 2), MNC_R_LOG);
-    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &d, NOW + 2), MNC_R_MEMORY);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_WRITE, &d, NOW + 2),
+                     MNC_R_MEMORY);
     /* read after expiry: denied, by turns and by time */
-    assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &d, NOW + 3), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->coordinator, f->coordinator, "schedule_meeting", MNC_CH_RECV, &d, NOW + 3),
+                     MNC_R_EXPIRED);
     d.turns_left = 1;
-    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_READ, &d, NOW + 301 * 1000), MNC_R_EXPIRED);
+    assert_int_equal(chk(m, f->coordinator, f->memory, "schedule_meeting", MNC_CH_MEMORY_READ, &d, NOW + 301 * 1000),
+                     MNC_R_EXPIRED);
     mnc_disclosure_free(&d);
 }
 

@@ -124,8 +124,7 @@ static void test_scheduling_ids_and_sets(void **state)
     assert_int_equal(mnc_policy_principal(p, "nobody"), -1);
 
     /* fields and weights */
-    static const char *const fnames[] = {"reason", "reason_class", "busy_slot", "selected_slot",
-                                         "slot_feasible"};
+    static const char *const fnames[] = {"reason", "reason_class", "busy_slot", "selected_slot", "slot_feasible"};
     static const double w[] = {1.0, 0.6, 0.3, 0.1, 0.05};
     assert_int_equal(p->n_fields, 5);
     for (int i = 0; i < 5; i++) {
@@ -266,11 +265,11 @@ static void test_shipped_policies(void **state)
 
 #define MINI_HEAD "{\"mnc_policy\": 1, \"name\": \"mini\", "
 #define MINI_AGENTS "\"agents\": [{\"name\": \"a\", \"uids\": [1001, 1002]}, {\"name\": \"b\", \"uids\": [0]}], "
-#define MINI_REST                                                                                \
-    "\"fields\": [{\"name\": \"x\"}, {\"name\": \"y\", \"weight\": 0}], "                        \
-    "\"families\": [{\"name\": \"fam\", \"forms\": [{\"name\": \"f\", \"fields\": [\"x\"]}]}], " \
-    "\"contracts\": [{\"id\": \"c\", \"purpose\": \"p\", \"issuers\": [\"a\"], "                 \
-    "\"recipient\": \"b\", \"fields\": [\"x\"], \"lifetime\": {\"seconds\": 2147483647}, "      \
+#define MINI_REST                                                                                                      \
+    "\"fields\": [{\"name\": \"x\"}, {\"name\": \"y\", \"weight\": 0}], "                                              \
+    "\"families\": [{\"name\": \"fam\", \"forms\": [{\"name\": \"f\", \"fields\": [\"x\"]}]}], "                       \
+    "\"contracts\": [{\"id\": \"c\", \"purpose\": \"p\", \"issuers\": [\"a\"], "                                       \
+    "\"recipient\": \"b\", \"fields\": [\"x\"], \"lifetime\": {\"seconds\": 2147483647}, "                             \
     "\"family\": \"fam\"}]}"
 
 static void test_defaults(void **state)
@@ -331,12 +330,12 @@ static void test_workspace_component_compare(void **state)
 {
     (void)state;
     const char *doc =
-        MINI_HEAD
-        "\"agents\": [{\"name\": \"a\", \"workspace\": [\"/var/lib/mnc/memoryX\", \"/a/bc\", \"/var/log/mnc//other/\"]},"
-        " {\"name\": \"b\"}], "
-        "\"sinks\": [{\"name\": \"m\", \"class\": \"memory\", \"path\": \"/var/lib/mnc/memory\"},"
-        " {\"name\": \"l\", \"class\": \"log\", \"path\": \"/a/b\"},"
-        " {\"name\": \"l2\", \"class\": \"log\", \"path\": \"/var/log/mnc/ops.log\"}], " MINI_REST;
+        MINI_HEAD "\"agents\": [{\"name\": \"a\", \"workspace\": [\"/var/lib/mnc/memoryX\", \"/a/bc\", "
+                  "\"/var/log/mnc//other/\"]},"
+                  " {\"name\": \"b\"}], "
+                  "\"sinks\": [{\"name\": \"m\", \"class\": \"memory\", \"path\": \"/var/lib/mnc/memory\"},"
+                  " {\"name\": \"l\", \"class\": \"log\", \"path\": \"/a/b\"},"
+                  " {\"name\": \"l2\", \"class\": \"log\", \"path\": \"/var/log/mnc/ops.log\"}], " MINI_REST;
     mnc_errors e;
     mnc_errors_init(&e);
     mnc_policy *p = mnc_policy_load_buffer("ws", doc, strlen(doc), &e);
@@ -351,7 +350,7 @@ static void test_workspace_component_compare(void **state)
     /* and the root directory contains everything */
     const char *bad =
         MINI_HEAD "\"agents\": [{\"name\": \"a\", \"workspace\": [\"/\"]}, {\"name\": \"b\"}], "
-        "\"sinks\": [{\"name\": \"l\", \"class\": \"log\", \"path\": \"/x/y.log\"}], " MINI_REST;
+                  "\"sinks\": [{\"name\": \"l\", \"class\": \"log\", \"path\": \"/x/y.log\"}], " MINI_REST;
     mnc_errors_init(&e);
     assert_null(mnc_policy_load_buffer("root", bad, strlen(bad), &e));
     assert_true(has_error(&e, "root: agents[0].workspace[0]: workspace \"/\" contains the path of log sink \"l\""));
@@ -399,7 +398,8 @@ static const char *EXTRA_OK =
     " \"agents\": [{\"name\": \"auditor\"}, {\"name\": \"coordinator\"}, {\"name\": \"worker\"}],"
     " \"sinks\": [{\"name\": \"ops_log\", \"class\": \"log\", \"path\": \"/var/log/mnc//ops.log\"}],"
     " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"room\", \"weight\": 0.2}],"
-    " \"families\": [{\"name\": \"room_forms\", \"forms\": [{\"name\": \"room\", \"fields\": [\"room\", \"selected_slot\"]}]}],"
+    " \"families\": [{\"name\": \"room_forms\", \"forms\": [{\"name\": \"room\", \"fields\": [\"room\", "
+    "\"selected_slot\"]}]}],"
     " \"contracts\": [{\"id\": \"book_room\", \"purpose\": \"book_room\", \"issuers\": [\"coordinator\"],"
     " \"recipient\": \"auditor\", \"fields\": [\"room\", \"selected_slot\"], \"lifetime\": {\"turns\": 2},"
     " \"family\": \"room_forms\", \"sinks\": [\"ops_log\"]},"
@@ -462,8 +462,8 @@ static void test_merge_conflicts(void **state)
     assert_null(mnc_policy_load_files(paths, 2, &e));
     dump_errors(&e);
     char want[2048];
-    snprintf(want, sizeof(want), "%s: agents[0]: agent \"worker\" differs from its definition in %s (agents[0])",
-             other, sched);
+    snprintf(want, sizeof(want), "%s: agents[0]: agent \"worker\" differs from its definition in %s (agents[0])", other,
+             sched);
     assert_true(has_error(&e, want));
     snprintf(want, sizeof(want), "%s: agents[1]: agent name \"calendar\" clashes with sinks[2] in %s", other, sched);
     assert_true(has_error(&e, want));
@@ -471,11 +471,11 @@ static void test_merge_conflicts(void **state)
     assert_true(has_error(&e, want));
     snprintf(want, sizeof(want), "%s: fields[0]: field \"reason\" differs from its definition in %s", other, sched);
     assert_true(has_error(&e, want));
-    snprintf(want, sizeof(want), "%s: families[0].name: family \"scheduling_forms\" is already defined in %s",
-             other, sched);
+    snprintf(want, sizeof(want), "%s: families[0].name: family \"scheduling_forms\" is already defined in %s", other,
+             sched);
     assert_true(has_error(&e, want));
-    snprintf(want, sizeof(want), "%s: contracts[0].id: contract id \"schedule_meeting\" is already used in %s",
-             other, sched);
+    snprintf(want, sizeof(want), "%s: contracts[0].id: contract id \"schedule_meeting\" is already used in %s", other,
+             sched);
     assert_true(has_error(&e, want));
     mnc_errors_free(&e);
 
@@ -604,15 +604,9 @@ static void test_errors_list(void **state)
 
 /* ---------------------------------------------------------------- the malformed corpus */
 
-static const char *corpus_dir(char *buf, size_t n)
-{
-    return src("tests/policies/bad", buf, n);
-}
+static const char *corpus_dir(char *buf, size_t n) { return src("tests/policies/bad", buf, n); }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Names of NN-name.json files in the corpus, sorted. */
 static char **corpus_list(int *count)

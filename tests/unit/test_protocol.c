@@ -26,7 +26,9 @@ static void test_valid(void **st)
     mnc_request r;
     char err[256];
     assert_int_equal(parse("{\"verb\":\"send\",\"id\":3,\"object\":\"0123456789abcdef0123456789abcdef\","
-                           "\"to\":\"coordinator\",\"channel\":\"tool\"}", &r, err), 0);
+                           "\"to\":\"coordinator\",\"channel\":\"tool\"}",
+                           &r, err),
+                     0);
     assert_int_equal(r.verb, MNC_V_SEND);
     assert_string_equal(r.to, "coordinator");
     assert_string_equal(r.channel, "tool");
@@ -48,13 +50,16 @@ static void test_quarantine_put(void **st)
     mnc_request r;
     char err[256];
     assert_int_equal(parse("{\"verb\":\"quarantine.put\",\"agent\":\"coordinator\",\"stream\":\"stdout\","
-                           "\"data\":\"aGk=\",\"lost\":5}", &r, err), 0);
+                           "\"data\":\"aGk=\",\"lost\":5}",
+                           &r, err),
+                     0);
     assert_int_equal(r.verb, MNC_V_QUARANTINE_PUT);
     assert_true(mnc_verb_is_admin(r.verb));
     assert_string_equal(r.data, "aGk=");
     assert_int_equal(r.lost, 5);
     mnc_request_free(&r);
-    assert_int_equal(parse("{\"verb\":\"quarantine.put\",\"agent\":\"a\",\"stream\":\"stderr\",\"data\":\"\"}", &r, err), 0);
+    assert_int_equal(
+        parse("{\"verb\":\"quarantine.put\",\"agent\":\"a\",\"stream\":\"stderr\",\"data\":\"\"}", &r, err), 0);
     assert_int_equal(r.lost, -1);
     mnc_request_free(&r);
     static const char *const bad[] = {"aGk", "a=Gk", "aG=k", "aGk!", "=aGk", "a===", "aGk=\\n"};
@@ -65,8 +70,8 @@ static void test_quarantine_put(void **st)
         assert_int_equal(parse(q, &r, err), -1);
         assert_non_null(strstr(err, "base64"));
     }
-    assert_int_equal(parse("{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/x\",\"stdio\":\"passthrough\"}",
-                           &r, err), 0);
+    assert_int_equal(
+        parse("{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/x\",\"stdio\":\"passthrough\"}", &r, err), 0);
     assert_string_equal(r.stdio, "passthrough");
     mnc_request_free(&r);
 }
@@ -74,7 +79,9 @@ static void test_quarantine_put(void **st)
 static void test_invalid(void **st)
 {
     (void)st;
-    static const struct { const char *req, *msg; } bad[] = {
+    static const struct {
+        const char *req, *msg;
+    } bad[] = {
         {"{\"verb\":\"send\"", "malformed JSON"},
         {"[]", "must be a JSON object"},
         {"{}", "missing \"verb\""},
@@ -84,16 +91,14 @@ static void test_invalid(void **st)
         {"{\"verb\":\"recv\",\"max\":1.5}", "\"max\" must be an integer"},
         {"{\"verb\":\"send\",\"object\":\"zz\",\"to\":\"a\"}", "object id"},
         {"{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\"}", "needs \"to\""},
-        {"{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\",\"to\":\"a b\"}",
-         "must be a name"},
+        {"{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\",\"to\":\"a b\"}", "must be a name"},
         {"{\"verb\":\"disclose\",\"state\":{}}", "either \"contract\""},
         {"{\"verb\":\"disclose\",\"contract\":\"c\",\"purpose\":\"p\",\"state\":{}}", "either"},
         {"{\"verb\":\"recv\",\"verb\":\"recv\"}", "duplicate key"},
         {"{\"verb\":\"whoami\",\"as\":7}", "\"as\" must be a name"},
         {"{\"verb\":\"whoami\"} x", "trailing bytes"},
         {"{\"verb\":\"whoami\",\"id\":[1]}", "\"id\" must be"},
-        {"{\"verb\":\"mem.put\",\"key\":\"a\\nb\",\"object\":\"0123456789abcdef0123456789abcdef\"}",
-         "a key"},
+        {"{\"verb\":\"mem.put\",\"key\":\"a\\nb\",\"object\":\"0123456789abcdef0123456789abcdef\"}", "a key"},
         {"{\"verb\":\"workspace.clear\",\"path\":\"rel/dir\"}", "must be an absolute path"},
         {"{\"verb\":\"workspace.clear\"}", "needs \"path\""},
         {"{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/c\",\"tainted_dirs\":\"/x\"}",
@@ -146,7 +151,9 @@ static void test_response(void **st)
     assert_string_equal(q.path, "/srv/ws");
     mnc_request_free(&q);
     assert_int_equal(parse("{\"verb\":\"agent.register\",\"agent\":\"a\",\"cgroup\":\"/c\",\"workspaces\":[\"/w\"],"
-                           "\"tainted_dirs\":[\"/w/s\"]}", &q, e), 0);
+                           "\"tainted_dirs\":[\"/w/s\"]}",
+                           &q, e),
+                     0);
     assert_int_equal(cJSON_GetArraySize(q.tainted_dirs), 1);
     mnc_request_free(&q);
     assert_false(mnc_verb_is_admin(MNC_V_SEND));

@@ -20,14 +20,13 @@
 #define EXACT 1e-12
 
 /* cmocka 1.1 has no assert_double_equal; |a - b| <= eps, printing both on failure. */
-#define assert_double_equal(a, b, eps)                                                     \
-    do {                                                                                   \
-        double a_ = (a), b_ = (b);                                                         \
-        if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-            print_message("# %s = %.17g, expected %.17g (tolerance %g)\n", #a, a_, b_,    \
-                          (double)(eps));                                                  \
-            fail();                                                                        \
-        }                                                                                  \
+#define assert_double_equal(a, b, eps)                                                                                 \
+    do {                                                                                                               \
+        double a_ = (a), b_ = (b);                                                                                     \
+        if (!(fabs(a_ - b_) <= (eps))) {                                                                               \
+            print_message("# %s = %.17g, expected %.17g (tolerance %g)\n", #a, a_, b_, (double)(eps));                 \
+            fail();                                                                                                    \
+        }                                                                                                              \
     } while (0)
 
 static mnc_bayes *model(const char *json)
@@ -122,9 +121,10 @@ static void test_deterministic(void **state)
  *   test=+: posterior ∝ (.05, .4) -> V_post = 8/9, br = log2((8/9)/.5) = log2(16/9)
  *   test=-: posterior ∝ (.45, .1) -> V_post = 9/11, br = log2(18/11)
  *   expected: max(.05,.4) + max(.45,.1) = .85 -> log2(.85/.5) = log2(1.7) */
-#define NOISY "{\"secret\":{\"domain\":[\"neg\",\"pos\"],\"prior\":[0.5,0.5]},\"fields\":{" \
-    "\"test\":{\"likelihood\":{\"neg\":{\"+\":0.1,\"-\":0.9},\"pos\":{\"+\":0.8,\"-\":0.2}}}," \
-    "\"retest\":{\"likelihood\":{\"neg\":{\"+\":0.1,\"-\":0.9},\"pos\":{\"+\":0.8,\"-\":0.2}}}," \
+#define NOISY                                                                                                          \
+    "{\"secret\":{\"domain\":[\"neg\",\"pos\"],\"prior\":[0.5,0.5]},\"fields\":{"                                      \
+    "\"test\":{\"likelihood\":{\"neg\":{\"+\":0.1,\"-\":0.9},\"pos\":{\"+\":0.8,\"-\":0.2}}},"                         \
+    "\"retest\":{\"likelihood\":{\"neg\":{\"+\":0.1,\"-\":0.9},\"pos\":{\"+\":0.8,\"-\":0.2}}},"                       \
     "\"slot\":{\"independent\":true}}}"
 
 static void test_noisy(void **state)
@@ -218,8 +218,9 @@ static void test_bad_models(void **state)
                "secret.prior: sums to 1.1");
     expect_bad("{\"secret\":{\"domain\":[\"a\",\"b\"],\"prior\":[1.0,0]},\"fields\":{\"f\":{\"independent\":true}}}",
                "secret.prior[1]: must be a probability > 0");
-    expect_bad("{\"secret\":{\"domain\":[\"a\",\"a\"],\"prior\":\"uniform\"},\"fields\":{\"f\":{\"independent\":true}}}",
-               "\"a\" appears twice");
+    expect_bad(
+        "{\"secret\":{\"domain\":[\"a\",\"a\"],\"prior\":\"uniform\"},\"fields\":{\"f\":{\"independent\":true}}}",
+        "\"a\" appears twice");
     expect_bad("{\"secret\":{\"domain\":[\"a\",\"b\"],\"prior\":\"uniform\"},\"fields\":{\"f\":"
                "{\"likelihood\":{\"a\":{\"x\":0.5,\"y\":0.4},\"b\":{\"x\":1}}}}}",
                "fields.f.likelihood.a: row sums to 0.9");
@@ -233,7 +234,8 @@ static void test_bad_models(void **state)
                "{\"function\":{\"a\":\"x\"},\"independent\":true}}}",
                "exactly one of");
     expect_bad("{\"secret\":{\"domain\":[\"a\"],\"prior\":\"uniform\"},\"fields\":{\"f\":{\"independent\":true}},"
-               "\"extra\":1}", "unknown key \"extra\"");
+               "\"extra\":1}",
+               "unknown key \"extra\"");
     expect_bad("{\"secret\":{\"domain\":[],\"prior\":\"uniform\"},\"fields\":{}}", "secret.domain");
     mnc_errors e;
     mnc_errors_init(&e);
@@ -255,8 +257,8 @@ static uint32_t rnd(void)
 static double urand(void) { return (rnd() & 0xffffff) / (double)0x1000000; }
 
 #define NS 16
-#define NFN 4   /* noisy fields 0..3 */
-#define NFD 2   /* deterministic fields 4..5 */
+#define NFN 4 /* noisy fields 0..3 */
+#define NFD 2 /* deterministic fields 4..5 */
 #define NV 3
 
 static char vname[NV][4] = {"v0", "v1", "v2"};
@@ -301,8 +303,7 @@ static mnc_bayes *random_model(int uniform, double tab[NFN][NS][NV])
     for (int f = 0; f < NFD; f++) {
         o += (size_t)snprintf(buf + o, (1 << 16) - o, ",\"d%d\":{\"function\":{", f);
         for (int s = 0; s < NS; s++)
-            o += (size_t)snprintf(buf + o, (1 << 16) - o, "%s\"s%d\":\"v%d\"", s ? "," : "", s,
-                                  f == 0 ? s % 3 : s / 6);
+            o += (size_t)snprintf(buf + o, (1 << 16) - o, "%s\"s%d\":\"v%d\"", s ? "," : "", s, f == 0 ? s % 3 : s / 6);
         o += (size_t)snprintf(buf + o, (1 << 16) - o, "}}");
     }
     o += (size_t)snprintf(buf + o, (1 << 16) - o, "}}");
@@ -316,8 +317,8 @@ static mnc_bayes *random_model(int uniform, double tab[NFN][NS][NV])
 /* One run: a fixed true secret; each round a candidate (1 or 2 random fields) is drawn with
  * values sampled from the channel; it is charged ΔR = max(0, br(H⊕d) − br(H)) and released
  * only if Σ + ΔR ≤ B. Returns 1 if every realised raw ΔR was ≥ 0. */
-static int run_sequence(const mnc_policy *pol, double tab[NFN][NS][NV], int det_only, double B,
-                        int rounds, int *released)
+static int run_sequence(const mnc_policy *pol, double tab[NFN][NS][NV], int det_only, double B, int rounds,
+                        int *released)
 {
     mnc_obs hist[256];
     size_t nh = 0;
@@ -393,8 +394,8 @@ static void test_random_sequences(void **state)
         }
         mnc_bayes_free(m);
     }
-    print_message("# %d sequences, %d with all ΔR >= 0 (sum == br checked), %d releases\n", runs,
-                  equal_runs, total_released);
+    print_message("# %d sequences, %d with all ΔR >= 0 (sum == br checked), %d releases\n", runs, equal_runs,
+                  total_released);
     assert_true(equal_runs > 0 && total_released > 0);
 }
 
@@ -404,8 +405,8 @@ static void test_random_sequences(void **state)
  * compare recorded deltas exactly across versions. Candidates are charged in runs against one
  * history (posterior cache hits) and histories change between runs (misses); some candidates
  * contradict the history under a deterministic field (-1 from both). */
-static int charge_with(mnc_bayes *m, int reference, const mnc_obs *h, size_t nh,
-                       const mnc_obs *d, size_t nd, double *out)
+static int charge_with(mnc_bayes *m, int reference, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd,
+                       double *out)
 {
     mnc_bayes_set_reference(m, reference);
     int rc = mnc_bayes_charge(m, h, nh, d, nd, out);
@@ -459,8 +460,7 @@ static void test_charge_matches_reference(void **state)
         }
         mnc_bayes_free(m);
     }
-    print_message("# %d charges identical to the reference, %d refused by both\n", compared,
-                  refused);
+    print_message("# %d charges identical to the reference, %d refused by both\n", compared, refused);
     assert_true(compared > 1000 && refused > 0);
 }
 
@@ -483,12 +483,14 @@ static void test_charge_tiny_likelihoods(void **state)
         return;
     }
     char buf[16384];
-    size_t o = (size_t)snprintf(buf, sizeof(buf), "{\"secret\":{\"domain\":[\"s0\",\"s1\"],"
+    size_t o = (size_t)snprintf(buf, sizeof(buf),
+                                "{\"secret\":{\"domain\":[\"s0\",\"s1\"],"
                                 "\"prior\":\"uniform\"},\"fields\":{");
     for (int f = 0; f < 7; f++)
         o += (size_t)snprintf(buf + o, sizeof(buf) - o,
                               "%s\"t%d\":{\"likelihood\":{\"s0\":{\"a\":3e-300,\"b\":1},"
-                              "\"s1\":{\"a\":7e-300,\"b\":1}}}", f ? "," : "", f);
+                              "\"s1\":{\"a\":7e-300,\"b\":1}}}",
+                              f ? "," : "", f);
     snprintf(buf + o, sizeof(buf) - o, "}}");
     mnc_bayes *m = model(buf);
     assert_non_null(m);
@@ -518,11 +520,9 @@ static void test_charge_tiny_likelihoods(void **state)
             o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"s%d\"", sc ? "," : "", sc);
         o += (size_t)snprintf(buf + o, sizeof(buf) - o, "],\"prior\":\"uniform\"},\"fields\":{");
         for (int f = 0; f < 7; f++) {
-            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"t%d\":{\"likelihood\":{",
-                                  f ? "," : "", f);
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"t%d\":{\"likelihood\":{", f ? "," : "", f);
             for (int sc = 0; sc < 16; sc++)
-                o += (size_t)snprintf(buf + o, sizeof(buf) - o,
-                                      "%s\"s%d\":{\"a\":%.17g,\"b\":1}", sc ? "," : "", sc,
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s\"s%d\":{\"a\":%.17g,\"b\":1}", sc ? "," : "", sc,
                                       (1 + 9 * urand()) * 1e-300);
             o += (size_t)snprintf(buf + o, sizeof(buf) - o, "}}");
         }
@@ -599,8 +599,8 @@ static void test_policy_bayes(void **state)
     snprintf(bad, sizeof(bad), "%s/bad.json", dir);
     /* splice in the bayes risk block */
     static char out[1 << 17];
-    snprintf(out, sizeof(out), "%.*s\"model\": \"bayes\", \"model_file\": \"model.json\"%s",
-             (int)(r - pol), pol, r + strlen("\"model\": \"weights\""));
+    snprintf(out, sizeof(out), "%.*s\"model\": \"bayes\", \"model_file\": \"model.json\"%s", (int)(r - pol), pol,
+             r + strlen("\"model\": \"weights\""));
     write_file(ppath, out);
     write_file(mpath, "{\"secret\":{\"domain\":[\"oncology\",\"dental\",\"personal\",\"travel\"],"
                       "\"prior\":\"uniform\"},\"fields\":{"
@@ -637,7 +637,9 @@ static void test_policy_bayes(void **state)
     mnc_policy_free(p);
     mnc_errors_free(&e);
     /* a model naming a field the policy does not have: the policy does not load */
-    write_file(mpath, "{\"secret\":{\"domain\":[\"a\"],\"prior\":\"uniform\"},\"fields\":{\"nosuch\":{\"independent\":true}}}");
+    write_file(
+        mpath,
+        "{\"secret\":{\"domain\":[\"a\"],\"prior\":\"uniform\"},\"fields\":{\"nosuch\":{\"independent\":true}}}");
     mnc_errors_init(&e);
     assert_null(mnc_policy_load_files(paths, 1, &e));
     assert_true(e.n >= 1 && strstr(e.msg[e.n - 1], "fields.nosuch: not a field of the policy"));

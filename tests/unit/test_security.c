@@ -33,7 +33,8 @@ static const char SEC_POLICY[] =
     "  {\"name\": \"one\", \"fields\": [\"f3\"]}]}],"
     " \"contracts\": ["
     "  {\"id\": \"k0\", \"purpose\": \"p0\", \"issuers\": [\"w\"], \"recipient\": \"a\","
-    "   \"fields\": [\"f1\", \"f2\", \"f3\"], \"lifetime\": {\"seconds\": 60}, \"sinks\": [\"b\", \"log1\", \"tool1\", \"mem1\"],"
+    "   \"fields\": [\"f1\", \"f2\", \"f3\"], \"lifetime\": {\"seconds\": 60}, \"sinks\": [\"b\", \"log1\", \"tool1\", "
+    "\"mem1\"],"
     "   \"memory\": true, \"family\": \"fam\"},"
     "  {\"id\": \"k1\", \"purpose\": \"p1\", \"issuers\": [\"w\"], \"recipient\": \"b\","
     "   \"fields\": [\"f2\", \"f3\"], \"lifetime\": {\"turns\": 3}, \"sinks\": [\"ext1\", \"log2\"],"
@@ -139,8 +140,7 @@ static bool spec_allows(const mnc_policy *p, const mnc_op *op, const mnc_disclos
     } else if (!mnc_set_has(&d->holders, (unsigned)op->sender)) {
         return false;
     }
-    if (d->contract >= p->n_contracts || !op->purpose ||
-        strcmp(op->purpose, p->contracts[d->contract].purpose) != 0)
+    if (d->contract >= p->n_contracts || !op->purpose || strcmp(op->purpose, p->contracts[d->contract].purpose) != 0)
         return false;
     if (op->fields && !mnc_set_subset(op->fields, &sc->fields))
         return false;
@@ -164,8 +164,7 @@ static bool spec_allows(const mnc_policy *p, const mnc_op *op, const mnc_disclos
 }
 
 /* Contract-level: what an allow may never exceed, whatever the object says about itself. */
-static void assert_within_contract(const sec *s, const mnc_op *op, const mnc_disclosure *d,
-                                   uint64_t root_expires)
+static void assert_within_contract(const sec *s, const mnc_op *op, const mnc_disclosure *d, uint64_t root_expires)
 {
     const mnc_contract *c = &s->p->contracts[d->contract];
     if (strcmp(op->purpose, c->purpose) != 0 || (op->fields && !mnc_set_subset(op->fields, &c->scope.fields)) ||
@@ -213,8 +212,10 @@ static bool rand_object(sec *s, mnc_disclosure *out, uint64_t *root_expires, uin
         mnc_set nf = rn(s, 4) ? rand_subset(s, &d.scope.fields) : rand_ids(s, s->p->n_fields);
         mnc_set ns = rn(s, 4) ? rand_subset(s, &d.scope.sinks) : rand_ids(s, s->p->n_principals);
         mnc_lifetime life = {.seconds = rn(s, 3) ? rn(s, 120) : 0, .turns = rn(s, 3) ? rn(s, 6) : 0};
-        mnc_narrowing n = {.fields = rn(s, 2) ? &nf : NULL, .sinks = rn(s, 2) ? &ns : NULL,
-                           .life = rn(s, 2) ? &life : NULL, .memory = (int)rn(s, 3) - 1};
+        mnc_narrowing n = {.fields = rn(s, 2) ? &nf : NULL,
+                           .sinks = rn(s, 2) ? &ns : NULL,
+                           .life = rn(s, 2) ? &life : NULL,
+                           .memory = (int)rn(s, 3) - 1};
         int by = mnc_set_next(&d.holders, -1);
         mnc_disclosure child;
         uint64_t t = now + rn(s, 3000);
@@ -299,8 +300,8 @@ static void t_monitor_property(void **state)
             mnc_reason r = mnc_monitor_check(s->p, &op, dp);
             bool want = spec_allows(s->p, &op, dp);
             if ((r == MNC_OK) != want) {
-                fprintf(stderr, "seed %lu: monitor %s, spec %s (ch %d s %d r %d)\n", s->seed,
-                        mnc_reason_name(r), want ? "allow" : "deny", op.ch, op.sender, op.receiver);
+                fprintf(stderr, "seed %lu: monitor %s, spec %s (ch %d s %d r %d)\n", s->seed, mnc_reason_name(r),
+                        want ? "allow" : "deny", op.ch, op.sender, op.receiver);
                 fail();
             }
             total++;
@@ -327,9 +328,9 @@ static void t_derive_chain_property(void **state)
         int c = (int)rn(s, (unsigned)s->p->n_contracts);
         const mnc_contract *k = &s->p->contracts[c];
         mnc_disclosure root, d;
-        assert_int_equal(mnc_disclosure_issue(s->p, c, mnc_set_next(&k->issuers, -1), "all",
-                                              &k->scope.fields, &s->st, NOW, &root),
-                         MNC_OK);
+        assert_int_equal(
+            mnc_disclosure_issue(s->p, c, mnc_set_next(&k->issuers, -1), "all", &k->scope.fields, &s->st, NOW, &root),
+            MNC_OK);
         assert_int_equal(mnc_disclosure_copy(&d, &root), 0);
         uint64_t t = NOW;
         for (int hop = 0; hop < 6; hop++) {
@@ -337,8 +338,10 @@ static void t_derive_chain_property(void **state)
             mnc_set nf = rn(s, 3) ? rand_subset(s, &d.scope.fields) : rand_ids(s, s->p->n_fields);
             mnc_set ns = rn(s, 3) ? rand_subset(s, &d.scope.sinks) : rand_ids(s, s->p->n_principals);
             mnc_lifetime life = {.seconds = rn(s, 3) ? rn(s, 200000) : 0, .turns = rn(s, 3) ? rn(s, 6) : 0};
-            mnc_narrowing n = {.fields = rn(s, 2) ? &nf : NULL, .sinks = rn(s, 2) ? &ns : NULL,
-                               .life = rn(s, 2) ? &life : NULL, .memory = (int)rn(s, 3) - 1};
+            mnc_narrowing n = {.fields = rn(s, 2) ? &nf : NULL,
+                               .sinks = rn(s, 2) ? &ns : NULL,
+                               .life = rn(s, 2) ? &life : NULL,
+                               .memory = (int)rn(s, 3) - 1};
             int by = mnc_set_next(&d.holders, -1);
             mnc_disclosure child;
             mnc_reason r = mnc_disclosure_derive(&d, by, &n, t, &child);
@@ -354,15 +357,14 @@ static void t_derive_chain_property(void **state)
             }
             bool dead = (d.expires_ms && t >= d.expires_ms) || d.turns_left == 0;
             bool widens = !mnc_set_subset(&cf, &d.scope.fields) || !mnc_set_subset(&cs, &d.scope.sinks) ||
-                          (cmem && !d.scope.memory) ||
-                          (d.expires_ms && (!cexp || cexp > d.expires_ms)) ||
+                          (cmem && !d.scope.memory) || (d.expires_ms && (!cexp || cexp > d.expires_ms)) ||
                           (d.turns_left != MNC_TURNS_UNBOUNDED && cturns > d.turns_left);
             mnc_set carried = mnc_set_and(&cf, &d.scope.fields);
             bool empty = mnc_set_empty(&cf) || mnc_set_empty(&carried);
             if (dead || widens || empty) {
                 if (r == MNC_OK) {
-                    fprintf(stderr, "seed %lu: derive allowed (dead %d widens %d empty %d)\n",
-                            s->seed, dead, widens, empty);
+                    fprintf(stderr, "seed %lu: derive allowed (dead %d widens %d empty %d)\n", s->seed, dead, widens,
+                            empty);
                     fail();
                 }
                 continue;
@@ -416,18 +418,18 @@ static void t_json_widening_refused(void **state)
         const char *path; /* "scope.KEY", "KEY" */
         const char *json; /* replacement value */
     } edits[] = {
-        {k0, "scope.fields", "[\"f0\", \"f1\"]"},         /* f0 is not in k0's F */
-        {k0, "scope.sinks", "[\"b\", \"log2\"]"},         /* log2 is not in k0's φ */
-        {k1, "scope.memory", "true"},                     /* k1 has μ = 0 */
-        {k0, "scope.recipient", "\"b\""},                 /* k0's recipient is a */
-        {k0, "expires_ms", "0"},                          /* bounded contract, unbounded copy */
-        {k0, "expires_ms", "1800000000000"},              /* later than issue + 60 s */
-        {k1, "turns_left", "null"},                       /* k1 has 3 turns */
+        {k0, "scope.fields", "[\"f0\", \"f1\"]"}, /* f0 is not in k0's F */
+        {k0, "scope.sinks", "[\"b\", \"log2\"]"}, /* log2 is not in k0's φ */
+        {k1, "scope.memory", "true"},             /* k1 has μ = 0 */
+        {k0, "scope.recipient", "\"b\""},         /* k0's recipient is a */
+        {k0, "expires_ms", "0"},                  /* bounded contract, unbounded copy */
+        {k0, "expires_ms", "1800000000000"},      /* later than issue + 60 s */
+        {k1, "turns_left", "null"},               /* k1 has 3 turns */
         {k1, "turns_left", "4"},
         {k1, "scope.lifetime", "{\"seconds\": 0, \"turns\": 0}"},
-        {k0, "holders", "[\"w\", \"log1\"]"},             /* a sink cannot hold an object */
-        {k0, "holders", "[\"a\"]"},                       /* the origin must hold it */
-        {k0, "origin", "\"c\""},                          /* c is not an issuer of k0 */
+        {k0, "holders", "[\"w\", \"log1\"]"}, /* a sink cannot hold an object */
+        {k0, "holders", "[\"a\"]"},           /* the origin must hold it */
+        {k0, "origin", "\"c\""},              /* c is not an issuer of k0 */
     };
     for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
         const mnc_contract *k = &s->p->contracts[edits[i].contract];
@@ -490,8 +492,7 @@ static void t_deadline_saturation(void **state)
     int w = mnc_policy_agent(s->p, "w");
     int k1 = mnc_policy_contract(s->p, "k1"); /* turns only: no time bound */
     mnc_disclosure root, child;
-    assert_int_equal(mnc_disclosure_issue(s->p, k1, w, "all", &s->p->contracts[k1].scope.fields, &s->st,
-                                          NOW, &root),
+    assert_int_equal(mnc_disclosure_issue(s->p, k1, w, "all", &s->p->contracts[k1].scope.fields, &s->st, NOW, &root),
                      MNC_OK);
     mnc_lifetime life = {.seconds = UINT64_MAX / 2, .turns = 1};
     mnc_narrowing n = {.life = &life, .memory = -1};
@@ -507,9 +508,9 @@ static void t_deadline_saturation(void **state)
     mnc_disclosure_free(&child);
     mnc_disclosure_free(&root);
     int k0 = mnc_policy_contract(s->p, "k0"); /* 60 s */
-    assert_int_equal(mnc_disclosure_issue(s->p, k0, w, "all", &s->p->contracts[k0].scope.fields, &s->st,
-                                          9007199254740000ULL, &root),
-                     MNC_OK);
+    assert_int_equal(
+        mnc_disclosure_issue(s->p, k0, w, "all", &s->p->contracts[k0].scope.fields, &s->st, 9007199254740000ULL, &root),
+        MNC_OK);
     roundtrip_ok(s, &root);
     mnc_disclosure_free(&root);
 }
@@ -522,9 +523,9 @@ static void t_exposure_scan(void **state)
     mnc_state st;
     mnc_state_init(&st);
     assert_int_equal(mnc_state_set(&st, 0, "oncology appointment"), 0);
-    assert_int_equal(mnc_state_set(&st, 1, "ab"), 0);          /* below the 3-byte floor */
-    assert_int_equal(mnc_state_set(&st, 2, "Café Zoë"), 0);    /* non-ASCII */
-    assert_int_equal(mnc_state_set(&st, 3, " \t x "), 0);      /* one visible byte */
+    assert_int_equal(mnc_state_set(&st, 1, "ab"), 0);       /* below the 3-byte floor */
+    assert_int_equal(mnc_state_set(&st, 2, "Café Zoë"), 0); /* non-ASCII */
+    assert_int_equal(mnc_state_set(&st, 3, " \t x "), 0);   /* one visible byte */
     mnc_set none;
     mnc_set_clear(&none);
     struct {
@@ -533,23 +534,25 @@ static void t_exposure_scan(void **state)
     } cases[] = {
         {"an Oncology Appointment on Tue", 0},
         {"ONCOLOGY APPOINTMENT", 0},
-        {"oncology\n   appointment", 0},             /* split across lines */
+        {"oncology\n   appointment", 0}, /* split across lines */
         {"oncology\tappointment", 0},
-        {"onco logy appoint ment", 0},                /* split inside words */
-        {"oncologyappointment", 0},                   /* joined */
-        {"onco\xc2\xadlogy appointment", 0},          /* soft hyphen */
-        {"onco\xe2\x80\x8blogy appointment", 0},      /* zero-width space */
-        {"oncology\xc2\xa0" "appointment", 0},        /* no-break space */
-        {"oncology\xef\xbb\xbf appointment", 0},      /* BOM */
-        {"café zoë", 2},                              /* ASCII letters fold, é/ë exact */
-        {"cafe zoe", -1},                             /* transliteration: semantic, out of scope */
-        {"CAFÉ ZOË", -1},                             /* Unicode case folding: out of scope */
-        {"ab ab ab", -1},                             /* 2-byte value: not scanned */
-        {"x x x", -1},                                /* one visible byte: not scanned */
-        {"oncology", -1},                             /* a part is not the value */
-        {"onc-ology appointment", -1},                /* other separators: out of scope */
+        {"onco logy appoint ment", 0},           /* split inside words */
+        {"oncologyappointment", 0},              /* joined */
+        {"onco\xc2\xadlogy appointment", 0},     /* soft hyphen */
+        {"onco\xe2\x80\x8blogy appointment", 0}, /* zero-width space */
+        {"oncology\xc2\xa0"
+         "appointment",
+         0},                                     /* no-break space */
+        {"oncology\xef\xbb\xbf appointment", 0}, /* BOM */
+        {"café zoë", 2},                         /* ASCII letters fold, é/ë exact */
+        {"cafe zoe", -1},                        /* transliteration: semantic, out of scope */
+        {"CAFÉ ZOË", -1},                        /* Unicode case folding: out of scope */
+        {"ab ab ab", -1},                        /* 2-byte value: not scanned */
+        {"x x x", -1},                           /* one visible byte: not scanned */
+        {"oncology", -1},                        /* a part is not the value */
+        {"onc-ology appointment", -1},           /* other separators: out of scope */
         {"", -1},
-        {"\xe2\x80", -1},                             /* truncated UTF-8 at the end */
+        {"\xe2\x80", -1}, /* truncated UTF-8 at the end */
         {"\xc2", -1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

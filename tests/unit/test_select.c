@@ -71,19 +71,21 @@ static void t_submitted(void **state)
 {
     fx *f = *state;
     mnc_submitted sub[3] = {
-        {.name = "llm_leaky", .fields = fx_set2(f->f_selected, -1),
+        {.name = "llm_leaky",
+         .fields = fx_set2(f->f_selected, -1),
          .text = "Alice has an Oncology Appointment on Tue 2pm, so Thu 10:00"},
         {.name = "llm_clean", .fields = fx_set2(f->f_selected, -1), .text = "Let's meet Thu 10:00."},
         {.name = "llm_overclaim", .fields = fx_set2(f->f_selected, f->f_reason), .text = "Thu 10:00"},
     };
     mnc_selection s;
-    mnc_select_req req = {.contract = f->c_sched, .recipient = f->coordinator, .state = &f->st,
-                          .submitted = sub, .n_submitted = 3};
+    mnc_select_req req = {
+        .contract = f->c_sched, .recipient = f->coordinator, .state = &f->st, .submitted = sub, .n_submitted = 3};
     assert_int_equal(mnc_select(f->p, &req, &s), MNC_OK);
     const mnc_scored *leaky = by_name(&s, "llm_leaky");
     assert_true(leaky->submitted);
     assert_int_equal(leaky->verdict, MNC_R_DIRECT_EXPOSURE);
-    assert_non_null(strstr(leaky->detail, "reason") ? strstr(leaky->detail, "reason") : strstr(leaky->detail, "busy_slot"));
+    assert_non_null(strstr(leaky->detail, "reason") ? strstr(leaky->detail, "reason")
+                                                    : strstr(leaky->detail, "busy_slot"));
     assert_int_equal(by_name(&s, "llm_clean")->verdict, MNC_OK);
     assert_int_equal(by_name(&s, "llm_overclaim")->verdict, MNC_R_CONTRACT_FIELDS);
     /* llm_clean ties with receipt on risk and field count: policy forms win the tie */
@@ -117,8 +119,8 @@ static void t_limits(void **state)
 
     /* history: a field already disclosed is not charged again under the weights model */
     mnc_obs hist[] = {{.field = (uint16_t)f->f_selected, .value = "Thu 10:00"}};
-    mnc_select_req req2 = {.contract = f->c_sched, .recipient = f->coordinator, .state = &f->st,
-                           .history = hist, .n_history = 1};
+    mnc_select_req req2 = {
+        .contract = f->c_sched, .recipient = f->coordinator, .state = &f->st, .history = hist, .n_history = 1};
     assert_int_equal(mnc_select(f->p, &req2, &s), MNC_OK);
     assert_float_equal(by_name(&s, "receipt")->risk, 0.0, 1e-12);
     assert_float_equal(by_name(&s, "task_fact")->risk, 0.05, 1e-12);

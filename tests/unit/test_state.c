@@ -81,8 +81,7 @@ static void test_example_state(void **state)
     mnc_state s;
     mnc_errors e;
     mnc_errors_init(&e);
-    assert_int_equal(mnc_state_load_file(p, src("policies/examples/scheduling-state.json", path, sizeof(path)),
-                                         &s, &e),
+    assert_int_equal(mnc_state_load_file(p, src("policies/examples/scheduling-state.json", path, sizeof(path)), &s, &e),
                      0);
     assert_int_equal(e.n, 0);
     assert_string_equal(s.subject, "alice");
@@ -128,8 +127,11 @@ static void test_numbers_and_bools_as_text(void **state)
     mnc_state s;
     mnc_errors e;
     mnc_errors_init(&e);
-    assert_int_equal(parse(p, "{\"fields\": {\"reason\": 42, \"busy_slot\": 1.5, \"slot_feasible\": false,"
-                              " \"selected_slot\": -3e2}}", &s, &e), 0);
+    assert_int_equal(parse(p,
+                           "{\"fields\": {\"reason\": 42, \"busy_slot\": 1.5, \"slot_feasible\": false,"
+                           " \"selected_slot\": -3e2}}",
+                           &s, &e),
+                     0);
     assert_string_equal(s.value[mnc_policy_field(p, "reason")], "42");
     assert_string_equal(s.value[mnc_policy_field(p, "busy_slot")], "1.5");
     assert_string_equal(s.value[mnc_policy_field(p, "slot_feasible")], "false");
@@ -147,8 +149,8 @@ static void test_unknown_field(void **state)
     mnc_state s;
     mnc_errors e;
     mnc_errors_init(&e);
-    assert_int_equal(parse(p, "{\"subject\": \"alice\", \"fields\": {\"reason\": \"x\", \"diagnosis\": \"y\"}}",
-                           &s, &e), -1);
+    assert_int_equal(
+        parse(p, "{\"subject\": \"alice\", \"fields\": {\"reason\": \"x\", \"diagnosis\": \"y\"}}", &s, &e), -1);
     assert_true(has_error(&e, "t: fields.diagnosis: unknown field"));
     assert_empty(&s); /* nothing half-filled on error */
     mnc_errors_free(&e);
@@ -163,7 +165,9 @@ static void test_unknown_field(void **state)
 static void test_bad_values(void **state)
 {
     const mnc_policy *p = *state;
-    static const struct { const char *doc, *want; } cases[] = {
+    static const struct {
+        const char *doc, *want;
+    } cases[] = {
         {"{\"fields\": {\"reason\": null}}", "t: fields.reason: expected a string, number or boolean"},
         {"{\"fields\": {\"reason\": [1]}}", "t: fields.reason: expected a string, number or boolean"},
         {"{\"fields\": {\"reason\": {\"a\": 1}}}", "t: fields.reason: expected a string, number or boolean"},

@@ -114,8 +114,8 @@ const char *mnc_disclosure_value(const mnc_disclosure *d, int field)
 }
 
 /* Fills d->values with the state's values of `fields` (ascending field id). */
-static mnc_reason take_values(mnc_disclosure *d, const mnc_set *fields,
-                              const char *(*get)(const void *, int), const void *src)
+static mnc_reason take_values(mnc_disclosure *d, const mnc_set *fields, const char *(*get)(const void *, int),
+                              const void *src)
 {
     unsigned n = mnc_set_count(fields);
     d->values = n ? calloc(n, sizeof(*d->values)) : NULL;
@@ -146,10 +146,7 @@ static const char *state_get(const void *src, int f)
     return mnc_set_has(&st->present, (unsigned)f) ? st->value[f] : NULL;
 }
 
-static const char *object_get(const void *src, int f)
-{
-    return mnc_disclosure_value(src, f);
-}
+static const char *object_get(const void *src, int f) { return mnc_disclosure_value(src, f); }
 
 /* Saturation point of a deadline: 2^53 ms (year 287396), the largest integer the JSON form
  * carries exactly. Saturating at UINT64_MAX instead made an object that to_json prints and
@@ -165,9 +162,8 @@ static uint64_t deadline(uint64_t now_ms, uint64_t seconds)
     return now_ms + seconds * 1000;
 }
 
-mnc_reason mnc_disclosure_issue(const mnc_policy *p, int contract, int origin, const char *form,
-                                const mnc_set *fields, const mnc_state *st, uint64_t now_ms,
-                                mnc_disclosure *out)
+mnc_reason mnc_disclosure_issue(const mnc_policy *p, int contract, int origin, const char *form, const mnc_set *fields,
+                                const mnc_state *st, uint64_t now_ms, mnc_disclosure *out)
 {
     if (!p || !fields || !st || !out || contract < 0 || contract >= p->n_contracts)
         return MNC_R_INVALID;
@@ -202,9 +198,8 @@ mnc_reason mnc_disclosure_issue(const mnc_policy *p, int contract, int origin, c
 
 /* ---- narrowing */
 
-mnc_reason mnc_scope_narrows(const mnc_scope *parent, uint64_t parent_expires_ms,
-                             uint32_t parent_turns, const mnc_scope *child,
-                             uint64_t child_expires_ms, uint32_t child_turns)
+mnc_reason mnc_scope_narrows(const mnc_scope *parent, uint64_t parent_expires_ms, uint32_t parent_turns,
+                             const mnc_scope *child, uint64_t child_expires_ms, uint32_t child_turns)
 {
     if (!mnc_set_subset(&child->fields, &parent->fields))
         return MNC_R_WIDEN_FIELDS;
@@ -222,8 +217,8 @@ mnc_reason mnc_scope_narrows(const mnc_scope *parent, uint64_t parent_expires_ms
     return MNC_OK;
 }
 
-mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc_narrowing *n,
-                                 uint64_t now_ms, mnc_disclosure *out)
+mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc_narrowing *n, uint64_t now_ms,
+                                 mnc_disclosure *out)
 {
     if (!parent || !n || !out || by < 0 || by >= MNC_SET_BITS)
         return MNC_R_INVALID;
@@ -253,8 +248,7 @@ mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc
         cexp = deadline(now_ms, n->life->seconds);
         cturns = n->life->turns ? n->life->turns : MNC_TURNS_UNBOUNDED;
     }
-    mnc_reason r = mnc_scope_narrows(&parent->scope, parent->expires_ms, parent->turns_left, &cs,
-                                     cexp, cturns);
+    mnc_reason r = mnc_scope_narrows(&parent->scope, parent->expires_ms, parent->turns_left, &cs, cexp, cturns);
     if (r != MNC_OK)
         return r;
     if (mnc_set_empty(&cs.fields))
@@ -400,8 +394,7 @@ char *mnc_disclosure_render(const mnc_policy *p, const mnc_disclosure *d)
 
 /* ---- JSON */
 
-static cJSON *set_to_json(const mnc_set *s, const char *(*name)(const mnc_policy *, int),
-                          const mnc_policy *p)
+static cJSON *set_to_json(const mnc_set *s, const char *(*name)(const mnc_policy *, int), const mnc_policy *p)
 {
     cJSON *a = cJSON_CreateArray();
     if (!a)
@@ -422,10 +415,7 @@ static const char *principal_name(const mnc_policy *p, int i)
     return i < p->n_principals ? p->principals[i].name : "?";
 }
 
-static const char *field_name(const mnc_policy *p, int i)
-{
-    return i < p->n_fields ? p->fields[i].name : "?";
-}
+static const char *field_name(const mnc_policy *p, int i) { return i < p->n_fields ? p->fields[i].name : "?"; }
 
 cJSON *mnc_disclosure_to_json(const mnc_policy *p, const mnc_disclosure *d)
 {
@@ -513,8 +503,7 @@ static const cJSON *need(const cJSON *o, const char *key, const char *where, mnc
     return v;
 }
 
-static int get_str(const cJSON *o, const char *key, const char *where, mnc_errors *e,
-                   const char **out)
+static int get_str(const cJSON *o, const char *key, const char *where, mnc_errors *e, const char **out)
 {
     const cJSON *v = need(o, key, where, e);
     if (!v)
@@ -527,17 +516,14 @@ static int get_str(const cJSON *o, const char *key, const char *where, mnc_error
     return 0;
 }
 
-static int get_u64(const cJSON *o, const char *key, const char *where, mnc_errors *e,
-                   uint64_t max, uint64_t *out)
+static int get_u64(const cJSON *o, const char *key, const char *where, mnc_errors *e, uint64_t max, uint64_t *out)
 {
     const cJSON *v = need(o, key, where, e);
     if (!v)
         return -1;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
-        v->valuedouble > (double)max || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble > 9007199254740992.0) {
-        mnc_errors_add(e, "%s.%s: expected an integer in 0..%llu", where, key,
-                       (unsigned long long)max);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || v->valuedouble > (double)max ||
+        v->valuedouble != floor(v->valuedouble) || v->valuedouble > 9007199254740992.0) {
+        mnc_errors_add(e, "%s.%s: expected an integer in 0..%llu", where, key, (unsigned long long)max);
         return -1;
     }
     *out = (uint64_t)v->valuedouble;
@@ -557,8 +543,8 @@ static int get_bool(const cJSON *o, const char *key, const char *where, mnc_erro
     return 0;
 }
 
-static int get_set(const mnc_policy *p, const cJSON *o, const char *key, const char *where,
-                   mnc_errors *e, bool fields, mnc_set *out)
+static int get_set(const mnc_policy *p, const cJSON *o, const char *key, const char *where, mnc_errors *e, bool fields,
+                   mnc_set *out)
 {
     const cJSON *v = need(o, key, where, e);
     if (!v)
@@ -570,9 +556,9 @@ static int get_set(const mnc_policy *p, const cJSON *o, const char *key, const c
     mnc_set_clear(out);
     int i = 0, rc = 0;
     for (const cJSON *it = v->child; it; it = it->next, i++) {
-        int id = cJSON_IsString(it) ? (fields ? mnc_policy_field(p, it->valuestring)
-                                              : mnc_policy_principal(p, it->valuestring))
-                                    : -1;
+        int id = cJSON_IsString(it)
+                     ? (fields ? mnc_policy_field(p, it->valuestring) : mnc_policy_principal(p, it->valuestring))
+                     : -1;
         if (id < 0) {
             mnc_errors_add(e, "%s.%s[%d]: unknown %s", where, key, i, fields ? "field" : "principal");
             rc = -1;
@@ -617,24 +603,21 @@ static int within_contract(const mnc_policy *p, int c, const mnc_disclosure *d, 
      * exactly issue time + the contract's seconds; a derived object's is bounded by its
      * parent's, which is not in the JSON, and its issue time is the (wall) clock at derive, which
      * may have stepped back, so only boundedness is checked for it. */
-    if (cs->life.seconds &&
-        (!d->expires_ms || !d->scope.life.seconds ||
-         (!d->has_parent && (d->expires_ms > deadline(d->issued_ms, cs->life.seconds) ||
-                             d->scope.life.seconds != cs->life.seconds)))) {
+    if (cs->life.seconds && (!d->expires_ms || !d->scope.life.seconds ||
+                             (!d->has_parent && (d->expires_ms > deadline(d->issued_ms, cs->life.seconds) ||
+                                                 d->scope.life.seconds != cs->life.seconds)))) {
         mnc_errors_add(e, "%s.expires_ms: later than the contract's lifetime allows", w);
         rc = -1;
     }
     /* Turns are anchored by the policy alone: never more than the contract's. */
-    if (cs->life.turns &&
-        (d->turns_left == MNC_TURNS_UNBOUNDED || d->turns_left > cs->life.turns ||
-         !d->scope.life.turns || d->scope.life.turns > cs->life.turns)) {
+    if (cs->life.turns && (d->turns_left == MNC_TURNS_UNBOUNDED || d->turns_left > cs->life.turns ||
+                           !d->scope.life.turns || d->scope.life.turns > cs->life.turns)) {
         mnc_errors_add(e, "%s.turns_left: more turns than the contract allows", w);
         rc = -1;
     }
     for (int h = mnc_set_next(&d->holders, -1); h >= 0; h = mnc_set_next(&d->holders, h))
         if (h >= p->n_principals || p->principals[h].cls != MNC_SINK_AGENT) {
-            mnc_errors_add(e, "%s.holders: %s is not an agent", w,
-                           h < p->n_principals ? p->principals[h].name : "?");
+            mnc_errors_add(e, "%s.holders: %s is not an agent", w, h < p->n_principals ? p->principals[h].name : "?");
             rc = -1;
         }
     if (!mnc_set_has(&d->holders, d->origin)) {
@@ -648,12 +631,10 @@ static int within_contract(const mnc_policy *p, int c, const mnc_disclosure *d, 
     return rc;
 }
 
-int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure *out,
-                             mnc_errors *e)
+int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure *out, mnc_errors *e)
 {
-    static const char *const top[] = {"id", "parent", "contract", "purpose", "origin", "form",
-                                      "scope", "issued_ms", "expires_ms", "turns_left", "holders",
-                                      "revoked", "values", NULL};
+    static const char *const top[] = {"id",        "parent",     "contract",   "purpose", "origin",  "form",   "scope",
+                                      "issued_ms", "expires_ms", "turns_left", "holders", "revoked", "values", NULL};
     static const char *const scope_keys[] = {"recipient", "fields", "sinks", "lifetime", "memory", NULL};
     static const char *const life_keys[] = {"seconds", "turns", NULL};
     const char *w = "object";
@@ -726,8 +707,7 @@ int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure
         } else if (life) {
             uint64_t t = 0;
             rc |= only_keys(life, life_keys, "object.scope.lifetime", e);
-            rc |= get_u64(life, "seconds", "object.scope.lifetime", e, UINT32_MAX * 1000ULL,
-                          &d.scope.life.seconds);
+            rc |= get_u64(life, "seconds", "object.scope.lifetime", e, UINT32_MAX * 1000ULL, &d.scope.life.seconds);
             rc |= get_u64(life, "turns", "object.scope.lifetime", e, UINT32_MAX - 1, &t);
             d.scope.life.turns = (uint32_t)t;
         }

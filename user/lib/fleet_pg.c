@@ -15,8 +15,8 @@ static void pg_err(PGconn *c, const char *what, char *err, size_t err_len)
     snprintf(err, err_len, "%s: %.*s", what, (int)strcspn(m, "\n"), m);
 }
 
-static PGresult *q(PGconn *c, const char *sql, int n, const char *const *v, ExecStatusType want,
-                   const char *what, char *err, size_t err_len)
+static PGresult *q(PGconn *c, const char *sql, int n, const char *const *v, ExecStatusType want, const char *what,
+                   char *err, size_t err_len)
 {
     PGresult *r = PQexecParams(c, sql, n, NULL, v, NULL, NULL, 0);
     if (PQresultStatus(r) != want) {
@@ -27,9 +27,8 @@ static PGresult *q(PGconn *c, const char *sql, int n, const char *const *v, Exec
     return r;
 }
 
-int mnc_pg_approval_put(PGconn *c, const char *subject, const char *request_id,
-                        const char *host, const char *contract, unsigned long long deadline_ms,
-                        const char *detail_json, char *err, size_t err_len)
+int mnc_pg_approval_put(PGconn *c, const char *subject, const char *request_id, const char *host, const char *contract,
+                        unsigned long long deadline_ms, const char *detail_json, char *err, size_t err_len)
 {
     char dl[32];
     snprintf(dl, sizeof(dl), "%llu", deadline_ms);
@@ -42,9 +41,8 @@ int mnc_pg_approval_put(PGconn *c, const char *subject, const char *request_id,
     return r ? 0 : -1;
 }
 
-mnc_pg_decide_rc mnc_pg_approval_decide(PGconn *c, const char *request_id, const char *decision,
-                                        const char *by, char *origin, size_t origin_len,
-                                        char *prev, size_t prev_len, char *prev_by,
+mnc_pg_decide_rc mnc_pg_approval_decide(PGconn *c, const char *request_id, const char *decision, const char *by,
+                                        char *origin, size_t origin_len, char *prev, size_t prev_len, char *prev_by,
                                         size_t prev_by_len, char *err, size_t err_len)
 {
     const char *v[3] = {request_id, decision, by};
@@ -64,8 +62,9 @@ mnc_pg_decide_rc mnc_pg_approval_decide(PGconn *c, const char *request_id, const
         return MNC_PG_DECIDED;
     }
     PQclear(r);
-    r = q(c, "SELECT host, coalesce(decision, ''), coalesce(decided_by, '') FROM mnc_approval "
-             "WHERE request_id = $1",
+    r = q(c,
+          "SELECT host, coalesce(decision, ''), coalesce(decided_by, '') FROM mnc_approval "
+          "WHERE request_id = $1",
           1, v, PGRES_TUPLES_OK, "reading the approval request", err, err_len);
     if (!r)
         return MNC_PG_FAILED;
@@ -84,9 +83,8 @@ mnc_pg_decide_rc mnc_pg_approval_decide(PGconn *c, const char *request_id, const
 }
 
 int mnc_pg_approval_poll(PGconn *c, const char *host,
-                         void (*cb)(void *arg, const char *request_id, const char *decision,
-                                    const char *by),
-                         void *arg, char *err, size_t err_len)
+                         void (*cb)(void *arg, const char *request_id, const char *decision, const char *by), void *arg,
+                         char *err, size_t err_len)
 {
     const char *v[1] = {host};
     PGresult *r = q(c,
@@ -105,8 +103,8 @@ int mnc_pg_approval_poll(PGconn *c, const char *host,
 int mnc_pg_approval_seen(PGconn *c, const char *request_id, char *err, size_t err_len)
 {
     const char *v[1] = {request_id};
-    PGresult *r = q(c, "UPDATE mnc_approval SET seen_by_origin = true WHERE request_id = $1", 1,
-                    v, PGRES_COMMAND_OK, "marking the decision applied", err, err_len);
+    PGresult *r = q(c, "UPDATE mnc_approval SET seen_by_origin = true WHERE request_id = $1", 1, v, PGRES_COMMAND_OK,
+                    "marking the decision applied", err, err_len);
     PQclear(r);
     return r ? 0 : -1;
 }
@@ -121,8 +119,7 @@ cJSON *mnc_pg_approval_pending(PGconn *c, int max, char *err, size_t err_len)
                     "(extract(epoch FROM deadline) * 1000)::bigint, detail::text "
                     "FROM mnc_approval WHERE decision IS NULL AND deadline > now() "
                     "ORDER BY created LIMIT $1::int",
-                    1, v, PGRES_TUPLES_OK, "listing the fleet's approval requests", err,
-                    err_len);
+                    1, v, PGRES_TUPLES_OK, "listing the fleet's approval requests", err, err_len);
     if (!r)
         return NULL;
     cJSON *arr = cJSON_CreateArray();
@@ -147,8 +144,7 @@ cJSON *mnc_pg_approval_pending(PGconn *c, int max, char *err, size_t err_len)
     return arr;
 }
 
-int mnc_pg_anchor_put(PGconn *c, const char *host, unsigned long long seq, const char *hash,
-                      char *err, size_t err_len)
+int mnc_pg_anchor_put(PGconn *c, const char *host, unsigned long long seq, const char *hash, char *err, size_t err_len)
 {
     char s[32];
     snprintf(s, sizeof(s), "%llu", seq);
@@ -164,21 +160,22 @@ int mnc_pg_anchor_put(PGconn *c, const char *host, unsigned long long seq, const
     int rc = 0;
     for (int i = 0; i < PQntuples(r); i++)
         if (strcmp(PQgetvalue(r, i, 0), hash) != 0) {
-            snprintf(err, err_len, "host %s already anchored seq %llu with another hash %s: its "
-                     "audit log forked or was rewritten", host, seq, PQgetvalue(r, i, 0));
+            snprintf(err, err_len,
+                     "host %s already anchored seq %llu with another hash %s: its "
+                     "audit log forked or was rewritten",
+                     host, seq, PQgetvalue(r, i, 0));
             rc = -1;
         }
     PQclear(r);
     return rc;
 }
 
-int mnc_pg_anchor_foreach(PGconn *c, const char *host,
-                          int (*cb)(void *arg, unsigned long long seq, const char *hash),
+int mnc_pg_anchor_foreach(PGconn *c, const char *host, int (*cb)(void *arg, unsigned long long seq, const char *hash),
                           void *arg, char *err, size_t err_len)
 {
     const char *v[1] = {host};
-    PGresult *r = q(c, "SELECT seq, hash FROM mnc_anchor WHERE host = $1 ORDER BY seq", 1, v,
-                    PGRES_TUPLES_OK, "reading the anchors", err, err_len);
+    PGresult *r = q(c, "SELECT seq, hash FROM mnc_anchor WHERE host = $1 ORDER BY seq", 1, v, PGRES_TUPLES_OK,
+                    "reading the anchors", err, err_len);
     if (!r)
         return -1;
     int ret = 0;

@@ -48,8 +48,6 @@ const char *mnc_json_quote(mnc_qbuf *b, const char *s)
     return b->s;
 }
 
-
-
 /* snprintf for paths and messages: truncation is acceptable (the text is diagnostic only) */
 void mnc_bprintf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mnc_bprintf(char *buf, size_t n, const char *fmt, ...)
@@ -60,7 +58,6 @@ void mnc_bprintf(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-
 bool mnc_name_valid(const char *s)
 {
     size_t n = 0;
@@ -68,8 +65,8 @@ bool mnc_name_valid(const char *s)
         return false;
     for (; s[n]; n++) {
         unsigned char c = (unsigned char)s[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == ':' || c == '-'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ':' || c == '-'))
             return false;
     }
     return n >= 1 && n < MNC_NAME_MAX;
@@ -145,8 +142,8 @@ int mnc_json_read_file(const char *path, size_t limit, char **buf, size_t *len, 
         return -1;
     }
     if ((uint64_t)st.st_size > limit) {
-        mnc_json_err(errs, path, "$", "file is %llu bytes, over the %zu-byte limit",
-             (unsigned long long)st.st_size, limit);
+        mnc_json_err(errs, path, "$", "file is %llu bytes, over the %zu-byte limit", (unsigned long long)st.st_size,
+                     limit);
         close(fd);
         return -1;
     }
@@ -298,8 +295,7 @@ static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *e
             if (c == '\\') {
                 if (i + 5 < len && u[i + 1] == 'u' && memcmp(u + i + 2, "0000", 4) == 0) {
                     line_col(buf, i, &line, &col);
-                    mnc_json_err(errs, name, "$", "\\u0000 escape in a string at line %zu, column %zu", line,
-                         col);
+                    mnc_json_err(errs, name, "$", "\\u0000 escape in a string at line %zu, column %zu", line, col);
                     return -1;
                 }
                 /* skip the escaped character unless it needs checking itself */
@@ -314,7 +310,7 @@ static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *e
             if (++depth > MNC_JSON_DEPTH_MAX) {
                 line_col(buf, i, &line, &col);
                 mnc_json_err(errs, name, "$", "nesting deeper than %d levels at line %zu, column %zu",
-                     MNC_JSON_DEPTH_MAX, line, col);
+                             MNC_JSON_DEPTH_MAX, line, col);
                 return -1;
             }
         } else if ((c == ']' || c == '}') && depth > 0) {
@@ -327,10 +323,7 @@ static int scan_raw(const char *name, const char *buf, size_t len, mnc_errors *e
     return 0;
 }
 
-static int cmp_strp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+static int cmp_strp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 /* Reports duplicate keys in every object of the tree (cJSON keeps both, lookups see the
  * first: an author's second value would be silently ignored). Depth is bounded by scan_raw. */
@@ -398,8 +391,10 @@ cJSON *mnc_json_parse_strict(const char *name, const char *buf, size_t len, mnc_
         line_col(buf, off, &line, &col);
         if (off >= len || unclosed) {
             line_col(buf, len, &line, &col);
-            mnc_json_err(errs, name, "$", "syntax error: unexpected end of input at line %zu, column %zu "
-                 "(truncated?)", line, col);
+            mnc_json_err(errs, name, "$",
+                         "syntax error: unexpected end of input at line %zu, column %zu "
+                         "(truncated?)",
+                         line, col);
         } else {
             mnc_json_err(errs, name, "$", "syntax error at line %zu, column %zu", line, col);
         }

@@ -17,13 +17,17 @@
 
 #include "mnc/policy.h"
 
-typedef struct mnc_qbuf { char s[160]; } mnc_qbuf;
+typedef struct mnc_qbuf {
+    char s[160];
+} mnc_qbuf;
 /* s quoted for a message into b (see above); returns b->s. */
 const char *mnc_json_quote(mnc_qbuf *b, const char *s);
 /* The quoted string in a temporary buffer that lives until the end of the full expression. */
 #define Q(s) mnc_json_quote(&(mnc_qbuf){{0}}, (s))
 
-typedef struct jpath { char s[320]; } jpath;
+typedef struct jpath {
+    char s[320];
+} jpath;
 /* parent.key, or key at the root ("$"); keys that are not plain names are quoted. Returns out->s. */
 const char *mnc_jpath_key(jpath *out, const char *parent, const char *key);
 /* parent[i]. Returns out->s. */

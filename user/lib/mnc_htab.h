@@ -30,8 +30,8 @@ typedef struct mnc_htab {
 } mnc_htab;
 
 /* The entry of type `type` whose mnc_hnode member `member` is node (node may be NULL). */
-#define MNC_HTAB_ENTRY(node, type, member) \
-    ((node) ? (type *)(void *)((char *)(node) - offsetof(type, member)) : (type *)NULL)
+#define MNC_HTAB_ENTRY(node, type, member)                                                                             \
+    ((node) ? (type *)(void *)((char *)(node)-offsetof(type, member)) : (type *)NULL)
 
 /* 64-bit FNV-1a of s. */
 uint64_t mnc_hash_str(const char *s);

@@ -8,10 +8,7 @@ static const char *const channel_names[MNC_CH_COUNT] = {
     "message", "tool", "forward", "log", "memory_write", "memory_read", "recv",
 };
 
-const char *mnc_channel_name(mnc_channel ch)
-{
-    return (unsigned)ch < MNC_CH_COUNT ? channel_names[ch] : "unknown";
-}
+const char *mnc_channel_name(mnc_channel ch) { return (unsigned)ch < MNC_CH_COUNT ? channel_names[ch] : "unknown"; }
 
 int mnc_channel_from_name(const char *name)
 {
@@ -21,22 +18,15 @@ int mnc_channel_from_name(const char *name)
     return -1;
 }
 
-static bool valid_principal(const mnc_policy *p, int id)
-{
-    return id >= 0 && id < p->n_principals;
-}
+static bool valid_principal(const mnc_policy *p, int id) { return id >= 0 && id < p->n_principals; }
 
-static enum mnc_sink_class cls_of(const mnc_policy *p, int id)
-{
-    return p->principals[id].cls;
-}
+static enum mnc_sink_class cls_of(const mnc_policy *p, int id) { return p->principals[id].cls; }
 
 mnc_reason mnc_monitor_check(const mnc_policy *p, const mnc_op *op, const mnc_disclosure *d)
 {
     if (!p || !op)
         return MNC_R_INVALID;
-    if (!valid_principal(p, op->sender) || cls_of(p, op->sender) != MNC_SINK_AGENT ||
-        !valid_principal(p, op->receiver))
+    if (!valid_principal(p, op->sender) || cls_of(p, op->sender) != MNC_SINK_AGENT || !valid_principal(p, op->receiver))
         return MNC_R_UNKNOWN_AGENT;
     if ((unsigned)op->ch >= MNC_CH_COUNT)
         return MNC_R_CHANNEL;
@@ -57,8 +47,7 @@ mnc_reason mnc_monitor_check(const mnc_policy *p, const mnc_op *op, const mnc_di
     /* Reads are by the scope's recipient only: a memory read repeats the recipient check. */
     if (is_read ? op->sender != sc->recipient : !mnc_set_has(&d->holders, (unsigned)op->sender))
         return is_read ? MNC_R_RECIPIENT : MNC_R_NOT_HOLDER;
-    if (d->contract >= p->n_contracts || !op->purpose ||
-        strcmp(op->purpose, p->contracts[d->contract].purpose) != 0)
+    if (d->contract >= p->n_contracts || !op->purpose || strcmp(op->purpose, p->contracts[d->contract].purpose) != 0)
         return MNC_R_PURPOSE;
     if (op->fields && !mnc_set_subset(op->fields, &sc->fields))
         return MNC_R_FIELDS;

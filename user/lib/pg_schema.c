@@ -28,17 +28,17 @@ int mnc_pg_check_conninfo(const char *conninfo, char *err, size_t err_len)
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(conninfo, &perr);
     if (!opts) {
-        copy_msg(err, err_len, "conninfo is not a libpq connection string: ",
-                 perr ? perr : "out of memory");
+        copy_msg(err, err_len, "conninfo is not a libpq connection string: ", perr ? perr : "out of memory");
         PQfreemem(perr);
         return -1;
     }
     int rc = 0;
     for (PQconninfoOption *o = opts; o->keyword; o++)
         if (strcmp(o->keyword, "password") == 0 && o->val && *o->val) {
-            snprintf(err, err_len, "conninfo carries a password: use a passfile (PGPASSFILE, "
-                                   "~/.pgpass), a client certificate or peer authentication "
-                                   "instead (docs/fleet.md)");
+            snprintf(err, err_len,
+                     "conninfo carries a password: use a passfile (PGPASSFILE, "
+                     "~/.pgpass), a client certificate or peer authentication "
+                     "instead (docs/fleet.md)");
             rc = -1;
         }
     PQconninfoFree(opts);
@@ -94,8 +94,7 @@ static int read_version(PGconn *c, const char *lock, int *version, char *err, si
     r = PQexec(c, q);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         if (PQresultStatus(r) == PGRES_TUPLES_OK)
-            snprintf(err, err_len, "mnc_schema must hold exactly one row (it has %d)",
-                     PQntuples(r));
+            snprintf(err, err_len, "mnc_schema must hold exactly one row (it has %d)", PQntuples(r));
         else
             copy_msg(err, err_len, "reading the schema version: ", PQerrorMessage(c));
         PQclear(r);
@@ -119,15 +118,18 @@ int mnc_pg_schema_check(PGconn *c, char *err, size_t err_len)
     if (v == MNC_PG_SCHEMA_VERSION)
         return 0;
     if (v == 0)
-        snprintf(err, err_len, "the database has no mnc schema: run `mncctl ledger init "
-                               "--postgres CONNINFO` first");
+        snprintf(err, err_len,
+                 "the database has no mnc schema: run `mncctl ledger init "
+                 "--postgres CONNINFO` first");
     else if (v < MNC_PG_SCHEMA_VERSION)
-        snprintf(err, err_len, "the database's mnc schema version %d is older than this build's "
-                               "%d: run `mncctl ledger init --postgres CONNINFO` to migrate it",
+        snprintf(err, err_len,
+                 "the database's mnc schema version %d is older than this build's "
+                 "%d: run `mncctl ledger init --postgres CONNINFO` to migrate it",
                  v, MNC_PG_SCHEMA_VERSION);
     else
-        snprintf(err, err_len, "the database's mnc schema version %d is unknown to this build "
-                               "(it knows 1..%d): upgrade mnc on this host",
+        snprintf(err, err_len,
+                 "the database's mnc schema version %d is unknown to this build "
+                 "(it knows 1..%d): upgrade mnc on this host",
                  v, MNC_PG_SCHEMA_VERSION);
     return -1;
 }
@@ -228,8 +230,10 @@ int mnc_pg_migrate(PGconn *c, int *from, int *to, char *err, size_t err_len)
         return -1;
     *from = *to = v;
     if (v > MNC_PG_SCHEMA_VERSION) {
-        snprintf(err, err_len, "the database's mnc schema version %d is newer than this build "
-                               "(it knows 1..%d): upgrade mnc", v, MNC_PG_SCHEMA_VERSION);
+        snprintf(err, err_len,
+                 "the database's mnc schema version %d is newer than this build "
+                 "(it knows 1..%d): upgrade mnc",
+                 v, MNC_PG_SCHEMA_VERSION);
         return -1;
     }
     for (int n = v + 1; n <= MNC_PG_SCHEMA_VERSION; n++) {
@@ -249,18 +253,15 @@ int mnc_pg_migrate(PGconn *c, int *from, int *to, char *err, size_t err_len)
             continue;
         }
         if (cur != n - 1) {
-            snprintf(err, err_len, "migration %d: the schema is at version %d, expected %d", n,
-                     cur, n - 1);
+            snprintf(err, err_len, "migration %d: the schema is at version %d, expected %d", n, cur, n - 1);
             goto rollback;
         }
         char upd[96];
         snprintf(upd, sizeof(upd), "UPDATE mnc_schema SET version = %d", n);
-        if (exec_ok(c, migrations[n - 1], err, err_len, what) != 0 ||
-            exec_ok(c, upd, err, err_len, what) != 0)
+        if (exec_ok(c, migrations[n - 1], err, err_len, what) != 0 || exec_ok(c, upd, err, err_len, what) != 0)
             goto rollback;
         PGresult *r = PQexec(c, "COMMIT");
-        bool committed = PQresultStatus(r) == PGRES_COMMAND_OK &&
-                         strcmp(PQcmdStatus(r), "COMMIT") == 0;
+        bool committed = PQresultStatus(r) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(r), "COMMIT") == 0;
         PQclear(r);
         if (!committed) {
             copy_msg(err, err_len, what, PQerrorMessage(c));

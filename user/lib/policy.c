@@ -43,10 +43,9 @@ static bool check_top(build *b, fctx *c, const cJSON *root)
         E(c, "$", "expected a policy object at the top level, got %s", mnc_json_type(root));
         return false;
     }
-    static const char *const allowed[] = {"mnc_policy", "name", "agents", "sinks", "fields",
-                                          "families", "requirements", "contracts", "risk", NULL};
-    static const char *const required[] = {"mnc_policy", "name", "agents", "fields", "families",
-                                           "contracts", NULL};
+    static const char *const allowed[] = {"mnc_policy", "name",         "agents",    "sinks", "fields",
+                                          "families",   "requirements", "contracts", "risk",  NULL};
+    static const char *const required[] = {"mnc_policy", "name", "agents", "fields", "families", "contracts", NULL};
     pol_check_keys(c, root, "$", allowed, required);
     const cJSON *v = pol_get(root, "mnc_policy");
     double ver;
@@ -54,9 +53,11 @@ static bool check_top(build *b, fctx *c, const cJSON *root)
         E(c, "mnc_policy", "unsupported format version %.0f (this build reads version 1)", ver);
     char name[MNC_NAME_MAX];
     (void)pol_get_name(c, root, "name", "$", name);
-    static const struct { const char *key; bool nonempty; } arrays[] = {
-        {"agents", true}, {"sinks", false}, {"fields", true}, {"families", true},
-        {"requirements", false}, {"contracts", true}};
+    static const struct {
+        const char *key;
+        bool nonempty;
+    } arrays[] = {{"agents", true},   {"sinks", false},        {"fields", true},
+                  {"families", true}, {"requirements", false}, {"contracts", true}};
     for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
         const cJSON *a = pol_get(root, arrays[i].key);
         if (!a)
@@ -95,15 +96,13 @@ static bool check_top(build *b, fctx *c, const cJSON *root)
                     const char *base = b->files[c->fi].path;
                     const char *slash = base ? strrchr(base, '/') : NULL;
                     int dl = (mf->valuestring[0] != '/' && slash) ? (int)(slash - base + 1) : 0;
-                    if (asprintf(&b->risk_model_path, "%.*s%s", dl, base ? base : "",
-                                 mf->valuestring) < 0) {
+                    if (asprintf(&b->risk_model_path, "%.*s%s", dl, base ? base : "", mf->valuestring) < 0) {
                         b->risk_model_path = NULL;
                         E(c, "risk.model_file", "out of memory");
                     }
                 }
             } else if (m) {
-                E(c, "risk.model", "unknown risk model %s (want \"weights\" or \"bayes\")",
-                  Q(m->valuestring));
+                E(c, "risk.model", "unknown risk model %s (want \"weights\" or \"bayes\")", Q(m->valuestring));
             }
         }
     }
@@ -133,8 +132,8 @@ static void check_set(build *b)
                     char sub[64];
                     mnc_bprintf(sub, sizeof(sub), "agents[%d].uids", a->index);
                     mnc_json_err(b->errs, b->files[a->file].name, mnc_jpath_idx(&p, sub, k),
-                         "uid %u already maps to agent %s (%s)", a->p.uids[k], Q(o->p.name),
-                         b->files[o->file].name);
+                                 "uid %u already maps to agent %s (%s)", a->p.uids[k], Q(o->p.name),
+                                 b->files[o->file].name);
                 }
             }
         }
@@ -156,12 +155,12 @@ static void check_set(build *b)
                 mnc_jpath_idx(&p, sub, k);
                 if (pol_path_within(sk->path, w))
                     mnc_json_err(b->errs, b->files[a->file].name, p.s,
-                         "workspace %s contains the path of %s sink %s (%s)", Q(w), cls, Q(sk->name),
-                         Q(sk->path));
+                                 "workspace %s contains the path of %s sink %s (%s)", Q(w), cls, Q(sk->name),
+                                 Q(sk->path));
                 else if (pol_path_within(w, sk->path))
                     mnc_json_err(b->errs, b->files[a->file].name, p.s,
-                         "workspace %s is inside the path of %s sink %s (%s)", Q(w), cls, Q(sk->name),
-                         Q(sk->path));
+                                 "workspace %s is inside the path of %s sink %s (%s)", Q(w), cls, Q(sk->name),
+                                 Q(sk->path));
             }
         }
     }
@@ -309,8 +308,7 @@ static mnc_policy *load_sources(src *files, int n, mnc_errors *errs)
         const char *pf = files[b->risk_file >= 0 ? b->risk_file : 0].name;
         mnc_errors me;
         mnc_errors_init(&me);
-        p->risk_model = b->risk_model_path ? mnc_bayes_load_file(b->risk_model_path, p, &me)
-                                           : NULL;
+        p->risk_model = b->risk_model_path ? mnc_bayes_load_file(b->risk_model_path, p, &me) : NULL;
         if (!p->risk_model) {
             if (me.n == 0)
                 mnc_errors_add(errs, "%s: risk.model_file: missing", pf);

@@ -63,8 +63,8 @@ static int resolve(build *b, fctx *c, const cJSON *v, const char *path, enum ref
 }
 
 /* obj[key] as a set of names. Returns 1 ok, 0 absent, -1 error (reported). */
-static int name_set(build *b, fctx *c, const cJSON *obj, const char *key, const char *path,
-                    bool nonempty, enum ref kind, mnc_set *out)
+static int name_set(build *b, fctx *c, const cJSON *obj, const char *key, const char *path, bool nonempty,
+                    enum ref kind, mnc_set *out)
 {
     jpath p2, p3;
     const cJSON *a = pol_get(obj, key);
@@ -246,8 +246,8 @@ void pol_parse_family(build *b, fctx *c, const cJSON *j, int idx)
 /* Room for element n of two parallel arrays (values of elem bytes, and the index of the file
  * each came from; one capacity *cap for both): false after reporting at path why not - the
  * set's limit max (too_many: a message with one %d), or out of memory. */
-static bool room_for_one(fctx *c, const char *path, void **vals, int **files, int *cap, int n, size_t elem,
-                         int max, const char *too_many)
+static bool room_for_one(fctx *c, const char *path, void **vals, int **files, int *cap, int n, size_t elem, int max,
+                         const char *too_many)
 {
     if (n >= max) {
         E(c, path, too_many, max);
@@ -286,8 +286,10 @@ void pol_parse_requirement(build *b, fctx *c, const cJSON *j, int idx)
     r.agent = (uint16_t)agent;
     for (int k = 0; k < b->n_reqs; k++) {
         if (b->reqs[k].agent == r.agent && strcmp(b->reqs[k].purpose, r.purpose) == 0) {
-            E(c, path.s, "second requirement for agent %s and purpose %s (one per agent and purpose; "
-              "first in %s)", Q(a->valuestring), Q(r.purpose), b->files[b->req_file[k]].name);
+            E(c, path.s,
+              "second requirement for agent %s and purpose %s (one per agent and purpose; "
+              "first in %s)",
+              Q(a->valuestring), Q(r.purpose), b->files[b->req_file[k]].name);
             return;
         }
     }
@@ -325,11 +327,10 @@ void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected a contract object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"id", "purpose", "issuers", "recipient", "fields", "lifetime",
-                                          "sinks", "memory", "family", "failure", "broker", "epsilon",
-                                          "budget", NULL};
-    static const char *const required[] = {"id", "purpose", "issuers", "recipient", "fields",
-                                           "lifetime", "family", NULL};
+    static const char *const allowed[] = {"id",     "purpose", "issuers", "recipient", "fields",  "lifetime", "sinks",
+                                          "memory", "family",  "failure", "broker",    "epsilon", "budget",   NULL};
+    static const char *const required[] = {"id",     "purpose",  "issuers", "recipient",
+                                           "fields", "lifetime", "family",  NULL};
     int before = c->errs->n;
     pol_check_keys(c, j, path.s, allowed, required);
     mnc_contract k;
@@ -421,7 +422,8 @@ void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx)
             else if (!delegate && fl)
                 E(c, p2.s, "a broker is only allowed when failure has \"delegate\"");
             else if (!fl)
-                E(c, p2.s, "a broker is only allowed when failure has \"delegate\" (failure defaults "
+                E(c, p2.s,
+                  "a broker is only allowed when failure has \"delegate\" (failure defaults "
                   "to [\"abstain\"])");
             k.broker = (uint16_t)bid;
         }

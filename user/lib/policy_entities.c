@@ -28,8 +28,7 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server",
-                                          "confinement", NULL};
+    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server", "confinement", NULL};
     static const char *const required[] = {"name", NULL};
     pol_check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -124,8 +123,7 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         else if (cJSON_IsString(cf) && strcmp(cf->valuestring, "none") == 0)
             p.confinement_none = true;
         else if (cJSON_IsString(cf))
-            E(c, p2.s, "unknown confinement %s (want \"kernel\" or \"none\")",
-              Q(cf->valuestring));
+            E(c, p2.s, "unknown confinement %s (want \"kernel\" or \"none\")", Q(cf->valuestring));
         else
             E(c, p2.s, "expected \"kernel\" or \"none\", got %s", mnc_json_type(cf));
     }
@@ -153,9 +151,13 @@ void pol_parse_sink(build *b, fctx *c, const cJSON *j, int idx)
     const cJSON *cl = pol_get(j, "class");
     if (cl) {
         mnc_jpath_key(&p2, path.s, "class");
-        static const struct { const char *n; enum mnc_sink_class k; } classes[] = {
-            {"log", MNC_SINK_LOG}, {"memory", MNC_SINK_MEMORY}, {"tool", MNC_SINK_TOOL},
-            {"external", MNC_SINK_EXTERNAL}};
+        static const struct {
+            const char *n;
+            enum mnc_sink_class k;
+        } classes[] = {{"log", MNC_SINK_LOG},
+                       {"memory", MNC_SINK_MEMORY},
+                       {"tool", MNC_SINK_TOOL},
+                       {"external", MNC_SINK_EXTERNAL}};
         if (!cJSON_IsString(cl)) {
             E(c, p2.s, "expected a sink class (string), got %s", mnc_json_type(cl));
         } else {
@@ -163,8 +165,7 @@ void pol_parse_sink(build *b, fctx *c, const cJSON *j, int idx)
                 if (strcmp(cl->valuestring, classes[i].n) == 0)
                     p.cls = classes[i].k;
             if (p.cls == MNC_SINK_NONE)
-                E(c, p2.s, "unknown sink class %s (want log, memory, tool or external)",
-                  Q(cl->valuestring));
+                E(c, p2.s, "unknown sink class %s (want log, memory, tool or external)", Q(cl->valuestring));
         }
     }
     bool filesink = p.cls == MNC_SINK_LOG || p.cls == MNC_SINK_MEMORY;
@@ -237,8 +238,8 @@ void pol_parse_field(build *b, fctx *c, const cJSON *j, int idx)
         if (ex->last_file == c->fi)
             E(c, path.s, "duplicate field name %s (also fields[%d])", Q(f.name), ex->last_index);
         else if (ex->f.weight != f.weight)
-            E(c, path.s, "field %s differs from its definition in %s (fields[%d])", Q(f.name),
-              b->files[ex->file].name, ex->index);
+            E(c, path.s, "field %s differs from its definition in %s (fields[%d])", Q(f.name), b->files[ex->file].name,
+              ex->index);
         ex->last_file = c->fi;
         ex->last_index = idx;
         return;
@@ -249,6 +250,5 @@ void pol_parse_field(build *b, fctx *c, const cJSON *j, int idx)
         b->too_many_fields = true;
         return;
     }
-    b->fields[b->n_fields++] = (fent){.f = f, .file = c->fi, .index = idx, .last_file = c->fi,
-                                      .last_index = idx};
+    b->fields[b->n_fields++] = (fent){.f = f, .file = c->fi, .index = idx, .last_file = c->fi, .last_index = idx};
 }

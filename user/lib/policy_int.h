@@ -24,8 +24,8 @@
 #define MAX_FAMILIES 1024
 #define MAX_CONTRACTS 1024
 #define MAX_REQUIREMENTS 4096
-#define MAX_UID 4294967294.0   /* (uid_t)-1 is "no uid" */
-#define LIFE_MAX 2147483647.0  /* 2^31 - 1 */
+#define MAX_UID 4294967294.0  /* (uid_t)-1 is "no uid" */
+#define LIFE_MAX 2147483647.0 /* 2^31 - 1 */
 
 /* Where a reader reports: the error list, the file's name as shown, its index in the set. */
 typedef struct fctx {
@@ -39,7 +39,7 @@ typedef struct fctx {
 /* ---- typed field readers (policy_read.c) */
 /* Reports keys of obj outside `allowed` and missing `required` ones (NULL-terminated lists). */
 void pol_check_keys(fctx *c, const cJSON *obj, const char *path, const char *const *allowed,
-                       const char *const *required);
+                    const char *const *required);
 /* obj[key] (case-sensitive), or NULL. */
 const cJSON *pol_get(const cJSON *obj, const char *key);
 /* obj[key] as a valid name (mnc_name_valid) into out. */
@@ -59,9 +59,9 @@ int pol_check_address(fctx *c, const cJSON *v, const char *path, char *out, size
 
 typedef struct pent {
     mnc_principal p;
-    int file, index;  /* first definition: file and index in its agents[] / sinks[] */
-    int last_file;    /* last file that defined it (detects in-file duplicates) */
-    int last_index;   /* its index in that file */
+    int file, index; /* first definition: file and index in its agents[] / sinks[] */
+    int last_file;   /* last file that defined it (detects in-file duplicates) */
+    int last_index;  /* its index in that file */
 } pent;
 
 typedef struct fent {
@@ -79,7 +79,7 @@ typedef struct src {
     const char *path; /* file to read, or NULL for a buffer */
     const char *mem;
     size_t memlen;
-    cJSON *root;      /* NULL if unreadable / unparsable */
+    cJSON *root; /* NULL if unreadable / unparsable */
 } src;
 
 typedef struct build {
@@ -102,7 +102,7 @@ typedef struct build {
     int n_cons, cap_cons;
     bool too_many_principals, too_many_fields;
     mnc_risk_kind risk;
-    int risk_file; /* first file that declared a risk model, -1 if none */
+    int risk_file;         /* first file that declared a risk model, -1 if none */
     char *risk_model_path; /* bayes model_file resolved against its policy file; heap */
 } build;
 

@@ -20,10 +20,9 @@
 
 /* ------------------------------------------------------------------ typed field readers */
 
-
 /* Reports keys of obj outside `allowed` and missing `required` ones (NULL-terminated lists). */
 void pol_check_keys(fctx *c, const cJSON *obj, const char *path, const char *const *allowed,
-                       const char *const *required)
+                    const char *const *required)
 {
     for (const cJSON *k = obj->child; k; k = k->next) {
         bool ok = false;
@@ -38,10 +37,7 @@ void pol_check_keys(fctx *c, const cJSON *obj, const char *path, const char *con
             E(c, path, "missing required key %s", Q(required[i]));
 }
 
-const cJSON *pol_get(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
+const cJSON *pol_get(const cJSON *obj, const char *key) { return cJSON_GetObjectItemCaseSensitive(obj, key); }
 
 /* A name at obj[key]. Returns 1 ok, 0 absent (not reported), -1 invalid (reported). */
 int pol_get_name(fctx *c, const cJSON *obj, const char *key, const char *path, char out[MNC_NAME_MAX])
@@ -177,8 +173,8 @@ int pol_check_address(fctx *c, const cJSON *v, const char *path, char *out, size
     }
     if (strncmp(s, "unix:", 5) == 0) {
         if (s[5] != '/' || n - 5 >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-            E(c, path, "address %s: a unix socket needs an absolute path shorter than %zu bytes",
-              Q(s), sizeof(((struct sockaddr_un *)0)->sun_path));
+            E(c, path, "address %s: a unix socket needs an absolute path shorter than %zu bytes", Q(s),
+              sizeof(((struct sockaddr_un *)0)->sun_path));
             return -1;
         }
         memcpy(out, s, n + 1);
@@ -214,7 +210,6 @@ int pol_check_address(fctx *c, const cJSON *v, const char *path, char *out, size
 }
 
 /* ------------------------------------------------------------------ the set being built */
-
 
 void pol_free_principal(mnc_principal *p)
 {
@@ -319,14 +314,14 @@ void pol_add_principal(build *b, fctx *c, mnc_principal *p, bool is_agent, int i
         if (ex_agent == is_agent)
             E(c, path, "duplicate %s name %s (also %s[%d])", kind, Q(p->name), exlist, ex->last_index);
         else
-            E(c, path, "%s name %s clashes with %s[%d] (agents and sinks share one namespace)", kind,
-              Q(p->name), exlist, ex->last_index);
+            E(c, path, "%s name %s clashes with %s[%d] (agents and sinks share one namespace)", kind, Q(p->name),
+              exlist, ex->last_index);
     } else if (ex_agent != is_agent) {
-        E(c, path, "%s name %s clashes with %s[%d] in %s (agents and sinks share one namespace)",
-          kind, Q(p->name), exlist, ex->index, b->files[ex->file].name);
+        E(c, path, "%s name %s clashes with %s[%d] in %s (agents and sinks share one namespace)", kind, Q(p->name),
+          exlist, ex->index, b->files[ex->file].name);
     } else if (!same_principal(&ex->p, p)) {
-        E(c, path, "%s %s differs from its definition in %s (%s[%d])", kind, Q(p->name),
-          b->files[ex->file].name, list, ex->index);
+        E(c, path, "%s %s differs from its definition in %s (%s[%d])", kind, Q(p->name), b->files[ex->file].name, list,
+          ex->index);
     }
     if (ex_agent == is_agent) {
         ex->last_file = c->fi;

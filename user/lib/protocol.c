@@ -13,22 +13,32 @@
 #include <unistd.h>
 
 static const char *const verb_names[MNC_V_COUNT] = {
-    [MNC_V_DISCLOSE] = "disclose", [MNC_V_SEND] = "send",       [MNC_V_RECV] = "recv",
-    [MNC_V_FORWARD] = "forward",   [MNC_V_DERIVE] = "derive",   [MNC_V_LOG] = "log",
-    [MNC_V_MEM_PUT] = "mem.put",   [MNC_V_MEM_GET] = "mem.get", [MNC_V_TOOL] = "tool",
-    [MNC_V_WHOAMI] = "whoami",     [MNC_V_STATUS] = "status",   [MNC_V_LIST] = "list",
-    [MNC_V_REVOKE] = "revoke",     [MNC_V_APPROVE] = "approve", [MNC_V_AUDIT] = "audit",
-    [MNC_V_AGENT_REGISTER] = "agent.register", [MNC_V_TAINT_RESET] = "taint.reset",
-    [MNC_V_DISCLOSE_STATUS] = "disclose.status", [MNC_V_BROKER_NEXT] = "broker.next",
-    [MNC_V_BROKER_REPLY] = "broker.reply",       [MNC_V_APPROVALS] = "approvals",
+    [MNC_V_DISCLOSE] = "disclose",
+    [MNC_V_SEND] = "send",
+    [MNC_V_RECV] = "recv",
+    [MNC_V_FORWARD] = "forward",
+    [MNC_V_DERIVE] = "derive",
+    [MNC_V_LOG] = "log",
+    [MNC_V_MEM_PUT] = "mem.put",
+    [MNC_V_MEM_GET] = "mem.get",
+    [MNC_V_TOOL] = "tool",
+    [MNC_V_WHOAMI] = "whoami",
+    [MNC_V_STATUS] = "status",
+    [MNC_V_LIST] = "list",
+    [MNC_V_REVOKE] = "revoke",
+    [MNC_V_APPROVE] = "approve",
+    [MNC_V_AUDIT] = "audit",
+    [MNC_V_AGENT_REGISTER] = "agent.register",
+    [MNC_V_TAINT_RESET] = "taint.reset",
+    [MNC_V_DISCLOSE_STATUS] = "disclose.status",
+    [MNC_V_BROKER_NEXT] = "broker.next",
+    [MNC_V_BROKER_REPLY] = "broker.reply",
+    [MNC_V_APPROVALS] = "approvals",
     [MNC_V_WORKSPACE_CLEAR] = "workspace.clear",
     [MNC_V_QUARANTINE_PUT] = "quarantine.put",
 };
 
-const char *mnc_verb_name(mnc_verb v)
-{
-    return (unsigned)v < MNC_V_COUNT ? verb_names[v] : "?";
-}
+const char *mnc_verb_name(mnc_verb v) { return (unsigned)v < MNC_V_COUNT ? verb_names[v] : "?"; }
 
 int mnc_verb_from_name(const char *name)
 {
@@ -50,7 +60,10 @@ typedef struct arg {
     size_t off; /* offset of the destination member in mnc_request */
 } arg;
 
-#define A(k, kind, req, member) {k, kind, req, offsetof(mnc_request, member)}
+#define A(k, kind, req, member)                                                                                        \
+    {                                                                                                                  \
+        k, kind, req, offsetof(mnc_request, member)                                                                    \
+    }
 #define MAX_ARGS 8
 
 static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
@@ -59,16 +72,21 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
                         A("candidates", K_ARRAY, false, candidates), A("release", K_NAME, false, release)},
     [MNC_V_SEND] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
                     A("channel", K_CHANNEL, false, channel), A("purpose", K_NAME, false, purpose)},
-    [MNC_V_RECV] = {A("object", K_OID, false, object), A("max", K_INT, false, max), A("purpose", K_NAME, false, purpose)},
-    [MNC_V_FORWARD] = {A("object", K_OID, true, object), A("to", K_NAME, true, to), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_RECV] = {A("object", K_OID, false, object), A("max", K_INT, false, max),
+                    A("purpose", K_NAME, false, purpose)},
+    [MNC_V_FORWARD] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
+                       A("purpose", K_NAME, false, purpose)},
     [MNC_V_DERIVE] = {A("object", K_OID, true, object), A("fields", K_ARRAY, false, fields),
                       A("sinks", K_ARRAY, false, sinks), A("lifetime", K_OBJECT, false, lifetime),
                       A("memory", K_BOOL, false, memory)},
-    [MNC_V_LOG] = {A("object", K_OID, true, object), A("sink", K_NAME, true, sink), A("purpose", K_NAME, false, purpose)},
-    [MNC_V_MEM_PUT] = {A("key", K_KEY, true, key), A("object", K_OID, true, object),
-                       A("store", K_NAME, false, store), A("purpose", K_NAME, false, purpose)},
-    [MNC_V_MEM_GET] = {A("key", K_KEY, true, key), A("store", K_NAME, false, store), A("purpose", K_NAME, false, purpose)},
-    [MNC_V_TOOL] = {A("object", K_OID, true, object), A("tool", K_NAME, true, tool), A("purpose", K_NAME, false, purpose)},
+    [MNC_V_LOG] = {A("object", K_OID, true, object), A("sink", K_NAME, true, sink),
+                   A("purpose", K_NAME, false, purpose)},
+    [MNC_V_MEM_PUT] = {A("key", K_KEY, true, key), A("object", K_OID, true, object), A("store", K_NAME, false, store),
+                       A("purpose", K_NAME, false, purpose)},
+    [MNC_V_MEM_GET] = {A("key", K_KEY, true, key), A("store", K_NAME, false, store),
+                       A("purpose", K_NAME, false, purpose)},
+    [MNC_V_TOOL] = {A("object", K_OID, true, object), A("tool", K_NAME, true, tool),
+                    A("purpose", K_NAME, false, purpose)},
     [MNC_V_WHOAMI] = {{0}},
     [MNC_V_STATUS] = {{0}},
     [MNC_V_LIST] = {A("max", K_INT, false, max)},
@@ -82,8 +100,7 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},
-    [MNC_V_BROKER_REPLY] = {A("request", K_TEXT, true, request_id),
-                            A("receipt", K_OBJECT, false, receipt),
+    [MNC_V_BROKER_REPLY] = {A("request", K_TEXT, true, request_id), A("receipt", K_OBJECT, false, receipt),
                             A("failure", K_NAME, false, failure)},
     [MNC_V_APPROVALS] = {A("max", K_INT, false, max)},
     [MNC_V_WORKSPACE_CLEAR] = {A("path", K_PATH, true, path)},
@@ -98,8 +115,8 @@ static bool valid_name(const char *s)
         return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '-'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ':' || c == '-'))
             return false;
     }
     return true;
@@ -112,8 +129,8 @@ static bool valid_key(const char *s)
         return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == ':' || c == '-' || c == '/'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == ':' || c == '-' || c == '/'))
             return false;
     }
     return true;
@@ -124,8 +141,7 @@ static bool valid_oid(const char *s)
     if (strlen(s) != 32)
         return false;
     for (int i = 0; i < 32; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
-              (s[i] >= 'A' && s[i] <= 'F')))
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || (s[i] >= 'A' && s[i] <= 'F')))
             return false;
     return true;
 }
@@ -150,9 +166,9 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
                   : a->kind == K_CHANNEL ? (strcmp(s, "message") == 0 || strcmp(s, "tool") == 0)
                                          : (strlen(s) >= 1 && strlen(s) <= 255);
         if (!ok) {
-            const char *want = a->kind == K_NAME  ? "a name ([A-Za-z0-9_.:-]{1,63})"
-                               : a->kind == K_OID ? "an object id (32 hex digits)"
-                               : a->kind == K_KEY ? "a key ([A-Za-z0-9_.:/-]{1,255})"
+            const char *want = a->kind == K_NAME      ? "a name ([A-Za-z0-9_.:-]{1,63})"
+                               : a->kind == K_OID     ? "an object id (32 hex digits)"
+                               : a->kind == K_KEY     ? "a key ([A-Za-z0-9_.:/-]{1,255})"
                                : a->kind == K_CHANNEL ? "\"message\" or \"tool\""
                                                       : "a string of 1..255 bytes";
             snprintf(err, errlen, "\"%s\" must be %s", a->key, want);
@@ -177,8 +193,7 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
         return 0;
     case K_INT: {
         double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
-        int hi = a->off == offsetof(mnc_request, max) && r->verb == MNC_V_AUDIT ? 10000
-                                                                                : MNC_PROTO_MAX_BATCH;
+        int hi = a->off == offsetof(mnc_request, max) && r->verb == MNC_V_AUDIT ? 10000 : MNC_PROTO_MAX_BATCH;
         /* Range first: casting an out-of-range double (1e20) to int is undefined behaviour. */
         if (!cJSON_IsNumber(v) || !(d >= 1 && d <= hi) || d != (double)(int)d) {
             snprintf(err, errlen, "\"%s\" must be an integer 1..%d", a->key, hi);
@@ -248,8 +263,7 @@ void mnc_request_free(mnc_request *r)
     memset(r, 0, sizeof(*r));
 }
 
-int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err,
-                      size_t errlen)
+int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     out->memory = -1;
@@ -360,8 +374,9 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
         bool by_contract = out->contract != NULL;
         bool by_purpose = out->purpose != NULL || out->recipient != NULL;
         if (by_contract == by_purpose || (by_purpose && !(out->purpose && out->recipient))) {
-            snprintf(err, errlen, "disclose needs either \"contract\" or both \"purpose\" and "
-                                  "\"recipient\"");
+            snprintf(err, errlen,
+                     "disclose needs either \"contract\" or both \"purpose\" and "
+                     "\"recipient\"");
             goto fail;
         }
     }
@@ -403,8 +418,7 @@ cJSON *mnc_resp_new(const cJSON *id, bool ok, const char *decision, mnc_reason r
     return resp_base(id, ok, decision, reason);
 }
 
-static cJSON *resp_msg(const cJSON *id, const char *decision, mnc_reason reason, const char *fmt,
-                       va_list ap)
+static cJSON *resp_msg(const cJSON *id, const char *decision, mnc_reason reason, const char *fmt, va_list ap)
 {
     char msg[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);

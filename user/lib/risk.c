@@ -38,8 +38,7 @@ int mnc_risk_leak(const mnc_policy *p, const mnc_obs *h, size_t nh, double *out)
     return -1;
 }
 
-int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd,
-                    double *out)
+int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd, double *out)
 {
     if (!p || !out || (nd && !d) || (nh && !h))
         return -1;

@@ -12,8 +12,8 @@
 
 #define MAX_SECRETS 65536u
 #define MAX_VALUES 65536u
-#define MAX_TABLE (1u << 24)      /* entries of one likelihood table (nv * nS) */
-#define MAX_ENUM (1ull << 26)     /* expected-leakage enumeration work bound */
+#define MAX_TABLE (1u << 24)  /* entries of one likelihood table (nv * nS) */
+#define MAX_ENUM (1ull << 26) /* expected-leakage enumeration work bound */
 #define MAX_FILE (64u << 20)
 #define ROW_TOL 1e-9
 
@@ -22,30 +22,27 @@ enum kind { K_TABLE, K_FUNC, K_INDEP };
 typedef struct bfield {
     char name[MNC_NAME_MAX];
     enum kind kind;
-    char **values;      /* sorted, unique */
+    char **values; /* sorted, unique */
     size_t nv;
-    long double *lik;   /* K_TABLE: lik[v * nS + s] = P(v | s) */
-    uint32_t *fn;       /* K_FUNC: fn[s] = value index of g(s) */
+    long double *lik; /* K_TABLE: lik[v * nS + s] = P(v | s) */
+    uint32_t *fn;     /* K_FUNC: fn[s] = value index of g(s) */
 } bfield;
 
 struct mnc_bayes {
-    uint64_t uid;       /* unique per model instance: keys the charge cache (never reused) */
+    uint64_t uid; /* unique per model instance: keys the charge cache (never reused) */
     size_t ns;
-    char **secrets;     /* declaration order */
+    char **secrets; /* declaration order */
     long double *prior;
     long double vprior; /* max prior */
     bfield *f;
     size_t nf;
     int id_to_f[MNC_MAX_FIELDS]; /* observation field id -> index in f, or -1 */
-    bool reference;     /* charge with the reference evaluation (mnc_bench.h) */
+    bool reference;              /* charge with the reference evaluation (mnc_bench.h) */
 };
 
 /* ---- loading ------------------------------------------------------------------------ */
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 typedef struct named {
     const char *name;
@@ -89,8 +86,7 @@ void mnc_bayes_free(mnc_bayes *m)
     free(m);
 }
 
-static bool only_keys(const cJSON *o, const char *const *keys, const char *where, const char *path,
-                      mnc_errors *errs)
+static bool only_keys(const cJSON *o, const char *const *keys, const char *where, const char *path, mnc_errors *errs)
 {
     bool ok = true;
     for (const cJSON *c = o->child; c; c = c->next) {
@@ -135,8 +131,8 @@ static int set_domain(bfield *f, const char **vals, size_t n)
     return 0;
 }
 
-static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named *sec,
-                        const char *where, mnc_errors *errs)
+static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named *sec, const char *where,
+                        mnc_errors *errs)
 {
     static const char *const keys[] = {"likelihood", "function", "independent", "description", NULL};
     char path[MNC_NAME_MAX + 16];
@@ -151,8 +147,10 @@ static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named 
     const cJSON *fn = cJSON_GetObjectItemCaseSensitive(spec, "function");
     const cJSON *ind = cJSON_GetObjectItemCaseSensitive(spec, "independent");
     if ((lik != NULL) + (fn != NULL) + (ind != NULL) != 1) {
-        mnc_errors_add(errs, "%s: %s: needs exactly one of \"likelihood\", \"function\", "
-                       "\"independent\"", where, path);
+        mnc_errors_add(errs,
+                       "%s: %s: needs exactly one of \"likelihood\", \"function\", "
+                       "\"independent\"",
+                       where, path);
         return false;
     }
     if (ind) {
@@ -181,51 +179,52 @@ static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named 
     for (const cJSON *r = rows->child; r; r = r->next) {
         long s = find_named(sec, m->ns, r->string);
         if (s < 0) {
-            mnc_errors_add(errs, "%s: %s.%s: \"%s\" is not in the secret's domain", where, path,
-                           what, r->string);
+            mnc_errors_add(errs, "%s: %s.%s: \"%s\" is not in the secret's domain", where, path, what, r->string);
             ok = false;
             continue;
         }
         if (seen[s]++) {
-            mnc_errors_add(errs, "%s: %s.%s: secret \"%s\" appears twice", where, path, what,
-                           r->string);
+            mnc_errors_add(errs, "%s: %s.%s: secret \"%s\" appears twice", where, path, what, r->string);
             ok = false;
         }
         nrows++;
         if (lik) {
             if (!cJSON_IsObject(r) || !r->child) {
-                mnc_errors_add(errs, "%s: %s.likelihood.%s: must be a non-empty object value -> "
-                               "probability", where, path, r->string);
+                mnc_errors_add(errs,
+                               "%s: %s.likelihood.%s: must be a non-empty object value -> "
+                               "probability",
+                               where, path, r->string);
                 ok = false;
                 continue;
             }
             long double sum = 0;
             for (const cJSON *c = r->child; c; c = c->next, ncells++) {
-                if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) || c->valuedouble < 0 ||
-                    c->valuedouble > 1) {
-                    mnc_errors_add(errs, "%s: %s.likelihood.%s.%s: must be a probability in "
-                                   "[0, 1]", where, path, r->string, c->string);
+                if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) || c->valuedouble < 0 || c->valuedouble > 1) {
+                    mnc_errors_add(errs,
+                                   "%s: %s.likelihood.%s.%s: must be a probability in "
+                                   "[0, 1]",
+                                   where, path, r->string, c->string);
                     ok = false;
                 } else {
                     sum += c->valuedouble;
                 }
             }
             if (ok && fabsl(sum - 1.0L) > ROW_TOL) {
-                mnc_errors_add(errs, "%s: %s.likelihood.%s: row sums to %.12Lg (must be 1 within "
-                               "1e-9)", where, path, r->string, sum);
+                mnc_errors_add(errs,
+                               "%s: %s.likelihood.%s: row sums to %.12Lg (must be 1 within "
+                               "1e-9)",
+                               where, path, r->string, sum);
                 ok = false;
             }
         } else if (!cJSON_IsString(r) || !r->valuestring[0]) {
-            mnc_errors_add(errs, "%s: %s.function.%s: must be a non-empty string", where, path,
-                           r->string);
+            mnc_errors_add(errs, "%s: %s.function.%s: must be a non-empty string", where, path, r->string);
             ok = false;
         }
     }
     if (ok && nrows != m->ns) {
         for (size_t s = 0; s < m->ns; s++)
             if (!seen[s]) {
-                mnc_errors_add(errs, "%s: %s.%s: no entry for secret \"%s\"", where, path, what,
-                               m->secrets[s]);
+                mnc_errors_add(errs, "%s: %s.%s: no entry for secret \"%s\"", where, path, what, m->secrets[s]);
                 break;
             }
         ok = false;
@@ -255,8 +254,7 @@ static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named 
     }
     free(vals);
     if (f->nv > MAX_VALUES || (lik && f->nv * m->ns > MAX_TABLE)) {
-        mnc_errors_add(errs, "%s: %s: table too large (%zu values x %zu secrets)", where, path,
-                       f->nv, m->ns);
+        mnc_errors_add(errs, "%s: %s: table too large (%zu values x %zu secrets)", where, path, f->nv, m->ns);
         return false;
     }
     if (lik) {
@@ -281,17 +279,15 @@ static bool parse_field(mnc_bayes *m, bfield *f, const cJSON *spec, const named 
             return false;
         }
         for (const cJSON *r = rows->child; r; r = r->next)
-            f->fn[find_named(sec, m->ns, r->string)] =
-                (uint32_t)find_value(f->values, f->nv, r->valuestring);
+            f->fn[find_named(sec, m->ns, r->string)] = (uint32_t)find_value(f->values, f->nv, r->valuestring);
     }
     return true;
 }
 
-mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *where,
-                               mnc_errors *errs)
+mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *where, mnc_errors *errs)
 {
     static const char *const top[] = {"mnc_risk_model", "description", "secret", "fields",
-                                      "frozen", "calibration", NULL};
+                                      "frozen",         "calibration", NULL};
     static const char *const skeys[] = {"name", "domain", "prior", NULL};
     if (!where)
         where = "risk model";
@@ -318,8 +314,7 @@ mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *
     const cJSON *pri = cJSON_GetObjectItemCaseSensitive(sec, "prior");
     int nd = cJSON_GetArraySize(dom);
     if (!cJSON_IsArray(dom) || nd < 1 || (size_t)nd > MAX_SECRETS) {
-        mnc_errors_add(errs, "%s: secret.domain: must be an array of 1..%u strings", where,
-                       MAX_SECRETS);
+        mnc_errors_add(errs, "%s: secret.domain: must be an array of 1..%u strings", where, MAX_SECRETS);
         return NULL;
     }
     mnc_bayes *m = calloc(1, sizeof(*m));
@@ -367,8 +362,7 @@ mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *
         long double sum = 0;
         i = 0;
         for (const cJSON *c = pri->child; c; c = c->next, i++) {
-            if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) || c->valuedouble <= 0 ||
-                c->valuedouble > 1) {
+            if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) || c->valuedouble <= 0 || c->valuedouble > 1) {
                 mnc_errors_add(errs, "%s: secret.prior[%d]: must be a probability > 0", where, i);
                 ok = false;
                 continue;
@@ -377,13 +371,14 @@ mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *
             sum += c->valuedouble;
         }
         if (ok && fabsl(sum - 1.0L) > ROW_TOL) {
-            mnc_errors_add(errs, "%s: secret.prior: sums to %.12Lg (must be 1 within 1e-9)",
-                           where, sum);
+            mnc_errors_add(errs, "%s: secret.prior: sums to %.12Lg (must be 1 within 1e-9)", where, sum);
             ok = false;
         }
     } else {
-        mnc_errors_add(errs, "%s: secret.prior: must be \"uniform\" or an array of %d "
-                       "probabilities (one per domain value)", where, nd);
+        mnc_errors_add(errs,
+                       "%s: secret.prior: must be \"uniform\" or an array of %d "
+                       "probabilities (one per domain value)",
+                       where, nd);
         ok = false;
     }
     if (!ok)
@@ -470,10 +465,7 @@ mnc_bayes *mnc_bayes_load_file(const char *path, const mnc_policy *p, mnc_errors
     return m;
 }
 
-size_t mnc_bayes_secrets(const mnc_bayes *m)
-{
-    return m ? m->ns : 0;
-}
+size_t mnc_bayes_secrets(const mnc_bayes *m) { return m ? m->ns : 0; }
 
 int mnc_bayes_field_id(const mnc_bayes *m, const char *name)
 {
@@ -523,8 +515,7 @@ static int resolve(const mnc_bayes *m, const mnc_obs *h, size_t nh, uint64_t *pa
 
 /* w[s] ∝ p(s | H), scaled so that max w = 1 after every step (no underflow). Returns 0, or
  * -1 if the history has probability 0. *sum receives Σ w. */
-static int weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, long double *w,
-                 long double *sum)
+static int weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, long double *w, long double *sum)
 {
     size_t ns = m->ns;
     for (size_t s = 0; s < ns; s++)
@@ -564,8 +555,7 @@ static int weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, long doub
 }
 
 /* Runs fn over the posterior weights; shared by leak and posterior. */
-static int with_weights(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *w,
-                        long double *sum)
+static int with_weights(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *w, long double *sum)
 {
     uint64_t stackp[64];
     uint64_t *pairs = nh <= 64 ? stackp : malloc(nh * sizeof(*pairs));
@@ -607,8 +597,7 @@ int mnc_bayes_leak(const void *model, const mnc_obs *h, size_t nh, double *out)
     return rc;
 }
 
-int mnc_bayes_posterior(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *post,
-                        size_t n)
+int mnc_bayes_posterior(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *post, size_t n)
 {
     if (!m || !post || n < m->ns || (nh && !h))
         return -1;
@@ -638,8 +627,7 @@ static int cmp_tuple(const void *a, const void *b, void *arg)
     return 0;
 }
 
-int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t nf,
-                            int uniform_prior, double *out)
+int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t nf, int uniform_prior, double *out)
 {
     if (!m || !out || (nf && !fields))
         return -1;
@@ -702,8 +690,7 @@ int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t n
                 long double pr = PRIOR(s);
                 for (size_t i = 0; i < k && pr > 0; i++) {
                     const bfield *f = &m->f[fi[i]];
-                    pr *= f->kind == K_FUNC ? (f->fn[s] == y[i] ? 1.0L : 0.0L)
-                                            : f->lik[(size_t)y[i] * ns + s];
+                    pr *= f->kind == K_FUNC ? (f->fn[s] == y[i] ? 1.0L : 0.0L) : f->lik[(size_t)y[i] * ns + s];
                 }
                 if (pr > best)
                     best = pr;
@@ -735,10 +722,10 @@ typedef struct hcache {
     uint64_t uid;
     uint64_t *pairs;
     size_t np, pcap;
-    long double *w;     /* w[s] as weigh() leaves it (reference, or history_weigh's fallback) */
+    long double *w; /* w[s] as weigh() leaves it (reference, or history_weigh's fallback) */
     size_t wcap;
-    uint32_t *sup;      /* support of w, ascending */
-    long double *sw;    /* sw[j] = w[sup[j]] */
+    uint32_t *sup;   /* support of w, ascending */
+    long double *sw; /* sw[j] = w[sup[j]] */
     size_t nsup, scap;
     long double sum, max;
     bool valid;
@@ -768,9 +755,9 @@ static int ensure(void **p, size_t *cap, size_t n, size_t elem)
  * for rounding, as applying the pairs one by one in sorted order as weigh() does. */
 typedef struct plan {
     size_t nfn, ntab;
-    const uint32_t **fn;       /* fn[i][s]: value index of secret s under the i-th function */
-    uint32_t *fv;              /* the observed value index of the i-th function */
-    const long double **row;   /* row[t][s] = P(v_t | s) of the t-th likelihood pair */
+    const uint32_t **fn;     /* fn[i][s]: value index of secret s under the i-th function */
+    uint32_t *fv;            /* the observed value index of the i-th function */
+    const long double **row; /* row[t][s] = P(v_t | s) of the t-th likelihood pair */
     const void *stackp[32];
     uint32_t stackv[16];
     void *heap;
@@ -809,10 +796,7 @@ static int plan_make(const mnc_bayes *m, const uint64_t *pairs, size_t n, plan *
     return 0;
 }
 
-static void plan_free(plan *pl)
-{
-    free(pl->heap);
-}
+static void plan_free(plan *pl) { free(pl->heap); }
 
 /* π(s)·Π P(v_i|s) for one secret under a plan: 0 as soon as a function disagrees. */
 static inline long double plan_apply(const plan *pl, size_t s, long double x)
@@ -853,8 +837,7 @@ static int history_weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, h
     /* mx > 0 tested on its own: under valgrind, whose x87 emulation has double range,
      * 1e-990L reads as 0 */
     if (!(mx > 0) || !(mx >= 1e-990L)) {
-        if (ensure((void **)&c->w, &c->wcap, ns, sizeof(*c->w)) != 0 ||
-            weigh(m, pairs, np, c->w, &sum) != 0)
+        if (ensure((void **)&c->w, &c->wcap, ns, sizeof(*c->w)) != 0 || weigh(m, pairs, np, c->w, &sum) != 0)
             return -1;
         mx = 0;
         k = 0;
@@ -874,11 +857,9 @@ static int history_weigh(const mnc_bayes *m, const uint64_t *pairs, size_t np, h
 
 /* Looks up (or computes into) cache c the posterior of H's resolved pairs ph[0..nph-1];
  * with_support selects history_weigh (support kept) or the reference weigh(). */
-static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hcache *c,
-                         bool with_support)
+static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hcache *c, bool with_support)
 {
-    if (c->valid && c->uid == m->uid && c->np == nph &&
-        (nph == 0 || memcmp(c->pairs, ph, nph * sizeof(*ph)) == 0))
+    if (c->valid && c->uid == m->uid && c->np == nph && (nph == 0 || memcmp(c->pairs, ph, nph * sizeof(*ph)) == 0))
         return 0;
     c->valid = false;
     if (ensure((void **)&c->pairs, &c->pcap, nph ? nph : 1, sizeof(*c->pairs)) != 0)
@@ -891,8 +872,7 @@ static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hca
         if (history_weigh(m, ph, nph, c) != 0)
             return -1;
     } else {
-        if (ensure((void **)&c->w, &c->wcap, m->ns, sizeof(*c->w)) != 0 ||
-            weigh(m, ph, nph, c->w, &c->sum) != 0)
+        if (ensure((void **)&c->w, &c->wcap, m->ns, sizeof(*c->w)) != 0 || weigh(m, ph, nph, c->w, &c->sum) != 0)
             return -1;
         c->max = 0;
         for (size_t s = 0; s < m->ns; s++)
@@ -908,8 +888,8 @@ static int cache_history(const mnc_bayes *m, const uint64_t *ph, size_t nph, hca
 
 /* The reference evaluation of d's new pairs pd[0..k-1] against the cached H: copy H's
  * weights, apply each pair over the whole domain, then sum and take the maximum. */
-static void eval_dense(const mnc_bayes *m, const hcache *c, const uint64_t *pd, size_t k,
-                       long double *w, long double *sum, long double *max)
+static void eval_dense(const mnc_bayes *m, const hcache *c, const uint64_t *pd, size_t k, long double *w,
+                       long double *sum, long double *max)
 {
     long double t = 0, mx = 0;
     memcpy(w, c->w, m->ns * sizeof(*w));
@@ -937,8 +917,8 @@ static void eval_dense(const mnc_bayes *m, const hcache *c, const uint64_t *pd, 
 
 /* The same sum and maximum as eval_dense, bit for bit, in one pass over H's support: a
  * secret outside the support has weight 0 there, and adding +0 leaves a sum unchanged. */
-static int eval_support(const mnc_bayes *m, const hcache *c, const uint64_t *pd, size_t k,
-                        long double *sum, long double *max)
+static int eval_support(const mnc_bayes *m, const hcache *c, const uint64_t *pd, size_t k, long double *sum,
+                        long double *max)
 {
     plan pl;
     if (plan_make(m, pd, k, &pl) != 0)
@@ -962,8 +942,7 @@ void mnc_bayes_set_reference(mnc_bayes *m, int on)
         m->reference = on != 0;
 }
 
-int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d,
-                     size_t nd, double *out)
+int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd, double *out)
 {
     const mnc_bayes *m = model;
     if (!m || !out || (nh && !h) || (nd && !d))

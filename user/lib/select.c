@@ -7,8 +7,7 @@
 
 #include "mnc/select.h"
 
-mnc_reason mnc_valid_c(const mnc_policy *p, const mnc_contract *c, const mnc_set *fields,
-                       int recipient)
+mnc_reason mnc_valid_c(const mnc_policy *p, const mnc_contract *c, const mnc_set *fields, int recipient)
 {
     (void)p;
     if (!mnc_set_subset(fields, &c->scope.fields))
@@ -35,7 +34,12 @@ mnc_reason mnc_need(const mnc_policy *p, const mnc_set *fields, const char *purp
 static size_t ignorable(const unsigned char *s)
 {
     switch (s[0]) {
-    case ' ': case '\t': case '\n': case '\r': case '\v': case '\f':
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\r':
+    case '\v':
+    case '\f':
         return 1;
     case 0xc2: /* U+00A0 no-break space, U+00AD soft hyphen */
         return s[1] == 0xa0 || s[1] == 0xad ? 2 : 0;
@@ -61,17 +65,13 @@ static const unsigned char *skip_ignorable(const unsigned char *s)
     return s;
 }
 
-static unsigned char fold(unsigned char c)
-{
-    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
-}
+static unsigned char fold(unsigned char c) { return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c; }
 
 /* Number of bytes of s that are not ignorable: the length the 3-byte floor applies to. */
 static size_t visible_len(const char *s)
 {
     size_t n = 0;
-    for (const unsigned char *p = skip_ignorable((const unsigned char *)s); *p;
-         p = skip_ignorable(p + 1))
+    for (const unsigned char *p = skip_ignorable((const unsigned char *)s); *p; p = skip_ignorable(p + 1))
         n++;
     return n;
 }
@@ -121,8 +121,8 @@ static void fieldnames(const mnc_policy *p, const mnc_set *s, char *buf, size_t 
 }
 
 /* Scores one candidate: validity, need, values present, exposure, risk, MNC-L caps. */
-static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_req *req,
-                  mnc_scored *sc, const char *text)
+static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_req *req, mnc_scored *sc,
+                  const char *text)
 {
     char names[120];
     mnc_set outside = mnc_set_minus(&sc->fields, &c->scope.fields);
@@ -156,8 +156,7 @@ static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_r
         int f = mnc_exposure_scan(req->state, &c->scope.fields, text);
         if (f >= 0) {
             sc->verdict = MNC_R_DIRECT_EXPOSURE;
-            snprintf(sc->detail, sizeof(sc->detail), "text contains the value of field %s",
-                     p->fields[f].name);
+            snprintf(sc->detail, sizeof(sc->detail), "text contains the value of field %s", p->fields[f].name);
         }
     }
     /* Risk is computed for every candidate whose values exist, so the full list is scored. */
@@ -171,8 +170,7 @@ static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_r
         double r;
         /* ΔR = max(0, ...) is finite and >= 0 by definition; anything else is a broken model
          * and must never win the argmin (a NaN compares false both ways and would stick). */
-        if (mnc_risk_charge(p, req->history, req->n_history, obs, k, &r) == 0 && isfinite(r) &&
-            r >= 0)
+        if (mnc_risk_charge(p, req->history, req->n_history, obs, k, &r) == 0 && isfinite(r) && r >= 0)
             sc->risk = r;
         else if (sc->verdict == MNC_OK) {
             sc->verdict = MNC_R_INTERNAL; /* fail closed: unknown risk is never admissible */
@@ -183,12 +181,11 @@ static void score(const mnc_policy *p, const mnc_contract *c, const mnc_select_r
         const mnc_limits *l = req->limits;
         if (l->epsilon >= 0 && sc->risk > l->epsilon) {
             sc->verdict = MNC_R_OVER_EPSILON;
-            snprintf(sc->detail, sizeof(sc->detail), "charge %.6g exceeds epsilon %.6g", sc->risk,
-                     l->epsilon);
+            snprintf(sc->detail, sizeof(sc->detail), "charge %.6g exceeds epsilon %.6g", sc->risk, l->epsilon);
         } else if (l->budget >= 0 && l->spent + sc->risk > l->budget) {
             sc->verdict = MNC_R_OVER_BUDGET;
-            snprintf(sc->detail, sizeof(sc->detail), "spent %.6g + charge %.6g exceeds budget %.6g",
-                     l->spent, sc->risk, l->budget);
+            snprintf(sc->detail, sizeof(sc->detail), "spent %.6g + charge %.6g exceeds budget %.6g", l->spent, sc->risk,
+                     l->budget);
         }
     }
     if (sc->verdict == MNC_OK)
@@ -219,9 +216,9 @@ mnc_reason mnc_select(const mnc_policy *p, const mnc_select_req *req, mnc_select
     memset(out, 0, sizeof(*out));
     out->chosen = -1;
     out->contract = req ? req->contract : -1;
-    if (!p || !req || !req->state || req->contract < 0 || req->contract >= p->n_contracts ||
-        req->n_submitted < 0 || req->n_submitted > MNC_MAX_SUBMITTED ||
-        (req->n_submitted && !req->submitted) || (req->n_history && !req->history))
+    if (!p || !req || !req->state || req->contract < 0 || req->contract >= p->n_contracts || req->n_submitted < 0 ||
+        req->n_submitted > MNC_MAX_SUBMITTED || (req->n_submitted && !req->submitted) ||
+        (req->n_history && !req->history))
         return MNC_R_INVALID;
     const mnc_contract *c = &p->contracts[req->contract];
     if (c->family < 0 || c->family >= p->n_families)

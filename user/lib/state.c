@@ -14,10 +14,7 @@
 
 #include "mnc/state.h"
 
-void mnc_state_init(mnc_state *s)
-{
-    memset(s, 0, sizeof(*s));
-}
+void mnc_state_init(mnc_state *s) { memset(s, 0, sizeof(*s)); }
 
 void mnc_state_free(mnc_state *s)
 {
@@ -70,8 +67,7 @@ static void key_path(char *out, size_t n, const char *key)
         snprintf(out, n, "fields[\"%s\"]", e);
 }
 
-int mnc_state_from_json(const mnc_policy *p, const cJSON *j, mnc_state *s, const char *where,
-                        mnc_errors *errs)
+int mnc_state_from_json(const mnc_policy *p, const cJSON *j, mnc_state *s, const char *where, mnc_errors *errs)
 {
     int before = errs->n;
     const char *w = where ? where : "(state)";

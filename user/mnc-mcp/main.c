@@ -140,9 +140,8 @@ int main(int argc, char **argv)
             start = (size_t)(nl - buf) + 1;
             if (oom) {
                 /* fail closed and say so: nothing was done for a request we cannot answer */
-                static const char oom_line[] =
-                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
-                    "\"message\":\"Internal error: out of memory\"}}\n";
+                static const char oom_line[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+                                               "\"message\":\"Internal error: out of memory\"}}\n";
                 if (write_all(1, oom_line, sizeof(oom_line) - 1) != 0)
                     goto out_err;
             }
@@ -163,8 +162,7 @@ int main(int argc, char **argv)
                 free(out);
                 if (w != 0)
                     goto out_err;
-                fprintf(stderr, "mnc-mcp: message line longer than %u bytes discarded\n",
-                        MCP_MAX_LINE);
+                fprintf(stderr, "mnc-mcp: message line longer than %u bytes discarded\n", MCP_MAX_LINE);
             }
             skipping = true;
             n = 0;

@@ -73,8 +73,7 @@ static cJSON *id_copy(const cJSON *id)
     if (!id)
         return cJSON_CreateNull();
     double d = id->valuedouble;
-    if (cJSON_IsNumber(id) && d >= -9007199254740992.0 && d <= 9007199254740992.0 &&
-        d == (double)(long long)d) {
+    if (cJSON_IsNumber(id) && d >= -9007199254740992.0 && d <= 9007199254740992.0 && d == (double)(long long)d) {
         char t[24], *p = t + sizeof(t);
         long long v = (long long)d;
         unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
@@ -115,8 +114,7 @@ static char *rpc_error(const cJSON *id, int code, const char *message)
 {
     cJSON *r = envelope(id);
     cJSON *e = r ? cJSON_AddObjectToObject(r, "error") : NULL;
-    if (!e || !cJSON_AddNumberToObject(e, "code", code) ||
-        !cJSON_AddStringToObject(e, "message", message)) {
+    if (!e || !cJSON_AddNumberToObject(e, "code", code) || !cJSON_AddStringToObject(e, "message", message)) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -137,8 +135,7 @@ static char *rpc_result(const cJSON *id, cJSON *result)
 char *mcp_overlong_line(void)
 {
     char msg[160];
-    snprintf(msg, sizeof(msg),
-             "Invalid Request: message line longer than %u bytes; it was discarded", MCP_MAX_LINE);
+    snprintf(msg, sizeof(msg), "Invalid Request: message line longer than %u bytes; it was discarded", MCP_MAX_LINE);
     return rpc_error(NULL, RPC_INVALID_REQUEST, msg);
 }
 
@@ -183,8 +180,10 @@ static char *m_initialize(mcp_server *m, const cJSON *id, const cJSON *params)
         return invalid_params(id, "Invalid params: %s must be an object", "capabilities");
     if (!cJSON_IsObject(ci) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ci, "name")) ||
         !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(ci, "version")))
-        return invalid_params(id, "Invalid params: %s must be an object with string name and "
-                                  "version", "clientInfo");
+        return invalid_params(id,
+                              "Invalid params: %s must be an object with string name and "
+                              "version",
+                              "clientInfo");
     /* Negotiation: answer the client's revision if we speak it, else our latest (the client
      * then decides whether it can go on). */
     m->v2025_06 = strcmp(pv->valuestring, MCP_PROTO_OLDEST) != 0;
@@ -192,10 +191,9 @@ static char *m_initialize(mcp_server *m, const cJSON *id, const cJSON *params)
     cJSON *cap = res ? cJSON_AddObjectToObject(res, "capabilities") : NULL;
     cJSON *tools = cap ? cJSON_AddObjectToObject(cap, "tools") : NULL;
     cJSON *si = cJSON_CreateObject();
-    if (!tools || !si || !cJSON_AddStringToObject(res, "protocolVersion",
-                                                  m->v2025_06 ? MCP_PROTO_LATEST : MCP_PROTO_OLDEST) ||
-        !cJSON_AddFalseToObject(tools, "listChanged") ||
-        !cJSON_AddStringToObject(si, "name", "mnc-mcp") ||
+    if (!tools || !si ||
+        !cJSON_AddStringToObject(res, "protocolVersion", m->v2025_06 ? MCP_PROTO_LATEST : MCP_PROTO_OLDEST) ||
+        !cJSON_AddFalseToObject(tools, "listChanged") || !cJSON_AddStringToObject(si, "name", "mnc-mcp") ||
         (m->v2025_06 && !cJSON_AddStringToObject(si, "title", "mnc: scoped disclosure")) ||
         !cJSON_AddStringToObject(si, "version", MCP_SERVER_VERSION) ||
         !cJSON_AddStringToObject(res, "instructions", INSTRUCTIONS)) {
@@ -264,8 +262,8 @@ static char *m_tools_call(mcp_server *m, const cJSON *id, const cJSON *params)
         args = empty;
     }
     char err[400];
-    if (mcp_schema_check(cJSON_GetObjectItemCaseSensitive(tool, "inputSchema"), args,
-                         "arguments", err, sizeof(err)) != 0) {
+    if (mcp_schema_check(cJSON_GetObjectItemCaseSensitive(tool, "inputSchema"), args, "arguments", err, sizeof(err)) !=
+        0) {
         cJSON_Delete(empty);
         return invalid_params(id, "Invalid params: %s", err);
     }
@@ -300,8 +298,7 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
         free(buf);
     if (!msg) {
         char text[400];
-        snprintf(text, sizeof(text), "Parse error: %s",
-                 errs.n > 0 ? errs.msg[0] : "malformed JSON");
+        snprintf(text, sizeof(text), "Parse error: %s", errs.n > 0 ? errs.msg[0] : "malformed JSON");
         mnc_errors_free(&errs);
         out = rpc_error(NULL, RPC_PARSE_ERROR, text);
         goto done;
@@ -331,8 +328,8 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
     if (!method) {
         /* A response or error from the client: we never send requests, so nothing awaits it.
          * Ignored only if it is shaped like one; anything else is invalid. */
-        if (rid && (cJSON_GetObjectItemCaseSensitive(msg, "result") ||
-                    cJSON_GetObjectItemCaseSensitive(msg, "error"))) {
+        if (rid &&
+            (cJSON_GetObjectItemCaseSensitive(msg, "result") || cJSON_GetObjectItemCaseSensitive(msg, "error"))) {
             want = false;
             goto done;
         }
@@ -340,8 +337,8 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
         goto done;
     }
     for (const cJSON *it = msg->child; it; it = it->next)
-        if (strcmp(it->string, "jsonrpc") && strcmp(it->string, "id") &&
-            strcmp(it->string, "method") && strcmp(it->string, "params")) {
+        if (strcmp(it->string, "jsonrpc") && strcmp(it->string, "id") && strcmp(it->string, "method") &&
+            strcmp(it->string, "params")) {
             char text[200];
             snprintf(text, sizeof(text), "Invalid Request: unknown member \"%.100s\"", it->string);
             out = rpc_error(rid, RPC_INVALID_REQUEST, text);
@@ -377,8 +374,7 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
         out = rpc_result(rid, empty);
     } else if (!strcmp(mn, "tools/list") || !strcmp(mn, "tools/call")) {
         if (!m->initialized)
-            out = rpc_error(rid, RPC_INVALID_REQUEST,
-                            "Invalid Request: not initialized (send initialize first)");
+            out = rpc_error(rid, RPC_INVALID_REQUEST, "Invalid Request: not initialized (send initialize first)");
         else if (!strcmp(mn, "tools/list"))
             out = m_tools_list(m, rid, params);
         else

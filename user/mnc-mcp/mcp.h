@@ -37,13 +37,13 @@
 #define RPC_INTERNAL_ERROR -32603
 
 typedef struct mcp_server {
-    const char *socket;   /* mncd's socket path (not owned) */
-    int fd;               /* connection to mncd, -1 until the first tool call or after a failure */
-    bool initialized;     /* initialize answered */
-    bool v2025_06;        /* negotiated 2025-06-18 (else 2025-03-26) */
-    mnc_policy *policy;   /* --policy: lists the contracts mnc_status shows (owned; may be NULL) */
-    cJSON *tools;         /* tool definitions (owned): [{name,title,description,inputSchema,outputSchema}] */
-    cJSON *held;          /* objects delivered to this session: [{id,contract,sinks,memory,expires_ms}] */
+    const char *socket; /* mncd's socket path (not owned) */
+    int fd;             /* connection to mncd, -1 until the first tool call or after a failure */
+    bool initialized;   /* initialize answered */
+    bool v2025_06;      /* negotiated 2025-06-18 (else 2025-03-26) */
+    mnc_policy *policy; /* --policy: lists the contracts mnc_status shows (owned; may be NULL) */
+    cJSON *tools;       /* tool definitions (owned): [{name,title,description,inputSchema,outputSchema}] */
+    cJSON *held;        /* objects delivered to this session: [{id,contract,sinks,memory,expires_ms}] */
 } mcp_server;
 
 /* Sets up m (tool table built from the static schemas). socket is the mncd socket path;
@@ -68,12 +68,10 @@ cJSON *mcp_tools_new(void);
  * frees), -2 when the arguments are invalid in a way the schema cannot say (err: why; the
  * caller answers -32602), -1 on OOM. A refusal by mncd, or mncd being unreachable, is a result
  * with isError true, never a JSON-RPC error. */
-int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **result, char *err,
-                  size_t errlen);
+int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **result, char *err, size_t errlen);
 /* Checks v against the schema subset our tool schemas use (type, properties, required,
  * additionalProperties, items, minLength, maxLength, minimum, maximum, maxItems,
  * maxProperties, minProperties). Returns 0 or -1 with a message "PATH: problem" in err. */
-int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char *err,
-                     size_t errlen);
+int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char *err, size_t errlen);
 
 #endif

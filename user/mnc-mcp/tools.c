@@ -29,18 +29,27 @@
 /* ---- schemas -------------------------------------------------------------------------- */
 
 #define S_NAME(d) "{\"type\":\"string\",\"minLength\":1,\"maxLength\":63,\"description\":\"" d "\"}"
-#define S_OBJ "{\"type\":\"string\",\"minLength\":32,\"maxLength\":32,\"description\":\"an object id (32 hex digits) from mnc_disclose, mnc_receive, mnc_memory_read or mnc_derive\"}"
+#define S_OBJ                                                                                                          \
+    "{\"type\":\"string\",\"minLength\":32,\"maxLength\":32,\"description\":\"an object id (32 hex digits) from "      \
+    "mnc_disclose, mnc_receive, mnc_memory_read or mnc_derive\"}"
 #define S_PURPOSE S_NAME("optional: the purpose you act under; mnc checks it against the object's contract purpose")
-#define S_KEY "{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,\"description\":\"memory key ([A-Za-z0-9_.:/-])\"}"
+#define S_KEY                                                                                                          \
+    "{\"type\":\"string\",\"minLength\":1,\"maxLength\":255,\"description\":\"memory key ([A-Za-z0-9_.:/-])\"}"
 #define S_STORE S_NAME("optional: the memory store (default: the policy's first)")
-#define OUT_COMMON                                                                                 \
-    "\"ok\":{\"type\":\"boolean\",\"description\":\"true iff mnc performed the operation\"},"    \
-    "\"decision\":{\"type\":\"string\",\"description\":\"allow, deny, delegate, approval, abstain or error\"}," \
-    "\"reason\":{\"type\":\"string\",\"description\":\"mnc's reason code: ok, sink_not_allowed, expired, recipient, log_not_allowed, memory_not_allowed, ...\"}," \
+#define OUT_COMMON                                                                                                     \
+    "\"ok\":{\"type\":\"boolean\",\"description\":\"true iff mnc performed the operation\"},"                          \
+    "\"decision\":{\"type\":\"string\",\"description\":\"allow, deny, delegate, approval, abstain or error\"},"        \
+    "\"reason\":{\"type\":\"string\",\"description\":\"mnc's reason code: ok, sink_not_allowed, expired, recipient, "  \
+    "log_not_allowed, memory_not_allowed, ...\"},"                                                                     \
     "\"error\":{\"type\":\"string\",\"description\":\"why it was refused\"}"
-#define OUT(extra) "{\"type\":\"object\",\"properties\":{" OUT_COMMON extra "},\"required\":[\"ok\",\"decision\",\"reason\"]}"
-#define S_OBJECT_OUT ",\"object\":{\"type\":\"object\",\"description\":\"the scoped object: id, contract, purpose, origin, form, scope (recipient, fields, sinks, lifetime, memory), expiry, turns_left, holders, values\"}"
-#define S_MESSAGE_OUT ",\"message\":{\"type\":\"string\",\"description\":\"the released text, rendered by mnc from the contract's fields only\"}"
+#define OUT(extra)                                                                                                     \
+    "{\"type\":\"object\",\"properties\":{" OUT_COMMON extra "},\"required\":[\"ok\",\"decision\",\"reason\"]}"
+#define S_OBJECT_OUT                                                                                                   \
+    ",\"object\":{\"type\":\"object\",\"description\":\"the scoped object: id, contract, purpose, origin, form, "      \
+    "scope (recipient, fields, sinks, lifetime, memory), expiry, turns_left, holders, values\"}"
+#define S_MESSAGE_OUT                                                                                                  \
+    ",\"message\":{\"type\":\"string\",\"description\":\"the released text, rendered by mnc from the contract's "      \
+    "fields only\"}"
 
 typedef struct tool_def {
     const char *name, *title, *verb, *description, *input, *output;
@@ -58,22 +67,79 @@ static const tool_def TOOLS[] = {
      "pending_delegation, pending_approval or abstained): that is an answer, not a failure, and "
      "nothing was released.",
      "{\"type\":\"object\",\"properties\":{"
-     "\"contract\":" S_NAME("the contract id (or give purpose and recipient)") ","
-     "\"purpose\":" S_NAME("the purpose of the disclosure (with recipient, instead of contract)") ","
-     "\"recipient\":" S_NAME("the receiving agent (with purpose, instead of contract)") ","
-     "\"state_file\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4095,\"description\":\"a JSON file with the private state {\\\"subject\\\":...,\\\"fields\\\":{...}}, read by mnc-mcp as you\"},"
-     "\"fields\":{\"type\":\"object\",\"maxProperties\":256,\"additionalProperties\":{\"type\":[\"string\",\"number\",\"boolean\"]},\"description\":\"the private state inline: field name -> value (instead of state_file)\"},"
-     "\"subject\":" S_NAME("optional: whom the state is about (enables the per-subject leakage budget)")
-     "},\"additionalProperties\":false}",
-     OUT(",\"outcome\":{\"type\":\"string\",\"description\":\"selected, pending_delegation, pending_approval or abstained\"},"
+     "\"contract\":" S_NAME(
+         "the contract id (or give purpose and recipient)") ","
+                                                            "\"purpose\":" S_NAME(
+                                                                "the purpose of the disclosure (with recipient, "
+                                                                "instead of contract)") ","
+                                                                                        "\"recipient\":" S_NAME(
+                                                                                            "the receiving agent (with "
+                                                                                            "purpose, instead of "
+                                                                                            "contract)") ","
+                                                                                                         "\"state_"
+                                                                                                         "file\":{"
+                                                                                                         "\"type\":"
+                                                                                                         "\"string\","
+                                                                                                         "\"minLength\""
+                                                                                                         ":1,"
+                                                                                                         "\"maxLength\""
+                                                                                                         ":4095,"
+                                                                                                         "\"description"
+                                                                                                         "\":\"a JSON "
+                                                                                                         "file with "
+                                                                                                         "the private "
+                                                                                                         "state "
+                                                                                                         "{\\\"subject"
+                                                                                                         "\\\":...,"
+                                                                                                         "\\\"fields\\"
+                                                                                                         "\":{...}}, "
+                                                                                                         "read by "
+                                                                                                         "mnc-mcp as "
+                                                                                                         "you\"},"
+                                                                                                         "\"fields\":{"
+                                                                                                         "\"type\":"
+                                                                                                         "\"object\","
+                                                                                                         "\"maxProperti"
+                                                                                                         "es\":256,"
+                                                                                                         "\"additionalP"
+                                                                                                         "roperties\":{"
+                                                                                                         "\"type\":["
+                                                                                                         "\"string\","
+                                                                                                         "\"number\","
+                                                                                                         "\"boolean\"]}"
+                                                                                                         ",\"descriptio"
+                                                                                                         "n\":\"the "
+                                                                                                         "private "
+                                                                                                         "state "
+                                                                                                         "inline: "
+                                                                                                         "field name "
+                                                                                                         "-> value "
+                                                                                                         "(instead of "
+                                                                                                         "state_file)"
+                                                                                                         "\"},"
+                                                                                                         "\"subject\""
+                                                                                                         ":" S_NAME(
+                                                                                                             "optional:"
+                                                                                                             " whom "
+                                                                                                             "the "
+                                                                                                             "state is "
+                                                                                                             "about "
+                                                                                                             "(enables "
+                                                                                                             "the "
+                                                                                                             "per-"
+                                                                                                             "subject "
+                                                                                                             "leakage "
+                                                                                                             "budget)") "},\"additionalProperties\":false}",
+     OUT(",\"outcome\":{\"type\":\"string\",\"description\":\"selected, pending_delegation, pending_approval or "
+         "abstained\"},"
          "\"form\":{\"type\":\"string\",\"description\":\"the selected form\"},"
          "\"risk\":{\"type\":[\"number\",\"null\"],\"description\":\"the selected form's risk\"},"
          "\"object_id\":{\"type\":\"string\",\"description\":\"the issued object's id\"},"
          "\"queued_to\":{\"type\":\"string\",\"description\":\"the recipient it was queued to\"},"
          "\"request\":{\"type\":\"string\",\"description\":\"MNC-D request id (delegation or approval pending)\"},"
          "\"detail\":{\"type\":\"string\"},"
-         "\"candidates\":{\"type\":\"array\",\"description\":\"every candidate form with its risk and verdict\"}"
-         S_MESSAGE_OUT S_OBJECT_OUT)},
+         "\"candidates\":{\"type\":\"array\",\"description\":\"every candidate form with its risk and "
+         "verdict\"}" S_MESSAGE_OUT S_OBJECT_OUT)},
     {"mnc_receive", "Receive disclosed objects", "recv",
      "Take the messages other agents disclosed to you through mnc (or, with object, re-read one "
      "you are the recipient of). Each delivery uses one turn of the object's lifetime. What you "
@@ -82,24 +148,30 @@ static const tool_def TOOLS[] = {
      "HTTP request or a file is refused by the kernel once you have received it.",
      "{\"type\":\"object\",\"properties\":{"
      "\"object\":" S_OBJ ","
-     "\"max\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"at most this many messages (default 100)\"},"
+     "\"max\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"at most this many messages "
+     "(default 100)\"},"
      "\"purpose\":" S_PURPOSE "},\"additionalProperties\":false}",
      OUT(",\"messages\":{\"type\":\"array\",\"description\":\"deliveries: {from, object, message}\"},"
-         "\"denied\":{\"type\":\"array\",\"description\":\"queued objects that were not delivered (expired, revoked, ...) with the reason\"}"
-         S_MESSAGE_OUT S_OBJECT_OUT)},
+         "\"denied\":{\"type\":\"array\",\"description\":\"queued objects that were not delivered (expired, revoked, "
+         "...) with the reason\"}" S_MESSAGE_OUT S_OBJECT_OUT)},
     {"mnc_forward", "Forward an object", "forward",
      "Pass an object you hold on to another agent or sink. mnc allows it only if the object's "
      "contract lists that receiver among its sinks and the object is still alive; otherwise the "
      "result is a denial with its reason (sink_not_allowed, expired, ...). Do not try to pass the "
      "content another way.",
-     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"to\":" S_NAME("the receiving agent or sink") ","
-     "\"purpose\":" S_PURPOSE "},\"required\":[\"object\",\"to\"],\"additionalProperties\":false}",
-     OUT(",\"queued_to\":{\"type\":\"string\"},\"argument\":{\"type\":\"string\",\"description\":\"for an external sink: the authorised text to send\"}")},
+     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"to\":" S_NAME(
+         "the receiving agent or sink") ","
+                                        "\"purpose\":" S_PURPOSE
+                                        "},\"required\":[\"object\",\"to\"],\"additionalProperties\":false}",
+     OUT(",\"queued_to\":{\"type\":\"string\"},\"argument\":{\"type\":\"string\",\"description\":\"for an external "
+         "sink: the authorised text to send\"}")},
     {"mnc_log", "Log an object", "log",
      "Write an object's authorised text to a log sink. Allowed only when the object's contract "
      "lists that log sink; otherwise a denial (log_not_allowed).",
-     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"sink\":" S_NAME("the log sink") ","
-     "\"purpose\":" S_PURPOSE "},\"required\":[\"object\",\"sink\"],\"additionalProperties\":false}",
+     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ
+     ",\"sink\":" S_NAME("the log sink") ","
+                                         "\"purpose\":" S_PURPOSE
+                                         "},\"required\":[\"object\",\"sink\"],\"additionalProperties\":false}",
      OUT("")},
     {"mnc_memory_write", "Remember an object", "mem.put",
      "Store an object in durable memory under a key. Allowed only when the object's contract "
@@ -120,22 +192,31 @@ static const tool_def TOOLS[] = {
      "or no memory. Widening anything is refused (widen_fields, widen_sinks, widen_lifetime, "
      "widen_memory). The copy's turns come out of the original's.",
      "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ","
-     "\"fields\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a field") ",\"description\":\"keep only these fields\"},"
-     "\"sinks\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a sink") ",\"description\":\"keep only these sinks\"},"
-     "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"a shorter lifetime in seconds\"},"
-     "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"fewer deliveries\"},"
-     "\"memory\":{\"type\":\"boolean\",\"description\":\"false drops the memory permission\"}"
-     "},\"required\":[\"object\"],\"additionalProperties\":false}",
+     "\"fields\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME(
+         "a field") ",\"description\":\"keep only these fields\"},"
+                    "\"sinks\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME(
+                        "a sink") ",\"description\":\"keep only these sinks\"},"
+                                  "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,"
+                                  "\"description\":\"a shorter lifetime in seconds\"},"
+                                  "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,"
+                                  "\"description\":\"fewer deliveries\"},"
+                                  "\"memory\":{\"type\":\"boolean\",\"description\":\"false drops the memory "
+                                  "permission\"}"
+                                  "},\"required\":[\"object\"],\"additionalProperties\":false}",
      OUT(S_OBJECT_OUT)},
     {"mnc_status", "Who am I to mnc", "whoami",
      "Show who mnc (mncd) says you are - decided by the kernel from the process you run in, not "
      "by anything you say - the contracts you may disclose or receive under, and the taint this "
      "session's deliveries put on you (what you may still do with received data).",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
-     OUT(",\"agent\":{\"type\":[\"string\",\"null\"]},\"via\":{\"type\":\"string\",\"description\":\"cgroup, uid or none\"},"
-         "\"uid\":{\"type\":\"number\"},\"pid\":{\"type\":\"number\"},\"cgroup\":{\"type\":\"string\"},\"admin\":{\"type\":\"boolean\"},"
-         "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"disclose: contracts you are an issuer of; receive: contracts you are the recipient of (null without --policy)\"},"
-         "\"taint\":{\"type\":\"object\",\"description\":\"this session's deliveries: tainted, objects, sinks (intersection), memory\"}")},
+     OUT(",\"agent\":{\"type\":[\"string\",\"null\"]},\"via\":{\"type\":\"string\",\"description\":\"cgroup, uid or "
+         "none\"},"
+         "\"uid\":{\"type\":\"number\"},\"pid\":{\"type\":\"number\"},\"cgroup\":{\"type\":\"string\"},\"admin\":{"
+         "\"type\":\"boolean\"},"
+         "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"disclose: contracts you are an issuer of; "
+         "receive: contracts you are the recipient of (null without --policy)\"},"
+         "\"taint\":{\"type\":\"object\",\"description\":\"this session's deliveries: tainted, objects, sinks "
+         "(intersection), memory\"}")},
 };
 #define N_TOOLS (sizeof(TOOLS) / sizeof(TOOLS[0]))
 
@@ -174,8 +255,7 @@ static bool type_is(const char *type, const cJSON *v)
     if (!strcmp(type, "number"))
         return cJSON_IsNumber(v);
     if (!strcmp(type, "integer"))
-        return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
-               v->valuedouble == floor(v->valuedouble);
+        return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble);
     if (!strcmp(type, "boolean"))
         return cJSON_IsBool(v);
     if (!strcmp(type, "object"))
@@ -193,8 +273,7 @@ static double num(const cJSON *s, const char *k, double dflt)
     return cJSON_IsNumber(x) ? x->valuedouble : dflt;
 }
 
-int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char *err,
-                     size_t errlen)
+int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char *err, size_t errlen)
 {
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(schema, "type");
     bool ok = !type;
@@ -211,15 +290,15 @@ int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char
     if (cJSON_IsString(v)) {
         size_t n = strlen(v->valuestring); /* bytes; our limits are ASCII names and paths */
         if ((double)n < num(schema, "minLength", 0) || (double)n > num(schema, "maxLength", INFINITY)) {
-            snprintf(err, errlen, "%s: length %zu is outside [%g, %g]", path, n,
-                     num(schema, "minLength", 0), num(schema, "maxLength", INFINITY));
+            snprintf(err, errlen, "%s: length %zu is outside [%g, %g]", path, n, num(schema, "minLength", 0),
+                     num(schema, "maxLength", INFINITY));
             return -1;
         }
     }
-    if (cJSON_IsNumber(v) && (v->valuedouble < num(schema, "minimum", -INFINITY) ||
-                              v->valuedouble > num(schema, "maximum", INFINITY))) {
-        snprintf(err, errlen, "%s: %g is outside [%g, %g]", path, v->valuedouble,
-                 num(schema, "minimum", -INFINITY), num(schema, "maximum", INFINITY));
+    if (cJSON_IsNumber(v) &&
+        (v->valuedouble < num(schema, "minimum", -INFINITY) || v->valuedouble > num(schema, "maximum", INFINITY))) {
+        snprintf(err, errlen, "%s: %g is outside [%g, %g]", path, v->valuedouble, num(schema, "minimum", -INFINITY),
+                 num(schema, "maximum", INFINITY));
         return -1;
     }
     char sub[256];
@@ -334,8 +413,7 @@ static void sb_scope(sbuf *b, const cJSON *obj)
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(obj, "scope");
     const cJSON *tl = cJSON_GetObjectItemCaseSensitive(obj, "turns_left");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(obj, "expires_ms");
-    sb_printf(b, "object %s (contract %s; may go on to: ", strd(obj, "id", "?"),
-              strd(obj, "contract", "?"));
+    sb_printf(b, "object %s (contract %s; may go on to: ", strd(obj, "id", "?"), strd(obj, "contract", "?"));
     sb_list(b, cJSON_GetObjectItemCaseSensitive(sc, "sinks"));
     sb_printf(b, "; memory: %s", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "memory")) ? "yes" : "no");
     if (cJSON_IsNumber(tl))
@@ -426,8 +504,7 @@ static cJSON *disclose_state(const cJSON *args, char *err, size_t errlen, bool *
 /* Builds the mncd request for tool `name` (args passed its schema). Returns 0, -2 with err for
  * arguments that do not fit together, -3 with err for a client-side failure (state file), -1
  * on OOM. */
-static int build_request(const char *name, const char *verb, const cJSON *args, cJSON **out,
-                         char *err, size_t errlen)
+static int build_request(const char *name, const char *verb, const cJSON *args, cJSON **out, char *err, size_t errlen)
 {
     cJSON *req = cJSON_CreateObject();
     if (!req || !cJSON_AddStringToObject(req, "verb", verb))
@@ -442,8 +519,9 @@ static int build_request(const char *name, const char *verb, const cJSON *args, 
             return -2;
         }
         if (f == i) {
-            snprintf(err, errlen, "mnc_disclose needs the private state: state_file or fields "
-                                  "(exactly one)");
+            snprintf(err, errlen,
+                     "mnc_disclose needs the private state: state_file or fields "
+                     "(exactly one)");
             cJSON_Delete(req);
             return -2;
         }
@@ -531,8 +609,7 @@ static bool status_extra(mcp_server *m, cJSON *sc)
                 cJSON *e = cJSON_CreateObject();
                 if (!e || !cJSON_AddStringToObject(e, "contract", ct->id) ||
                     !cJSON_AddStringToObject(e, "purpose", ct->purpose) ||
-                    !cJSON_AddStringToObject(e, "recipient",
-                                             m->policy->principals[ct->scope.recipient].name)) {
+                    !cJSON_AddStringToObject(e, "recipient", m->policy->principals[ct->scope.recipient].name)) {
                     cJSON_Delete(e);
                     return false;
                 }
@@ -586,8 +663,7 @@ static bool status_extra(mcp_server *m, cJSON *sc)
     if (!sinks)
         return false;
     cJSON_AddItemToObject(t, "sinks", sinks);
-    return cJSON_AddBoolToObject(t, "tainted", tainted) &&
-           cJSON_AddBoolToObject(t, "memory", tainted ? mem : true) &&
+    return cJSON_AddBoolToObject(t, "tainted", tainted) && cJSON_AddBoolToObject(t, "memory", tainted ? mem : true) &&
            cJSON_AddStringToObject(t, "source",
                                    "objects delivered to this mnc-mcp session; mncd's kernel taint "
                                    "entry for the agent is what is enforced and covers every "
@@ -599,8 +675,8 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
 {
     const char *dec = strd(sc, "decision", "?"), *reason = strd(sc, "reason", "?");
     if (is_error) {
-        sb_printf(b, "%s by mnc (reason: %s): %s", !strcmp(dec, "deny") ? "DENIED" : "ERROR",
-                  reason, strd(sc, "error", "no detail"));
+        sb_printf(b, "%s by mnc (reason: %s): %s", !strcmp(dec, "deny") ? "DENIED" : "ERROR", reason,
+                  strd(sc, "error", "no detail"));
         return;
     }
     if (!strcmp(tool, "mnc_disclose")) {
@@ -610,9 +686,8 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
             sb_printf(b, "Disclosed as form \"%s\"", strd(sc, "form", "?"));
             if (cJSON_IsNumber(risk))
                 sb_printf(b, " (risk %g)", risk->valuedouble);
-            sb_printf(b, ", object %s, queued to %s. Released text: %s",
-                      strd(sc, "object_id", "?"), strd(sc, "queued_to", "?"),
-                      strd(sc, "message", ""));
+            sb_printf(b, ", object %s, queued to %s. Released text: %s", strd(sc, "object_id", "?"),
+                      strd(sc, "queued_to", "?"), strd(sc, "message", ""));
         } else {
             sb_printf(b, "No form was admissible; nothing was released. Outcome: %s (%s)", outcome,
                       strd(sc, "detail", reason));
@@ -639,8 +714,8 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
             sb_printf(b, ": %s", strd(sc, "message", ""));
         }
         for (const cJSON *it = cJSON_IsArray(den) ? den->child : NULL; it; it = it->next)
-            sb_printf(b, "\n- not delivered: object %s from %s (%s)", strd(it, "object", "?"),
-                      strd(it, "from", "?"), strd(it, "reason", "?"));
+            sb_printf(b, "\n- not delivered: object %s from %s (%s)", strd(it, "object", "?"), strd(it, "from", "?"),
+                      strd(it, "reason", "?"));
         return;
     }
     if (!strcmp(tool, "mnc_forward")) {
@@ -660,17 +735,15 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
     if (!strcmp(tool, "mnc_status")) {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(sc, "contracts");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(sc, "taint");
-        sb_printf(b, "mncd identifies you as %s (via %s; uid %.0f, cgroup %s).",
-                  strd(sc, "agent", "no agent"), strd(sc, "via", "?"),
-                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "uid")),
+        sb_printf(b, "mncd identifies you as %s (via %s; uid %.0f, cgroup %s).", strd(sc, "agent", "no agent"),
+                  strd(sc, "via", "?"), cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "uid")),
                   strd(sc, "cgroup", "?"));
         if (cJSON_IsObject(c)) {
             sb_printf(b, "\nYou may disclose under: ");
             const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "disclose");
             int n = 0;
             for (const cJSON *it = d ? d->child : NULL; it; it = it->next)
-                sb_printf(b, "%s%s (to %s)", n++ ? ", " : "", strd(it, "contract", "?"),
-                          strd(it, "recipient", "?"));
+                sb_printf(b, "%s%s (to %s)", n++ ? ", " : "", strd(it, "contract", "?"), strd(it, "recipient", "?"));
             if (!n)
                 sb_printf(b, "none");
             sb_printf(b, "\nYou receive under: ");
@@ -699,8 +772,7 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
         sb_printf(b, "%s (%s)", dec, reason);
 }
 
-int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **result, char *err,
-                  size_t errlen)
+int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **result, char *err, size_t errlen)
 {
     const char *name = cJSON_GetObjectItemCaseSensitive(t, "name")->valuestring;
     const tool_def *d = NULL;
@@ -731,8 +803,7 @@ int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **resu
         sc = cJSON_CreateObject();
         char msg[700];
         snprintf(msg, sizeof(msg), "%s%s", rc == -4 ? "mncd unreachable: " : "", why);
-        if (!sc || !cJSON_AddFalseToObject(sc, "ok") ||
-            !cJSON_AddStringToObject(sc, "decision", "error") ||
+        if (!sc || !cJSON_AddFalseToObject(sc, "ok") || !cJSON_AddStringToObject(sc, "decision", "error") ||
             !cJSON_AddStringToObject(sc, "reason", rc == -4 ? "internal" : "invalid") ||
             !cJSON_AddStringToObject(sc, "error", msg)) {
             cJSON_Delete(sc);

@@ -55,8 +55,7 @@ static int add_anchor(void *arg, unsigned long long seq, const char *hash)
 
 /* Checks the verified log at path against host's anchors. 0 ok (msg: summary), 1 mismatch
  * (msg names the host and the first anchor that fails), 2 cannot check (msg). */
-static int check_anchors(const char *path, const char *conninfo, const char *host, char *msg,
-                         size_t msg_len)
+static int check_anchors(const char *path, const char *conninfo, const char *host, char *msg, size_t msg_len)
 {
     char err[768];
     PGconn *c = mnc_pg_connect(conninfo, "mncctl", err, sizeof(err));
@@ -75,8 +74,7 @@ static int check_anchors(const char *path, const char *conninfo, const char *hos
         return 2;
     }
     if (a.n == 0) {
-        snprintf(msg, msg_len, "host %s has no anchors in the fleet database (wrong --host?)",
-                 host);
+        snprintf(msg, msg_len, "host %s has no anchors in the fleet database (wrong --host?)", host);
         free(a.v);
         return 2;
     }
@@ -103,9 +101,11 @@ static int check_anchors(const char *path, const char *conninfo, const char *hos
                 k++; /* an anchor below the first line cannot be matched: caught below */
             if (k < a.n && a.v[k].seq == last) {
                 if (strcmp(a.v[k].hash, h->valuestring) != 0) {
-                    snprintf(msg, msg_len, "host %s: record %llu does not match the head it "
+                    snprintf(msg, msg_len,
+                             "host %s: record %llu does not match the head it "
                              "anchored (anchored %.16s..., the log has %.16s...): the log was "
-                             "rewritten", host, last, a.v[k].hash, h->valuestring);
+                             "rewritten",
+                             host, last, a.v[k].hash, h->valuestring);
                     rc = 1;
                 }
                 k++;
@@ -116,19 +116,19 @@ static int check_anchors(const char *path, const char *conninfo, const char *hos
     free(line);
     fclose(f);
     if (rc == 0 && k < a.n) {
-        snprintf(msg, msg_len, "host %s anchored record %llu, but the log ends at record %llu: "
-                 "it was truncated or rewritten", host, a.v[a.n - 1].seq, last);
+        snprintf(msg, msg_len,
+                 "host %s anchored record %llu, but the log ends at record %llu: "
+                 "it was truncated or rewritten",
+                 host, a.v[a.n - 1].seq, last);
         rc = 1;
     }
     if (rc == 0)
-        snprintf(msg, msg_len, "%zu anchors of host %s match (last anchored record %llu)", a.n,
-                 host, a.v[a.n - 1].seq);
+        snprintf(msg, msg_len, "%zu anchors of host %s match (last anchored record %llu)", a.n, host, a.v[a.n - 1].seq);
     free(a.v);
     return rc;
 }
 
-static int verify(const char *path, const char *conninfo, const char *host,
-                  const mncctl_global *g)
+static int verify(const char *path, const char *conninfo, const char *host, const mncctl_global *g)
 {
     mnc_audit_verify v;
     int rc = mnc_audit_verify_file(path, &v);

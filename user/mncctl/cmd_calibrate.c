@@ -216,8 +216,7 @@ static int write_atomic(const char *out, const char *text, bool force)
     return 0;
 fail:
     rc = errno;
-    mncctl_err("calibrate: writing %s: %s", out,
-               rc == EEXIST ? "exists (use --force to replace it)" : strerror(rc));
+    mncctl_err("calibrate: writing %s: %s", out, rc == EEXIST ? "exists (use --force to replace it)" : strerror(rc));
     close(fd);
     unlink(tmp);
     return -1;
@@ -233,8 +232,7 @@ static int usage(void)
 static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
 {
     (void)g;
-    const char *dev = NULL, *out = NULL, *secret = "secret", *fields_arg = NULL, *hashes = NULL,
-               *indep_arg = NULL;
+    const char *dev = NULL, *out = NULL, *secret = "secret", *fields_arg = NULL, *hashes = NULL, *indep_arg = NULL;
     double alpha = 1.0;
     bool iknow = false, force = false;
     for (int i = 1; i < argc; i++) {
@@ -275,7 +273,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
         return usage();
     if (contains_test(dev) && !iknow) {
         mncctl_err("calibrate: refusing: the --dev path \"%s\" looks like a test split (contains "
-                   "\"test\"); calibrate on the development split, or pass --i-know", dev);
+                   "\"test\"); calibrate on the development split, or pass --i-know",
+                   dev);
         return 1;
     }
     if (!force && access(out, F_OK) == 0) {
@@ -296,8 +295,7 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
         int l = hash_listed(hashes, hex);
         if (l != 0) {
             if (l > 0)
-                mncctl_err("calibrate: refusing: %s (sha256 %s) is listed in %s as a test split",
-                           dev, hex, hashes);
+                mncctl_err("calibrate: refusing: %s (sha256 %s) is listed in %s as a test split", dev, hex, hashes);
             free(buf);
             return 1;
         }
@@ -331,13 +329,13 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
         if (!copy)
             goto done;
         for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            bool clash = !*t || strlen(t) >= MNC_NAME_MAX || strcmp(t, secret) == 0 ||
-                         intern(&indep, t) < 0;
+            bool clash = !*t || strlen(t) >= MNC_NAME_MAX || strcmp(t, secret) == 0 || intern(&indep, t) < 0;
             for (size_t f = 0; f < nf && !clash; f++)
                 clash = strcmp(fs[f].name, t) == 0;
             if (clash) {
                 mncctl_err("calibrate: --independent: bad field name \"%s\" (empty, too long, the "
-                           "secret, or also estimated with --fields)", t);
+                           "secret, or also estimated with --fields)",
+                           t);
                 free(copy);
                 goto done;
             }
@@ -375,8 +373,7 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
                     cJSON_IsNull(c))
                     continue;
                 if (nf == MAX_CAL_FIELDS || strlen(c->string) >= MNC_NAME_MAX) {
-                    mncctl_err("calibrate: %s:%zu: too many fields or field name too long; use --fields",
-                               dev, lineno);
+                    mncctl_err("calibrate: %s:%zu: too many fields or field name too long; use --fields", dev, lineno);
                     cJSON_Delete(j);
                     goto done;
                 }
@@ -402,8 +399,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
             long vi = v ? intern(&fs[f].vals, v) : -1;
             free(v);
             if (vi < 0 || bump(&fs[f], (size_t)s, (size_t)vi) != 0) {
-                mncctl_err("calibrate: %s:%zu: field \"%s\" missing, not a scalar, or too many values",
-                           dev, lineno, fs[f].name);
+                mncctl_err("calibrate: %s:%zu: field \"%s\" missing, not a scalar, or too many values", dev, lineno,
+                           fs[f].name);
                 cJSON_Delete(j);
                 goto done;
             }
@@ -454,8 +451,7 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
     for (size_t k = 0; k < indep.n; k++) {
         cJSON *spec = cJSON_AddObjectToObject(fj, indep.v[k]);
         cJSON *name = cJSON_CreateString(indep.v[k]);
-        if (!spec || !name || !cJSON_AddBoolToObject(spec, "independent", 1) ||
-            !cJSON_AddItemToArray(ind, name)) {
+        if (!spec || !name || !cJSON_AddBoolToObject(spec, "independent", 1) || !cJSON_AddItemToArray(ind, name)) {
             cJSON_Delete(name);
             goto oom;
         }
@@ -497,7 +493,8 @@ static int cmd_calibrate(int argc, char **argv, const mncctl_global *g)
     if (write_atomic(out, text, force) != 0)
         goto done;
     printf("calibrated %s: %zu records, %zu secret values, %zu fields (+%zu declared independent), "
-           "alpha %g, sha256 %s -> %s\n", dev, records, sec.n, nf, indep.n, alpha, hex, out);
+           "alpha %g, sha256 %s -> %s\n",
+           dev, records, sec.n, nf, indep.n, alpha, hex, out);
     rc = 0;
     goto done;
 oom:

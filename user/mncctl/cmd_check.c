@@ -29,9 +29,10 @@ static int cmd_check(int argc, char **argv, const mncctl_global *g)
     const char *policies[16];
     int np = 0;
     const char *op_path = NULL;
-    static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'}, {"op", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
+                                         {"op", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {

@@ -25,14 +25,12 @@ static void print_human(const cJSON *r)
     const cJSON *dec = cJSON_GetObjectItemCaseSensitive(r, "decision");
     const cJSON *rea = cJSON_GetObjectItemCaseSensitive(r, "reason");
     const cJSON *err = cJSON_GetObjectItemCaseSensitive(r, "error");
-    printf("%s (%s)%s%s\n", cJSON_IsString(dec) ? dec->valuestring : "?",
-           cJSON_IsString(rea) ? rea->valuestring : "?", cJSON_IsString(err) ? ": " : "",
-           cJSON_IsString(err) ? err->valuestring : "");
+    printf("%s (%s)%s%s\n", cJSON_IsString(dec) ? dec->valuestring : "?", cJSON_IsString(rea) ? rea->valuestring : "?",
+           cJSON_IsString(err) ? ": " : "", cJSON_IsString(err) ? err->valuestring : "");
     (void)ok; /* every outcome, MNC-D ones included, prints its details below */
     for (const cJSON *it = r->child; it; it = it->next) {
-        if (!strcmp(it->string, "ok") || !strcmp(it->string, "decision") ||
-            !strcmp(it->string, "reason") || !strcmp(it->string, "error") ||
-            !strcmp(it->string, "id"))
+        if (!strcmp(it->string, "ok") || !strcmp(it->string, "decision") || !strcmp(it->string, "reason") ||
+            !strcmp(it->string, "error") || !strcmp(it->string, "id"))
             continue;
         if (cJSON_IsString(it)) {
             printf("  %s: %s\n", it->string, it->valuestring);
@@ -179,8 +177,8 @@ static int opts(cJSON *req, int argc, char **argv, int from, const char *u)
         if (!v)
             return usage_err(u);
         i++;
-        if (!strcmp(o, "--as") || !strcmp(o, "--purpose") || !strcmp(o, "--store") ||
-            !strcmp(o, "--contract") || !strcmp(o, "--recipient") || !strcmp(o, "--object")) {
+        if (!strcmp(o, "--as") || !strcmp(o, "--purpose") || !strcmp(o, "--store") || !strcmp(o, "--contract") ||
+            !strcmp(o, "--recipient") || !strcmp(o, "--object")) {
             cJSON_AddStringToObject(req, o + 2, v);
         } else if (!strcmp(o, "--max")) {
             cJSON_AddNumberToObject(req, "max", atof(v));
@@ -215,8 +213,8 @@ static int opts(cJSON *req, int argc, char **argv, int from, const char *u)
 }
 
 /* Generic: verb with positional args mapped to keys, then options. */
-static int run(int argc, char **argv, const mncctl_global *g, const char *verb,
-               const char *const *pos, int npos, const char *u)
+static int run(int argc, char **argv, const mncctl_global *g, const char *verb, const char *const *pos, int npos,
+               const char *u)
 {
     if (argc - 1 < npos)
         return usage_err(u);
@@ -238,19 +236,22 @@ static int run(int argc, char **argv, const mncctl_global *g, const char *verb,
     return mncctl_call_print(g, req);
 }
 
-#define U_DISCLOSE "disclose (--contract ID | --purpose P --recipient R) --state FILE|- " \
-                   "[--candidates FILE]"
+#define U_DISCLOSE                                                                                                     \
+    "disclose (--contract ID | --purpose P --recipient R) --state FILE|- "                                             \
+    "[--candidates FILE]"
 #define U_SEND "send OBJECT TO [--tool] [--purpose P]"
 #define U_RECV "recv [--object OBJECT] [--max N]"
 #define U_FORWARD "forward OBJECT TO"
-#define U_DERIVE "derive OBJECT [--fields a,b] [--sinks x,y] [--seconds N] [--turns N] " \
-                 "[--memory|--no-memory]"
+#define U_DERIVE                                                                                                       \
+    "derive OBJECT [--fields a,b] [--sinks x,y] [--seconds N] [--turns N] "                                            \
+    "[--memory|--no-memory]"
 #define U_LOG "log OBJECT SINK"
 #define U_MEM "mem put KEY OBJECT [--store S] | mem get KEY [--store S]"
 #define U_TOOL "tool OBJECT TOOL"
 #define U_LIST "list [--max N]            (admin)"
 #define U_REVOKE "revoke OBJECT            (admin)"
-#define U_APPROVE "approve [--deny] REQUEST (admin; release - or deny - a pending MNC-D approval, in fleet mode one of any host)"
+#define U_APPROVE                                                                                                      \
+    "approve [--deny] REQUEST (admin; release - or deny - a pending MNC-D approval, in fleet mode one of any host)"
 #define U_CALL "call JSON                 (send one raw protocol request)"
 
 static int c_disclose(int argc, char **argv, const mncctl_global *g)
@@ -262,10 +263,7 @@ static int c_send(int argc, char **argv, const mncctl_global *g)
     static const char *const p[] = {"object", "to"};
     return run(argc, argv, g, "send", p, 2, U_SEND);
 }
-static int c_recv(int argc, char **argv, const mncctl_global *g)
-{
-    return run(argc, argv, g, "recv", NULL, 0, U_RECV);
-}
+static int c_recv(int argc, char **argv, const mncctl_global *g) { return run(argc, argv, g, "recv", NULL, 0, U_RECV); }
 static int c_forward(int argc, char **argv, const mncctl_global *g)
 {
     static const char *const p[] = {"object", "to"};
@@ -306,10 +304,7 @@ static int c_status(int argc, char **argv, const mncctl_global *g)
 {
     return run(argc, argv, g, "status", NULL, 0, "status");
 }
-static int c_list(int argc, char **argv, const mncctl_global *g)
-{
-    return run(argc, argv, g, "list", NULL, 0, U_LIST);
-}
+static int c_list(int argc, char **argv, const mncctl_global *g) { return run(argc, argv, g, "list", NULL, 0, U_LIST); }
 static int c_revoke(int argc, char **argv, const mncctl_global *g)
 {
     static const char *const p[] = {"object"};
@@ -321,8 +316,7 @@ static int c_approve(int argc, char **argv, const mncctl_global *g)
     if (argc == 3 && strcmp(argv[1], "--deny") == 0) {
         cJSON *req = cJSON_CreateObject();
         if (!req || !cJSON_AddStringToObject(req, "verb", "approve") ||
-            !cJSON_AddStringToObject(req, "request", argv[2]) ||
-            !cJSON_AddBoolToObject(req, "deny", true)) {
+            !cJSON_AddStringToObject(req, "request", argv[2]) || !cJSON_AddBoolToObject(req, "deny", true)) {
             cJSON_Delete(req);
             mncctl_err("out of memory");
             return 1;

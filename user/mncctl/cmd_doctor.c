@@ -34,7 +34,8 @@ static int show_confinement(const char *const *paths, int n)
                "mncd delivers only to registered agent cgroups)\n");
     } else {
         printf("confinement:     NONE for %d agent(s): mncd delivers to them without kernel "
-               "confinement (each delivery audited):", none);
+               "confinement (each delivery audited):",
+               none);
         for (int i = 0; i < p->n_principals; i++)
             if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none)
                 printf(" %s", p->principals[i].name);
@@ -67,12 +68,14 @@ static void warn_root_agents(mnc_kern *k)
         n++;
         if (a.flags & MNC_AGENT_F_ROOT) {
             printf("WARNING:         agent id %u (cgroup id %llu) runs as root (--as-root: uid 0, reduced "
-                   "capabilities); prefer its own uid\n", a.agent_id, (unsigned long long)cur.cgroup_id);
+                   "capabilities); prefer its own uid\n",
+                   a.agent_id, (unsigned long long)cur.cgroup_id);
             roots++;
         }
         if (a.flags & MNC_AGENT_F_STDIO_PASS) {
             printf("WARNING:         agent id %u (cgroup id %llu) runs with --stdio passthrough: its stdout and "
-                   "stderr are not governed by its taint\n", a.agent_id, (unsigned long long)cur.cgroup_id);
+                   "stderr are not governed by its taint\n",
+                   a.agent_id, (unsigned long long)cur.cgroup_id);
             pass++;
         }
     }
@@ -93,9 +96,9 @@ static void proc_visibility(void)
         if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, "/proc") != 0 || !sep ||
             sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "proc") != 0)
             continue;
-        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2") ? "hidepid=invisible"
+        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2")  ? "hidepid=invisible"
              : strstr(sep, "hidepid=noaccess") || strstr(sep, "hidepid=1") ? "hidepid=noaccess"
-                                                                            : "no hidepid";
+                                                                           : "no hidepid";
         break;
     }
     if (f)
@@ -106,7 +109,8 @@ static void proc_visibility(void)
         printf("/proc:           %s (other uids cannot see agents' processes)\n", hp);
     else
         printf("/proc:           %s: other uids can read agents' cmdline/stat (a covert channel, "
-               "docs/threat-model.md); mount -o remount,hidepid=invisible /proc closes it\n", hp);
+               "docs/threat-model.md); mount -o remount,hidepid=invisible /proc closes it\n",
+               hp);
 }
 
 static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
@@ -166,11 +170,14 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("hooks:\n");
     for (int i = 0; i < n; i++)
         printf("  %-20s %s\n", h[i].section, h[i].covers);
-    printf("  %-20s %s\n", "identity (run)", "own uid per agent (0x6D6E0000 + id), no capabilities, no_new_privs, own "
+    printf("  %-20s %s\n", "identity (run)",
+           "own uid per agent (0x6D6E0000 + id), no capabilities, no_new_privs, own "
            "cgroup namespace and session, inherited fds closed, workspace root:its group 0770");
-    printf("  %-20s %s\n", "landlock (run)", "writes/creates/links/renames only in the workspace; reads and exec only in "
+    printf("  %-20s %s\n", "landlock (run)",
+           "writes/creates/links/renames only in the workspace; reads and exec only in "
            "system dirs, the workspace and --read grants; no terminals; abstract UNIX and signals scoped -> EACCES");
-    printf("  %-20s %s\n", "seccomp (run)", "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "
+    printf("  %-20s %s\n", "seccomp (run)",
+           "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "
            "namespaces, io_uring, ptrace and other processes' memory, bpf, mounts, modules, clock setting, "
            "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen (non-server), PR_SET_NAME -> EPERM");
     if (b == (int)MNC_BACKEND_CGROUP)
@@ -208,5 +215,4 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     return ok ? 0 : 1;
 }
 
-MNCCTL_COMMAND(doctor_cmd, "doctor", "doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...",
-               cmd_doctor)
+MNCCTL_COMMAND(doctor_cmd, "doctor", "doctor [--pin-root DIR] [--backend auto|cgroup|lsm] [--policy F]...", cmd_doctor)

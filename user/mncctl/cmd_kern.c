@@ -62,7 +62,9 @@ static void print_selftest(const mnc_selftest *st)
     for (int i = 0; i < st->n; i++)
         printf("  %s %s (want %s, got %s)\n", st->c[i].pass ? "pass" : "FAIL", st->c[i].name,
                st->c[i].want ? strerror(st->c[i].want) : "success",
-               st->c[i].got < 0 ? "not run" : st->c[i].got ? strerror(st->c[i].got) : "success");
+               st->c[i].got < 0 ? "not run"
+               : st->c[i].got   ? strerror(st->c[i].got)
+                                : "success");
     if (st->error[0])
         printf("  error: %s\n", st->error);
 }
@@ -107,8 +109,8 @@ static int do_attach(const char *root, int argc, char **argv)
         printf("notice: %s\n", mnc_kern_notice(k));
     mnc_kern_status ks;
     printf("attached: backend %s, tree %s, pinned under %s\n",
-           mnc_kern_status_get(k, &ks) == 0 && ks.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "cgroup",
-           mnc_kern_tree(k), mnc_kern_root(k));
+           mnc_kern_status_get(k, &ks) == 0 && ks.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "cgroup", mnc_kern_tree(k),
+           mnc_kern_root(k));
     if (o.skip_selftest) {
         printf("self-test: skipped (--no-selftest): enforcement NOT verified\n");
     } else {
@@ -137,7 +139,10 @@ static int do_status(const char *root, bool json)
         printf("{\"pin_root\":\"%s\",\"abi\":%u,\"backend\":\"%s\",\"tree\":\"%.*s\",\"tree_cgroup_id\":%" PRIu64
                ",\"links\":%d,\"links_expected\":%d,\"agents\":%u,\"taints\":%u,\"sock_unix\":%u,"
                "\"sock_inet\":%u,\"file_sinks\":%u,\"names\":%u",
-               mnc_kern_root(k), s.cfg.abi_version, s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : s.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "none",
+               mnc_kern_root(k), s.cfg.abi_version,
+               s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup"
+               : s.cfg.backend == MNC_BACKEND_LSM  ? "lsm"
+                                                   : "none",
                (int)sizeof(s.cfg.tree_path), s.cfg.tree_path, (uint64_t)s.cfg.tree_cgroup_id, s.n_links,
                s.n_links_expected, s.n_agents, s.n_taints, s.n_unix, s.n_inet, s.n_files, s.n_names);
         if (crc == 0) {
@@ -150,7 +155,9 @@ static int do_status(const char *root, bool json)
         printf("}\n");
     } else {
         printf("pin root:  %s (ABI %u)\n", mnc_kern_root(k), s.cfg.abi_version);
-        printf("backend:   %s\n", s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup" : s.cfg.backend == MNC_BACKEND_LSM ? "lsm" : "none");
+        printf("backend:   %s\n", s.cfg.backend == MNC_BACKEND_CGROUP ? "cgroup"
+                                  : s.cfg.backend == MNC_BACKEND_LSM  ? "lsm"
+                                                                      : "none");
         printf("tree:      %.*s (cgroup id %" PRIu64 ")\n", (int)sizeof(s.cfg.tree_path), s.cfg.tree_path,
                (uint64_t)s.cfg.tree_cgroup_id);
         printf("links:     %d of %d pinned%s%s\n", s.n_links, s.n_links_expected, s.missing[0] ? "; missing: " : "",
@@ -357,9 +364,9 @@ static int do_sink(mnc_kern *k, int argc, char **argv)
     }
     if (rc) {
         mncctl_err("sink %s %s %s: %s%s", verb, kind, addr, strerror(-rc),
-                   rc == -EINVAL ? (strcmp(kind, "unix") == 0 ? " (absolute canonical path or @abstract, < 108 bytes)"
+                   rc == -EINVAL ? (strcmp(kind, "unix") == 0   ? " (absolute canonical path or @abstract, < 108 bytes)"
                                     : strcmp(kind, "inet") == 0 ? " (a.b.c.d:port or [v6]:port)"
-                                                                 : "")
+                                                                : "")
                                  : "");
         return 1;
     }
@@ -379,7 +386,8 @@ static int cmd_kern(int argc, char **argv, const mncctl_global *g)
         }
     }
     if (i >= argc) {
-        mncctl_err("usage: kern [--pin-root DIR] attach|detach|status|selftest|counters|events|name|taint|sink|register|unregister ...");
+        mncctl_err("usage: kern [--pin-root DIR] "
+                   "attach|detach|status|selftest|counters|events|name|taint|sink|register|unregister ...");
         return 2;
     }
     argc -= i;

@@ -44,8 +44,7 @@ static int usage(void)
 static mnc_lbackend *open_backend(const char *file, const char *conninfo, const char *cmd)
 {
     char notice[512] = "", err[768];
-    mnc_lbackend *b = file ? mnc_lb_open_journal(file, true, notice, sizeof(notice), err,
-                                                 sizeof(err))
+    mnc_lbackend *b = file ? mnc_lb_open_journal(file, true, notice, sizeof(notice), err, sizeof(err))
                            : mnc_lb_open_postgres(conninfo, "mncctl", err, sizeof(err));
     if (!b) {
         mncctl_err("ledger %s: %s", cmd, err);
@@ -111,17 +110,18 @@ static int reprice_one(void *arg, const mnc_lb_entry *le)
     for (size_t i = 0; i < e->n_obs; i++) {
         int f = mnc_policy_field(x->p, e->obs[i].field);
         if (f < 0) {
-            snprintf(x->err, sizeof(x->err), "subject %s #%llu: field %s is not in the policy",
-                     e->subject, (unsigned long long)e->seq, e->obs[i].field);
+            snprintf(x->err, sizeof(x->err), "subject %s #%llu: field %s is not in the policy", e->subject,
+                     (unsigned long long)e->seq, e->obs[i].field);
             return 1;
         }
         d[i] = (mnc_obs){.field = (uint16_t)f, .value = e->obs[i].value};
     }
     double delta = NAN;
     if (mnc_risk_charge(x->p, x->h, x->nh, d, e->n_obs, &delta) != 0 || delta != e->delta) {
-        snprintf(x->err, sizeof(x->err), "subject %s #%llu (release %s): recorded delta %.17g, "
-                 "the policy prices it %.17g", e->subject, (unsigned long long)e->seq,
-                 e->release, e->delta, delta);
+        snprintf(x->err, sizeof(x->err),
+                 "subject %s #%llu (release %s): recorded delta %.17g, "
+                 "the policy prices it %.17g",
+                 e->subject, (unsigned long long)e->seq, e->release, e->delta, delta);
         return 1;
     }
     for (size_t i = 0; i < e->n_obs; i++) { /* each distinct observation once */
@@ -131,8 +131,7 @@ static int reprice_one(void *arg, const mnc_lb_entry *le)
         if (seen)
             continue;
         if (x->nh == sizeof(x->h) / sizeof(x->h[0]) || !(x->vals[x->nh] = strdup(d[i].value))) {
-            snprintf(x->err, sizeof(x->err), "subject %s: history too long to re-price",
-                     e->subject);
+            snprintf(x->err, sizeof(x->err), "subject %s: history too long to re-price", e->subject);
             return 1;
         }
         x->h[x->nh] = (mnc_obs){.field = d[i].field, .value = x->vals[x->nh]};
@@ -220,9 +219,8 @@ static int show_one(void *arg, const mnc_lb_entry *le)
     show_ctx *c = arg;
     const mnc_ledger_entry *e = &le->e;
     if (!c->json) {
-        printf("  #%llu %s -> %s release %s%s%s delta %.6f:", (unsigned long long)e->seq,
-               e->subject, e->recipient, e->release, le->host[0] ? " host " : "", le->host,
-               e->delta);
+        printf("  #%llu %s -> %s release %s%s%s delta %.6f:", (unsigned long long)e->seq, e->subject, e->recipient,
+               e->release, le->host[0] ? " host " : "", le->host, e->delta);
         for (size_t i = 0; i < e->n_obs; i++)
             printf(" %s=%s", e->obs[i].field, e->obs[i].value);
         printf("\n");
@@ -342,10 +340,8 @@ static int export_one(void *arg, const mnc_lb_entry *le)
     cJSON *obs = o ? cJSON_AddArrayToObject(o, "obs") : NULL;
     if (!obs || !cJSON_AddStringToObject(o, "subject", e->subject) ||
         !cJSON_AddNumberToObject(o, "seq", (double)e->seq) ||
-        !cJSON_AddNumberToObject(o, "time_ms", (double)e->time_ms) ||
-        !cJSON_AddStringToObject(o, "host", le->host) ||
-        !cJSON_AddStringToObject(o, "recipient", e->recipient) ||
-        !cJSON_AddStringToObject(o, "release", e->release) ||
+        !cJSON_AddNumberToObject(o, "time_ms", (double)e->time_ms) || !cJSON_AddStringToObject(o, "host", le->host) ||
+        !cJSON_AddStringToObject(o, "recipient", e->recipient) || !cJSON_AddStringToObject(o, "release", e->release) ||
         !cJSON_AddNumberToObject(o, "delta", e->delta)) {
         cJSON_Delete(o);
         return 1;
@@ -429,8 +425,7 @@ static int import_next(void *arg, mnc_lb_entry *e)
         return ferror(x->f) ? -1 : 0;
     }
     if ((size_t)n > IMPORT_LINE_MAX) {
-        snprintf(x->err, sizeof(x->err), "line %ld is longer than %u bytes", x->lineno,
-                 IMPORT_LINE_MAX);
+        snprintf(x->err, sizeof(x->err), "line %ld is longer than %u bytes", x->lineno, IMPORT_LINE_MAX);
         return -1;
     }
     cJSON *o = x->cur = cJSON_ParseWithLength(x->line, (size_t)n);
@@ -444,11 +439,10 @@ static int import_next(void *arg, mnc_lb_entry *e)
     e->host = str_of(o, "host");
     if (!e->host)
         e->host = "";
-    bool ok = e->e.subject && e->e.recipient && e->e.release && cJSON_IsNumber(d) &&
-              isfinite(d->valuedouble) && d->valuedouble >= 0 && cJSON_IsArray(obs) &&
-              strlen(e->e.subject) < MNC_LEDGER_SUBJECT_MAX &&
-              strlen(e->e.release) < MNC_LEDGER_SUBJECT_MAX &&
-              strlen(e->e.recipient) < MNC_LEDGER_SUBJECT_MAX && strlen(e->host) < 64;
+    bool ok = e->e.subject && e->e.recipient && e->e.release && cJSON_IsNumber(d) && isfinite(d->valuedouble) &&
+              d->valuedouble >= 0 && cJSON_IsArray(obs) && strlen(e->e.subject) < MNC_LEDGER_SUBJECT_MAX &&
+              strlen(e->e.release) < MNC_LEDGER_SUBJECT_MAX && strlen(e->e.recipient) < MNC_LEDGER_SUBJECT_MAX &&
+              strlen(e->host) < 64;
     size_t k = 0;
     for (const cJSON *p = ok ? obs->child : NULL; p && ok; p = p->next) {
         ok = k < MNC_LEDGER_OBS_MAX && cJSON_GetArraySize(p) == 2 && cJSON_IsString(p->child) &&
@@ -460,8 +454,10 @@ static int import_next(void *arg, mnc_lb_entry *e)
         }
     }
     if (!ok) {
-        snprintf(x->err, sizeof(x->err), "line %ld is not a ledger entry {subject, recipient, "
-                 "release, delta >= 0, obs: [[field, value], ...]}", x->lineno);
+        snprintf(x->err, sizeof(x->err),
+                 "line %ld is not a ledger entry {subject, recipient, "
+                 "release, delta >= 0, obs: [[field, value], ...]}",
+                 x->lineno);
         return -1;
     }
     e->e.delta = d->valuedouble;
@@ -506,8 +502,8 @@ static int import(int argc, char **argv)
     if (x.f != stdin)
         fclose(x.f);
     if (rc != 0) {
-        mncctl_err("ledger import: %s%s%s (nothing imported)", x.err[0] ? x.err : err,
-                   x.err[0] ? ": " : "", x.err[0] ? err : "");
+        mncctl_err("ledger import: %s%s%s (nothing imported)", x.err[0] ? x.err : err, x.err[0] ? ": " : "",
+                   x.err[0] ? err : "");
         return 1;
     }
     printf("imported %zu charges\n", n);

@@ -75,8 +75,8 @@ static int cmd_policy(int argc, char **argv, const mncctl_global *g)
             rc = 1;
         }
     } else if (p) {
-        printf("ok: %d files, %d agents, %d sinks, %d fields, %d contracts\n", n, agents, sinks,
-               p->n_fields, p->n_contracts);
+        printf("ok: %d files, %d agents, %d sinks, %d fields, %d contracts\n", n, agents, sinks, p->n_fields,
+               p->n_contracts);
     } else {
         for (int i = 0; i < errs.n; i++)
             fprintf(stderr, "%s\n", errs.msg[i]);
@@ -90,5 +90,4 @@ static int cmd_policy(int argc, char **argv, const mncctl_global *g)
     return rc;
 }
 
-MNCCTL_COMMAND(policy_cmd, "policy", "policy check FILE...   validate policy files (one merged set)",
-               cmd_policy)
+MNCCTL_COMMAND(policy_cmd, "policy", "policy check FILE...   validate policy files (one merged set)", cmd_policy)

@@ -84,8 +84,7 @@ static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW
     }
     struct mnc_file_key k = {.dev = ((uint64_t)major(st->st_dev) << 20) | minor(st->st_dev), .ino = st->st_ino};
     struct mnc_sink s;
-    if (mnc_kern_sink_file_lookup(walk_kern, &k, &s) == 0 &&
-        (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY)) {
+    if (mnc_kern_sink_file_lookup(walk_kern, &k, &s) == 0 && (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY)) {
         walk_bad = s.cls == MNC_SINK_LOG ? "contains a registered log sink" : "contains a registered memory sink";
         snprintf(walk_bad_path, sizeof(walk_bad_path), "%s", path);
         return 1;
@@ -118,12 +117,13 @@ static int check_reachable(const char *what, const char *path, uid_t uid)
             mncctl_err("%s %s: stat %s: %s", what, path, dir, strerror(errno));
             return -1;
         }
-        bool pass = st.st_uid == uid ? (st.st_mode & S_IXUSR) : st.st_gid == uid ? (st.st_mode & S_IXGRP)
-                                                                                : (st.st_mode & S_IXOTH);
+        bool pass = st.st_uid == uid   ? (st.st_mode & S_IXUSR)
+                    : st.st_gid == uid ? (st.st_mode & S_IXGRP)
+                                       : (st.st_mode & S_IXOTH);
         if (!pass) {
             mncctl_err("%s %s is not reachable by the agent's uid %u: %s is mode %04o (give others search "
-                       "permission, e.g. chmod o+x %s, or put it elsewhere)", what, path, (unsigned)uid, dir,
-                       (unsigned)(st.st_mode & 07777), dir);
+                       "permission, e.g. chmod o+x %s, or put it elsewhere)",
+                       what, path, (unsigned)uid, dir, (unsigned)(st.st_mode & 07777), dir);
             return -1;
         }
         if (!anc[0])
@@ -139,7 +139,8 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
     const char *second = strchr(ws + 1, '/');
     if (strcmp(ws, "/") == 0 || !second || !second[1]) {
         mncctl_err("workspace %s: refused, a workspace must be at least two levels deep (it becomes the "
-                   "agent's: root-owned, its group, mode 0770)", ws);
+                   "agent's: root-owned, its group, mode 0770)",
+                   ws);
         return -1;
     }
     if (check_reachable("workspace", ws, uid) != 0)
@@ -279,7 +280,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
                        cJSON_IsString(e) ? e->valuestring : "(no reason given)");
         else if (!cJSON_IsNumber(id) || (uint32_t)id->valuedouble != agent_id)
             mncctl_err("run refused: mncd knows agent \"%s\" under another id than the launcher's "
-                       "policy/names map (%u): policies differ", agent, agent_id);
+                       "policy/names map (%u): policies differ",
+                       agent, agent_id);
         else
             rc = 0;
         const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
@@ -298,8 +300,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     return rc;
 }
 
-#define RUN_USAGE                                                                                          \
-    "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "           \
+#define RUN_USAGE                                                                                                      \
+    "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "                      \
     "[--uid N | --as-root] [--server] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] -- CMD..."
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -418,8 +420,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     mnc_kern_status st;
     if (mnc_kern_status_get(k, &st) != 0 || st.n_links != st.n_links_expected || !mnc_kern_tree(k)[0]) {
-        mncctl_err("run refused: the enforcement programs are not (all) attached under %s%s%s; run `mncctl kern attach`",
-                   mnc_kern_root(k), st.missing[0] ? ": missing " : "", st.missing);
+        mncctl_err(
+            "run refused: the enforcement programs are not (all) attached under %s%s%s; run `mncctl kern attach`",
+            mnc_kern_root(k), st.missing[0] ? ": missing " : "", st.missing);
         goto out;
     }
 
@@ -451,10 +454,12 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     uid = as_root ? 0 : uid_given ? (uid_t)uid_arg : (uid_t)(RUN_UID_BASE + agent_id);
     if (as_root)
         mncctl_err("warning: agent \"%s\" runs as root (--as-root): uid 0 with a reduced capability set; "
-                   "prefer its own uid", agent);
+                   "prefer its own uid",
+                   agent);
     if (stdio_pass)
         mncctl_err("warning: agent \"%s\" writes to the caller's stdout/stderr directly (--stdio passthrough): "
-                   "its output is not governed by its taint", agent);
+                   "its output is not governed by its taint",
+                   agent);
     for (int w = 0; w < n_ws; w++) {
         if (ws_arg[w][0] != '/') {
             mncctl_err("run: workspace %s is not an absolute path", ws_arg[w]);
@@ -499,8 +504,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (r == 0)
             r = mnc_kern_taint_ensure(k, agent_id);
         if (r == 0)
-            r = mnc_kern_register_cgroup(k, cgid, agent_id, MNC_AGENT_F_LAUNCHED | (as_root ? MNC_AGENT_F_ROOT : 0u) |
-                                                          (stdio_pass ? MNC_AGENT_F_STDIO_PASS : 0u));
+            r = mnc_kern_register_cgroup(k, cgid, agent_id,
+                                         MNC_AGENT_F_LAUNCHED | (as_root ? MNC_AGENT_F_ROOT : 0u) |
+                                             (stdio_pass ? MNC_AGENT_F_STDIO_PASS : 0u));
         if (r != 0) {
             mncctl_err("run: register cgroup %s: %s", cg, strerror(-r));
             goto out;
@@ -534,8 +540,17 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     if (pid == 0) {
         close(sync_pipe[0]);
         char why[600] = "";
-        run_confine c = {.cgroup = cg, .uid = uid, .as_root = as_root, .server = server, .ws = ws, .n_ws = n_ws,
-                         .read = rd, .n_read = n_read, .keep = keep, .n_keep = n_keep, .report_fd = sync_pipe[1]};
+        run_confine c = {.cgroup = cg,
+                         .uid = uid,
+                         .as_root = as_root,
+                         .server = server,
+                         .ws = ws,
+                         .n_ws = n_ws,
+                         .read = rd,
+                         .n_read = n_read,
+                         .keep = keep,
+                         .n_keep = n_keep,
+                         .report_fd = sync_pipe[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
             snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));

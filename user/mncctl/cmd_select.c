@@ -52,8 +52,8 @@ static int load_submitted(const mnc_policy *p, const char *path, mnc_submitted *
             cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
             cJSON *fields = cJSON_GetObjectItemCaseSensitive(it, "fields");
             cJSON *text = cJSON_GetObjectItemCaseSensitive(it, "text");
-            if (!cJSON_IsString(name) || strlen(name->valuestring) >= MNC_NAME_MAX ||
-                !cJSON_IsArray(fields) || !cJSON_IsString(text)) {
+            if (!cJSON_IsString(name) || strlen(name->valuestring) >= MNC_NAME_MAX || !cJSON_IsArray(fields) ||
+                !cJSON_IsString(text)) {
                 mnc_errors_add(&e, "%s: $[%d]: need name (string), fields (array), text (string)", path, i);
                 n = -1;
                 break;
@@ -96,10 +96,14 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
     const char *purpose = NULL, *recipient = NULL, *state_path = NULL, *contract_id = NULL;
     const char *origin_name = NULL, *submit_path = NULL;
     static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'},   {"purpose", required_argument, 0, 'u'},
-        {"recipient", required_argument, 0, 'r'}, {"state", required_argument, 0, 's'},
-        {"contract", required_argument, 0, 'c'}, {"origin", required_argument, 0, 'o'},
-        {"submit", required_argument, 0, 'S'},   {"help", no_argument, 0, 'h'},
+        {"policy", required_argument, 0, 'p'},
+        {"purpose", required_argument, 0, 'u'},
+        {"recipient", required_argument, 0, 'r'},
+        {"state", required_argument, 0, 's'},
+        {"contract", required_argument, 0, 'c'},
+        {"origin", required_argument, 0, 'o'},
+        {"submit", required_argument, 0, 'S'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     optind = 1;
@@ -113,12 +117,24 @@ static int cmd_select(int argc, char **argv, const mncctl_global *g)
             }
             policies[np++] = optarg;
             break;
-        case 'u': purpose = optarg; break;
-        case 'r': recipient = optarg; break;
-        case 's': state_path = optarg; break;
-        case 'c': contract_id = optarg; break;
-        case 'o': origin_name = optarg; break;
-        case 'S': submit_path = optarg; break;
+        case 'u':
+            purpose = optarg;
+            break;
+        case 'r':
+            recipient = optarg;
+            break;
+        case 's':
+            state_path = optarg;
+            break;
+        case 'c':
+            contract_id = optarg;
+            break;
+        case 'o':
+            origin_name = optarg;
+            break;
+        case 'S':
+            submit_path = optarg;
+            break;
         case 'h':
             printf("usage: mncctl select --policy FILE --state STATE.json (--contract ID | --purpose P "
                    "--recipient R) [--origin AGENT] [--submit CANDIDATES.json]\n"

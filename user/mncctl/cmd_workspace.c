@@ -197,7 +197,8 @@ static int clear(const char *arg, const mncctl_global *g)
         return 1;
     }
     cJSON *req = cJSON_CreateObject();
-    if (!req || !cJSON_AddStringToObject(req, "verb", "workspace.clear") || !cJSON_AddStringToObject(req, "path", real)) {
+    if (!req || !cJSON_AddStringToObject(req, "verb", "workspace.clear") ||
+        !cJSON_AddStringToObject(req, "path", real)) {
         cJSON_Delete(req);
         mncctl_err("out of memory");
         return 1;

@@ -28,8 +28,8 @@ typedef struct mncctl_cmd {
 
 void mncctl_register(const mncctl_cmd *c);
 
-#define MNCCTL_COMMAND(ident, name_, usage_, fn_)                                        \
-    static const mncctl_cmd ident = {name_, usage_, fn_};                                \
+#define MNCCTL_COMMAND(ident, name_, usage_, fn_)                                                                      \
+    static const mncctl_cmd ident = {name_, usage_, fn_};                                                              \
     __attribute__((constructor)) static void ident##_register(void) { mncctl_register(&ident); }
 
 /* Prints "mncctl: <msg>" to stderr (printf-style). */

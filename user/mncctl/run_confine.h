@@ -33,17 +33,17 @@
 #define RUN_UID_BASE 0x6D6E0000u
 
 typedef struct run_confine {
-    const char *cgroup;             /* absolute cgroup v2 directory to enter */
-    uid_t uid;                      /* uid and gid the agent runs as (0 with as_root) */
+    const char *cgroup; /* absolute cgroup v2 directory to enter */
+    uid_t uid;          /* uid and gid the agent runs as (0 with as_root) */
     bool as_root;
-    bool server;                    /* may listen() */
-    char *const *ws;                /* workspaces (realpaths) */
+    bool server;     /* may listen() */
+    char *const *ws; /* workspaces (realpaths) */
     int n_ws;
-    char *const *read;              /* --read grants (realpaths) */
+    char *const *read; /* --read grants (realpaths) */
     int n_read;
-    const int *keep;                /* --keep-fd */
+    const int *keep; /* --keep-fd */
     int n_keep;
-    int report_fd;                  /* the launcher's error pipe: kept open (CLOEXEC) */
+    int report_fd; /* the launcher's error pipe: kept open (CLOEXEC) */
 } run_confine;
 
 /* Applies steps 1-5 to the calling (child) process. Returns 0, or -1 with a one-line reason

@@ -120,8 +120,10 @@ int run_relay_child(run_relay *r, char *why, size_t whylen)
         int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
         if (ro < 0) {
             /* fd 2 is the relay's pipe already: the operator sees this through the relay */
-            dprintf(2, "mncctl: run: the caller's stdin is writable and cannot be reopened read-only (%s): "
-                       "the agent gets /dev/null as stdin (--stdio passthrough keeps it)\n", strerror(errno));
+            dprintf(2,
+                    "mncctl: run: the caller's stdin is writable and cannot be reopened read-only (%s): "
+                    "the agent gets /dev/null as stdin (--stdio passthrough keeps it)\n",
+                    strerror(errno));
             ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
         }
         if (ro < 0 || dup2(ro, 0) < 0) {
@@ -149,8 +151,8 @@ typedef struct stream {
     int dst;          /* 1 | 2 */
     bool have_sink;   /* the policy's sink for this stream exists (class log) */
     uint32_t sink;
-    bool dst_broken;  /* our own stdout/stderr is gone (EPIPE): keep draining, drop */
-    bool noted;       /* the operator was told once that output is withheld */
+    bool dst_broken; /* our own stdout/stderr is gone (EPIPE): keep draining, drop */
+    bool noted;      /* the operator was told once that output is withheld */
 } stream;
 
 typedef struct relay_ctx {
@@ -158,8 +160,8 @@ typedef struct relay_ctx {
     const char *agent;
     uint32_t agent_id;
     const char *sock;
-    int mncd;          /* connection for quarantine.put, -1 if none yet / lost */
-    bool mncd_failed;  /* told the operator once */
+    int mncd;                /* connection for quarantine.put, -1 if none yet / lost */
+    bool mncd_failed;        /* told the operator once */
     unsigned long long lost; /* withheld bytes mncd did not take (reported with the next put) */
 } relay_ctx;
 
@@ -271,8 +273,8 @@ static int pump(relay_ctx *c, stream *s, unsigned char *buf)
     if (!s->noted) {
         /* a fixed note, no bytes and no counts: the launcher's stderr is a log channel too */
         mncctl_err("run: agent \"%s\" is tainted and its scope does not allow %s: its %s is withheld "
-                   "(kept in mncd's quarantine, audited)", c->agent, isatty(s->dst) ? "the console" : s->name,
-                   s->name);
+                   "(kept in mncd's quarantine, audited)",
+                   c->agent, isatty(s->dst) ? "the console" : s->name, s->name);
         s->noted = true;
     }
     quarantine(c, s, buf, (size_t)n);
@@ -310,8 +312,8 @@ int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_
     bool exited = false;
     int rc = 0;
     while (buf && !exited && (st[0].in >= 0 || st[1].in >= 0)) {
-        struct pollfd p[3] = {{.fd = st[0].in, .events = POLLIN}, {.fd = st[1].in, .events = POLLIN},
-                              {.fd = pfd, .events = POLLIN}};
+        struct pollfd p[3] = {
+            {.fd = st[0].in, .events = POLLIN}, {.fd = st[1].in, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
         int n = poll(p, 3, pfd >= 0 ? -1 : 100);
         if (n < 0 && errno != EINTR)
             break;

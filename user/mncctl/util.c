@@ -31,4 +31,3 @@ int mncctl_print_json(const cJSON *j)
     free(s);
     return rc;
 }
-

@@ -15,5 +15,4 @@ mnc_policy *mncctl_load_policies(const char *const *paths, int n);
 /* Prints a cJSON tree (formatted) to stdout followed by a newline; returns 0 or -1. */
 int mncctl_print_json(const cJSON *j);
 
-
 #endif

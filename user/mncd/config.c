@@ -69,8 +69,8 @@ static int add_policy(mncd_config *c, const char *path)
 
 static int get_u32(const cJSON *v, const char *where, uint32_t *out, uint32_t lo, uint32_t hi)
 {
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble ||
-        v->valuedouble < lo || v->valuedouble > hi) {
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble || v->valuedouble < lo ||
+        v->valuedouble > hi) {
         fprintf(stderr, "mncd: config: %s must be an integer %u..%u\n", where, lo, hi);
         return -1;
     }
@@ -91,7 +91,9 @@ static int load_file(mncd_config *c, const char *path)
     fclose(f);
     if (!buf || ferr || n > MAX_CONFIG) {
         fprintf(stderr, "mncd: config %s: %s\n", path,
-                !buf ? "out of memory" : ferr ? "read error" : "larger than 1 MiB");
+                !buf   ? "out of memory"
+                : ferr ? "read error"
+                       : "larger than 1 MiB");
         free(buf);
         return -1;
     }
@@ -157,8 +159,7 @@ static int load_file(mncd_config *c, const char *path)
             for (const cJSON *a = it->child; a && rc == 0; a = a->next) {
                 const cJSON *uid = cJSON_GetObjectItemCaseSensitive(a, "uid");
                 if (!cJSON_IsObject(a) || !uid || cJSON_GetArraySize(a) != 1) {
-                    fprintf(stderr, "mncd: config %s: agents.%s must be {\"uid\": N}\n", path,
-                            a->string);
+                    fprintf(stderr, "mncd: config %s: agents.%s must be {\"uid\": N}\n", path, a->string);
                     rc = -1;
                 } else if (c->n_uids >= MNCD_MAX_MAP) {
                     fprintf(stderr, "mncd: config %s: too many agents\n", path);
@@ -166,12 +167,10 @@ static int load_file(mncd_config *c, const char *path)
                 } else {
                     rc = set_str(c->uids[c->n_uids].agent, MNC_NAME_MAX, a->string, "agent name");
                     if (rc == 0)
-                        rc = get_u32(uid, "agents.*.uid", &c->uids[c->n_uids].uid, 0,
-                                     4294967294u);
+                        rc = get_u32(uid, "agents.*.uid", &c->uids[c->n_uids].uid, 0, 4294967294u);
                     for (int i = 0; rc == 0 && i < c->n_uids; i++)
                         if (c->uids[i].uid == c->uids[c->n_uids].uid) {
-                            fprintf(stderr, "mncd: config %s: uid %u mapped to two agents\n",
-                                    path, c->uids[i].uid);
+                            fprintf(stderr, "mncd: config %s: uid %u mapped to two agents\n", path, c->uids[i].uid);
                             rc = -1;
                         }
                     if (rc == 0)
@@ -181,8 +180,10 @@ static int load_file(mncd_config *c, const char *path)
         } else if (strcmp(k, "cgroups") == 0 && cJSON_IsObject(it)) {
             for (const cJSON *a = it->child; a && rc == 0; a = a->next) {
                 if (!cJSON_IsString(a) || a->string[0] != '/') {
-                    fprintf(stderr, "mncd: config %s: cgroups maps an absolute cgroup path "
-                                    "(\"/mnc/worker\") to an agent name\n", path);
+                    fprintf(stderr,
+                            "mncd: config %s: cgroups maps an absolute cgroup path "
+                            "(\"/mnc/worker\") to an agent name\n",
+                            path);
                     rc = -1;
                 } else if (c->n_cgroups >= MNCD_MAX_MAP) {
                     fprintf(stderr, "mncd: config %s: too many cgroups\n", path);
@@ -190,8 +191,7 @@ static int load_file(mncd_config *c, const char *path)
                 } else {
                     rc = set_str(c->cgroups[c->n_cgroups].path, 512, a->string, "cgroup path");
                     if (rc == 0)
-                        rc = set_str(c->cgroups[c->n_cgroups].agent, MNC_NAME_MAX,
-                                     a->valuestring, "agent name");
+                        rc = set_str(c->cgroups[c->n_cgroups].agent, MNC_NAME_MAX, a->valuestring, "agent name");
                     if (rc == 0)
                         c->n_cgroups++;
                 }
@@ -231,8 +231,10 @@ static int default_policy(mncd_config *c)
             free(rp);
             return rc;
         }
-    fprintf(stderr, "mncd: no --policy given and the bundled scheduling policy was not found "
-                    "(looked in %s, %s, %s)\n", cand[0], cand[1], nc > 2 ? cand[2] : "");
+    fprintf(stderr,
+            "mncd: no --policy given and the bundled scheduling policy was not found "
+            "(looked in %s, %s, %s)\n",
+            cand[0], cand[1], nc > 2 ? cand[2] : "");
     return -1;
 }
 
@@ -248,13 +250,16 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     c->max_clients_per_uid = MNCD_DEFAULT_MAX_CLIENTS_PER_UID;
     c->quarantine_max = MNCD_DEFAULT_QUARANTINE_MAX;
 
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
-        {"state-dir", required_argument, NULL, 'd'}, {"policy", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
-        {"kernel", required_argument, NULL, 'K'}, {"pin-root", required_argument, NULL, 'P'},
-        {"cgroup-tree", required_argument, NULL, 'T'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"socket", required_argument, NULL, 's'},
+                                         {"state-dir", required_argument, NULL, 'd'},
+                                         {"policy", required_argument, NULL, 'p'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"kernel", required_argument, NULL, 'K'},
+                                         {"pin-root", required_argument, NULL, 'P'},
+                                         {"cgroup-tree", required_argument, NULL, 'T'},
+                                         {NULL, 0, NULL, 0}};
     /* First pass: only --config (so flags override it regardless of order). */
     const char *config = NULL;
     optind = 1;
@@ -291,8 +296,14 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
         else if (o == 'd')
             rc = set_str(c->state_dir, sizeof(c->state_dir), optarg, "--state-dir");
         else if (o == 'K' || o == 'P' || o == 'T')
-            rc = mncd_kern_option(c, o == 'K' ? "kernel" : o == 'P' ? "pin_root" : "cgroup_tree", optarg,
-                                  o == 'K' ? "--kernel" : o == 'P' ? "--pin-root" : "--cgroup-tree");
+            rc = mncd_kern_option(c,
+                                  o == 'K'   ? "kernel"
+                                  : o == 'P' ? "pin_root"
+                                             : "cgroup_tree",
+                                  optarg,
+                                  o == 'K'   ? "--kernel"
+                                  : o == 'P' ? "--pin-root"
+                                             : "--cgroup-tree");
         else if (o == 'p') {
             if (!cli_policy) { /* --policy replaces the config's list */
                 for (int i = 0; i < c->n_policies; i++)

@@ -19,16 +19,22 @@ void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *r
     char hex[MNC_OID_HEX];
     if (obj)
         mnc_oid_hex(obj, hex);
-    mnc_audit_rec r = {.time_ms = mnc_now_ms(), .op = op, .sender = sender, .receiver = receiver,
-                       .object = obj ? hex : NULL, .decision = decision, .reason = reason, .detail = detail};
+    mnc_audit_rec r = {.time_ms = mnc_now_ms(),
+                       .op = op,
+                       .sender = sender,
+                       .receiver = receiver,
+                       .object = obj ? hex : NULL,
+                       .decision = decision,
+                       .reason = reason,
+                       .detail = detail};
     if (mnc_audit_append(d->audit, &r) != 0) {
         fprintf(stderr, "mncd: audit append failed: %s; refusing to continue\n", strerror(errno));
         d->fatal = true;
     }
 }
 
-void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
-                const char *decision, mnc_reason reason, const char *detail)
+void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj, const char *decision,
+                mnc_reason reason, const char *detail)
 {
     mncd_audit_named(d, op, mncd_peer_name(d, sender), mncd_peer_name(d, receiver), obj, decision,
                      mnc_reason_name(reason), detail);

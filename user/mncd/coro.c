@@ -33,8 +33,7 @@ static void *stack_get(size_t *len)
     *len = MNCD_CORO_STACK + pg;
     if (n_free)
         return free_stacks[--n_free];
-    void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                   -1, 0);
+    void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
     if (mprotect(p, pg, PROT_NONE) != 0) { /* stacks grow down: the guard is the lowest page */
@@ -86,8 +85,7 @@ mncd_coro *mncd_coro_new(void (*fn)(void *), void *arg)
     co->ctx.uc_stack.ss_size = co->stack_len - pg;
     co->ctx.uc_link = &co->caller;
     uintptr_t p = (uintptr_t)co;
-    makecontext(&co->ctx, (void (*)(void))trampoline, 2, (unsigned)(p >> 32),
-                (unsigned)(p & 0xffffffffu));
+    makecontext(&co->ctx, (void (*)(void))trampoline, 2, (unsigned)(p >> 32), (unsigned)(p & 0xffffffffu));
     return co;
 }
 

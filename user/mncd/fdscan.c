@@ -30,11 +30,11 @@ typedef struct obj {
 typedef struct scan {
     pid_t *pids; /* the agent's processes, sorted */
     int npids, cpids;
-    obj *o;      /* objects to look for outside */
+    obj *o; /* objects to look for outside */
     int no, co;
     pid_t launchers[16]; /* the agent's launchers (mncctl run): trusted, not outsiders */
     int nl;
-    obj ex[48];          /* the launchers' stdio: the operator's, governed by the stdio relay */
+    obj ex[48]; /* the launchers' stdio: the operator's, governed by the stdio relay */
     int nex;
     const mncd_sweep_cg *cgs; /* for the workspaces */
     int ncg;

@@ -30,15 +30,15 @@ typedef struct mncd_fdscan_hit {
     const char *kind; /* "foreign_file" | "held_outside" */
     pid_t pid;        /* agent process and fd (-1: a mapping) */
     int fd;
-    char what[300];   /* path as the kernel names it ("pipe:[123]", "/memfd:x (deleted)", a path) */
-    pid_t holder;     /* held_outside: the outside process and its uid */
+    char what[300]; /* path as the kernel names it ("pipe:[123]", "/memfd:x (deleted)", a path) */
+    pid_t holder;   /* held_outside: the outside process and its uid */
     uid_t holder_uid;
 } mncd_fdscan_hit;
 
 typedef struct mncd_fdscan_stats {
-    int fds;        /* non-socket fds of the agent judged */
-    int shared;     /* objects looked for outside */
-    int host_pids;  /* processes scanned outside the agent (0: no host scan needed) */
+    int fds;       /* non-socket fds of the agent judged */
+    int shared;    /* objects looked for outside */
+    int host_pids; /* processes scanned outside the agent (0: no host scan needed) */
     long total_us;
 } mncd_fdscan_stats;
 

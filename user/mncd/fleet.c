@@ -24,8 +24,10 @@
 int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
 {
     if (!cJSON_IsObject(it)) {
-        fprintf(stderr, "mncd: config %s: \"ledger\" must be an object {\"backend\", "
-                        "\"conninfo\", \"host\", \"anchor_interval_ms\"}\n", path);
+        fprintf(stderr,
+                "mncd: config %s: \"ledger\" must be an object {\"backend\", "
+                "\"conninfo\", \"host\", \"anchor_interval_ms\"}\n",
+                path);
         return -1;
     }
     const cJSON *be = NULL, *ci = NULL, *host = NULL, *anchor = NULL;
@@ -43,16 +45,16 @@ int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
             return -1;
         }
     }
-    if (!cJSON_IsString(be) ||
-        (strcmp(be->valuestring, "journal") != 0 && strcmp(be->valuestring, "postgres") != 0)) {
-        fprintf(stderr, "mncd: config %s: ledger.backend must be \"journal\" or \"postgres\"\n",
-                path);
+    if (!cJSON_IsString(be) || (strcmp(be->valuestring, "journal") != 0 && strcmp(be->valuestring, "postgres") != 0)) {
+        fprintf(stderr, "mncd: config %s: ledger.backend must be \"journal\" or \"postgres\"\n", path);
         return -1;
     }
     if (strcmp(be->valuestring, "journal") == 0) {
         if (ci || host || anchor) {
-            fprintf(stderr, "mncd: config %s: ledger: conninfo, host and anchor_interval_ms "
-                            "belong to the postgres backend\n", path);
+            fprintf(stderr,
+                    "mncd: config %s: ledger: conninfo, host and anchor_interval_ms "
+                    "belong to the postgres backend\n",
+                    path);
             return -1;
         }
         c->ledger_backend = MNC_LB_JOURNAL;
@@ -60,8 +62,10 @@ int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
     }
     char err[512];
     if (!cJSON_IsString(ci) || strlen(ci->valuestring) >= sizeof(c->ledger_conninfo)) {
-        fprintf(stderr, "mncd: config %s: ledger.conninfo must be a libpq connection string "
-                        "(< %zu bytes)\n", path, sizeof(c->ledger_conninfo));
+        fprintf(stderr,
+                "mncd: config %s: ledger.conninfo must be a libpq connection string "
+                "(< %zu bytes)\n",
+                path, sizeof(c->ledger_conninfo));
         return -1;
     }
     if (mnc_pg_check_conninfo(ci->valuestring, err, sizeof(err)) != 0) {
@@ -71,18 +75,21 @@ int mncd_fleet_config(mncd_config *c, const cJSON *it, const char *path)
     snprintf(c->ledger_conninfo, sizeof(c->ledger_conninfo), "%s", ci->valuestring);
     if (host) {
         if (!cJSON_IsString(host) || !mnc_name_valid(host->valuestring)) {
-            fprintf(stderr, "mncd: config %s: ledger.host must be 1..63 characters "
-                            "[A-Za-z0-9_.:-]\n", path);
+            fprintf(stderr,
+                    "mncd: config %s: ledger.host must be 1..63 characters "
+                    "[A-Za-z0-9_.:-]\n",
+                    path);
             return -1;
         }
         snprintf(c->fleet_host, sizeof(c->fleet_host), "%s", host->valuestring);
     }
     if (anchor) {
-        if (!cJSON_IsNumber(anchor) || anchor->valuedouble < 100 ||
-            anchor->valuedouble > 86400000 ||
+        if (!cJSON_IsNumber(anchor) || anchor->valuedouble < 100 || anchor->valuedouble > 86400000 ||
             anchor->valuedouble != (double)(long long)anchor->valuedouble) {
-            fprintf(stderr, "mncd: config %s: ledger.anchor_interval_ms must be an integer "
-                            "100..86400000\n", path);
+            fprintf(stderr,
+                    "mncd: config %s: ledger.anchor_interval_ms must be an integer "
+                    "100..86400000\n",
+                    path);
             return -1;
         }
         c->anchor_interval_ms = (uint32_t)anchor->valuedouble;
@@ -135,8 +142,8 @@ bool mncd_fleet_tick(mncd *d)
     bool up = mnc_lb_state(b, st, sizeof(st), NULL);
     if (up != was_up) {
         fprintf(stderr, "mncd: ledger (postgres): %s\n", up ? "reconnected" : st);
-        mncd_audit(d, up ? "ledger.reconnect" : "ledger.unavailable", -1, -1, NULL,
-                   up ? "allow" : "error", up ? MNC_OK : MNC_R_LEDGER_UNAVAILABLE, st);
+        mncd_audit(d, up ? "ledger.reconnect" : "ledger.unavailable", -1, -1, NULL, up ? "allow" : "error",
+                   up ? MNC_OK : MNC_R_LEDGER_UNAVAILABLE, st);
     }
     return up;
 }
@@ -149,27 +156,28 @@ bool mncd_fleet_on(mncd *d)
     return b && mnc_lb_kind_of(b) == MNC_LB_POSTGRES;
 }
 
-int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id,
-                       const char *contract, uint64_t deadline_ms, const char *detail_json,
-                       char *err, size_t err_len)
+int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id, const char *contract, uint64_t deadline_ms,
+                       const char *detail_json, char *err, size_t err_len)
 {
     mnc_lbackend *b = d->ledger;
     PGconn *c = mnc_lb_pg_conn(b);
     if (!c) {
-        snprintf(err, err_len, "the fleet database is unavailable: request %s can be decided "
-                 "on this host only", request_id);
+        snprintf(err, err_len,
+                 "the fleet database is unavailable: request %s can be decided "
+                 "on this host only",
+                 request_id);
         return -1;
     }
-    if (mnc_pg_approval_put(c, subject, request_id, d->cfg.fleet_host, contract, deadline_ms,
-                            detail_json, err, err_len) != 0) {
+    if (mnc_pg_approval_put(c, subject, request_id, d->cfg.fleet_host, contract, deadline_ms, detail_json, err,
+                            err_len) != 0) {
         mnc_lb_pg_failed(b, "publishing an approval request");
         return -1;
     }
     return 0;
 }
 
-int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev,
-                      size_t prev_len, char *by, size_t by_len)
+int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev, size_t prev_len, char *by,
+                      size_t by_len)
 {
     if (!mncd_fleet_on(d))
         return 0;
@@ -178,9 +186,8 @@ int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, cha
     if (!c)
         return -1;
     char err[512];
-    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, request_id, decision, d->cfg.fleet_host,
-                                                 NULL, 0, prev, prev_len, by, by_len, err,
-                                                 sizeof(err));
+    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, request_id, decision, d->cfg.fleet_host, NULL, 0, prev, prev_len,
+                                                 by, by_len, err, sizeof(err));
     switch (rc) {
     case MNC_PG_FAILED:
         mnc_lb_pg_failed(b, "deciding an approval request");
@@ -203,20 +210,20 @@ cJSON *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny)
     PGconn *c = mnc_lb_pg_conn(b);
     char det[768];
     if (!c) {
-        snprintf(det, sizeof(det), "%s: the fleet approval queue is unavailable: not decided",
-                 q->request_id);
+        snprintf(det, sizeof(det), "%s: the fleet approval queue is unavailable: not decided", q->request_id);
         mncd_audit(d, "approve", -1, -1, NULL, "error", MNC_R_LEDGER_UNAVAILABLE, det);
         return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "%s", det);
     }
     char origin[64] = "", prev[32] = "", by[64] = "", err[512] = "";
     const char *decision = deny ? "denied" : "approved";
-    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, q->request_id, decision, d->cfg.fleet_host,
-                                                 origin, sizeof(origin), prev, sizeof(prev), by,
-                                                 sizeof(by), err, sizeof(err));
+    mnc_pg_decide_rc rc = mnc_pg_approval_decide(c, q->request_id, decision, d->cfg.fleet_host, origin, sizeof(origin),
+                                                 prev, sizeof(prev), by, sizeof(by), err, sizeof(err));
     switch (rc) {
     case MNC_PG_DECIDED: {
-        snprintf(det, sizeof(det), "%s of host %s: %s here, recorded in the fleet queue; its "
-                 "host applies it", q->request_id, origin, decision);
+        snprintf(det, sizeof(det),
+                 "%s of host %s: %s here, recorded in the fleet queue; its "
+                 "host applies it",
+                 q->request_id, origin, decision);
         mncd_audit(d, "approve", -1, -1, NULL, deny ? "deny" : "allow", MNC_OK, det);
         cJSON *r = mnc_resp_new(q->id, true, "approval", MNC_OK);
         if (r) {
@@ -229,13 +236,12 @@ cJSON *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny)
     }
     case MNC_PG_ALREADY:
     case MNC_PG_EXPIRED:
-        snprintf(det, sizeof(det), "%s of host %s was already decided (%s%s%s)", q->request_id,
-                 origin, rc == MNC_PG_EXPIRED ? "expired" : prev, by[0] ? " on host " : "", by);
+        snprintf(det, sizeof(det), "%s of host %s was already decided (%s%s%s)", q->request_id, origin,
+                 rc == MNC_PG_EXPIRED ? "expired" : prev, by[0] ? " on host " : "", by);
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "%s", det);
     case MNC_PG_UNKNOWN:
-        snprintf(det, sizeof(det), "%s: no such request on this host or in the fleet queue",
-                 q->request_id);
+        snprintf(det, sizeof(det), "%s: no such request on this host or in the fleet queue", q->request_id);
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, det);
         return mnc_resp_deny(q->id, MNC_R_INVALID, "%s", det);
     default:
@@ -329,10 +335,8 @@ void mncd_fleet_anchor(mncd *d, bool force)
     if (!c)
         return; /* retried after the reconnect */
     char err[512];
-    if (mnc_pg_anchor_put(c, d->cfg.fleet_host, seq, mnc_audit_head(d->audit), err,
-                          sizeof(err)) != 0) {
-        if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE &&
-            strstr(err, "forked")) {
+    if (mnc_pg_anchor_put(c, d->cfg.fleet_host, seq, mnc_audit_head(d->audit), err, sizeof(err)) != 0) {
+        if (PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) == PQTRANS_IDLE && strstr(err, "forked")) {
             /* Another mncd uses this host name, or this log was replaced: say so once, loudly,
              * and stop anchoring (the existing anchors are the evidence). */
             fprintf(stderr, "mncd: audit anchoring stopped: %s\n", err);

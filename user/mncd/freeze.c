@@ -84,4 +84,3 @@ int mncd_freeze(const mncd_sweep_cg *cgs, int ncg, mncd_frozen *fz, int *nfz, ch
     }
     return 0;
 }
-

@@ -152,8 +152,7 @@ static int pidfd_cgid(int pidfd, uint64_t *cgid)
     struct mncd_pidfd_info pi;
     memset(&pi, 0, sizeof(pi));
     pi.mask = MNCD_PIDFD_INFO_CGROUPID;
-    if (pidfd < 0 || ioctl(pidfd, MNCD_PIDFD_GET_INFO, &pi) != 0 ||
-        !(pi.mask & MNCD_PIDFD_INFO_CGROUPID))
+    if (pidfd < 0 || ioctl(pidfd, MNCD_PIDFD_GET_INFO, &pi) != 0 || !(pi.mask & MNCD_PIDFD_INFO_CGROUPID))
         return -1;
     *cgid = pi.cgroupid;
     return 0;
@@ -258,9 +257,8 @@ int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mn
      * cgroup (by id, from the kernel), and no registration changed since. */
     uint64_t cg1 = cr->cgid; /* read with the chunk (mncd_cred_inode) */
     bool have_cg = cr->ino != 0 && cr->pidfd >= 0;
-    if (cache && cache->valid && have_cg && cache->pid == cr->pid && cache->uid == cr->uid &&
-        cache->gid == cr->gid && cache->ino == cr->ino && cache->cgid == cg1 &&
-        cache->gen == cg_gen) {
+    if (cache && cache->valid && have_cg && cache->pid == cr->pid && cache->uid == cr->uid && cache->gid == cr->gid &&
+        cache->ino == cr->ino && cache->cgid == cg1 && cache->gen == cg_gen) {
         *id = cache->id;
         return 0;
     }
@@ -271,8 +269,7 @@ int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mn
     /* Still the same process after the read (the pid was not reused), and (when the kernel can
      * say) still in the cgroup whose path we read. */
     uint64_t cg2 = 0;
-    if (pidfd_alive(cr->pidfd) == 0 ||
-        (have_cg && (pidfd_cgid(cr->pidfd, &cg2) != 0 || cg2 != cg1))) {
+    if (pidfd_alive(cr->pidfd) == 0 || (have_cg && (pidfd_cgid(cr->pidfd, &cg2) != 0 || cg2 != cg1))) {
         id->cgroup[0] = '\0';
         return 0;
     }

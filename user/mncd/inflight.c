@@ -16,9 +16,9 @@
 #define SCM_PIDFD 0x04 /* SO_PASSPIDFD: a pidfd is installed too, and must be closed */
 #endif
 
-#define MAX_MSGS 16384          /* messages looked at per socket */
-#define MAX_BYTES (64L << 20)   /* bytes looked at per socket */
-#define SCM_FDS_MAX 253         /* SCM_MAX_FD */
+#define MAX_MSGS 16384        /* messages looked at per socket */
+#define MAX_BYTES (64L << 20) /* bytes looked at per socket */
+#define SCM_FDS_MAX 253       /* SCM_MAX_FD */
 
 /* static: mncd is single-threaded; a whole datagram fits (wmem_max-sized) */
 static char data[256 * 1024];

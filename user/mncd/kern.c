@@ -35,9 +35,8 @@
 #include "kern_layer.h"
 #include "llaudit.h"
 
-
-static const char *const mode_names[] = {[MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off",
-                                         [MNCD_KERN_CGROUP] = "cgroup", [MNCD_KERN_LSM] = "lsm"};
+static const char *const mode_names[] = {
+    [MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off", [MNCD_KERN_CGROUP] = "cgroup", [MNCD_KERN_LSM] = "lsm"};
 
 int mncd_kern_option(mncd_config *c, const char *key, const char *val, const char *where)
 {
@@ -187,7 +186,10 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
         return -1;
     }
     struct mnc_agent_key cur, next, *prev = NULL;
-    struct { uint64_t cgid; struct mnc_agent a; } *ents = NULL;
+    struct {
+        uint64_t cgid;
+        struct mnc_agent a;
+    } *ents = NULL;
     int n = 0, cap = 0, rc = 0;
     while (bpf_map_get_next_key(fd, prev, &next) == 0) {
         cur = next;
@@ -216,7 +218,10 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
         rc = -1;
     }
     /* cgroup ids of the tree's children (mncctl run creates <tree>/<agent>.<pid>) */
-    struct { uint64_t id; char name[256]; } *kids = NULL;
+    struct {
+        uint64_t id;
+        char name[256];
+    } *kids = NULL;
     int nk = 0, ck = 0;
     for (struct dirent *e; dir && (e = readdir(dir));) {
         if (e->d_type != DT_DIR || e->d_name[0] == '.')
@@ -256,7 +261,8 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
                          strerror(-lr));
                 mncd_audit_named(d, "agent.adopt", mncd_peer_name(d, ag), NULL, NULL, "error", "internal", det);
             }
-            if (kl_watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 || mncd_ident_register_cgroup(kl_rel_path(kk, p), (int)ag) != 0) {
+            if (kl_watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 ||
+                mncd_ident_register_cgroup(kl_rel_path(kk, p), (int)ag) != 0) {
                 mncd_reg_free(&reg);
                 snprintf(err, errlen, "cannot track adopted cgroup %.600s", p);
                 rc = -1;
@@ -283,7 +289,9 @@ int mncd_kern_start(mncd *d)
 {
     const mncd_config *c = &d->cfg;
     if (c->kernel == MNCD_KERN_OFF) {
-        fprintf(stderr, "mncd: kernel layer off (--kernel off): userspace monitor only, agents are NOT confined by the kernel\n");
+        fprintf(
+            stderr,
+            "mncd: kernel layer off (--kernel off): userspace monitor only, agents are NOT confined by the kernel\n");
         mncd_audit_named(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", "mode off: no kernel enforcement");
         return 0;
     }
@@ -369,12 +377,14 @@ int mncd_kern_start(mncd *d)
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;
     char det[1536];
-    int dl = snprintf(det, sizeof(det), "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64
-                      " agent cgroup(s) adopted", kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup",
-                      mnc_kern_root(kk->k), kk->tree, pass, kk->st.n, kk->n_adopted);
+    int dl = snprintf(det, sizeof(det),
+                      "backend %s, pin root %.300s, tree %.300s, self-test %d/%d passed, %" PRIu64
+                      " agent cgroup(s) adopted",
+                      kk->backend == MNC_BACKEND_LSM ? "lsm" : "cgroup", mnc_kern_root(kk->k), kk->tree, pass, kk->st.n,
+                      kk->n_adopted);
     for (int i = 0; i < kk->st.n_not_run && dl > 0 && dl < (int)sizeof(det); i++)
-        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%s", i ? "; " : "; self-test NOT RUN: ",
-                       kk->st.not_run[i]);
+        dl +=
+            snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%s", i ? "; " : "; self-test NOT RUN: ", kk->st.not_run[i]);
     fprintf(stderr, "mncd: kernel layer: %s\n", det);
     mncd_audit_named(d, "kernel.start", NULL, NULL, NULL, "allow", "ok", det);
     kk->ll = mncd_llaudit_start(d, mncd_kern_agent_of); /* on, or off with the reason in status; never fatal */
@@ -426,7 +436,8 @@ static int on_event(const struct mnc_event *ev, void *ctx)
     }
     snprintf(det, sizeof(det), "%s", json);
     mncd_audit_named(d, "kernel.deny", ev->agent_id == 0xffffffffu ? NULL : mncd_peer_name(d, ev->agent_id),
-           ev->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(d, ev->dst_id), NULL, "deny", mnc_kreason_name(ev->reason), det);
+                     ev->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(d, ev->dst_id), NULL, "deny",
+                     mnc_kreason_name(ev->reason), det);
     d->kern->n_deny_events++;
     return d->fatal;
 }
@@ -453,4 +464,3 @@ void mncd_kern_ready(mncd *d, int fd)
         kl_check_watches(d);
     }
 }
-

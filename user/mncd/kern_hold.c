@@ -40,15 +40,16 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
     if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
-        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who, a->ino,
-                 a->why ? a->why : "");
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who,
+                 a->ino, a->why ? a->why : "");
     else
-        snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind, a->ino,
-                 who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+        snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind,
+                 a->ino, who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
                  a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
     bool failed = a->err && !a->refuse;
-    mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent), a->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(c->d, (long)a->dst_id),
-           c->obj, failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
+    mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent),
+                     a->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(c->d, (long)a->dst_id), c->obj,
+                     failed ? "error" : "deny", failed ? "internal" : mnc_kreason_name(a->reason), det);
     if (!a->err)
         c->d->kern->n_swept++;
     return c->d->fatal;
@@ -69,17 +70,19 @@ static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, c
     if (r == 0)
         return 0;
     if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
-        snprintf(det, sizeof(det), "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
+        snprintf(det, sizeof(det),
+                 "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
                  "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
                  op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
     else if (r > 0)
-        snprintf(det, sizeof(det), "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+        snprintf(det, sizeof(det),
+                 "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
                  "(passed in from outside?): writes there would leave the scope; fail closed",
                  op, (int)hit.pid, hit.fd, hit.what);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
     mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
-           r > 0 ? hit.kind : "internal", det);
+                     r > 0 ? hit.kind : "internal", det);
     kk->n_fdscan_refusals++;
     kk->n_hold_failures++;
     return -1;
@@ -98,8 +101,12 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             break;
         }
         const mncd_reg *rg = &kk->w[i].reg;
-        cgs[n++] = (mncd_sweep_cg){.path = kk->w[i].path, .cgid = kk->w[i].cgid, .uid_known = rg->known,
-                                   .uid = rg->uid, .root = rg->root, .ws = (const char *const *)rg->ws,
+        cgs[n++] = (mncd_sweep_cg){.path = kk->w[i].path,
+                                   .cgid = kk->w[i].cgid,
+                                   .uid_known = rg->known,
+                                   .uid = rg->uid,
+                                   .root = rg->root,
+                                   .ws = (const char *const *)rg->ws,
                                    .n_ws = rg->n_ws};
     }
     char err[400] = "";
@@ -110,7 +117,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     if (r == 0 && kk->backend != MNC_BACKEND_CGROUP) /* lsm: the kernel re-checks every send */
         return fdscan(d, agent, o, op, cgs, n);
     sweep_ctx c = {d, agent, &o->id, op};
-    if (r == 0 && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
+    if (r == 0 &&
+        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
         return d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
     }
@@ -191,15 +199,18 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             bool first = false, corrupt = false;
             r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt);
             if (r) {
-                snprintf(det, sizeof(det), "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed",
-                         op, ws, strerror(-r));
+                snprintf(det, sizeof(det),
+                         "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed", op, ws,
+                         strerror(-r));
                 mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
                 kk->n_hold_failures++;
                 return -1;
             }
             if (corrupt) {
-                snprintf(det, sizeof(det), "workspace %.3000s: invalid taint record replaced by the tightest taint "
-                         "(no sinks, nothing external)", ws);
+                snprintf(det, sizeof(det),
+                         "workspace %.3000s: invalid taint record replaced by the tightest taint "
+                         "(no sinks, nothing external)",
+                         ws);
                 mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "invalid", det);
             }
             if (first) {
@@ -244,8 +255,8 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         may_external |= s->cls == MNC_SINK_EXTERNAL && !s->address[0];
     }
     uint64_t gen = 0;
-    int r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, sinks.w, may_log, o->scope.memory, may_forward, may_external,
-                                &gen);
+    int r =
+        mnc_kern_taint_hold(kk->k, (uint32_t)agent, sinks.w, may_log, o->scope.memory, may_forward, may_external, &gen);
     if (r != 0) {
         char det[200];
         snprintf(det, sizeof(det), "%s refused: taint map update failed (%s); fail closed", op, strerror(-r));
@@ -273,4 +284,3 @@ int mncd_kern_agent_of(mncd *d, const char *cg)
     }
     return -1;
 }
-

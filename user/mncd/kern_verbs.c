@@ -61,8 +61,10 @@ static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *
     if (r == -ENODATA || r == -ENOTSUP || (r == 0 && !t.tainted))
         return NULL; /* nothing recorded (a filesystem without xattrs can hold no record) */
     if (r == -EBADMSG) {
-        snprintf(why, n, "the taint record (" MNCD_WS_XATTR ") of %.400s is not valid: inspect it with `mncctl workspace "
-                 "show` and clear it with `mncctl workspace clear` (admin)", dir);
+        snprintf(why, n,
+                 "the taint record (" MNCD_WS_XATTR ") of %.400s is not valid: inspect it with `mncctl workspace "
+                 "show` and clear it with `mncctl workspace clear` (admin)",
+                 dir);
         return why;
     }
     if (r) {
@@ -100,10 +102,12 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
         for (int a = 0; a < kk->w[i].reg.n_ws; a++)
             for (int b = 0; b < reg->n_ws; b++)
                 if (mncd_ws_overlap(reg->ws[b], kk->w[i].reg.ws[a])) {
-                    snprintf(why, n,
-                             "workspace %.400s overlaps workspace %.400s of a live instance of agent %s (cgroup %.200s): "
-                             "two agents sharing a workspace would share data without sharing taint",
-                             reg->ws[b], kk->w[i].reg.ws[a], mncd_peer_name(d, kk->w[i].agent), kl_rel_path(kk, kk->w[i].path));
+                    snprintf(
+                        why, n,
+                        "workspace %.400s overlaps workspace %.400s of a live instance of agent %s (cgroup %.200s): "
+                        "two agents sharing a workspace would share data without sharing taint",
+                        reg->ws[b], kk->w[i].reg.ws[a], mncd_peer_name(d, kk->w[i].agent),
+                        kl_rel_path(kk, kk->w[i].path));
                     return why;
                 }
     }
@@ -139,8 +143,8 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
             return why;
         }
         if (!realpath(it->valuestring, real)) {
-            snprintf(why, n, "tainted_dirs entry %.400s: %s (it changed during the registration: retry)", it->valuestring,
-                     strerror(errno));
+            snprintf(why, n, "tainted_dirs entry %.400s: %s (it changed during the registration: retry)",
+                     it->valuestring, strerror(errno));
             return why;
         }
         int b = 0;
@@ -163,9 +167,8 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
 {
     mncd_kern *kk = d->kern;
     int r = 0;
-    if (h->t.tainted &&
-        (r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, h->t.sinks.w, h->t.may_log, h->t.may_memory,
-                                 h->t.may_forward, h->t.may_external, NULL)) != 0) {
+    if (h->t.tainted && (r = mnc_kern_taint_hold(kk->k, (uint32_t)agent, h->t.sinks.w, h->t.may_log, h->t.may_memory,
+                                                 h->t.may_forward, h->t.may_external, NULL)) != 0) {
         snprintf(why, n, "taint map update with the inherited workspace taint failed: %s", strerror(-r));
         return r;
     }
@@ -187,13 +190,13 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
     for (int b = 0; b < reg->n_ws; b++) {
         bool first, corrupt; /* an invalid record was refused by ws_inherit moments ago */
         if ((r = kl_ws_tighten_one(d, reg->ws[b], &now, &first, &corrupt)) != 0) {
-            snprintf(why, n, "the agent's taint could not be recorded on workspace %.400s: %s", reg->ws[b], strerror(-r));
+            snprintf(why, n, "the agent's taint could not be recorded on workspace %.400s: %s", reg->ws[b],
+                     strerror(-r));
             return r;
         }
     }
     return 0;
 }
-
 
 static cJSON *v_register(mncd *d, const mnc_request *q)
 {
@@ -250,7 +253,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     if ((r = ws_apply(d, agent, &reg, &inh, whybuf, sizeof(whybuf))) != 0) {
         mncd_reg_free(&reg);
         ws_inh_free(&inh);
-        snprintf(det, sizeof(det), "cgroup %.3000s: registration refused: %s; fail closed", kl_rel_path(kk, real), whybuf);
+        snprintf(det, sizeof(det), "cgroup %.3000s: registration refused: %s; fail closed", kl_rel_path(kk, real),
+                 whybuf);
         mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "error", "internal", det);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", det);
     }
@@ -261,7 +265,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         (r = mnc_kern_register_cgroup(kk->k, cgid, (uint32_t)agent,
                                       MNC_AGENT_F_LAUNCHED | (reg.root ? MNC_AGENT_F_ROOT : 0u) |
                                           (stdio_pass ? MNC_AGENT_F_STDIO_PASS : 0u))) != 0 ||
-        (r = kl_watch_add(kk, real, cgid, agent, &reg)) != 0 || (r = mncd_ident_register_cgroup(kl_rel_path(kk, real), agent)) != 0) {
+        (r = kl_watch_add(kk, real, cgid, agent, &reg)) != 0 ||
+        (r = mncd_ident_register_cgroup(kl_rel_path(kk, real), agent)) != 0) {
         if (r == -1)
             r = -ENOSPC;
         mncd_reg_free(&reg);
@@ -282,7 +287,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     for (int i = 0; rg && i < rg->n_ws && dl > 0 && dl < (int)sizeof(det); i++)
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%.600s", i ? ", " : "; workspace ", rg->ws[i]);
     if (stdio_pass && dl > 0 && dl < (int)sizeof(det))
-        dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "; stdio passthrough (--stdio passthrough: the "
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl,
+                       "; stdio passthrough (--stdio passthrough: the "
                        "agent's stdout/stderr are not governed by its taint)");
     mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "allow", "ok", det);
     for (int i = 0; i < inh.n_src; i++) {
@@ -325,11 +331,14 @@ static cJSON *v_reset(mncd *d, const mnc_request *q)
     memset(&clean, 0, sizeof(clean));
     clean.generation = had ? before.generation + 1 : 1;
     int live = mnc_kern_agent_cgroups(kk->k, (uint32_t)agent);
-    int r = live > 0 ? mnc_kern_taint_set(kk->k, (uint32_t)agent, &clean) : mnc_kern_clear_agent(kk->k, (uint32_t)agent);
+    int r =
+        live > 0 ? mnc_kern_taint_set(kk->k, (uint32_t)agent, &clean) : mnc_kern_clear_agent(kk->k, (uint32_t)agent);
     char det[160];
-    snprintf(det, sizeof(det), "%s; %d live cgroup(s)%s", had ? (before.tainted ? "was tainted" : "was untainted") : "no entry",
-             live < 0 ? 0 : live, r ? ": map update FAILED" : "");
-    mncd_audit_named(d, "taint.reset", NULL, mncd_peer_name(d, agent), NULL, r ? "error" : "allow", r ? "internal" : "ok", det);
+    snprintf(det, sizeof(det), "%s; %d live cgroup(s)%s",
+             had ? (before.tainted ? "was tainted" : "was untainted") : "no entry", live < 0 ? 0 : live,
+             r ? ": map update FAILED" : "");
+    mncd_audit_named(d, "taint.reset", NULL, mncd_peer_name(d, agent), NULL, r ? "error" : "allow",
+                     r ? "internal" : "ok", det);
     if (r)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "taint.reset %s: %s", q->agent, strerror(-r));
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -350,8 +359,8 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
     char real[PATH_MAX], det[PATH_MAX + 8400];
     struct stat st;
     const char *bad = !realpath(q->path, real) || stat(real, &st) != 0 ? strerror(errno)
-                      : !S_ISDIR(st.st_mode)                             ? "not a directory"
-                                                                         : NULL;
+                      : !S_ISDIR(st.st_mode)                           ? "not a directory"
+                                                                       : NULL;
     if (bad) {
         snprintf(det, sizeof(det), "%.3000s: %s", q->path, bad);
         mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "deny", "invalid", det);
@@ -360,9 +369,11 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
     for (int i = 0; i < kk->n_w; i++)
         for (int j = 0; j < kk->w[i].reg.n_ws; j++)
             if (mncd_ws_overlap(real, kk->w[i].reg.ws[j])) {
-                snprintf(det, sizeof(det), "%.1500s: in use by a live instance of agent %s (cgroup %.400s, workspace %.1500s)",
-                         real, mncd_peer_name(d, kk->w[i].agent), kl_rel_path(kk, kk->w[i].path), kk->w[i].reg.ws[j]);
-                mncd_audit_named(d, "workspace.clear", NULL, mncd_peer_name(d, kk->w[i].agent), NULL, "deny", "invalid", det);
+                snprintf(det, sizeof(det),
+                         "%.1500s: in use by a live instance of agent %s (cgroup %.400s, workspace %.1500s)", real,
+                         mncd_peer_name(d, kk->w[i].agent), kl_rel_path(kk, kk->w[i].path), kk->w[i].reg.ws[j]);
+                mncd_audit_named(d, "workspace.clear", NULL, mncd_peer_name(d, kk->w[i].agent), NULL, "deny", "invalid",
+                                 det);
                 return mnc_resp_deny(q->id, MNC_R_INVALID, "workspace.clear refused: %s", det);
             }
     char old[8192] = "";
@@ -409,8 +420,9 @@ cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
         return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
                               mnc_verb_name(q->verb));
     }
-    return q->verb == MNC_V_AGENT_REGISTER ? v_register(d, q) : q->verb == MNC_V_WORKSPACE_CLEAR ? v_ws_clear(d, q)
-                                                                                                 : v_reset(d, q);
+    return q->verb == MNC_V_AGENT_REGISTER    ? v_register(d, q)
+           : q->verb == MNC_V_WORKSPACE_CLEAR ? v_ws_clear(d, q)
+                                              : v_reset(d, q);
 }
 
 void mncd_kern_status(mncd *d, cJSON *resp)
@@ -492,4 +504,3 @@ void mncd_kern_status(mncd *d, cJSON *resp)
             if (strcmp(mnc_kreason_name((unsigned)r), "?") != 0) /* unused codes 4..7 */
                 cJSON_AddNumberToObject(c, mnc_kreason_name((unsigned)r), (double)cnt[r]);
 }
-

@@ -70,7 +70,6 @@ long long kl_read_usage_usec(const char *cg)
     return errno || end == s + 11 || v < 0 ? -1 : v;
 }
 
-
 /* What the kernel says about the registered cgroup (path, cgid). Events only say when to
  * look; this decides. Why cpu.stat: a short-lived agent joins and exits before mncd handles
  * the first inotify event (kernfs notifications are deferred to a workqueue and rate-limited
@@ -255,8 +254,8 @@ static void agent_gone(mncd *d, int i, const char *why)
     snprintf(det, sizeof(det), "cgroup %.3000s %s; %s", kl_rel_path(kk, w.path), why,
              left == 0 ? (c == 0 ? "last instance: taint cleared" : "last instance: taint clear FAILED")
                        : "other instances remain: taint kept");
-    mncd_audit_named(d, "agent.exit", mncd_peer_name(d, w.agent), NULL, NULL, (r == 0 || r == -ENOENT) && c == 0 ? "allow" : "error",
-           "ok", det);
+    mncd_audit_named(d, "agent.exit", mncd_peer_name(d, w.agent), NULL, NULL,
+                     (r == 0 || r == -ENOENT) && c == 0 ? "allow" : "error", "ok", det);
     kk->n_exited++;
 }
 
@@ -274,4 +273,3 @@ void kl_check_watches(mncd *d)
         /* CG_FRESH_EMPTY never seen populated: registered, its first process not in yet */
     }
 }
-

@@ -36,21 +36,21 @@
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
 #endif
 
-#define LL_ABI_MIN 7          /* the first ABI that emits audit records */
-#define LL_MSG_MAX 16384      /* one netlink message (the kernel's MAX_AUDIT_MESSAGE_LENGTH is 8970) */
-#define LL_BATCH 256          /* messages handled per wakeup */
-#define LL_RATE 100           /* denials audited one by one per second, sustained */
-#define LL_BURST 500          /* ... and in a burst */
-#define LL_PENDING 32         /* events waiting for their SYSCALL/EOE records */
-#define LL_PER_EVENT 8        /* denials kept per event (one syscall can be denied more than once) */
-#define LL_DOMAINS 512        /* Landlock domains remembered (creator, attribution) */
-#define LL_OBJ_MAX 512        /* bytes of a denial's object (path...) kept */
-#define LL_FLUSH_MS 50        /* an event without EOE (task without audit context) waits this long */
+#define LL_ABI_MIN 7     /* the first ABI that emits audit records */
+#define LL_MSG_MAX 16384 /* one netlink message (the kernel's MAX_AUDIT_MESSAGE_LENGTH is 8970) */
+#define LL_BATCH 256     /* messages handled per wakeup */
+#define LL_RATE 100      /* denials audited one by one per second, sustained */
+#define LL_BURST 500     /* ... and in a burst */
+#define LL_PENDING 32    /* events waiting for their SYSCALL/EOE records */
+#define LL_PER_EVENT 8   /* denials kept per event (one syscall can be denied more than once) */
+#define LL_DOMAINS 512   /* Landlock domains remembered (creator, attribution) */
+#define LL_OBJ_MAX 512   /* bytes of a denial's object (path...) kept */
+#define LL_FLUSH_MS 50   /* an event without EOE (task without audit context) waits this long */
 #define LL_SELFTEST_MS 2000
-#define LL_RCVBUF (16 << 20)   /* ~16000 queued messages (truesize ~1 KiB); only used when behind */
+#define LL_RCVBUF (16 << 20) /* ~16000 queued messages (truesize ~1 KiB); only used when behind */
 #define LL_PIDCACHE 8
 #define LL_PIDCACHE_MS 100
-#define LL_BACKLOG 8192       /* kernel audit queue raised to this when no auditd runs */
+#define LL_BACKLOG 8192 /* kernel audit queue raised to this when no auditd runs */
 
 enum ll_verdict { V_UNKNOWN = 0, V_AGENT, V_TREE, V_FOREIGN, V_GONE };
 
@@ -67,8 +67,8 @@ typedef struct ll_event {
     int n;
     unsigned extra; /* denials beyond LL_PER_EVENT (counted as dropped) */
     ll_denial den[LL_PER_EVENT];
-    long pid;       /* from the SYSCALL record, 0 if none yet */
-    long uid;       /* -1 if unknown */
+    long pid; /* from the SYSCALL record, 0 if none yet */
+    long uid; /* -1 if unknown */
 } ll_event;
 
 typedef struct ll_domain {
@@ -93,7 +93,7 @@ struct mncd_llaudit {
     struct ll_bucket {
         double tokens;
         uint64_t ms, unreported;
-    } *b;
+    } * b;
     int n_b;
     uint64_t last_drop_report_ms;
     uint64_t n_audited, n_dropped, n_ignored, n_unattributed, n_overflows, n_records;
@@ -232,7 +232,10 @@ static int rec_field(const char *f, const char *key, char *out, size_t n)
 
 static int hexval(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                  : -1;
 }
 
 /* An untrusted field value (raw, rl bytes, as in the record) as printable text: strings come
@@ -434,7 +437,8 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
     char ov[320] = "";
     int ol = 0;
     if (la->overflows_unreported)
-        ol = snprintf(ov, sizeof(ov), "; mncd's receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
+        ol = snprintf(ov, sizeof(ov),
+                      "; mncd's receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
                       la->overflows_unreported);
     struct audit_status st;
     if (audit_ctl(AUDIT_GET, NULL, &st) == 0 && st.lost != la->lost_reported) {
@@ -448,10 +452,11 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
         if (!b->unreported && (i || !ov[0]))
             continue;
         char det[700];
-        snprintf(det, sizeof(det),
-                 "%" PRIu64 " Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %" PRIu64
-                 " dropped in total (all agents)",
-                 b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, i ? "" : ov, la->n_dropped);
+        snprintf(
+            det, sizeof(det),
+            "%" PRIu64 " Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %" PRIu64
+            " dropped in total (all agents)",
+            b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, i ? "" : ov, la->n_dropped);
         ll_audit(d, i ? d->policy->principals[i - 1].name : NULL, "deny", "landlock_dropped", det);
         b->unreported = 0;
     }
@@ -493,7 +498,8 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
     }
     if (v == V_FOREIGN && dm && dm->v == V_AGENT) {
         agent = dm->agent;
-        snprintf(howbuf, sizeof(howbuf), " (now in cgroup %.500s, outside the agent's: agent known from its Landlock domain)", cg);
+        snprintf(howbuf, sizeof(howbuf),
+                 " (now in cgroup %.500s, outside the agent's: agent known from its Landlock domain)", cg);
         how = howbuf;
     } else if (v == V_FOREIGN || (v == V_GONE && dm && dm->v == V_FOREIGN)) {
         la->n_ignored++; /* not an mnc agent's process */
@@ -677,8 +683,8 @@ static int drain(mncd *d, mncd_llaudit *la)
                 continue;
             size_t pl = h->nlmsg_len - NLMSG_HDRLEN;
             char *p = NLMSG_DATA(h);
-            char save = p[pl];   /* inside buf: pl < n < sizeof(buf) */
-            p[pl] = 0;           /* the payload is not NUL-terminated on the wire */
+            char save = p[pl]; /* inside buf: pl < n < sizeof(buf) */
+            p[pl] = 0;         /* the payload is not NUL-terminated on the wire */
             if (t == AUDIT_LANDLOCK_ACCESS || t == AUDIT_LANDLOCK_DOMAIN)
                 la->n_records++;
             on_record(d, la, t, p);
@@ -763,7 +769,9 @@ static void selftest(mncd *d, mncd_llaudit *la)
     close(res[0]);
     if (e != EACCES) {
         set_off(la, "self-test: the probe's Landlock-denied read of / returned %s (want EACCES)",
-                e < 0 ? "nothing" : e == 0 ? "success" : strerror(e));
+                e < 0    ? "nothing"
+                : e == 0 ? "success"
+                         : strerror(e));
         return;
     }
     uint64_t t0 = mnc_now_ms(), end = t0 + LL_SELFTEST_MS;
@@ -845,8 +853,8 @@ mncd_llaudit *mncd_llaudit_start(mncd *d, mncd_agent_of_fn agent_of)
             set.backlog_limit = LL_BACKLOG;
             char det[300];
             r = audit_ctl(AUDIT_SET, &set, NULL);
-            snprintf(det, sizeof(det), "no auditd runs: kernel audit backlog_limit %u -> %d (AUDIT_SET)%s%s", st.backlog_limit,
-                     LL_BACKLOG, r ? " FAILED: " : "", r ? strerror(-r) : "");
+            snprintf(det, sizeof(det), "no auditd runs: kernel audit backlog_limit %u -> %d (AUDIT_SET)%s%s",
+                     st.backlog_limit, LL_BACKLOG, r ? " FAILED: " : "", r ? strerror(-r) : "");
             ll_audit_state(d, r ? "error" : "allow", r ? "internal" : "ok", det);
         }
         if (!la->why[0]) {
@@ -867,7 +875,8 @@ mncd_llaudit *mncd_llaudit_start(mncd *d, mncd_agent_of_fn agent_of)
             };
             struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
             if (la->nl >= 0 && setsockopt(la->nl, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) != 0)
-                fprintf(stderr, "mncd: landlock audit: socket filter not attached (%s): every audit record is queued to mncd\n",
+                fprintf(stderr,
+                        "mncd: landlock audit: socket filter not attached (%s): every audit record is queued to mncd\n",
                         strerror(errno));
             la->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
             if (la->nl < 0 || la->tfd < 0 || bind(la->nl, (struct sockaddr *)&sa, sizeof(sa)) != 0)
@@ -955,7 +964,8 @@ void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *ker
         snprintf(why, sizeof(why), "kernel audit status unreadable now (%s)", strerror(-r));
         on = false;
     } else if (on && st.enabled == 0) {
-        snprintf(why, sizeof(why), "kernel audit was disabled after mncd started (enabled=0): Landlock reports nothing");
+        snprintf(why, sizeof(why),
+                 "kernel audit was disabled after mncd started (enabled=0): Landlock reports nothing");
         on = false;
     }
     cJSON_AddStringToObject(k, "landlock_audit", on ? "on" : "off");
@@ -971,7 +981,8 @@ void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *ker
     if (la->on && r == 0) {
         cJSON_AddNumberToObject(k, "audit_enabled", st.enabled);
         cJSON_AddNumberToObject(k, "auditd_pid", st.pid);
-        cJSON_AddNumberToObject(k, "audit_lost_since_start", st.lost >= la->lost_at_start ? st.lost - la->lost_at_start : st.lost);
+        cJSON_AddNumberToObject(k, "audit_lost_since_start",
+                                st.lost >= la->lost_at_start ? st.lost - la->lost_at_start : st.lost);
         cJSON_AddBoolToObject(k, "audit_enabled_by_mncd", la->enabled_by_mncd);
     }
 }

@@ -19,8 +19,7 @@ static int setup_identity(mncd *d)
 {
     for (int i = 0; i < d->cfg.n_uids; i++)
         if (mnc_policy_agent(d->policy, d->cfg.uids[i].agent) < 0) {
-            fprintf(stderr, "mncd: config: agents.%s: no such agent in the policy\n",
-                    d->cfg.uids[i].agent);
+            fprintf(stderr, "mncd: config: agents.%s: no such agent in the policy\n", d->cfg.uids[i].agent);
             return -1;
         }
     mncd_ident_clear();
@@ -59,8 +58,7 @@ int main(int argc, char **argv)
         goto out;
 
     if (mkdir(d.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "mncd: cannot create state dir %s: %s\n", d.cfg.state_dir,
-                strerror(errno));
+        fprintf(stderr, "mncd: cannot create state dir %s: %s\n", d.cfg.state_dir, strerror(errno));
         goto out;
     }
     if (strlen(d.cfg.state_dir) + sizeof("/audit.jsonl") > sizeof(d.audit_path)) {
@@ -84,8 +82,10 @@ int main(int argc, char **argv)
     }
     if (torn) {
         char det[128];
-        snprintf(det, sizeof(det), "truncated a torn last record of %zu bytes (crash while "
-                 "appending)", torn);
+        snprintf(det, sizeof(det),
+                 "truncated a torn last record of %zu bytes (crash while "
+                 "appending)",
+                 torn);
         fprintf(stderr, "mncd: audit log: %s\n", det);
         mncd_audit(&d, "audit.recover", -1, -1, NULL, "allow", MNC_OK, det);
     }
@@ -93,8 +93,8 @@ int main(int argc, char **argv)
     if (mncd_mncl_open(&d) != 0)
         goto out;
     char det[160];
-    snprintf(det, sizeof(det), "mncd %s; %zu objects, %zu memory entries restored", MNCD_VERSION,
-             d.store.reg.n, d.store.mem.n);
+    snprintf(det, sizeof(det), "mncd %s; %zu objects, %zu memory entries restored", MNCD_VERSION, d.store.reg.n,
+             d.store.mem.n);
     mncd_audit(&d, "daemon.start", -1, -1, NULL, "allow", MNC_OK, det);
     if (d.fatal || mnc_audit_sync(d.audit) != 0) {
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");

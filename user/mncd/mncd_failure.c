@@ -135,19 +135,15 @@ static cJSON *req_json(const mncd *d, const dreq *r)
               cJSON_AddStringToObject(o, "contract", p->contracts[r->contract].id) &&
               cJSON_AddStringToObject(o, "issuer", mncd_peer_name(d, r->issuer)) &&
               cJSON_AddItemToObject(o, "state", cJSON_Duplicate(r->state, true)) &&
-              cJSON_AddNumberToObject(o, "step", r->step) &&
-              cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
+              cJSON_AddNumberToObject(o, "step", r->step) && cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
               cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms) &&
               cJSON_AddNumberToObject(o, "deadline_ms", (double)r->deadline_ms) &&
               cJSON_AddStringToObject(o, "candidate", r->cand) &&
               cJSON_AddItemToObject(o, "candidate_fields", fields_json(p, &r->cand_fields)) &&
-              cJSON_AddNumberToObject(o, "candidate_risk",
-                                      isfinite(r->cand_risk) ? r->cand_risk : 0) &&
-              cJSON_AddItemToObject(o, "approvable", r->approvable
-                                                          ? cJSON_Duplicate(r->approvable, true)
-                                                          : cJSON_CreateArray()) &&
-              cJSON_AddStringToObject(o, "object", r->object) &&
-              cJSON_AddStringToObject(o, "detail", r->detail);
+              cJSON_AddNumberToObject(o, "candidate_risk", isfinite(r->cand_risk) ? r->cand_risk : 0) &&
+              cJSON_AddItemToObject(o, "approvable",
+                                    r->approvable ? cJSON_Duplicate(r->approvable, true) : cJSON_CreateArray()) &&
+              cJSON_AddStringToObject(o, "object", r->object) && cJSON_AddStringToObject(o, "detail", r->detail);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -199,24 +195,22 @@ static int replay_one(void *arg, uint64_t seq, const void *payload, size_t len)
     mncd *d = rc->d;
     struct mncd_mncl *m = d->mncl;
     cJSON *o = cJSON_ParseWithLength(payload, len);
-    const char *id = jstr(o, "id"), *ct = jstr(o, "contract"), *is = jstr(o, "issuer"),
-               *stn = jstr(o, "status"), *cand = jstr(o, "candidate"), *obj = jstr(o, "object"),
-               *det = jstr(o, "detail");
+    const char *id = jstr(o, "id"), *ct = jstr(o, "contract"), *is = jstr(o, "issuer"), *stn = jstr(o, "status"),
+               *cand = jstr(o, "candidate"), *obj = jstr(o, "object"), *det = jstr(o, "detail");
     const cJSON *state = cJSON_GetObjectItemCaseSensitive(o, "state");
     const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "candidate_fields");
     const cJSON *ap = cJSON_GetObjectItemCaseSensitive(o, "approvable");
     bool ok = true;
-    double step = jnum(o, "step", &ok), cr = jnum(o, "created_ms", &ok),
-           dl = jnum(o, "deadline_ms", &ok), risk = jnum(o, "candidate_risk", &ok);
+    double step = jnum(o, "step", &ok), cr = jnum(o, "created_ms", &ok), dl = jnum(o, "deadline_ms", &ok),
+           risk = jnum(o, "candidate_risk", &ok);
     int st = -1;
     for (int i = 0; stn && i < RS_COUNT; i++)
         if (strcmp(stn, rs_name[i]) == 0)
             st = i;
-    if (!o || !id || strlen(id) >= RID_LEN || !ct || !is || st < 0 || !cand ||
-        strlen(cand) >= MNC_NAME_MAX || !obj || strlen(obj) >= MNC_OID_HEX || !det ||
-        !cJSON_IsObject(state) || !cJSON_IsArray(cf) || !cJSON_IsArray(ap) || !ok) {
-        snprintf(rc->err, rc->errlen, "record #%llu is not a well-formed MNC-D request",
-                 (unsigned long long)seq);
+    if (!o || !id || strlen(id) >= RID_LEN || !ct || !is || st < 0 || !cand || strlen(cand) >= MNC_NAME_MAX || !obj ||
+        strlen(obj) >= MNC_OID_HEX || !det || !cJSON_IsObject(state) || !cJSON_IsArray(cf) || !cJSON_IsArray(ap) ||
+        !ok) {
+        snprintf(rc->err, rc->errlen, "record #%llu is not a well-formed MNC-D request", (unsigned long long)seq);
         cJSON_Delete(o);
         return -1;
     }
@@ -258,13 +252,13 @@ static int replay_one(void *arg, uint64_t seq, const void *payload, size_t len)
         cJSON_Delete(o);
         return -1;
     }
-    if (r->contract < 0 || r->issuer < 0 ||
-        (r->st == RS_APPROVAL && !r->cand[0])) {
+    if (r->contract < 0 || r->issuer < 0 || (r->st == RS_APPROVAL && !r->cand[0])) {
         if (r->contract < 0)
             r->contract = 0; /* only for printing; it can never be released */
         if (pending(r)) {
             r->st = RS_ABSTAINED;
-            snprintf(r->detail, sizeof(r->detail), "the current policy no longer has its "
+            snprintf(r->detail, sizeof(r->detail),
+                     "the current policy no longer has its "
                      "contract, issuer or candidate: abstained at restart");
         }
     }
@@ -292,8 +286,7 @@ int mncd_mncl_open(mncd *d)
         d->cfg.approval_timeout_ms = MNCD_DEFAULT_APPROVAL_TIMEOUT_MS;
     if (snprintf(m->ledger_path, sizeof(m->ledger_path), "%s/ledger", d->cfg.state_dir) >=
             (int)sizeof(m->ledger_path) ||
-        snprintf(m->jpath, sizeof(m->jpath), "%s/mncd-d.journal", d->cfg.state_dir) >=
-            (int)sizeof(m->jpath)) {
+        snprintf(m->jpath, sizeof(m->jpath), "%s/mncd-d.journal", d->cfg.state_dir) >= (int)sizeof(m->jpath)) {
         fprintf(stderr, "mncd: state dir path too long\n");
         return -1;
     }
@@ -302,18 +295,15 @@ int mncd_mncl_open(mncd *d)
     if (d->cfg.ledger_backend == MNC_LB_POSTGRES) {
         /* Fleet mode: the database must be reachable and its schema known at start (a
          * wrong database is a configuration error, not an outage). */
-        m->ledger = mnc_lb_open_postgres(d->cfg.ledger_conninfo, d->cfg.fleet_host, err,
-                                         sizeof(err));
+        m->ledger = mnc_lb_open_postgres(d->cfg.ledger_conninfo, d->cfg.fleet_host, err, sizeof(err));
         if (!m->ledger) {
             fprintf(stderr, "mncd: refusing to start: ledger (postgres): %s\n", err);
             return -1;
         }
-        snprintf(m->ledger_path, sizeof(m->ledger_path), "postgres (host %s)",
-                 d->cfg.fleet_host);
+        snprintf(m->ledger_path, sizeof(m->ledger_path), "postgres (host %s)", d->cfg.fleet_host);
         d->ledger = m->ledger;
     } else {
-        m->ledger = mnc_lb_open_journal(m->ledger_path, false, notice, sizeof(notice), err,
-                                        sizeof(err));
+        m->ledger = mnc_lb_open_journal(m->ledger_path, false, notice, sizeof(notice), err, sizeof(err));
         if (!m->ledger) {
             /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
             fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
@@ -329,8 +319,8 @@ int mncd_mncl_open(mncd *d)
     m->err[0] = '\0';
     m->j = mnc_journal_open(m->jpath, replay_one, &rc, notice, sizeof(notice), err, sizeof(err));
     if (!m->j) {
-        fprintf(stderr, "mncd: refusing to start: MNC-D queue %s: %s%s%s\n", m->jpath, err,
-                m->err[0] ? ": " : "", m->err);
+        fprintf(stderr, "mncd: refusing to start: MNC-D queue %s: %s%s%s\n", m->jpath, err, m->err[0] ? ": " : "",
+                m->err);
         return -1;
     }
     if (notice[0]) {
@@ -362,8 +352,7 @@ int mncd_mncl_open(mncd *d)
     free(pl);
     free(lens);
     if (!ok) {
-        fprintf(stderr, "mncd: refusing to start: cannot compact the MNC-D queue %s: %s\n",
-                m->jpath, strerror(errno));
+        fprintf(stderr, "mncd: refusing to start: cannot compact the MNC-D queue %s: %s\n", m->jpath, strerror(errno));
         return -1;
     }
     size_t subjects = 0, charges = 0;
@@ -406,14 +395,11 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta)
 
 /* ---- MNC-D */
 
-static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision,
-                      mnc_reason why, const char *detail)
+static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision, mnc_reason why, const char *detail)
 {
     char det[700];
-    snprintf(det, sizeof(det), "%s %s: %s", r->id, d->policy->contracts[r->contract].id,
-             detail ? detail : "");
-    mncd_audit(d, op, r->issuer, d->policy->contracts[r->contract].scope.recipient, NULL,
-               decision, why, det);
+    snprintf(det, sizeof(det), "%s %s: %s", r->id, d->policy->contracts[r->contract].id, detail ? detail : "");
+    mncd_audit(d, op, r->issuer, d->policy->contracts[r->contract].scope.recipient, NULL, decision, why, det);
 }
 
 /* Fleet mode: publishes a request waiting for approval to the shared queue (fleet.c), so an
@@ -436,8 +422,8 @@ static void publish(mncd *d, const dreq *r)
         s = cJSON_PrintUnformatted(x);
     cJSON_Delete(x);
     char err[512] = "out of memory";
-    if (!s || mncd_fleet_publish(d, cJSON_IsString(subj) ? subj->valuestring : "", r->id, ct->id,
-                                 r->deadline_ms, s, err, sizeof(err)) != 0)
+    if (!s || mncd_fleet_publish(d, cJSON_IsString(subj) ? subj->valuestring : "", r->id, ct->id, r->deadline_ms, s,
+                                 err, sizeof(err)) != 0)
         audit_req(d, "mnc-d.approval", r, "error", MNC_R_LEDGER_UNAVAILABLE, err);
     cJSON_free(s);
 }
@@ -455,14 +441,13 @@ static void advance(mncd *d, dreq *r, uint64_t now)
         if (f == MNC_FAIL_ABSTAIN)
             break;
         if (f == MNC_FAIL_DELEGATE) {
-            if (ct->broker != MNC_NO_ID && ct->broker < MNC_MAX_PRINCIPALS &&
-                m->conns[ct->broker] > 0 && m->n_pending < MAX_PENDING) {
+            if (ct->broker != MNC_NO_ID && ct->broker < MNC_MAX_PRINCIPALS && m->conns[ct->broker] > 0 &&
+                m->n_pending < MAX_PENDING) {
                 r->st = RS_DELEGATING;
                 r->handed = false;
                 r->deadline_ms = now + d->cfg.broker_timeout_ms;
                 m->c.pending_delegation++;
-                audit_req(d, "mnc-d.delegate", r, "delegate", MNC_R_NO_CANDIDATE,
-                          "waiting for the broker");
+                audit_req(d, "mnc-d.delegate", r, "delegate", MNC_R_NO_CANDIDATE, "waiting for the broker");
                 return;
             }
             m->c.broker_unavailable++;
@@ -475,8 +460,7 @@ static void advance(mncd *d, dreq *r, uint64_t now)
             r->st = RS_APPROVAL;
             r->deadline_ms = now + d->cfg.approval_timeout_ms;
             m->c.pending_approval++;
-            audit_req(d, "mnc-d.approval", r, "approval", MNC_R_NO_CANDIDATE,
-                      "waiting for approve");
+            audit_req(d, "mnc-d.approval", r, "approval", MNC_R_NO_CANDIDATE, "waiting for approve");
             publish(d, r);
             return;
         }
@@ -501,8 +485,7 @@ static void advance_linked(mncd *d, dreq *r, uint64_t now)
         m->n_done++;
 }
 
-static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny,
-                             const char *by);
+static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, const char *by);
 
 void mncd_mncl_tick(mncd *d)
 {
@@ -515,8 +498,7 @@ void mncd_mncl_tick(mncd *d)
             continue;
         if (r->st == RS_DELEGATING) {
             m->c.broker_timeout++;
-            snprintf(r->detail, sizeof(r->detail), "the broker did not reply within %u ms",
-                     d->cfg.broker_timeout_ms);
+            snprintf(r->detail, sizeof(r->detail), "the broker did not reply within %u ms", d->cfg.broker_timeout_ms);
             audit_req(d, "mnc-d.delegate", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
             advance_linked(d, r, now);
         } else {
@@ -532,8 +514,7 @@ void mncd_mncl_tick(mncd *d)
                 continue;
             }
             m->c.approval_timeout++;
-            snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
-                     d->cfg.approval_timeout_ms);
+            snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied", d->cfg.approval_timeout_ms);
             req_finish(m, r, RS_TIMEOUT);
             audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
         }
@@ -548,8 +529,7 @@ static int new_id(char out[RID_LEN])
     uint8_t b[8];
     if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
         return -1;
-    snprintf(out, RID_LEN, "d-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
-             b[5], b[6], b[7]);
+    snprintf(out, RID_LEN, "d-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
     return 0;
 }
 
@@ -580,9 +560,7 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
         cJSON_AddBoolToObject(resp, "delegated", r->st == RS_DELEGATED);
         cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient));
         mnc_oid oid;
-        const mnc_disclosure *o = mnc_oid_parse(r->object, &oid) == 0
-                                      ? mnc_registry_get(&d->store.reg, &oid)
-                                      : NULL;
+        const mnc_disclosure *o = mnc_oid_parse(r->object, &oid) == 0 ? mnc_registry_get(&d->store.reg, &oid) : NULL;
         if (o) {
             cJSON *j = mnc_disclosure_to_json(d->policy, o);
             char *msg = mnc_disclosure_render(d->policy, o);
@@ -599,8 +577,8 @@ static cJSON *req_response(mncd *d, const mnc_request *q, const dreq *r)
     return resp;
 }
 
-cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
-                        const mnc_state *st, const mnc_selection *sel, mncd_mncl_ctx *x)
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract, const mnc_state *st,
+                         const mnc_selection *sel, mncd_mncl_ctx *x)
 {
     (void)x;
     (void)st;
@@ -631,9 +609,9 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
             m->c.over_epsilon++;
         if (c->verdict == MNC_R_OVER_BUDGET)
             m->c.over_budget++;
-        bool ok = !c->submitted && isfinite(c->risk) &&
-                  (c->verdict == MNC_R_OVER_EPSILON || c->verdict == MNC_R_OVER_BUDGET ||
-                   c->verdict == MNC_R_INSUFFICIENT);
+        bool ok =
+            !c->submitted && isfinite(c->risk) &&
+            (c->verdict == MNC_R_OVER_EPSILON || c->verdict == MNC_R_OVER_BUDGET || c->verdict == MNC_R_INSUFFICIENT);
         if (!ok)
             continue;
         cJSON *a = cJSON_CreateObject();
@@ -646,8 +624,7 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
             cJSON_AddItemToArray(r->approvable, a);
         }
         if (best < 0 || c->risk < sel->c[best].risk ||
-            (c->risk == sel->c[best].risk &&
-             mnc_set_count(&c->fields) < mnc_set_count(&sel->c[best].fields)))
+            (c->risk == sel->c[best].risk && mnc_set_count(&c->fields) < mnc_set_count(&sel->c[best].fields)))
             best = i;
     }
     if (best >= 0) {
@@ -667,9 +644,10 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
     }
     if (persist(d, r) != 0) {
         req_free(r);
-        mncd_audit(d, "disclose", w->agent, p->contracts[contract].scope.recipient, NULL,
-                   "error", MNC_R_INTERNAL, "MNC-D journal append failed");
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D: cannot journal the request; "
+        mncd_audit(d, "disclose", w->agent, p->contracts[contract].scope.recipient, NULL, "error", MNC_R_INTERNAL,
+                   "MNC-D journal append failed");
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "MNC-D: cannot journal the request; "
                               "nothing was queued");
     }
     req_link(m, r);
@@ -680,25 +658,28 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
 /* Issues, first-hop-checks, charges, stores and queues one MNC-D release. vals supplies the
  * values (the broker's receipt, or the original state); lim NULL = approval (no caps).
  * Returns 0 with r->object set, or -1 with why. */
-static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
-                   const mnc_state *vals, const char *subject, bool capped, char *why, size_t n)
+static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields, const mnc_state *vals,
+                   const char *subject, bool capped, char *why, size_t n)
 {
     const mnc_policy *p = d->policy;
     const mnc_contract *ct = &p->contracts[r->contract];
     uint64_t now = mnc_now_ms();
     mnc_disclosure *o = calloc(1, sizeof(*o));
-    mnc_reason ir = o ? mnc_disclosure_issue(p, r->contract, r->issuer, form, fields, vals, now, o)
-                      : MNC_R_INTERNAL;
+    mnc_reason ir = o ? mnc_disclosure_issue(p, r->contract, r->issuer, form, fields, vals, now, o) : MNC_R_INTERNAL;
     if (ir != MNC_OK) {
         free(o);
         snprintf(why, n, "issue refused: %s", mnc_reason_name(ir));
         return -1;
     }
-    mnc_op e = {.sender = r->issuer, .receiver = ct->scope.recipient, .purpose = ct->purpose,
-                .ch = MNC_CH_MESSAGE, .fields = NULL, .now_ms = now};
+    mnc_op e = {.sender = r->issuer,
+                .receiver = ct->scope.recipient,
+                .purpose = ct->purpose,
+                .ch = MNC_CH_MESSAGE,
+                .fields = NULL,
+                .now_ms = now};
     mnc_reason mr = mnc_monitor_check(p, &e, o);
-    mncd_audit(d, "disclose", r->issuer, ct->scope.recipient, &o->id,
-               mr == MNC_OK ? "allow" : "deny", mr, "MNC-D release, first hop");
+    mncd_audit(d, "disclose", r->issuer, ct->scope.recipient, &o->id, mr == MNC_OK ? "allow" : "deny", mr,
+               "MNC-D release, first hop");
     if (mr != MNC_OK) {
         snprintf(why, n, "first hop denied: %s", mnc_reason_name(mr));
         goto fail;
@@ -713,8 +694,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
             obs[k++] = (mnc_obs){.field = o->values[i].field, .value = o->values[i].value};
         double delta = NAN, spent = 0;
         uint64_t version = 0;
-        mnc_ledger_rc hrc = mnc_lb_history(d->mncl->ledger, p, subject, &h, &nh, &spent,
-                                           &version);
+        mnc_ledger_rc hrc = mnc_lb_history(d->mncl->ledger, p, subject, &h, &nh, &spent, &version);
         if (hrc == MNC_LEDGER_UNAVAILABLE) {
             snprintf(why, n, "the ledger is unavailable (ledger_unavailable)");
             goto fail;
@@ -727,8 +707,8 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         free(h);
         mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
         mnc_lb_result res;
-        if (mncd_mncl_charge_release(d, o, subject, NULL, delta, version, capped ? &lim : NULL,
-                                     &res, why, n) != MNC_LEDGER_OK)
+        if (mncd_mncl_charge_release(d, o, subject, NULL, delta, version, capped ? &lim : NULL, &res, why, n) !=
+            MNC_LEDGER_OK)
             goto fail;
     } else if (capped && (ct->epsilon >= 0 || ct->budget >= 0)) {
         snprintf(why, n, "MNC-L contract without a subject");
@@ -739,8 +719,7 @@ static int release(mncd *d, dreq *r, const char *form, const mnc_set *fields,
         goto fail;
     }
     mnc_oid_hex(&o->id, r->object);
-    if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, r->issuer, false,
-                        o->issued_ms) != 0) {
+    if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, r->issuer, false, o->issued_ms) != 0) {
         snprintf(why, n, "recipient inbox full or out of memory (object stored, not queued)");
         return -1;
     }
@@ -784,8 +763,7 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
     mnc_set none;
     mnc_set_clear(&none);
     cJSON *x = cJSON_CreateObject();
-    if (!x || !cJSON_AddStringToObject(x, "id", r->id) ||
-        !cJSON_AddStringToObject(x, "contract", ct->id) ||
+    if (!x || !cJSON_AddStringToObject(x, "id", r->id) || !cJSON_AddStringToObject(x, "contract", ct->id) ||
         !cJSON_AddStringToObject(x, "purpose", ct->purpose) ||
         !cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) ||
         !cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) ||
@@ -804,8 +782,8 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
 }
 
 /* Validates a broker receipt against the contract; fills fields/vals. 0 or -1 with why. */
-static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc_state *orig,
-                         mnc_set *fields, mnc_state *vals, char *why, size_t n)
+static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc_state *orig, mnc_set *fields,
+                         mnc_state *vals, char *why, size_t n)
 {
     const mnc_policy *p = d->policy;
     const mnc_contract *ct = &p->contracts[r->contract];
@@ -829,8 +807,10 @@ static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc
             v = num;
         }
         if (!v || !*v || strlen(v) >= MNC_LEDGER_VALUE_MAX) {
-            snprintf(why, n, "receipt field %s: a value is a string, number or boolean of "
-                     "1..%d bytes", it->string, MNC_LEDGER_VALUE_MAX - 1);
+            snprintf(why, n,
+                     "receipt field %s: a value is a string, number or boolean of "
+                     "1..%d bytes",
+                     it->string, MNC_LEDGER_VALUE_MAX - 1);
             return -1;
         }
         if (mnc_state_set(vals, f, v) != 0) {
@@ -867,8 +847,7 @@ static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc
     int ex = mnc_exposure_scan(orig, fields, text);
     free(text);
     if (ex >= 0) {
-        snprintf(why, n, "receipt contains the private value of field %s (direct exposure)",
-                 p->fields[ex].name);
+        snprintf(why, n, "receipt contains the private value of field %s (direct exposure)", p->fields[ex].name);
         return -1;
     }
     return 0;
@@ -880,11 +859,11 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
     const mnc_policy *p = d->policy;
     dreq *r = req_find(m, q->request_id);
     if (!r || r->st != RS_DELEGATING || p->contracts[r->contract].broker != w->agent) {
-        mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID,
-                   q->request_id);
-        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not waiting for this "
-                             "broker (%s)", q->request_id,
-                             !r ? "unknown or forgotten" : rs_name[r->st]);
+        mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID, q->request_id);
+        return mnc_resp_deny(q->id, MNC_R_INVALID,
+                             "request %s is not waiting for this "
+                             "broker (%s)",
+                             q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
     }
     uint64_t now = mnc_now_ms();
     cJSON *resp = NULL;
@@ -904,12 +883,10 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
         else
             rc = check_receipt(d, r, q->receipt, &orig, &fields, &vals, why, sizeof(why));
         if (rc == 0)
-            rc = release(d, r, MNCD_DELEGATED_FORM, &fields, &vals, orig.subject, true, why,
-                         sizeof(why));
+            rc = release(d, r, MNCD_DELEGATED_FORM, &fields, &vals, orig.subject, true, why, sizeof(why));
         if (rc == 0) {
             m->c.delegated++;
-            snprintf(r->detail, sizeof(r->detail), "broker receipt released as %s",
-                     r->object);
+            snprintf(r->detail, sizeof(r->detail), "broker receipt released as %s", r->object);
             req_finish(m, r, RS_DELEGATED);
             audit_req(d, "mnc-d.delegate", r, "allow", MNC_OK, r->detail);
             resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -962,20 +939,18 @@ static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, 
         if (rc != 0)
             snprintf(why, sizeof(why), "stored state no longer parses under this policy");
         else
-            rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why,
-                         sizeof(why));
+            rc = release(d, r, r->cand, &r->cand_fields, &orig, orig.subject, false, why, sizeof(why));
         mnc_state_free(&orig);
         if (rc == 0 || r->object[0]) {
             m->c.approved++;
-            snprintf(r->detail, sizeof(r->detail), "approved%s: candidate %s released as %s",
-                     where, r->cand, r->object);
+            snprintf(r->detail, sizeof(r->detail), "approved%s: candidate %s released as %s", where, r->cand,
+                     r->object);
             req_finish(m, r, RS_APPROVED);
             audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
             resp = q ? req_response(d, q, r) : NULL;
         } else {
             m->c.abstained++;
-            snprintf(r->detail, sizeof(r->detail), "approved%s, but the release failed: %s",
-                     where, why);
+            snprintf(r->detail, sizeof(r->detail), "approved%s, but the release failed: %s", where, why);
             req_finish(m, r, RS_ABSTAINED);
             audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
             resp = q ? mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail) : NULL;
@@ -997,32 +972,34 @@ static cJSON *v_approve(mncd *d, const mnc_request *q)
         return mncd_fleet_decide_remote(d, q, deny);
     if (!r || r->st != RS_APPROVAL) {
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
-        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)",
-                             q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
+        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)", q->request_id,
+                             !r ? "unknown or forgotten" : rs_name[r->st]);
     }
     /* Fleet mode: decide once, in the shared queue, before acting. */
     char prev[32] = "", by[64] = "";
-    int fr = mncd_fleet_decide(d, r->id, deny ? "denied" : "approved", prev, sizeof(prev), by,
-                               sizeof(by));
+    int fr = mncd_fleet_decide(d, r->id, deny ? "denied" : "approved", prev, sizeof(prev), by, sizeof(by));
     if (fr < 0) {
         audit_req(d, "approve", r, "error", MNC_R_LEDGER_UNAVAILABLE,
                   "the fleet approval queue is unavailable: not decided");
-        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "request %s: the fleet approval "
+        return mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE,
+                              "request %s: the fleet approval "
                               "queue is unavailable, so it cannot be decided exactly once; "
-                              "retry", r->id);
+                              "retry",
+                              r->id);
     }
     if (fr == 1) {
         /* decided elsewhere first: that decision applies, this one is refused */
         cJSON_Delete(apply_decision(d, NULL, r, strcmp(prev, "approved") != 0, by));
         mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
-        return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s was already decided (%s on host "
-                             "%s)", r->id, prev, by);
+        return mnc_resp_deny(q->id, MNC_R_INVALID,
+                             "request %s was already decided (%s on host "
+                             "%s)",
+                             r->id, prev, by);
     }
     return apply_decision(d, q, r, deny, d->cfg.fleet_host);
 }
 
-void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
-                            const char *by)
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision, const char *by)
 {
     dreq *r = d->mncl ? req_find(d->mncl, request_id) : NULL;
     if (!r || r->st != RS_APPROVAL) {
@@ -1031,8 +1008,7 @@ void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decisio
     }
     if (strcmp(decision, "timeout") == 0) {
         d->mncl->c.approval_timeout++;
-        snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied",
-                 d->cfg.approval_timeout_ms);
+        snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied", d->cfg.approval_timeout_ms);
         req_finish(d->mncl, r, RS_TIMEOUT);
         audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
         if (persist(d, r) != 0)
@@ -1105,18 +1081,21 @@ cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
     case MNC_V_BROKER_NEXT:
     case MNC_V_BROKER_REPLY:
         if (w->agent < 0 || d->policy->principals[w->agent].role != MNC_ROLE_BROKER) {
-            mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny",
-                       MNC_R_UNKNOWN_AGENT, "not a broker");
-            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is for agents in the broker "
-                                 "role; %s is not one", mnc_verb_name(q->verb),
+            mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT, "not a broker");
+            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT,
+                                 "%s is for agents in the broker "
+                                 "role; %s is not one",
+                                 mnc_verb_name(q->verb),
                                  mncd_peer_name(d, w->agent) ? mncd_peer_name(d, w->agent) : "this caller");
         }
         return q->verb == MNC_V_BROKER_NEXT ? v_broker_next(d, w, q) : v_broker_reply(d, w, q);
     case MNC_V_DISCLOSE_STATUS: {
         dreq *r = req_find(m, q->request_id);
         if (!r || r->issuer != w->agent)
-            return mnc_resp_error(q->id, MNC_R_INVALID, "no MNC-D request %s of this agent "
-                                  "(unknown, forgotten, or another agent's)", q->request_id);
+            return mnc_resp_error(q->id, MNC_R_INVALID,
+                                  "no MNC-D request %s of this agent "
+                                  "(unknown, forgotten, or another agent's)",
+                                  q->request_id);
         return req_response(d, q, r);
     }
     default:
@@ -1177,7 +1156,7 @@ void mncd_mncl_status(mncd *d, cJSON *resp)
     cJSON_AddNumberToObject(x, "approval_skipped", (double)m->c.approval_skipped);
     cJSON *b = cJSON_AddArrayToObject(x, "brokers_connected");
     for (int i = 0; b && i < d->policy->n_principals && i < MNC_MAX_PRINCIPALS; i++)
-        if (d->policy->principals[i].cls == MNC_SINK_AGENT &&
-            d->policy->principals[i].role == MNC_ROLE_BROKER && m->conns[i] > 0)
+        if (d->policy->principals[i].cls == MNC_SINK_AGENT && d->policy->principals[i].role == MNC_ROLE_BROKER &&
+            m->conns[i] > 0)
             cJSON_AddItemToArray(b, cJSON_CreateString(d->policy->principals[i].name));
 }

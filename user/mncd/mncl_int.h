@@ -32,24 +32,22 @@ typedef enum rstatus {
     RS_COUNT
 } rstatus;
 
-static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval",
-                                              "delegated",          "approved",
-                                              "approval_timeout",   "abstained",
-                                              "denied"};
+static const char *const rs_name[RS_COUNT] = {"pending_delegation", "pending_approval", "delegated", "approved",
+                                              "approval_timeout",   "abstained",        "denied"};
 
 typedef struct dreq {
     char id[RID_LEN];
     int contract;
     int issuer;
-    cJSON *state;     /* the disclose's state document (private values; trusted boundary) */
-    int step;         /* index into the contract's failure order */
+    cJSON *state; /* the disclose's state document (private values; trusted boundary) */
+    int step;     /* index into the contract's failure order */
     rstatus st;
     uint64_t created_ms, deadline_ms;
-    bool handed;      /* broker.next gave it out (not persisted: re-offered after restart) */
+    bool handed;             /* broker.next gave it out (not persisted: re-offered after restart) */
     char cand[MNC_NAME_MAX]; /* best approvable candidate, "" if none */
     mnc_set cand_fields;
     double cand_risk;
-    cJSON *approvable; /* [{name, fields, risk, verdict, detail}] shown to the approver */
+    cJSON *approvable;        /* [{name, fields, risk, verdict, detail}] shown to the approver */
     char object[MNC_OID_HEX]; /* released object, "" if none */
     char detail[512];
     struct dreq *prev, *next;
@@ -58,9 +56,8 @@ typedef struct dreq {
 typedef struct counters {
     uint64_t selected, charges, charge_failed, over_epsilon, over_budget, unavailable, replayed;
     double bits;
-    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout,
-        abstained, broker_unavailable, broker_timeout, broker_failure, receipt_rejected,
-        approval_skipped, denied;
+    uint64_t delegated, pending_delegation, pending_approval, approved, approval_timeout, abstained, broker_unavailable,
+        broker_timeout, broker_failure, receipt_rejected, approval_skipped, denied;
 } counters;
 
 struct mncd_mncl {
@@ -88,9 +85,8 @@ struct mncd_mncl {
  * it. Returns the ledger rc; *res gets the charged delta and the spend; *why a message on
  * failure. A DUPLICATE with res->same is a retried request whose release is already charged:
  * the caller may hand it out again uncharged. */
-mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject,
-                                       const char *release, double delta, uint64_t version,
-                                       const mnc_ledger_limits *lim, mnc_lb_result *res,
+mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject, const char *release,
+                                       double delta, uint64_t version, const mnc_ledger_limits *lim, mnc_lb_result *res,
                                        char *why, size_t n);
 
 #endif

@@ -50,7 +50,7 @@ static long b64_decode(const char *in, size_t n, unsigned char *out)
 typedef struct held_ctx {
     unsigned agent;
     int n;
-    char *p;   /* into buf */
+    char *p; /* into buf */
     size_t left;
 } held_ctx;
 
@@ -170,9 +170,10 @@ cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
     else if (lost)
         snprintf(why, sizeof(why), " (%s)", kept < (size_t)n ? "quarantine bound reached" : "dropped by the relay");
     char det[1024];
-    snprintf(det, sizeof(det), "stream %s: %ld bytes withheld, %zu kept in quarantine, %" PRIu64 " lost%s; "
-             "agent holds %d object(s)%s%s%s", q->stream, n, kept, lost, why, h.n, h.n ? ": " : "", oids,
-             h.n > QUARANTINE_MAX_OIDS ? ",..." : "");
+    snprintf(det, sizeof(det),
+             "stream %s: %ld bytes withheld, %zu kept in quarantine, %" PRIu64 " lost%s; "
+             "agent holds %d object(s)%s%s%s",
+             q->stream, n, kept, lost, why, h.n, h.n ? ": " : "", oids, h.n > QUARANTINE_MAX_OIDS ? ",..." : "");
     mncd_audit(d, "quarantine", agent, -1, have_first ? &first : NULL, "withheld", MNC_R_LOG, det);
     cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (r) {

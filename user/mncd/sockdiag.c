@@ -74,7 +74,8 @@ static int nl_recv(diag *g, int (*cb)(diag *, const struct nlmsghdr *))
 }
 
 /* netlink attributes (same layout as struct nlattr) */
-#define ATTR_OK(a, len) ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) && (a)->nla_len <= (len))
+#define ATTR_OK(a, len)                                                                                                \
+    ((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) && (a)->nla_len <= (len))
 #define ATTR_NEXT(a, len) ((len) -= NLA_ALIGN((a)->nla_len), (struct nlattr *)((char *)(a) + NLA_ALIGN((a)->nla_len)))
 #define ATTR_DATA(a) ((void *)((char *)(a) + NLA_HDRLEN))
 #define ATTR_LEN(a) ((int)(a)->nla_len - NLA_HDRLEN)
@@ -92,7 +93,8 @@ static int unix_cb(diag *g, const struct nlmsghdr *h)
     e->type = m->udiag_type;
     e->state = m->udiag_state;
     int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
-    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len); a = ATTR_NEXT(a, len)) {
+    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len);
+         a = ATTR_NEXT(a, len)) {
         int l = ATTR_LEN(a);
         switch (a->nla_type) {
         case UNIX_DIAG_NAME:
@@ -110,8 +112,7 @@ static int unix_cb(diag *g, const struct nlmsghdr *h)
                 e->shut = *(uint8_t *)ATTR_DATA(a);
             break;
         case UNIX_DIAG_RQLEN:
-            if (l >= (int)sizeof(struct unix_diag_rqlen))
-            {
+            if (l >= (int)sizeof(struct unix_diag_rqlen)) {
                 e->rqlen = ((struct unix_diag_rqlen *)ATTR_DATA(a))->udiag_rqueue;
                 e->wqlen = ((struct unix_diag_rqlen *)ATTR_DATA(a))->udiag_wqueue;
             }
@@ -154,7 +155,8 @@ static int tcp_cb(diag *g, const struct nlmsghdr *h)
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     e->v4 = memcmp(e->dst, mapped, 12) == 0;
     int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
-    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len); a = ATTR_NEXT(a, len))
+    for (struct nlattr *a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); ATTR_OK(a, len);
+         a = ATTR_NEXT(a, len))
         if (a->nla_type == INET_DIAG_CGROUP_ID && ATTR_LEN(a) >= 8) {
             memcpy(&e->cgid, ATTR_DATA(a), 8);
             e->has_cg = true;
@@ -162,10 +164,7 @@ static int tcp_cb(diag *g, const struct nlmsghdr *h)
     return 0;
 }
 
-static int cmp_uent(const void *a, const void *b)
-{
-    return cmp_u32(&((const uent *)a)->ino, &((const uent *)b)->ino);
-}
+static int cmp_uent(const void *a, const void *b) { return cmp_u32(&((const uent *)a)->ino, &((const uent *)b)->ino); }
 
 uent *mncd_diag_unix_find(diag *g, uint32_t ino)
 {
@@ -197,8 +196,8 @@ int mncd_diag_load(diag *g, char *err, size_t errlen)
     for (int i = 0; i < 4; i++) {
         int fam = i & 1;
         g->proto = i < 2 ? IPPROTO_TCP : IPPROTO_UDP;
-        struct inet_diag_req_v2 tr = {.sdiag_family = fam ? AF_INET6 : AF_INET, .sdiag_protocol = g->proto,
-                                      .idiag_states = ~0u};
+        struct inet_diag_req_v2 tr = {
+            .sdiag_family = fam ? AF_INET6 : AF_INET, .sdiag_protocol = g->proto, .idiag_states = ~0u};
         r = nl_send(g, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &tr, sizeof(tr));
         if (!r)
             r = nl_recv(g, tcp_cb);
@@ -222,8 +221,8 @@ void mncd_diag_free(diag *g)
 
 int mncd_diag_destroy_tcp(diag *g, const tent *e)
 {
-    struct inet_diag_req_v2 r = {.sdiag_family = e->family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
-                                 .id = e->id};
+    struct inet_diag_req_v2 r = {
+        .sdiag_family = e->family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u, .id = e->id};
     int rc = nl_send(g, SOCK_DESTROY, NLM_F_REQUEST | NLM_F_ACK, &r, sizeof(r));
     return rc ? rc : nl_recv(g, NULL);
 }

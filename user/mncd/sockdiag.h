@@ -20,8 +20,8 @@
 typedef struct uent {
     uint32_t ino, peer;
     uint8_t type, state, shut, namelen; /* namelen 0: unnamed */
-    uint32_t rqlen, wqlen; /* bytes queued to read; truesize sent and not yet read by the peer */
-    char name[MNC_UNIX_PATH_MAX]; /* sun_path bytes; abstract: leading NUL */
+    uint32_t rqlen, wqlen;              /* bytes queued to read; truesize sent and not yet read by the peer */
+    char name[MNC_UNIX_PATH_MAX];       /* sun_path bytes; abstract: leading NUL */
 } uent;
 
 /* One TCP or UDP socket of the host (inet_diag). */

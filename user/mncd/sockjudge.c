@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockjudge.c - the pre-taint sweep's decisions (sockscan_int.h): the kernel's rules applied
  * to the peer of each existing connection of a tainted agent, and what is done about a
- * disallowed one (shutdown, disconnect, drain, destroy), each reported. */#include <arpa/inet.h>
+ * disallowed one (shutdown, disconnect, drain, destroy), each reported. */
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +37,6 @@
 #endif
 
 /* ---- decisions: the kernel's rules, on the peer of an existing connection */
-
 
 static void peer_text(const char *name, int len, char *out, size_t n)
 {
@@ -88,10 +88,11 @@ int mncd_judge_report(ctx *c, mncd_sweep_act *a)
     if (a->err) {
         c->failed = true;
         if (!c->err[0] && a->refuse)
-            mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid, a->why ? a->why : "refused");
+            mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid,
+                     a->why ? a->why : "refused");
         else if (!c->err[0])
-            mnc_errf(c->err, c->errlen, 0, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action, (int)a->pid,
-                   a->fd, a->peer, strerror(a->err));
+            mnc_errf(c->err, c->errlen, 0, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action,
+                     (int)a->pid, a->fd, a->peer, strerror(a->err));
     } else {
         c->st->acted++;
     }
@@ -240,9 +241,15 @@ static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
     int r = mncd_peek_inflight(fd, e->type, inflight_cb, &p, &n);
     c->st->inflight_fds += n;
     if (r && !c->failed) {
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type), .action = "inspect",
-                            .why = "fds in flight to the agent", .err = r == -E2BIG ? E2BIG : -r,
-                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+        mncd_sweep_act a = {.pid = s->pid,
+                            .fd = s->fd,
+                            .ino = s->ino,
+                            .kind = unix_kind(e->type),
+                            .action = "inspect",
+                            .why = "fds in flight to the agent",
+                            .err = r == -E2BIG ? E2BIG : -r,
+                            .dst_cls = MNC_SINK_EXTERNAL,
+                            .dst_id = MNC_ID_NONE};
         snprintf(a.peer, sizeof(a.peer), "(receive queue)");
         mncd_judge_report(c, &a);
     }
@@ -252,8 +259,14 @@ static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
  * the connections still waiting in its backlog (accepted later they would be unjudged). */
 static void shut_listener(ctx *c, const sfd *s, const uent *e, int fd)
 {
-    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "unix_listener", .action = "shutdown",
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE, .reason = MNC_K_DENY_EXTERNAL};
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = s->fd,
+                        .ino = s->ino,
+                        .kind = "unix_listener",
+                        .action = "shutdown",
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE,
+                        .reason = MNC_K_DENY_EXTERNAL};
     peer_text(e->name, e->namelen, a.peer, sizeof(a.peer));
     if (shutdown(fd, SHUT_RDWR) != 0)
         a.err = errno;
@@ -339,8 +352,12 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
         c->st->kept += !dead; /* the monitor (mncd never passes fds) */
         return;
     }
-    mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = unix_kind(e->type),
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = s->fd,
+                        .ino = s->ino,
+                        .kind = unix_kind(e->type),
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE};
     char why[192];
     if (e->peer && mncd_u32set_has(&c->sc.inos, e->peer)) {
         /* both ends in the agent: no boundary crossed, unless a process outside holds either
@@ -454,8 +471,8 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     struct stat st;
     if (fstat(fd, &st) != 0)
         st.st_uid = (uid_t)-1;
-    bool own = e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid)
-                              : own_cached(c->agent, ino) || own_by_uid(c, st.st_uid) == 1;
+    bool own =
+        e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid) : own_cached(c->agent, ino) || own_by_uid(c, st.st_uid) == 1;
     if (own) {
         if (e && e->has_cg)
             own_remember(c->agent, ino);
@@ -467,9 +484,16 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
     l = sizeof(proto);
     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    mncd_sweep_act a = {.pid = s->pid, .fd = in_flight ? -1 : s->fd, .ino = ino, .why = why, .action = "shutdown",
-                        .kind = proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "inet",
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = in_flight ? -1 : s->fd,
+                        .ino = ino,
+                        .why = why,
+                        .action = "shutdown",
+                        .kind = proto == IPPROTO_TCP   ? "tcp"
+                                : proto == IPPROTO_UDP ? "udp"
+                                                       : "inet",
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE};
     a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
     if (mnc_kreason_allows(a.reason)) {
         c->st->kept++;
@@ -519,8 +543,8 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     int dom = 0, type = 0, acc = 0, proto = 0;
     socklen_t l = sizeof(dom);
     if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) != 0) {
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
-                            .err = errno};
+        mncd_sweep_act a = {
+            .pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect", .err = errno};
         snprintf(a.peer, sizeof(a.peer), "?");
         mncd_judge_report(c, &a);
         return;
@@ -539,9 +563,15 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
             (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1))
             return;
         c->st->foreign++;
-        mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = dom == AF_NETLINK ? "netlink" : "socket",
-                            .action = "refuse", .refuse = true, .reason = MNC_K_DENY_EXTERNAL,
-                            .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE,
+        mncd_sweep_act a = {.pid = s->pid,
+                            .fd = s->fd,
+                            .ino = s->ino,
+                            .kind = dom == AF_NETLINK ? "netlink" : "socket",
+                            .action = "refuse",
+                            .refuse = true,
+                            .reason = MNC_K_DENY_EXTERNAL,
+                            .dst_cls = MNC_SINK_EXTERNAL,
+                            .dst_id = MNC_ID_NONE,
                             .why = "a socket of a family the sweep cannot shut, created outside the agent"};
         snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
         mncd_judge_report(c, &a);
@@ -582,8 +612,12 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
         mncd_judge_inet(c, s, fd, (uint32_t)st.st_ino, why, true);
         return;
     }
-    mncd_sweep_act a = {.pid = s->pid, .fd = -1, .ino = (uint32_t)st.st_ino, .why = why,
-                        .dst_cls = MNC_SINK_EXTERNAL, .dst_id = MNC_ID_NONE};
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = -1,
+                        .ino = (uint32_t)st.st_ino,
+                        .why = why,
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE};
     a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
     if (dom == AF_UNIX) {
         if (mnc_kreason_allows(a.reason))
@@ -611,7 +645,6 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
     mncd_judge_report(c, &a);
 }
 
-
 /* ---- TCP: what egress would drop, aborted at once */
 
 static bool tcp_may_send(uint8_t state)
@@ -637,10 +670,7 @@ static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id)
     return false;
 }
 
-static int destroy_tcp(ctx *c, const tent *e)
-{
-    return mncd_diag_destroy_tcp(&c->g, e);
-}
+static int destroy_tcp(ctx *c, const tent *e) { return mncd_diag_destroy_tcp(&c->g, e); }
 
 void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
 {
@@ -664,8 +694,8 @@ void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
              * the destination (like egress's loopback socket lookup) */
             for (int j = 0; j < c->g.nt; j++) {
                 tent *p = &c->g.t[j];
-                if (p == e || p->proto != IPPROTO_TCP || p->sport != e->dport || p->dport != e->sport || memcmp(p->src, e->dst, 16) ||
-                    memcmp(p->dst, e->src, 16) || !p->has_cg)
+                if (p == e || p->proto != IPPROTO_TCP || p->sport != e->dport || p->dport != e->sport ||
+                    memcmp(p->src, e->dst, 16) || memcmp(p->dst, e->src, 16) || !p->has_cg)
                     continue;
                 struct mnc_agent pa;
                 if (mnc_kern_lookup_cgroup(c->k, p->cgid, &pa) == 0) {
@@ -684,10 +714,11 @@ void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
             c->st->kept++;
             continue;
         }
-        mncd_sweep_act a = {.ino = e->ino, .fd = -1, .kind = "tcp", .action = "destroy", .reason = r, .dst_cls = cls,
-                            .dst_id = id};
+        mncd_sweep_act a = {
+            .ino = e->ino, .fd = -1, .kind = "tcp", .action = "destroy", .reason = r, .dst_cls = cls, .dst_id = id};
         char ip[INET6_ADDRSTRLEN] = "?";
-        inet_ntop(e->v4 ? AF_INET : AF_INET6, e->v4 ? (const void *)(e->dst + 12) : (const void *)e->dst, ip, sizeof(ip));
+        inet_ntop(e->v4 ? AF_INET : AF_INET6, e->v4 ? (const void *)(e->dst + 12) : (const void *)e->dst, ip,
+                  sizeof(ip));
         snprintf(a.peer, sizeof(a.peer), e->v4 ? "%s:%u" : "[%s]:%u", ip, e->dport);
         int rc = destroy_tcp(c, e);
         if (rc == -EOPNOTSUPP) {
@@ -702,4 +733,3 @@ void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
         mncd_judge_report(c, &a);
     }
 }
-

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockproc.c - the agent's processes and their socket fds, for the pre-taint sweep
- * (sockscan_int.h). */#include <arpa/inet.h>
+ * (sockscan_int.h). */
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -37,7 +38,6 @@
 
 /* ---- small helpers */
 
-
 int mncd_u32set_add(u32set *s, uint32_t x)
 {
     if (s->n == s->cap) {
@@ -69,10 +69,7 @@ bool mncd_u32set_has(u32set *s, uint32_t x)
     return s->n && bsearch(&x, s->v, (size_t)s->n, sizeof(*s->v), cmp_u32);
 }
 
-
-
 /* ---- processes and their socket fds */
-
 
 /* by inode, then pid and fd (a stable choice of which fd acts for a shared socket) */
 int mncd_sfd_cmp(const void *a, const void *b)
@@ -84,7 +81,6 @@ int mncd_sfd_cmp(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     return (x->fd > y->fd) - (x->fd < y->fd);
 }
-
 
 /* Socket inodes in /proc/<pid>/fd. pid 0 = ourselves. -ENOENT/-ESRCH: the process is gone. */
 static int scan_fds(scan *sc, pid_t pid, bool self)
@@ -211,4 +207,3 @@ int mncd_grab(pid_t pid, int fd, uint32_t ino)
     }
     return c;
 }
-

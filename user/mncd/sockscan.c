@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sockscan.c - the pre-taint connection sweep (contract in sockscan.h): freeze, scan, judge
  * each socket once, abort TCP, thaw. The parts: freeze.c, sockproc.c, sockjudge.c
- * (sockscan_int.h). */#include <arpa/inet.h>
+ * (sockscan_int.h). */
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
@@ -45,8 +46,18 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     if (ncg <= 0)
         return 0;
     long t0 = mnc_mono_us();
-    ctx c = {.k = k, .agent = agent, .t = t, .cgs = cgs, .ncg = ncg, .sock_unix = -1, .sock_inet = -1, .fn = fn, .fctx = fctx, .st = st,
-             .err = err, .errlen = errlen};
+    ctx c = {.k = k,
+             .agent = agent,
+             .t = t,
+             .cgs = cgs,
+             .ncg = ncg,
+             .sock_unix = -1,
+             .sock_inet = -1,
+             .fn = fn,
+             .fctx = fctx,
+             .st = st,
+             .err = err,
+             .errlen = errlen};
     c.g.nl = -1;
     static char dummy_err[1];
     if (!errlen) {
@@ -84,7 +95,8 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     /* the host pass looks for outside holders of the agent's sockets and of their peers */
     for (int i = 0; i < c.sc.n && !c.failed; i++) {
         uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
-        if (mncd_u32set_add(&interest, c.sc.s[i].ino) != 0 || (e && e->peer && mncd_u32set_add(&interest, e->peer) != 0))
+        if (mncd_u32set_add(&interest, c.sc.s[i].ino) != 0 ||
+            (e && e->peer && mncd_u32set_add(&interest, e->peer) != 0))
             c.failed = true;
     }
     mncd_u32set_has(&interest, 0); /* sorts */
@@ -116,8 +128,8 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
         if (fd == -EBADF || fd == -ESTALE || fd == -ESRCH)
             continue; /* closed or exited meanwhile */
         if (fd < 0) {
-            mncd_sweep_act a = {.pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect",
-                                .err = -fd};
+            mncd_sweep_act a = {
+                .pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect", .err = -fd};
             snprintf(a.peer, sizeof(a.peer), "?");
             mncd_judge_report(&c, &a);
             break;
@@ -154,4 +166,3 @@ out:
     st->total_us = mnc_mono_us() - t0;
     return rc;
 }
-

@@ -95,18 +95,18 @@ typedef struct mncd_sweep_act {
 } mncd_sweep_act;
 
 typedef struct mncd_sweep_stats {
-    int pids;          /* processes scanned */
-    int sockets;       /* distinct socket inodes held by them */
-    int kept;          /* connections/listeners judged and kept */
-    int acted;         /* shut down, disconnected, drained or destroyed */
+    int pids;                    /* processes scanned */
+    int sockets;                 /* distinct socket inodes held by them */
+    int kept;                    /* connections/listeners judged and kept */
+    int acted;                   /* shut down, disconnected, drained or destroyed */
     int tcp_destroy_unsupported; /* SOCK_DESTROY not in this kernel: TCP left to egress */
-    int foreign;       /* sockets held by the agent that it did not create */
-    int inflight_fds;  /* fds found queued (SCM_RIGHTS) on the agent's sockets, peeked or drained */
-    int host_pids;     /* processes outside the agent scanned by the host pass (hostscan.h) */
-    int host_fds;      /* their fds looked at */
-    long hostscan_us;  /* duration of the host pass (the agent is frozen meanwhile) */
-    long freeze_us;    /* time to freeze (the agent's processes are stopped meanwhile) */
-    long total_us;     /* freeze + scan + actions + thaw */
+    int foreign;                 /* sockets held by the agent that it did not create */
+    int inflight_fds;            /* fds found queued (SCM_RIGHTS) on the agent's sockets, peeked or drained */
+    int host_pids;               /* processes outside the agent scanned by the host pass (hostscan.h) */
+    int host_fds;                /* their fds looked at */
+    long hostscan_us;            /* duration of the host pass (the agent is frozen meanwhile) */
+    long freeze_us;              /* time to freeze (the agent's processes are stopped meanwhile) */
+    long total_us;               /* freeze + scan + actions + thaw */
 } mncd_sweep_stats;
 
 /* Called for every action (success or failure); returning non-zero aborts the sweep (it then

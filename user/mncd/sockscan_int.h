@@ -46,9 +46,9 @@ int mncd_sfd_cmp(const void *a, const void *b);
 typedef struct scan {
     sfd *s;
     int n, cap;
-    u32set inos;  /* every socket inode the agent holds */
-    u32set mine;  /* mncd's own sockets (the monitor's end of the agents' connections) */
-    u32set pids;  /* the agent's processes (sorted, unique) */
+    u32set inos; /* every socket inode the agent holds */
+    u32set mine; /* mncd's own sockets (the monitor's end of the agents' connections) */
+    u32set pids; /* the agent's processes (sorted, unique) */
     int npids;
 } scan;
 

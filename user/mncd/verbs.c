@@ -28,10 +28,7 @@
 
 /* ---- helpers */
 
-static cJSON *oom(const mnc_request *q)
-{
-    return mnc_resp_error(q ? q->id : NULL, MNC_R_INTERNAL, "out of memory");
-}
+static cJSON *oom(const mnc_request *q) { return mnc_resp_error(q ? q->id : NULL, MNC_R_INTERNAL, "out of memory"); }
 
 static mnc_disclosure *lookup(mncd *d, const char *hex)
 {
@@ -43,8 +40,7 @@ static mnc_disclosure *lookup(mncd *d, const char *hex)
 
 static const char *contract_purpose(const mncd *d, const mnc_disclosure *o)
 {
-    return o && o->contract < d->policy->n_contracts ? d->policy->contracts[o->contract].purpose
-                                                     : "";
+    return o && o->contract < d->policy->n_contracts ? d->policy->contracts[o->contract].purpose : "";
 }
 
 /* Adds "object" (lossless JSON) and "message" (rendered) to a response. */
@@ -66,15 +62,17 @@ static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_m
 }
 
 /* Runs the monitor for one operation, audits it, and returns the reason. */
-static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_channel ch,
-                        const char *purpose, const mnc_oid *oid, const mnc_disclosure *o)
+static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_channel ch, const char *purpose,
+                        const mnc_oid *oid, const mnc_disclosure *o)
 {
-    mnc_op e = {.sender = sender, .receiver = receiver,
-                .purpose = purpose ? purpose : contract_purpose(d, o), .ch = ch, .fields = NULL,
+    mnc_op e = {.sender = sender,
+                .receiver = receiver,
+                .purpose = purpose ? purpose : contract_purpose(d, o),
+                .ch = ch,
+                .fields = NULL,
                 .now_ms = mnc_now_ms()};
     mnc_reason r = mnc_monitor_check(d->policy, &e, o);
-    mncd_audit(d, op, sender, receiver, oid, r == MNC_OK ? "allow" : "deny", r,
-               mnc_channel_name(ch));
+    mncd_audit(d, op, sender, receiver, oid, r == MNC_OK ? "allow" : "deny", r, mnc_channel_name(ch));
     return r;
 }
 
@@ -103,8 +101,7 @@ static int deliver(mncd *d, mnc_disclosure *o, int reader)
  * Returns MNC_OK or MNC_R_NOT_CONFINED (audited). */
 static bool unconfined_ok(const mncd *d, const mncd_ident *w)
 {
-    return w->agent >= 0 && w->agent < d->policy->n_principals &&
-           d->policy->principals[w->agent].confinement_none;
+    return w->agent >= 0 && w->agent < d->policy->n_principals && d->policy->principals[w->agent].confinement_none;
 }
 
 static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
@@ -118,8 +115,10 @@ static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, con
 
 static cJSON *not_confined(const mnc_request *q, const char *op)
 {
-    return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "%s denied: not_confined (the kernel layer is "
-                         "on and this agent is not confined by it)", op);
+    return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED,
+                         "%s denied: not_confined (the kernel layer is "
+                         "on and this agent is not confined by it)",
+                         op);
 }
 
 /* At the delivery itself: records each delivery to an agent with "confinement": "none". */
@@ -133,16 +132,17 @@ static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, 
 /* Hands one checked object to its reader (confined() already passed): taint the reader in the
  * kernel first (kern_hold.c; if that fails nothing is delivered - fail closed), then consume the
  * turn and answer with the object and its rendered message. */
-static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o,
-                        const char *op)
+static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_disclosure *o, const char *op)
 {
     int reader = w->agent;
     if (confined(d, w, &o->id, op) != MNC_OK) /* defensive: callers check first */
         return not_confined(q, op);
     confined_delivery(d, w, &o->id, op);
     if (mncd_kern_hold(d, reader, o, op) != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s refused before delivery by the kernel layer "
-                              "(taint update, sweep or fd scan: see the audit log; fail closed)", op);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "%s refused before delivery by the kernel layer "
+                              "(taint update, sweep or fd scan: see the audit log; fail closed)",
+                              op);
     if (deliver(d, o, reader) != 0)
         return oom(q);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -153,10 +153,7 @@ static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_
     return resp;
 }
 
-static int principal_or(const mncd *d, const char *name)
-{
-    return name ? mnc_policy_principal(d->policy, name) : -1;
-}
+static int principal_or(const mncd *d, const char *name) { return name ? mnc_policy_principal(d->policy, name) : -1; }
 
 /* ---- agent verbs */
 
@@ -171,19 +168,21 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     } else {
         int r = mnc_policy_agent(p, q->recipient);
         if (r < 0)
-            return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "unknown recipient \"%s\"",
-                                  q->recipient);
+            return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "unknown recipient \"%s\"", q->recipient);
         c = mnc_policy_contract_for(p, q->purpose, r);
         if (c < 0)
-            return mnc_resp_error(q->id, MNC_R_INVALID, "no contract for purpose \"%s\" and "
-                                  "recipient \"%s\"", q->purpose, q->recipient);
+            return mnc_resp_error(q->id, MNC_R_INVALID,
+                                  "no contract for purpose \"%s\" and "
+                                  "recipient \"%s\"",
+                                  q->purpose, q->recipient);
     }
     const mnc_contract *ct = &p->contracts[c];
     if (!mnc_set_has(&ct->issuers, (unsigned)w->agent)) {
-        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_NOT_ISSUER,
-                   ct->id);
-        return mnc_resp_deny(q->id, MNC_R_NOT_ISSUER, "agent %s may not disclose under contract "
-                             "%s", mncd_peer_name(d, w->agent), ct->id);
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_NOT_ISSUER, ct->id);
+        return mnc_resp_deny(q->id, MNC_R_NOT_ISSUER,
+                             "agent %s may not disclose under contract "
+                             "%s",
+                             mncd_peer_name(d, w->agent), ct->id);
     }
     mnc_state st;
     mnc_state_init(&st);
@@ -205,11 +204,12 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
         const cJSON *fl = cJSON_GetObjectItemCaseSensitive(it, "fields");
         const cJSON *tx = cJSON_GetObjectItemCaseSensitive(it, "text");
-        if (nsub >= MNC_MAX_SUBMITTED || !cJSON_IsObject(it) || cJSON_GetArraySize(it) != 3 ||
-            !cJSON_IsString(nm) || strlen(nm->valuestring) >= MNC_NAME_MAX ||
-            !cJSON_IsArray(fl) || !cJSON_IsString(tx)) {
-            resp = mnc_resp_error(q->id, MNC_R_INVALID, "candidates: at most %d objects "
-                                  "{\"name\", \"fields\": [...], \"text\"}", MNC_MAX_SUBMITTED);
+        if (nsub >= MNC_MAX_SUBMITTED || !cJSON_IsObject(it) || cJSON_GetArraySize(it) != 3 || !cJSON_IsString(nm) ||
+            strlen(nm->valuestring) >= MNC_NAME_MAX || !cJSON_IsArray(fl) || !cJSON_IsString(tx)) {
+            resp = mnc_resp_error(q->id, MNC_R_INVALID,
+                                  "candidates: at most %d objects "
+                                  "{\"name\", \"fields\": [...], \"text\"}",
+                                  MNC_MAX_SUBMITTED);
             goto out;
         }
         mnc_submitted *s = &sub[nsub];
@@ -219,16 +219,15 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         for (const cJSON *f = fl->child; f; f = f->next) {
             int fid = cJSON_IsString(f) ? mnc_policy_field(p, f->valuestring) : -1;
             if (fid < 0) {
-                resp = mnc_resp_error(q->id, MNC_R_INVALID, "candidates[%d]: unknown field",
-                                      nsub);
+                resp = mnc_resp_error(q->id, MNC_R_INVALID, "candidates[%d]: unknown field", nsub);
                 goto out;
             }
             mnc_set_add(&s->fields, (unsigned)fid);
         }
         nsub++;
     }
-    mnc_select_req sr = {.contract = c, .recipient = ct->scope.recipient, .state = &st,
-                         .submitted = sub, .n_submitted = nsub};
+    mnc_select_req sr = {
+        .contract = c, .recipient = ct->scope.recipient, .state = &st, .submitted = sub, .n_submitted = nsub};
     if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
         goto out;
     mnc_selection *sel = malloc(sizeof(*sel));
@@ -267,17 +266,15 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         const mnc_scored *ch = &sel->c[sel->chosen];
         const char *form = ch->submitted ? "" : ch->name;
         mnc_disclosure *o = calloc(1, sizeof(*o));
-        mnc_reason ir = o ? mnc_disclosure_issue(p, c, w->agent, form, &ch->fields, &st,
-                                                 mnc_now_ms(), o)
-                          : MNC_R_INTERNAL;
+        mnc_reason ir =
+            o ? mnc_disclosure_issue(p, c, w->agent, form, &ch->fields, &st, mnc_now_ms(), o) : MNC_R_INTERNAL;
         if (ir != MNC_OK) {
             free(o);
             mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", ir, ct->id);
             resp = mnc_resp_deny(q->id, ir, "issue refused: %s", mnc_reason_name(ir));
         } else {
             /* First hop: the monitor must agree that the issuer may message the recipient. */
-            mnc_reason mr = check(d, "disclose", w->agent, ct->scope.recipient, MNC_CH_MESSAGE,
-                                  NULL, &o->id, o);
+            mnc_reason mr = check(d, "disclose", w->agent, ct->scope.recipient, MNC_CH_MESSAGE, NULL, &o->id, o);
             if (mr != MNC_OK) {
                 mnc_disclosure_free(o);
                 free(o);
@@ -290,15 +287,12 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 mnc_disclosure_free(o);
                 free(o);
                 resp = oom(q);
-            } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent, false,
-                                       o->issued_ms) != 0) {
+            } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent, false, o->issued_ms) != 0) {
                 resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "recipient inbox full or OOM");
             } else {
                 resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-                if (resp && (add_object(d, resp, o, true) != 0 ||
-                             !cJSON_AddStringToObject(resp, "form", ch->name) ||
-                             !cJSON_AddStringToObject(resp, "queued_to",
-                                                      mncd_peer_name(d, ct->scope.recipient)))) {
+                if (resp && (add_object(d, resp, o, true) != 0 || !cJSON_AddStringToObject(resp, "form", ch->name) ||
+                             !cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient)))) {
                     cJSON_Delete(resp);
                     resp = oom(q);
                 }
@@ -318,8 +312,7 @@ out:
 }
 
 /* send (message | tool), forward, tool, log: move an object to a receiver. */
-static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_channel ch,
-                     const char *to)
+static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_channel ch, const char *to)
 {
     const char *op = mnc_verb_name(q->verb);
     int rcv = principal_or(d, to);
@@ -365,15 +358,13 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
         cJSON_free(txt);
         if (!ok) {
             mncd_audit(d, op, w->agent, rcv, &oid, "error", MNC_R_INTERNAL, "log write failed");
-            return mnc_resp_error(q->id, MNC_R_INTERNAL, "cannot write log sink %s (%s)", to,
-                                  path);
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "cannot write log sink %s (%s)", to, path);
         }
         cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
         return resp;
     }
     bool queue = (ch == MNC_CH_MESSAGE || ch == MNC_CH_FORWARD) && cls == MNC_SINK_AGENT;
-    if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, ch == MNC_CH_FORWARD,
-                                 mnc_now_ms()) != 0)
+    if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, ch == MNC_CH_FORWARD, mnc_now_ms()) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "receiver inbox full or OOM");
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (!resp)
@@ -412,11 +403,12 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
     int max = q->max > 0 ? q->max : 100;
     /* Nothing leaves the inbox for a reader the kernel does not confine (kernel layer on):
      * the messages stay queued. With "confinement": "none" each delivery is audited below. */
-    if (d->store.inbox[w->agent].n > 0 &&
-        confined(d, w, &d->store.inbox[w->agent].head->id, "recv") != MNC_OK)
-        return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED, "recv denied: not_confined (the kernel "
+    if (d->store.inbox[w->agent].n > 0 && confined(d, w, &d->store.inbox[w->agent].head->id, "recv") != MNC_OK)
+        return mnc_resp_deny(q->id, MNC_R_NOT_CONFINED,
+                             "recv denied: not_confined (the kernel "
                              "layer is on and this agent is not confined by it; %zu message(s) "
-                             "stay queued)", d->store.inbox[w->agent].n);
+                             "stay queued)",
+                             d->store.inbox[w->agent].n);
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     cJSON *msgs = cJSON_CreateArray();
     cJSON *denied = cJSON_CreateArray();
@@ -435,9 +427,8 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
         /* Re-check at delivery. A first-hop message is a recv by the contract recipient; a
          * forwarded one repeats the forward check (the forwarder must still hold a live object
          * and the reader must still be in phi). */
-        mnc_reason r = m.forwarded
-                           ? check(d, "recv", m.from, w->agent, MNC_CH_FORWARD, q->purpose, &m.id, o)
-                           : check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
+        mnc_reason r = m.forwarded ? check(d, "recv", m.from, w->agent, MNC_CH_FORWARD, q->purpose, &m.id, o)
+                                   : check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
         char hex[MNC_OID_HEX];
         mnc_oid_hex(&m.id, hex);
         cJSON *x = cJSON_CreateObject();
@@ -461,8 +452,9 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddStringToObject(x, "object", hex);
             cJSON_AddStringToObject(x, "decision", "error");
             cJSON_AddStringToObject(x, "reason", mnc_reason_name(MNC_R_INTERNAL));
-            cJSON_AddStringToObject(x, "error", "refused before delivery by the kernel layer (taint update, "
-                                                "sweep or fd scan: see the audit log); kept queued");
+            cJSON_AddStringToObject(x, "error",
+                                    "refused before delivery by the kernel layer (taint update, "
+                                    "sweep or fd scan: see the audit log); kept queued");
             cJSON_AddItemToArray(denied, x);
             break;
         }
@@ -478,8 +470,7 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
     return resp;
 }
 
-static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *out, char *bad,
-                       size_t n)
+static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *out, char *bad, size_t n)
 {
     mnc_set_clear(out);
     for (const cJSON *it = arr->child; it; it = it->next) {
@@ -512,10 +503,10 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (q->lifetime) {
         for (const cJSON *it = q->lifetime->child; it; it = it->next) {
             bool sec = strcmp(it->string, "seconds") == 0;
-            if ((!sec && strcmp(it->string, "turns") != 0) || !cJSON_IsNumber(it) ||
-                it->valuedouble < 1 || it->valuedouble > 2147483647.0 ||
-                it->valuedouble != (double)(long)it->valuedouble)
-                return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime is {\"seconds\": N, "
+            if ((!sec && strcmp(it->string, "turns") != 0) || !cJSON_IsNumber(it) || it->valuedouble < 1 ||
+                it->valuedouble > 2147483647.0 || it->valuedouble != (double)(long)it->valuedouble)
+                return mnc_resp_error(q->id, MNC_R_INVALID,
+                                      "lifetime is {\"seconds\": N, "
                                       "\"turns\": N} with integers 1..2^31-1");
             if (sec)
                 life.seconds = (uint64_t)it->valuedouble;
@@ -527,21 +518,21 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     /* The deriver must hold a live object: the same existence/revocation/expiry/holder checks
      * the monitor applies to every operation. */
-    mnc_reason r = !o                                                          ? MNC_R_NO_OBJECT
-                   : o->revoked                                                ? MNC_R_REVOKED
-                   : (o->expires_ms && mnc_now_ms() >= o->expires_ms) || !o->turns_left
-                       ? MNC_R_EXPIRED
-                   : !mnc_set_has(&o->holders, (unsigned)w->agent) ? MNC_R_NOT_HOLDER
-                                                                   : MNC_OK;
+    mnc_reason r = !o                                                                   ? MNC_R_NO_OBJECT
+                   : o->revoked                                                         ? MNC_R_REVOKED
+                   : (o->expires_ms && mnc_now_ms() >= o->expires_ms) || !o->turns_left ? MNC_R_EXPIRED
+                   : !mnc_set_has(&o->holders, (unsigned)w->agent)                      ? MNC_R_NOT_HOLDER
+                                                                                        : MNC_OK;
     mnc_disclosure *c = NULL;
     if (r == MNC_OK) {
-        mnc_narrowing n = {.fields = q->fields ? &fs : NULL, .sinks = q->sinks ? &ss : NULL,
-                           .life = q->lifetime ? &life : NULL, .memory = q->memory};
+        mnc_narrowing n = {.fields = q->fields ? &fs : NULL,
+                           .sinks = q->sinks ? &ss : NULL,
+                           .life = q->lifetime ? &life : NULL,
+                           .memory = q->memory};
         c = calloc(1, sizeof(*c));
         r = c ? mnc_disclosure_derive(o, w->agent, &n, mnc_now_ms(), c) : MNC_R_INTERNAL;
     }
-    mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid,
-               r == MNC_OK ? "allow" : "deny", r, NULL);
+    mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid, r == MNC_OK ? "allow" : "deny", r, NULL);
     if (r != MNC_OK) {
         free(c);
         return deny(q, r, "derive");
@@ -579,8 +570,10 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
 {
     int store = q->store ? mnc_policy_principal(d->policy, q->store) : default_store(d);
     if (store < 0)
-        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, q->store ? "unknown memory store "
-                              "\"%s\"" : "%sthe policy declares no memory store",
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT,
+                              q->store ? "unknown memory store "
+                                         "\"%s\""
+                                       : "%sthe policy declares no memory store",
                               q->store ? q->store : "");
     const char *op = put ? "mem.put" : "mem.get";
     if (put) {
@@ -600,8 +593,7 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
     mnc_oid oid = m ? m->id : (mnc_oid){{0}};
     if (confined(d, w, m ? &oid : NULL, op) != MNC_OK)
         return not_confined(q, op);
-    mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose,
-                         m ? &oid : NULL, o);
+    mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose, m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
     return hand_over(d, q, w, o, op);
@@ -760,9 +752,7 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddStringToObject(r, "agent", mncd_peer_name(d, w->agent));
     else
         cJSON_AddNullToObject(r, "agent");
-    cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup"
-                                      : w->via == MNCD_VIA_UID  ? "uid"
-                                                                : "none");
+    cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup" : w->via == MNCD_VIA_UID ? "uid" : "none");
     cJSON_AddNumberToObject(r, "uid", w->uid);
     cJSON_AddNumberToObject(r, "pid", w->pid);
     cJSON_AddStringToObject(r, "cgroup", w->cgroup);
@@ -778,7 +768,8 @@ cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (q->as && (!me || strcmp(q->as, me) != 0)) {
         mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "error", MNC_R_UNKNOWN_AGENT,
                    "identity claim does not match the kernel's");
-        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "identity mismatch: request claims "
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT,
+                              "identity mismatch: request claims "
                               "\"%s\" but the kernel identifies its sender as %s%s%s",
                               q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
     }
@@ -788,18 +779,21 @@ cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (!w->admin) {
             mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,
                        "admin verb from a non-admin caller");
-            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "%s is an admin verb: it needs uid "
+            return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT,
+                                 "%s is an admin verb: it needs uid "
                                  "%u and a caller that is not an agent (caller uid %u%s)",
                                  mnc_verb_name(q->verb), d->cfg.admin_uid, (unsigned)w->uid,
                                  w->via == MNCD_VIA_CGROUP ? ", in an agent cgroup"
-                                 : w->via == MNCD_VIA_UID ? ", an agent by uid" : "");
+                                 : w->via == MNCD_VIA_UID  ? ", an agent by uid"
+                                                           : "");
         }
         return v_admin(d, w, q);
     }
     if (w->agent < 0)
-        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT, "the sender of this request (uid %u, "
-                              "pid %d, cgroup %s) is not registered as an agent", (unsigned)w->uid,
-                              (int)w->pid, w->cgroup[0] ? w->cgroup : "?");
+        return mnc_resp_error(q->id, MNC_R_UNKNOWN_AGENT,
+                              "the sender of this request (uid %u, "
+                              "pid %d, cgroup %s) is not registered as an agent",
+                              (unsigned)w->uid, (int)w->pid, w->cgroup[0] ? w->cgroup : "?");
     switch (q->verb) {
     case MNC_V_DISCLOSE:
         return v_disclose(d, w, q);

@@ -102,7 +102,8 @@ static char *render(const mncd_wtaint *t, const mnc_policy *p, int first_obj, in
         ok = nm && cJSON_AddItemToArray(s, nm);
         ns++;
     }
-    ok = ok && cJSON_AddBoolToObject(o, "may_log", t->may_log) && cJSON_AddBoolToObject(o, "may_memory", t->may_memory) &&
+    ok = ok && cJSON_AddBoolToObject(o, "may_log", t->may_log) &&
+         cJSON_AddBoolToObject(o, "may_memory", t->may_memory) &&
          cJSON_AddBoolToObject(o, "may_forward", t->may_forward) &&
          cJSON_AddBoolToObject(o, "may_external", t->may_external);
     cJSON *ob = ok ? cJSON_AddArrayToObject(o, "objects") : NULL;
@@ -113,7 +114,8 @@ static char *render(const mncd_wtaint *t, const mnc_policy *p, int first_obj, in
         cJSON *h = cJSON_CreateString(hex);
         ok = h && cJSON_AddItemToArray(ob, h);
     }
-    ok = ok && cJSON_AddStringToObject(o, "agent", t->agent) && cJSON_AddNumberToObject(o, "time_ms", (double)t->time_ms);
+    ok = ok && cJSON_AddStringToObject(o, "agent", t->agent) &&
+         cJSON_AddNumberToObject(o, "time_ms", (double)t->time_ms);
     bool narrowed = t->narrowed || ns < (int)mnc_set_count(&t->sinks);
     if (ok && narrowed)
         ok = cJSON_AddBoolToObject(o, "narrowed", true) != NULL;
@@ -231,7 +233,4 @@ bool mncd_ws_within(const char *a, const char *b)
     return strncmp(a, b, lb) == 0 && (a[lb] == 0 || a[lb] == '/');
 }
 
-bool mncd_ws_overlap(const char *a, const char *b)
-{
-    return mncd_ws_within(a, b) || mncd_ws_within(b, a);
-}
+bool mncd_ws_overlap(const char *a, const char *b) { return mncd_ws_within(a, b) || mncd_ws_within(b, a); }

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
     double el = (now_us() - t0) / 1e6;
     qsort(lat, nlat, sizeof(double), cmp);
-    printf("ok %zu errors %ld seconds %.3f p50_us %.1f p99_us %.1f\n", nlat, errors, el,
-           nlat ? lat[nlat / 2] : 0, nlat ? lat[(size_t)(nlat * 0.99)] : 0);
+    printf("ok %zu errors %ld seconds %.3f p50_us %.1f p99_us %.1f\n", nlat, errors, el, nlat ? lat[nlat / 2] : 0,
+           nlat ? lat[(size_t)(nlat * 0.99)] : 0);
     return 0;
 }

@@ -143,40 +143,52 @@ static double now_ns(void)
 
 /* ---------------------------------------------------------------- the agent's probes */
 enum probe {
-    P_WRITE_HELD_LOG,   /* write() on the log fd opened before the taint */
-    P_OPEN_LOG,         /* open(O_WRONLY) the log */
-    P_WRITE_HELD_MEM,   /* write() on a memory-dir file fd opened before the taint */
-    P_CREATE_IN_MEM,    /* open(O_CREAT) a new file in the memory dir */
-    P_SYMLINK_IN_MEM,   /* symlink into the memory dir */
-    P_LINK_IN_MEM,      /* hard link into the memory dir */
-    P_RENAME_IN_MEM,    /* rename into the memory dir */
-    P_MKDIR_IN_MEM,     /* mkdir in the memory dir */
-    P_MKFIFO_IN_MEM,    /* mknod (fifo) in the memory dir */
-    P_TRUNCATE_LOG,     /* truncate(2) the log */
-    P_OPEN_LOG_SYMLINK, /* open(O_WRONLY) through a symlink to the log made before the taint */
-    P_OPEN_LOG_HARDLINK,/* open(O_WRONLY) through a hard link to the log made before the taint */
-    P_MSGSND,           /* msgsnd to a registered SysV queue */
-    P_MQ_OPEN,          /* mq_open(O_WRONLY) of a registered POSIX queue */
-    P_CONNECT_EXT,      /* TCP connect to an unregistered (external) peer */
-    P_SEND_HELD_TCP,    /* send() on a TCP connection made before the taint */
-    P_CONNECT_UNIX_EXT, /* UNIX stream connect to an unregistered peer */
+    P_WRITE_HELD_LOG,    /* write() on the log fd opened before the taint */
+    P_OPEN_LOG,          /* open(O_WRONLY) the log */
+    P_WRITE_HELD_MEM,    /* write() on a memory-dir file fd opened before the taint */
+    P_CREATE_IN_MEM,     /* open(O_CREAT) a new file in the memory dir */
+    P_SYMLINK_IN_MEM,    /* symlink into the memory dir */
+    P_LINK_IN_MEM,       /* hard link into the memory dir */
+    P_RENAME_IN_MEM,     /* rename into the memory dir */
+    P_MKDIR_IN_MEM,      /* mkdir in the memory dir */
+    P_MKFIFO_IN_MEM,     /* mknod (fifo) in the memory dir */
+    P_TRUNCATE_LOG,      /* truncate(2) the log */
+    P_OPEN_LOG_SYMLINK,  /* open(O_WRONLY) through a symlink to the log made before the taint */
+    P_OPEN_LOG_HARDLINK, /* open(O_WRONLY) through a hard link to the log made before the taint */
+    P_MSGSND,            /* msgsnd to a registered SysV queue */
+    P_MQ_OPEN,           /* mq_open(O_WRONLY) of a registered POSIX queue */
+    P_CONNECT_EXT,       /* TCP connect to an unregistered (external) peer */
+    P_SEND_HELD_TCP,     /* send() on a TCP connection made before the taint */
+    P_CONNECT_UNIX_EXT,  /* UNIX stream connect to an unregistered peer */
     /* positive controls: allowed in every round */
-    P_WRITE_PLAIN,      /* write a non-sink file */
-    P_READ_LOG,         /* read the log */
-    P_CONNECT_MNCD,     /* UNIX connect to the monitor's socket (class mncd) */
-    P_MSGSND_SCOPE,     /* msgsnd to bob's queue: bob is in the disclosure's scope */
+    P_WRITE_PLAIN,  /* write a non-sink file */
+    P_READ_LOG,     /* read the log */
+    P_CONNECT_MNCD, /* UNIX connect to the monitor's socket (class mncd) */
+    P_MSGSND_SCOPE, /* msgsnd to bob's queue: bob is in the disclosure's scope */
     P__N
 };
 static const char *const probe_names[P__N] = {
-    "write() on log fd opened before the taint", "open(O_WRONLY) log file",
-    "write() on memory file fd opened before the taint", "create a file in the memory dir",
-    "symlink into the memory dir", "hard link into the memory dir", "rename into the memory dir",
-    "mkdir in the memory dir", "mkfifo in the memory dir", "truncate(2) the log",
-    "open(O_WRONLY) via symlink alias of the log", "open(O_WRONLY) via hard-link alias of the log",
-    "msgsnd to registered SysV queue", "mq_open(O_WRONLY) registered POSIX queue",
-    "connect() to external TCP peer", "send() on TCP connection made before the taint",
-    "connect() to external UNIX peer", "write a non-sink file (control)", "read the log (control)",
-    "connect() to the mncd socket (control)", "msgsnd to the queue of bob, in scope (control)",
+    "write() on log fd opened before the taint",
+    "open(O_WRONLY) log file",
+    "write() on memory file fd opened before the taint",
+    "create a file in the memory dir",
+    "symlink into the memory dir",
+    "hard link into the memory dir",
+    "rename into the memory dir",
+    "mkdir in the memory dir",
+    "mkfifo in the memory dir",
+    "truncate(2) the log",
+    "open(O_WRONLY) via symlink alias of the log",
+    "open(O_WRONLY) via hard-link alias of the log",
+    "msgsnd to registered SysV queue",
+    "mq_open(O_WRONLY) registered POSIX queue",
+    "connect() to external TCP peer",
+    "send() on TCP connection made before the taint",
+    "connect() to external UNIX peer",
+    "write a non-sink file (control)",
+    "read the log (control)",
+    "connect() to the mncd socket (control)",
+    "msgsnd to the queue of bob, in scope (control)",
 };
 #define FIRST_CONTROL P_WRITE_PLAIN
 
@@ -306,11 +318,11 @@ static double bench_write(const char *path, int iters)
     return best;
 }
 
-#define CMD_PRE 'p'    /* untainted probes, open the held fds */
-#define CMD_ROUND 'r'  /* one round of probes */
+#define CMD_PRE 'p'   /* untainted probes, open the held fds */
+#define CMD_ROUND 'r' /* one round of probes */
 #define CMD_BENCH 'b'
 #define CMD_EXIT 'q'
-#define CMD_DEEP 'd'   /* write a file nested deeper than the LSM walk bound */
+#define CMD_DEEP 'd' /* write a file nested deeper than the LSM walk bound */
 
 struct reply {
     int res[P__N];
@@ -359,8 +371,8 @@ static void agent_main(int cmd_fd, int rep_fd, const char *cg_procs)
 
 /* ---------------------------------------------------------------- the loader ("mncd") */
 #define L_TAINT 't'
-static void loader_main(int cmd_fd, int rep_fd, const char *tree, uint64_t tree_id, uint64_t alice_cg,
-                        int qid, int qid_bob)
+static void loader_main(int cmd_fd, int rep_fd, const char *tree, uint64_t tree_id, uint64_t alice_cg, int qid,
+                        int qid_bob)
 {
     char err[512] = "";
     /* the loader's real entry point, as `mncctl kern attach --backend lsm` calls it: backend
@@ -686,7 +698,8 @@ static int scenario(void)
     /* 2. alice, untainted: her direct writes succeed */
     struct child ag = spawn(agent_tramp, procs);
     struct reply pre = agent_cmd(&ag, CMD_PRE, 0);
-    tap(pre.pre[0] == 0, "untainted: direct write() to her log file succeeds (%s)", pre.pre[0] ? strerror(pre.pre[0]) : "ok");
+    tap(pre.pre[0] == 0, "untainted: direct write() to her log file succeeds (%s)",
+        pre.pre[0] ? strerror(pre.pre[0]) : "ok");
     tap(pre.pre[1] == 0, "untainted: write() to a file in her memory dir succeeds (%s)",
         pre.pre[1] ? strerror(pre.pre[1]) : "ok");
     tap(pre.pre[2] == 0 && pre.pre[3] == 0, "untainted: TCP connect + send to an external peer succeed (%s/%s)",
@@ -696,7 +709,8 @@ static int scenario(void)
     struct reply r0 = agent_cmd(&ag, CMD_ROUND, 0);
     check_round("untainted", &r0, 0);
     struct reply rd = agent_cmd(&ag, CMD_DEEP, 0);
-    tap(rd.pre[0] == EPERM, "untainted: open(O_WRONLY) of a file %d directories deep (walk bound %d): want EPERM, got %s",
+    tap(rd.pre[0] == EPERM,
+        "untainted: open(O_WRONLY) of a file %d directories deep (walk bound %d): want EPERM, got %s",
         MNC_LSM_WALK_MAX + 4, MNC_LSM_WALK_MAX, rd.pre[0] ? strerror(rd.pre[0]) : "allowed");
 
     /* 3. alice receives a no-log disclosure: taint via the loader (mncd) */
@@ -723,11 +737,17 @@ static int scenario(void)
     int sr[3];
     stranger(sprocs, sr);
     tap(sr[0] == EPERM, "unknown cgroup in the tree: open(O_WRONLY) log sink: want EPERM, got %s",
-        sr[0] > 0 ? strerror(sr[0]) : sr[0] == 0 ? "allowed" : "not run");
+        sr[0] > 0    ? strerror(sr[0])
+        : sr[0] == 0 ? "allowed"
+                     : "not run");
     tap(sr[1] == EPERM, "unknown cgroup in the tree: connect() TCP: want EPERM, got %s",
-        sr[1] > 0 ? strerror(sr[1]) : sr[1] == 0 ? "allowed" : "not run");
+        sr[1] > 0    ? strerror(sr[1])
+        : sr[1] == 0 ? "allowed"
+                     : "not run");
     tap(sr[2] == 0, "unknown cgroup in the tree: write a non-sink file: want allowed, got %s",
-        sr[2] > 0 ? strerror(sr[2]) : sr[2] == 0 ? "allowed" : "not run");
+        sr[2] > 0    ? strerror(sr[2])
+        : sr[2] == 0 ? "allowed"
+                     : "not run");
     rmdir(sdir);
 
     /* 4. kill -9 the loader: enforcement is pinned, it stays */
@@ -791,10 +811,11 @@ static int scenario(void)
     printf("# perf: write(4 KiB) to a non-sink file, tainted agent: attached %.0f ns, detached %.0f ns, "
            "ratio %.3f (target <= 1.10; TCG guest: only the ratio means anything)\n",
            att, det, det > 0 ? att / det : 0);
-    printf("# perf: same, process outside the mnc tree: attached %.0f ns, detached %.0f ns, ratio %.3f\n",
-           self_att, self_det, self_det > 0 ? self_att / self_det : 0);
+    printf("# perf: same, process outside the mnc tree: attached %.0f ns, detached %.0f ns, ratio %.3f\n", self_att,
+           self_det, self_det > 0 ? self_att / self_det : 0);
     printf("# perf: same, tainted agent, only an empty BPF LSM program on file_permission: %.0f ns, "
-           "ratio %.3f (the trampoline's own share)\n", empty, det > 0 ? empty / det : 0);
+           "ratio %.3f (the trampoline's own share)\n",
+           empty, det > 0 ? empty / det : 0);
     tap(att > 0 && det > 0, "perf: benchmark ran (ratio %.3f reported above)", det > 0 ? att / det : 0);
 
     /* auto picks lsm here, replacing the pinned links in place and passing its self-test */

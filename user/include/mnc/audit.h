@@ -59,13 +59,13 @@ typedef struct mnc_audit_rec {
 
 /* Result of verifying a file. */
 typedef struct mnc_audit_verify {
-    uint64_t records;          /* valid records in the (kept) prefix */
-    long bad_line;             /* 1-based first bad line, 0 if none */
-    bool torn_tail;            /* last line had no newline (crash while appending) */
-    size_t torn_bytes;         /* its length */
-    uint64_t torn_offset;      /* file offset where the torn line starts */
+    uint64_t records;              /* valid records in the (kept) prefix */
+    long bad_line;                 /* 1-based first bad line, 0 if none */
+    bool torn_tail;                /* last line had no newline (crash while appending) */
+    size_t torn_bytes;             /* its length */
+    uint64_t torn_offset;          /* file offset where the torn line starts */
     char head[MNC_AUDIT_HASH_HEX]; /* hash of the last valid record (64 zeros if none) */
-    char msg[256];             /* what is wrong with bad_line, or the torn-tail notice */
+    char msg[256];                 /* what is wrong with bad_line, or the torn-tail notice */
 } mnc_audit_verify;
 
 /* Verifies the chain in `path`. Returns 0 if every complete line verifies (a torn tail is
@@ -125,8 +125,8 @@ void mnc_audit_discard_pending(mnc_audit *a);
  * Records in the file beyond the copy are left as they are. *appended (if not NULL) receives the
  * number of records appended. Returns 0, 1 (conflict: the caller must refuse to start), or -1 on
  * I/O error or OOM (message in err). Not allowed in deferred mode with pending lines. */
-int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len,
-                        uint64_t *appended, char *err, size_t errlen);
+int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len, uint64_t *appended, char *err,
+                        size_t errlen);
 
 /* Syncs and closes; NULL is a no-op. Pending (deferred, unwritten) lines are dropped: they are
  * not durable anywhere the file could be repaired from unless the caller made them so. */

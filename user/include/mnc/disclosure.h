@@ -30,19 +30,19 @@ typedef struct mnc_value {
 
 typedef struct mnc_disclosure {
     mnc_oid id;
-    mnc_oid parent;       /* all-zero when has_parent is false */
+    mnc_oid parent; /* all-zero when has_parent is false */
     bool has_parent;
-    uint16_t contract;    /* index into policy->contracts */
-    uint16_t origin;      /* agent that disclosed (or derived) it */
+    uint16_t contract;       /* index into policy->contracts */
+    uint16_t origin;         /* agent that disclosed (or derived) it */
     char form[MNC_NAME_MAX]; /* candidate form name ("" for derived objects keeps parent's) */
-    mnc_scope scope;      /* effective scope (narrowed for derived objects) */
-    uint64_t issued_ms;   /* wall clock, ms since epoch */
-    uint64_t expires_ms;  /* 0 = no time bound */
-    uint32_t turns_left;  /* MNC_TURNS_UNBOUNDED = no turn bound */
-    mnc_set holders;      /* agents holding it: origin + every agent it was delivered to */
+    mnc_scope scope;         /* effective scope (narrowed for derived objects) */
+    uint64_t issued_ms;      /* wall clock, ms since epoch */
+    uint64_t expires_ms;     /* 0 = no time bound */
+    uint32_t turns_left;     /* MNC_TURNS_UNBOUNDED = no turn bound */
+    mnc_set holders;         /* agents holding it: origin + every agent it was delivered to */
     bool revoked;
     uint16_t n_values;
-    mnc_value *values;    /* sorted by field id, one per field in scope.fields ∩ form */
+    mnc_value *values; /* sorted by field id, one per field in scope.fields ∩ form */
 } mnc_disclosure;
 
 /* Random 128-bit id (getrandom). Returns 0 or -1. */
@@ -54,29 +54,27 @@ bool mnc_oid_is_zero(const mnc_oid *id);
 /* Creates a fresh object under contract `c` from `origin`, carrying the state's values of
  * `fields` (must be ⊆ the contract's F and present in the state). Expiry is computed from the
  * contract lifetime and now_ms. Returns 0, or a reason on refusal (object untouched). */
-mnc_reason mnc_disclosure_issue(const mnc_policy *p, int contract, int origin, const char *form,
-                                const mnc_set *fields, const mnc_state *st, uint64_t now_ms,
-                                mnc_disclosure *out);
+mnc_reason mnc_disclosure_issue(const mnc_policy *p, int contract, int origin, const char *form, const mnc_set *fields,
+                                const mnc_state *st, uint64_t now_ms, mnc_disclosure *out);
 
 /* The child scope requested by derive(); absent parts inherit from the parent. */
 typedef struct mnc_narrowing {
-    const mnc_set *fields;  /* F', or NULL = same */
-    const mnc_set *sinks;   /* φ', or NULL = same */
+    const mnc_set *fields;    /* F', or NULL = same */
+    const mnc_set *sinks;     /* φ', or NULL = same */
     const mnc_lifetime *life; /* ℓ' relative to now, or NULL = same deadline */
-    int memory;             /* 0, 1, or -1 = same */
+    int memory;               /* 0, 1, or -1 = same */
 } mnc_narrowing;
 
 /* Checks that `child` narrows `parent`: F' ⊆ F, φ' ⊆ φ, μ' ≤ μ, same recipient, and the child's
  * deadlines (absolute expiry, turns) are no later than the parent's. Returns MNC_OK or the first
  * widening found (fields, sinks, lifetime, memory, recipient - in that order). */
-mnc_reason mnc_scope_narrows(const mnc_scope *parent, uint64_t parent_expires_ms,
-                             uint32_t parent_turns, const mnc_scope *child,
-                             uint64_t child_expires_ms, uint32_t child_turns);
+mnc_reason mnc_scope_narrows(const mnc_scope *parent, uint64_t parent_expires_ms, uint32_t parent_turns,
+                             const mnc_scope *child, uint64_t child_expires_ms, uint32_t child_turns);
 
 /* derive(): a new object, holder `by`, narrowing `parent` as asked. Values outside F' are
  * dropped. Refuses any widening with its reason; on refusal *out is untouched. */
-mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc_narrowing *n,
-                                 uint64_t now_ms, mnc_disclosure *out);
+mnc_reason mnc_disclosure_derive(const mnc_disclosure *parent, int by, const mnc_narrowing *n, uint64_t now_ms,
+                                 mnc_disclosure *out);
 
 /* Deep copy; 0 or -1 (OOM). */
 int mnc_disclosure_copy(mnc_disclosure *dst, const mnc_disclosure *src);
@@ -92,7 +90,6 @@ char *mnc_disclosure_render(const mnc_policy *p, const mnc_disclosure *d);
 /* Lossless JSON (names, not ids; times as integers). Caller frees with cJSON_Delete. */
 cJSON *mnc_disclosure_to_json(const mnc_policy *p, const mnc_disclosure *d);
 /* Inverse; strict (unknown keys, unknown names, bad types are errors). 0 or -1 with errs. */
-int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure *out,
-                             mnc_errors *errs);
+int mnc_disclosure_from_json(const mnc_policy *p, const cJSON *j, mnc_disclosure *out, mnc_errors *errs);
 
 #endif

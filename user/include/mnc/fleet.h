@@ -34,8 +34,7 @@ int mnc_pg_check_conninfo(const char *conninfo, char *err, size_t err_len);
  * synchronous_commit on (a charge must be durable when it is acknowledged), lock_timeout 5 s
  * and statement_timeout 15 s (a stuck database refuses charges instead of stalling mncd
  * forever). NULL with err (libpq's message; it names host and user, never a password). */
-struct pg_conn *mnc_pg_connect(const char *conninfo, const char *appname, char *err,
-                               size_t err_len);
+struct pg_conn *mnc_pg_connect(const char *conninfo, const char *appname, char *err, size_t err_len);
 
 /* The database's schema version: 0 if there is no mnc schema. 0, or -1 with err. */
 int mnc_pg_schema_version(struct pg_conn *c, int *version, char *err, size_t err_len);
@@ -60,31 +59,28 @@ int mnc_pg_migrate(struct pg_conn *c, int *from, int *to, char *err, size_t err_
 
 /* Publishes a pending request. deadline_ms: Unix ms. detail: JSON shown to approvers. 0 or
  * -1 with err. */
-int mnc_pg_approval_put(struct pg_conn *c, const char *subject, const char *request_id,
-                        const char *host, const char *contract, unsigned long long deadline_ms,
-                        const char *detail_json, char *err, size_t err_len);
+int mnc_pg_approval_put(struct pg_conn *c, const char *subject, const char *request_id, const char *host,
+                        const char *contract, unsigned long long deadline_ms, const char *detail_json, char *err,
+                        size_t err_len);
 
 typedef enum mnc_pg_decide_rc {
-    MNC_PG_FAILED = -1,  /* database error (err) */
-    MNC_PG_DECIDED = 0,  /* this call decided it */
-    MNC_PG_ALREADY = 1,  /* decided before: *prev / *prev_by say how and where */
-    MNC_PG_UNKNOWN = 2,  /* no such request in the fleet queue */
-    MNC_PG_EXPIRED = 3,  /* past its deadline, not decided yet: only "timeout" may decide it */
+    MNC_PG_FAILED = -1, /* database error (err) */
+    MNC_PG_DECIDED = 0, /* this call decided it */
+    MNC_PG_ALREADY = 1, /* decided before: *prev / *prev_by say how and where */
+    MNC_PG_UNKNOWN = 2, /* no such request in the fleet queue */
+    MNC_PG_EXPIRED = 3, /* past its deadline, not decided yet: only "timeout" may decide it */
 } mnc_pg_decide_rc;
 
 /* Decides request_id ("approved", "denied" or "timeout") on behalf of host by. origin (may be
  * NULL) receives the origin host's name. */
-mnc_pg_decide_rc mnc_pg_approval_decide(struct pg_conn *c, const char *request_id,
-                                        const char *decision, const char *by, char *origin,
-                                        size_t origin_len, char *prev, size_t prev_len,
-                                        char *prev_by, size_t prev_by_len, char *err,
-                                        size_t err_len);
+mnc_pg_decide_rc mnc_pg_approval_decide(struct pg_conn *c, const char *request_id, const char *decision, const char *by,
+                                        char *origin, size_t origin_len, char *prev, size_t prev_len, char *prev_by,
+                                        size_t prev_by_len, char *err, size_t err_len);
 
 /* Calls cb for each decided request of origin host not yet marked seen. 0 or -1 with err. */
 int mnc_pg_approval_poll(struct pg_conn *c, const char *host,
-                         void (*cb)(void *arg, const char *request_id, const char *decision,
-                                    const char *by),
-                         void *arg, char *err, size_t err_len);
+                         void (*cb)(void *arg, const char *request_id, const char *decision, const char *by), void *arg,
+                         char *err, size_t err_len);
 
 /* Marks a decided request as applied by its origin. 0 or -1 with err. */
 int mnc_pg_approval_seen(struct pg_conn *c, const char *request_id, char *err, size_t err_len);
@@ -97,13 +93,13 @@ struct cJSON *mnc_pg_approval_pending(struct pg_conn *c, int max, char *err, siz
 
 /* Records an anchor. Re-recording the same (host, seq, hash) is a no-op; the same (host,
  * seq) with another hash is refused (-1, err says so): a log that forked. */
-int mnc_pg_anchor_put(struct pg_conn *c, const char *host, unsigned long long seq,
-                      const char *hash, char *err, size_t err_len);
+int mnc_pg_anchor_put(struct pg_conn *c, const char *host, unsigned long long seq, const char *hash, char *err,
+                      size_t err_len);
 
 /* Calls cb for host's anchors in seq order; stops at a non-zero return and returns it. 0 when
  * all were visited, -1 with err. */
 int mnc_pg_anchor_foreach(struct pg_conn *c, const char *host,
-                          int (*cb)(void *arg, unsigned long long seq, const char *hash),
-                          void *arg, char *err, size_t err_len);
+                          int (*cb)(void *arg, unsigned long long seq, const char *hash), void *arg, char *err,
+                          size_t err_len);
 
 #endif

@@ -35,7 +35,7 @@ typedef struct mnc_op {
     const char *purpose; /* p */
     mnc_channel ch;
     const mnc_set *fields; /* fields the operation carries; NULL = the object's own */
-    uint64_t now_ms;     /* t */
+    uint64_t now_ms;       /* t */
 } mnc_op;
 
 /* Returns MNC_OK (allow) or the first failing check, in this order:

@@ -19,11 +19,11 @@
 #include "mnc_abi.h"
 #include "mnc/set.h"
 
-#define MNC_NAME_MAX 64      /* names: [A-Za-z0-9_.:-]{1,63} */
+#define MNC_NAME_MAX 64 /* names: [A-Za-z0-9_.:-]{1,63} */
 #define MNC_PATH_MAX 4096
 #define MNC_MAX_PRINCIPALS MNC_SET_BITS
 #define MNC_MAX_FIELDS MNC_SET_BITS
-#define MNC_MAX_FORMS 32     /* candidates per family */
+#define MNC_MAX_FORMS 32 /* candidates per family */
 #define MNC_MAX_UIDS 16
 #define MNC_MAX_WORKSPACE 16
 #define MNC_MAX_FAILURE 3
@@ -35,8 +35,8 @@ typedef enum mnc_role { MNC_ROLE_AGENT = 0, MNC_ROLE_BROKER = 1 } mnc_role;
 typedef struct mnc_principal {
     char name[MNC_NAME_MAX];
     enum mnc_sink_class cls;
-    char path[MNC_PATH_MAX];    /* log / memory sinks: file or directory; "" if none */
-    char address[128];          /* sockets: "unix:/path" or "ip:port" / "[ip6]:port"; "" if none */
+    char path[MNC_PATH_MAX]; /* log / memory sinks: file or directory; "" if none */
+    char address[128];       /* sockets: "unix:/path" or "ip:port" / "[ip6]:port"; "" if none */
     /* log sinks only: an output stream of the agent relayed by `mncctl run` (docs/kernel.md,
      * "Stdio"): "stdout" / "stderr" (the launcher's stream when it is not a terminal) or
      * "console" (the operator's terminal); "" for every other sink. The sink's name equals it,
@@ -44,7 +44,7 @@ typedef struct mnc_principal {
     char stream[8];
     /* agents only */
     mnc_role role;
-    bool confinement_none; /* "confinement": "none": deliveries without kernel confinement are
+    bool confinement_none;       /* "confinement": "none": deliveries without kernel confinement are
                             * allowed (and audited each time); default "kernel" */
     uint32_t uids[MNC_MAX_UIDS]; /* uid -> agent fallback identity (before cgroup registration) */
     int n_uids;
@@ -94,11 +94,11 @@ typedef struct mnc_lifetime {
 
 /* The scope part of a contract: what the released object carries downstream. */
 typedef struct mnc_scope {
-    uint16_t recipient;  /* r: agent id */
-    mnc_set fields;      /* F */
-    mnc_lifetime life;   /* ℓ */
-    mnc_set sinks;       /* φ: onward agents, log sinks, tools, memory stores, external sinks */
-    bool memory;         /* μ */
+    uint16_t recipient; /* r: agent id */
+    mnc_set fields;     /* F */
+    mnc_lifetime life;  /* ℓ */
+    mnc_set sinks;      /* φ: onward agents, log sinks, tools, memory stores, external sinks */
+    bool memory;        /* μ */
 } mnc_scope;
 
 typedef struct mnc_contract {
@@ -106,22 +106,27 @@ typedef struct mnc_contract {
     char purpose[MNC_NAME_MAX]; /* p */
     mnc_set issuers;            /* agents that may disclose under this contract */
     mnc_scope scope;
-    int family;                 /* index into policy->families */
+    int family;                           /* index into policy->families */
     mnc_failure failure[MNC_MAX_FAILURE]; /* MNC-D order; n_failure == 0 means abstain */
     int n_failure;
-    uint16_t broker;            /* broker agent for delegate, MNC_NO_ID if none */
-    double epsilon;             /* MNC-L per-release cap ε; < 0 = none */
-    double budget;              /* MNC-L total budget B; < 0 = none */
+    uint16_t broker; /* broker agent for delegate, MNC_NO_ID if none */
+    double epsilon;  /* MNC-L per-release cap ε; < 0 = none */
+    double budget;   /* MNC-L total budget B; < 0 = none */
 } mnc_contract;
 
 typedef enum mnc_risk_kind { MNC_RISK_WEIGHTS = 0, MNC_RISK_BAYES = 1 } mnc_risk_kind;
 
 typedef struct mnc_policy {
-    mnc_principal *principals; int n_principals;
-    mnc_field *fields; int n_fields;
-    mnc_family *families; int n_families;
-    mnc_requirement *reqs; int n_reqs;
-    mnc_contract *contracts; int n_contracts;
+    mnc_principal *principals;
+    int n_principals;
+    mnc_field *fields;
+    int n_fields;
+    mnc_family *families;
+    int n_families;
+    mnc_requirement *reqs;
+    int n_reqs;
+    mnc_contract *contracts;
+    int n_contracts;
     mnc_risk_kind risk;
     void *risk_model; /* model-specific data (bayes); owned */
 } mnc_policy;
@@ -149,7 +154,7 @@ void mnc_policy_free(mnc_policy *p);
 
 /* Lookups by name; return the id/index or -1. */
 int mnc_policy_principal(const mnc_policy *p, const char *name);
-int mnc_policy_agent(const mnc_policy *p, const char *name);   /* class must be AGENT */
+int mnc_policy_agent(const mnc_policy *p, const char *name); /* class must be AGENT */
 int mnc_policy_field(const mnc_policy *p, const char *name);
 int mnc_policy_contract(const mnc_policy *p, const char *id);
 int mnc_policy_contract_for(const mnc_policy *p, const char *purpose, int recipient); /* first match */

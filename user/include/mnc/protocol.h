@@ -30,7 +30,7 @@
 /* Longest accepted request line, excluding the newline. Longer lines are answered with an
  * error and the rest of the line is discarded. */
 #define MNC_PROTO_MAX_LINE (1u << 20)
-#define MNC_PROTO_MAX_KEY 255 /* mem.put / mem.get keys */
+#define MNC_PROTO_MAX_KEY 255    /* mem.put / mem.get keys */
 #define MNC_PROTO_MAX_BATCH 1000 /* recv max, list max */
 
 typedef enum mnc_verb {
@@ -53,11 +53,11 @@ typedef enum mnc_verb {
     MNC_V_REVOKE,
     MNC_V_APPROVE,
     MNC_V_AUDIT,
-    MNC_V_AGENT_REGISTER, /* kernel layer: cgroup -> agent (mncctl run) */
-    MNC_V_TAINT_RESET,    /* kernel layer: clear an agent's taint and registrations */
-    MNC_V_APPROVALS,      /* MNC-D: list the approval queue */
-    MNC_V_WORKSPACE_CLEAR,/* kernel layer: remove a workspace directory's taint record */
-    MNC_V_QUARANTINE_PUT, /* mncctl run's stdio relay: output it withheld (quarantine.c) */
+    MNC_V_AGENT_REGISTER,  /* kernel layer: cgroup -> agent (mncctl run) */
+    MNC_V_TAINT_RESET,     /* kernel layer: clear an agent's taint and registrations */
+    MNC_V_APPROVALS,       /* MNC-D: list the approval queue */
+    MNC_V_WORKSPACE_CLEAR, /* kernel layer: remove a workspace directory's taint record */
+    MNC_V_QUARANTINE_PUT,  /* mncctl run's stdio relay: output it withheld (quarantine.c) */
     MNC_V_COUNT
 } mnc_verb;
 
@@ -70,60 +70,57 @@ bool mnc_verb_is_admin(mnc_verb v);
 typedef struct mnc_request {
     mnc_verb verb;
     cJSON *root;
-    const cJSON *id;        /* string or number, or NULL */
+    const cJSON *id; /* string or number, or NULL */
     const char *as;
-    const char *object;     /* 32 hex chars (checked) */
-    const char *to;         /* send / forward receiver */
-    const char *channel;    /* send: "message" | "tool" */
-    const char *contract;   /* disclose */
-    const char *purpose;    /* disclose; optional on send/forward/log/tool/mem.*: checked */
-    const char *recipient;  /* disclose */
-    const cJSON *state;     /* disclose: {"subject": ..., "fields": {...}} */
-    const cJSON *candidates;/* disclose: [{"name","fields":[..],"text"}] */
-    const char *release;    /* disclose: the client's release id (idempotency key), or NULL */
-    const char *sink;       /* log */
-    const char *tool;       /* tool */
-    const char *key;        /* mem.put / mem.get */
-    const char *store;      /* mem.put / mem.get: memory sink name */
-    const cJSON *fields;    /* derive: array of field names */
-    const cJSON *sinks;     /* derive: array of principal names */
-    const cJSON *lifetime;  /* derive: {"seconds": N, "turns": N} */
-    int memory;             /* derive */
-    const char *request_id; /* approve, disclose.status, broker.reply */
-    int deny;               /* approve: 1 = deny the request instead (-1: not given) */
-    const cJSON *receipt;   /* broker.reply: {"field": "value", ...} */
-    const char *failure;    /* broker.reply: a failure code (name) */
-    int max;                /* recv / list / audit (n) */
-    const char *agent;      /* agent.register / taint.reset: agent name */
-    const char *cgroup;     /* agent.register: cgroup v2 directory (absolute path) */
-    long long uid;          /* agent.register: the uid the agent runs as (-1: not given) */
-    int run_as_root;        /* agent.register: launched with --as-root (-1: not given) */
-    const cJSON *workspaces;/* agent.register: array of absolute workspace paths */
-    const cJSON *tainted_dirs;/* agent.register: directories inside the workspaces that carry a
+    const char *object;        /* 32 hex chars (checked) */
+    const char *to;            /* send / forward receiver */
+    const char *channel;       /* send: "message" | "tool" */
+    const char *contract;      /* disclose */
+    const char *purpose;       /* disclose; optional on send/forward/log/tool/mem.*: checked */
+    const char *recipient;     /* disclose */
+    const cJSON *state;        /* disclose: {"subject": ..., "fields": {...}} */
+    const cJSON *candidates;   /* disclose: [{"name","fields":[..],"text"}] */
+    const char *release;       /* disclose: the client's release id (idempotency key), or NULL */
+    const char *sink;          /* log */
+    const char *tool;          /* tool */
+    const char *key;           /* mem.put / mem.get */
+    const char *store;         /* mem.put / mem.get: memory sink name */
+    const cJSON *fields;       /* derive: array of field names */
+    const cJSON *sinks;        /* derive: array of principal names */
+    const cJSON *lifetime;     /* derive: {"seconds": N, "turns": N} */
+    int memory;                /* derive */
+    const char *request_id;    /* approve, disclose.status, broker.reply */
+    int deny;                  /* approve: 1 = deny the request instead (-1: not given) */
+    const cJSON *receipt;      /* broker.reply: {"field": "value", ...} */
+    const char *failure;       /* broker.reply: a failure code (name) */
+    int max;                   /* recv / list / audit (n) */
+    const char *agent;         /* agent.register / taint.reset: agent name */
+    const char *cgroup;        /* agent.register: cgroup v2 directory (absolute path) */
+    long long uid;             /* agent.register: the uid the agent runs as (-1: not given) */
+    int run_as_root;           /* agent.register: launched with --as-root (-1: not given) */
+    const cJSON *workspaces;   /* agent.register: array of absolute workspace paths */
+    const cJSON *tainted_dirs; /* agent.register: directories inside the workspaces that carry a
                                * taint record (the launcher's walk; mncd re-reads each) */
-    const char *path;       /* workspace.clear: an absolute directory path */
-    const char *stdio;      /* agent.register: "relay" (default) | "passthrough" (--stdio) */
-    const char *stream;     /* quarantine.put: "stdout" | "stderr" */
-    const char *data;       /* quarantine.put: the withheld bytes, base64 (may be "") */
-    long long lost;         /* quarantine.put: bytes the relay had to drop before (-1: none) */
+    const char *path;          /* workspace.clear: an absolute directory path */
+    const char *stdio;         /* agent.register: "relay" (default) | "passthrough" (--stdio) */
+    const char *stream;        /* quarantine.put: "stdout" | "stderr" */
+    const char *data;          /* quarantine.put: the withheld bytes, base64 (may be "") */
+    long long lost;            /* quarantine.put: bytes the relay had to drop before (-1: none) */
 } mnc_request;
 
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).
  * Returns 0, or -1 with a one-line message in err (out is then empty, nothing to free). On
  * error *id_out (if not NULL) receives a copy of the request's "id" when it could be read, so
  * the error response can still echo it (caller frees with cJSON_Delete). */
-int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err,
-                      size_t errlen);
+int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen);
 void mnc_request_free(mnc_request *r);
 
 /* A response object with id (copied; may be NULL), ok, decision and reason. NULL on OOM. */
 cJSON *mnc_resp_new(const cJSON *id, bool ok, const char *decision, mnc_reason reason);
 /* An error response: ok false, decision "error", and "error": message. NULL on OOM. */
-cJSON *mnc_resp_error(const cJSON *id, mnc_reason reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+cJSON *mnc_resp_error(const cJSON *id, mnc_reason reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A denial: ok false, decision "deny", reason, and "error": message. NULL on OOM. */
-cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Serialises a response as one line ending in '\n' (heap, caller frees with free()). */
 char *mnc_resp_line(const cJSON *resp, size_t *len);

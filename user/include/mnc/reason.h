@@ -30,23 +30,23 @@ typedef enum mnc_reason {
     MNC_R_WIDEN_MEMORY = 23,
     MNC_R_WIDEN_RECIPIENT = 24, /* a derived object keeps its parent's recipient */
     /* selection (per candidate) */
-    MNC_R_CONTRACT_FIELDS = 30,  /* valid_c: fields(d) ⊄ F */
-    MNC_R_WRONG_RECIPIENT = 31,  /* valid_c: recipient mismatch */
-    MNC_R_INSUFFICIENT = 32,     /* need(d,p,r) fails */
-    MNC_R_DIRECT_EXPOSURE = 33,  /* submitted text contains a forbidden literal value */
-    MNC_R_MISSING_VALUE = 34,    /* private state lacks a field the form projects */
-    MNC_R_OVER_EPSILON = 35,     /* MNC-L: ΔR > ε */
-    MNC_R_OVER_BUDGET = 36,      /* MNC-L: Σ + ΔR > B */
-    MNC_R_NOT_ISSUER = 37,       /* caller may not disclose under this contract */
-    MNC_R_NO_CANDIDATE = 38,     /* nothing admissible (outcome, not an error) */
+    MNC_R_CONTRACT_FIELDS = 30, /* valid_c: fields(d) ⊄ F */
+    MNC_R_WRONG_RECIPIENT = 31, /* valid_c: recipient mismatch */
+    MNC_R_INSUFFICIENT = 32,    /* need(d,p,r) fails */
+    MNC_R_DIRECT_EXPOSURE = 33, /* submitted text contains a forbidden literal value */
+    MNC_R_MISSING_VALUE = 34,   /* private state lacks a field the form projects */
+    MNC_R_OVER_EPSILON = 35,    /* MNC-L: ΔR > ε */
+    MNC_R_OVER_BUDGET = 36,     /* MNC-L: Σ + ΔR > B */
+    MNC_R_NOT_ISSUER = 37,      /* caller may not disclose under this contract */
+    MNC_R_NO_CANDIDATE = 38,    /* nothing admissible (outcome, not an error) */
     /* daemon */
-    MNC_R_NOT_CONFINED = 40,     /* kernel layer on, recipient not kernel-confined (not in a
+    MNC_R_NOT_CONFINED = 40,       /* kernel layer on, recipient not kernel-confined (not in a
                                   * cgroup `mncctl run` registered): no delivery */
     MNC_R_LEDGER_UNAVAILABLE = 41, /* the shared ledger (fleet mode) cannot decide now: a
                                     * charged disclosure is refused (fail closed) */
     /* generic */
-    MNC_R_INVALID = 90,     /* malformed input */
-    MNC_R_INTERNAL = 91,    /* resource failure; always fails closed */
+    MNC_R_INVALID = 90,  /* malformed input */
+    MNC_R_INTERNAL = 91, /* resource failure; always fails closed */
 } mnc_reason;
 
 /* Stable snake_case name of a reason ("expired", "widen_fields", ...). Never NULL. */

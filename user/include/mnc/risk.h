@@ -27,7 +27,6 @@ typedef struct mnc_obs {
 int mnc_risk_leak(const mnc_policy *p, const mnc_obs *h, size_t nh, double *out);
 
 /* ΔR(d) given history h. Same return convention. */
-int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd,
-                    double *out);
+int mnc_risk_charge(const mnc_policy *p, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd, double *out);
 
 #endif

@@ -46,8 +46,7 @@ typedef struct mnc_bayes mnc_bayes;
  * model field must name a policy field and observations use the policy's field ids; if NULL,
  * a model field's id is its position in the model's "fields" object (declaration order).
  * `where` prefixes error messages. Returns NULL with errors in *errs on any problem. */
-mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *where,
-                               mnc_errors *errs);
+mnc_bayes *mnc_bayes_from_json(const cJSON *j, const mnc_policy *p, const char *where, mnc_errors *errs);
 
 /* Same, from a file (at most 64 MiB). */
 mnc_bayes *mnc_bayes_load_file(const char *path, const mnc_policy *p, mnc_errors *errs);
@@ -64,17 +63,14 @@ int mnc_bayes_leak(const void *model, const mnc_obs *h, size_t nh, double *out);
 /* ΔR(d) = max(0, br(H ⊕ d) − br(H)) in one pass: the posterior of H is cached per thread
  * (keyed by the model instance and H's exact observations), so charging a family of
  * candidates against one history costs one evaluation of H plus one of each candidate. */
-int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d,
-                     size_t nd, double *out);
+int mnc_bayes_charge(const void *model, const mnc_obs *h, size_t nh, const mnc_obs *d, size_t nd, double *out);
 
 /* The posterior p(s | H) into post[0..n_secrets-1] (same conventions). */
-int mnc_bayes_posterior(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *post,
-                        size_t n);
+int mnc_bayes_posterior(const mnc_bayes *m, const mnc_obs *h, size_t nh, long double *post, size_t n);
 
 /* Expected min-entropy leakage of observing `fields` jointly once, with the model's prior
  * (uniform_prior == 0) or the min-capacity (uniform_prior != 0). Bounded enumeration: fails
  * (-1) if Π |domain(f)| over the noisy fields times |S| exceeds 2^26. */
-int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t nf,
-                            int uniform_prior, double *out);
+int mnc_bayes_expected_leak(const mnc_bayes *m, const uint16_t *fields, size_t nf, int uniform_prior, double *out);
 
 #endif

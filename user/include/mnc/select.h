@@ -32,7 +32,7 @@ typedef struct mnc_submitted {
 typedef struct mnc_scored {
     char name[MNC_NAME_MAX];
     bool submitted;
-    int index;          /* form index in the family, or index into submitted[] */
+    int index; /* form index in the family, or index into submitted[] */
     mnc_set fields;
     double risk;        /* ΔR given the history; NAN if it could not be computed */
     mnc_reason verdict; /* MNC_OK = admissible */
@@ -43,7 +43,7 @@ typedef struct mnc_selection {
     int contract;
     int n;
     mnc_scored c[MNC_MAX_CANDIDATES];
-    int chosen;         /* index into c[], or -1: nothing admissible (MNC_R_NO_CANDIDATE) */
+    int chosen; /* index into c[], or -1: nothing admissible (MNC_R_NO_CANDIDATE) */
 } mnc_selection;
 
 /* MNC-L limits for one selection. spent = Σ ΔR so far; eps/budget < 0 disable the cap. */
@@ -54,18 +54,19 @@ typedef struct mnc_limits {
 } mnc_limits;
 
 typedef struct mnc_select_req {
-    int contract;            /* index into policy->contracts */
-    int recipient;           /* r the caller intends (must match the contract) */
+    int contract;  /* index into policy->contracts */
+    int recipient; /* r the caller intends (must match the contract) */
     const mnc_state *state;
-    const mnc_submitted *submitted; int n_submitted;
-    const mnc_obs *history; size_t n_history; /* MNC-L; NULL/0 for MNC-C */
-    const mnc_limits *limits;                 /* NULL = no caps */
+    const mnc_submitted *submitted;
+    int n_submitted;
+    const mnc_obs *history;
+    size_t n_history;         /* MNC-L; NULL/0 for MNC-C */
+    const mnc_limits *limits; /* NULL = no caps */
 } mnc_select_req;
 
 /* valid_c(d): fields ⊆ F and recipient matches. Returns MNC_OK, MNC_R_CONTRACT_FIELDS or
  * MNC_R_WRONG_RECIPIENT. */
-mnc_reason mnc_valid_c(const mnc_policy *p, const mnc_contract *c, const mnc_set *fields,
-                       int recipient);
+mnc_reason mnc_valid_c(const mnc_policy *p, const mnc_contract *c, const mnc_set *fields, int recipient);
 
 /* need(d, p, r): the receiver's declared requirement for purpose p is ⊆ fields(d). A receiver
  * with no declared requirement needs nothing. Returns MNC_OK or MNC_R_INSUFFICIENT. */

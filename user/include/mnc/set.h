@@ -56,10 +56,7 @@ static inline bool mnc_set_empty(const mnc_set *s)
     return true;
 }
 
-static inline bool mnc_set_eq(const mnc_set *a, const mnc_set *b)
-{
-    return memcmp(a, b, sizeof(*a)) == 0;
-}
+static inline bool mnc_set_eq(const mnc_set *a, const mnc_set *b) { return memcmp(a, b, sizeof(*a)) == 0; }
 
 static inline mnc_set mnc_set_and(const mnc_set *a, const mnc_set *b)
 {
