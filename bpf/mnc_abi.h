@@ -308,18 +308,19 @@ _Static_assert(sizeof(struct mnc_config) == 16 + MNC_TREE_PATH_MAX, "mnc_config 
 /* 188 bytes of fields, padded to 192 (8-byte alignment); the BPF side zeroes the whole event */
 _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
 
-/* ---- UNIX destinations: the sock_unix key of a sun_path, and whether it is an absolute,
- * canonical path (starts with '/', no empty, "." or ".." component, no trailing '/'). Every
+/* ---- UNIX destinations: the sock_unix key of a sun_path, and whether a pathname is absolute
+ * and canonical (starts with '/', no empty, "." or ".." component, no trailing '/'). Every
  * registered agent may only use such paths, because a relative or non-canonical spelling of a
  * registered sink's path would not match its map key (the cgroup hooks see the string, not the
- * inode). One function builds the key and judges the path, for the BPF hooks and user space.
+ * inode). The same functions serve the BPF hooks and user space.
  *
- * It runs on every UNIX connect and datagram send, so it works on 8-byte words instead of
- * walking the path byte by byte: each word yields bit masks of its '/', '.' and NUL bytes
- * (exact SWAR byte compares, no false positives), the masks of the whole path are two 64-bit
- * words (positions 0..63 and 64..127), and the forbidden components become shifts and ANDs.
- * It stops at the word holding the path's end: the BPF verifier follows at most 14 paths
- * through it, each straight-line. Reference: "Bit Twiddling Hacks", "Determine if a word has a byte equal to n". */
+ * They run on every UNIX connect and datagram send, so they work on 8-byte words instead of
+ * walking the path byte by byte: exact SWAR byte compares (no false positives) give each
+ * word's NUL, '/' and '.' bytes; the '/' and '.' positions of the whole path become two 64-bit
+ * masks each (positions 0..63 and 64..127), and the forbidden components become shifts and
+ * ANDs. Both stop at the word holding the path's end, so the BPF verifier follows at most 14
+ * straight-line paths through them. Reference: "Bit Twiddling Hacks" (S. E. Anderson),
+ * "Determine if a word has a zero byte". */
 #define MNC_UNIX_KEY_WORDS 14 /* 112 bytes: the key's 108 rounded up to whole words */
 
 /* A key buffer: the key's bytes, as words. Bytes 108..111 are never part of the key. */
@@ -329,10 +330,10 @@ union mnc_unix_buf {
 };
 _Static_assert(sizeof(union mnc_unix_buf) == 8 * MNC_UNIX_KEY_WORDS, "mnc_unix_buf layout");
 
-/* mnc_unix_key_build's results */
-#define MNC_UNIX_BAD 0       /* empty, relative or non-canonical pathname */
-#define MNC_UNIX_CANONICAL 1 /* absolute canonical pathname */
-#define MNC_UNIX_ABSTRACT 2  /* abstract name (first byte NUL), stored as '@' + the rest */
+/* mnc_unix_key_build's results: what kind of address it was */
+#define MNC_UNIX_EMPTY 0    /* no sun_path byte at all (n == 0) */
+#define MNC_UNIX_PATHNAME 1 /* a pathname, canonical or not (see mnc_unix_key_canonical) */
+#define MNC_UNIX_ABSTRACT 2 /* an abstract name (first byte NUL), stored as '@' + the rest */
 
 #define MNC_W_01 0x0101010101010101ull
 #define MNC_W_7F 0x7f7f7f7f7f7f7f7full
@@ -354,47 +355,78 @@ static inline __u64 mnc_w_le(__u64 x)
 #endif
 }
 
-/* 128-bit (lo, hi) shifted right by k, 0 < k < 64: bit i+k becomes bit i */
+/* all ones if a == b, else 0 (both < 2^63; no branch) */
+static inline __u64 mnc_w_eq(__u64 a, __u64 b) { return 0 - (((a ^ b) - 1) >> 63); }
+
+/* 128-bit (lo, hi) shifted right by k, 0 < k < 64: bit i+k becomes bit i (the low word) */
 static inline __u64 mnc_w_shr_lo(__u64 lo, __u64 hi, int k) { return (lo >> k) | (hi << (64 - k)); }
 
-/* Builds the sock_unix key of a sun_path in place and judges it.
- * On entry b holds the first n bytes of sun_path exactly as the caller passed them (n = the
- * address length minus the 2-byte sun_family, at most MNC_UNIX_PATH_MAX), and zeros from byte
- * n to the end of b (all 112 bytes).
- * On return b->key is the key:
+/* Builds the sock_unix key of a sun_path in place.
+ * On entry b's first n bytes are sun_path exactly as the caller passed it (n = the address
+ * length minus the 2-byte sun_family; values above MNC_UNIX_PATH_MAX count as that); the
+ * bytes after them may hold anything (a fixed-size copy, say).
+ * On return b->key is the key, zero padded (bytes 108..111 of b are zero too):
  *  - abstract name (n > 0, first byte NUL): '@' and then the other n - 1 bytes unchanged (they
- *    are binary; zero padded);
- *  - pathname: the bytes before the first NUL, zero padded. The kernel ends a pathname at its
- *    first NUL and ignores the rest of sun_path, so "/run/peer.sock\0junk" reaches
- *    /run/peer.sock; keyed with the junk it would miss the sink entry and be taken for an
- *    unregistered destination.
- * Returns MNC_UNIX_ABSTRACT, MNC_UNIX_CANONICAL, or MNC_UNIX_BAD (n == 0, relative or
- * non-canonical: the key is built all the same, for the deny event). "/" is canonical (never a
- * socket, harmless). Bytes 108..111 of b are zero on return. */
+ *    are binary: NULs included);
+ *  - pathname: the bytes before its first NUL. The kernel ends a pathname there and ignores
+ *    the rest of sun_path, so "/run/peer.sock\0junk" reaches /run/peer.sock; keyed with the
+ *    junk it would miss the sink entry and be taken for an unregistered destination;
+ *  - n == 0: all zero.
+ * Returns MNC_UNIX_ABSTRACT, MNC_UNIX_PATHNAME or MNC_UNIX_EMPTY. */
 static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
 {
-    if (n == 0)
-        return MNC_UNIX_BAD;
-    if ((b->w[0] & mnc_w_le(0xff)) == 0) {
+    if (n > MNC_UNIX_PATH_MAX)
+        n = MNC_UNIX_PATH_MAX;
+    /* word nw byte n % 8 is the first byte past sun_path: lim keeps the bytes before it */
+    __u64 nw = n >> 3, lim = (1ull << (8 * (n & 7))) - 1;
+    if (n > 0 && (b->w[0] & mnc_w_le(0xff)) == 0) {
+#ifdef __clang__
+#pragma unroll
+#endif
+        for (__u64 i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
+            __u64 keep = i < nw ? ~0ull : i == nw ? lim : 0;
+            b->w[i] &= mnc_w_le(keep);
+        }
         b->w[0] |= mnc_w_le('@');
         return MNC_UNIX_ABSTRACT;
     }
-    /* s*, d*: bit i set if character i is '/' or '.'; t*: the end (the first NUL) alone. The
-     * words after the one holding the end are not looked at, only cleared; bytes 108.. are
-     * zero, so the end is in word 13 at the latest. */
-    __u64 slo = 0, shi = 0, dlo = 0, dhi = 0, tlo = 0, thi = 0;
-    int e = MNC_UNIX_KEY_WORDS - 1;
+    /* A pathname ends at its first NUL or at n, whichever comes first: so the end is in word
+     * nw at the latest. The words after the one holding it are only cleared. */
+    __u64 e = MNC_UNIX_KEY_WORDS - 1;
 #ifdef __clang__
-#pragma unroll /* constant word indices and shifts; gcc unrolls on its own at -O2 or not */
+#pragma unroll
+#endif
+    for (__u64 i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
+        __u64 x = mnc_w_le(b->w[i]) & (lim | ~mnc_w_eq(i, nw));
+        __u64 z = mnc_w_zero(x);
+        if (z) {
+            x &= ((z & (0 - z)) >> 7) - 1; /* the bytes before the first NUL */
+            b->w[i] = mnc_w_le(x);
+            e = i;
+            break;
+        }
+    }
+    for (__u64 i = 1; i < MNC_UNIX_KEY_WORDS; i++)
+        if (i > e)
+            b->w[i] = 0;
+    return n ? MNC_UNIX_PATHNAME : MNC_UNIX_EMPTY;
+}
+
+/* Is the pathname key b (as mnc_unix_key_build leaves it: the path, zero padded, at most 108
+ * bytes) absolute and canonical? "/" is (never a socket, harmless); "" is not. */
+static inline int mnc_unix_key_canonical(const union mnc_unix_buf *b)
+{
+    /* s*, d*: bit i set if character i is '/' or '.'; t*: the end (the first NUL) alone */
+    __u64 slo = 0, shi = 0, dlo = 0, dhi = 0, tlo = 0, thi = 0;
+#ifdef __clang__
+#pragma unroll
 #endif
     for (int i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
         __u64 x = mnc_w_le(b->w[i]);
         __u64 z = mnc_w_zero(x);
-        __u64 first = z & (0 - z); /* 0x80 bit of the first NUL byte, or 0 */
-        x &= (first >> 7) - 1;     /* keep the bytes before it (all if none) */
         __u64 ss = mnc_w_pack(mnc_w_zero(x ^ ('/' * MNC_W_01)));
         __u64 ds = mnc_w_pack(mnc_w_zero(x ^ ('.' * MNC_W_01)));
-        __u64 ts = mnc_w_pack(first);
+        __u64 ts = mnc_w_pack(z & (0 - z));
         if (i < 8) {
             slo |= ss << (8 * i);
             dlo |= ds << (8 * i);
@@ -404,22 +436,17 @@ static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
             dhi |= ds << (8 * (i - 8));
             thi |= ts << (8 * (i - 8));
         }
-        if (z) {
-            b->w[i] = mnc_w_le(x);
-            e = i;
-            break;
-        }
+        if (z)
+            break; /* the key is zero padded: nothing after its first NUL */
     }
-    for (int i = 1; i < MNC_UNIX_KEY_WORDS; i++)
-        if (i > e)
-            b->w[i] = 0; /* what followed the first NUL ("/run/peer.sock\0junk") */
     if ((slo & 1) == 0)
-        return MNC_UNIX_BAD; /* relative */
+        return 0; /* empty or relative */
     if (tlo == 2)
-        return MNC_UNIX_CANONICAL; /* "/" */
+        return 1; /* "/" */
+    /* the end closes the last component like a '/' would */
     slo |= tlo;
     shi |= thi;
-    /* a component "" ("//"), "." ("/./") or ".." ("/../") starting at character i + 1 */
+    /* a component "" ("//"), "." ("/./") or ".." ("/../") after the '/' at character i */
     __u64 s1l = mnc_w_shr_lo(slo, shi, 1), s1h = shi >> 1;
     __u64 s2l = mnc_w_shr_lo(slo, shi, 2), s2h = shi >> 2;
     __u64 s3l = mnc_w_shr_lo(slo, shi, 3), s3h = shi >> 3;
@@ -427,11 +454,26 @@ static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
     __u64 d2l = mnc_w_shr_lo(dlo, dhi, 2), d2h = dhi >> 2;
     __u64 badl = slo & (s1l | (d1l & s2l) | (d1l & d2l & s3l));
     __u64 badh = shi & (s1h | (d1h & s2h) | (d1h & d2h & s3h));
-    return (badl | badh) ? MNC_UNIX_BAD : MNC_UNIX_CANONICAL;
+    return (badl | badh) == 0;
+}
+
+/* Must a registered agent's UNIX address be refused as an unusable spelling
+ * (MNC_K_DENY_UNIX_PATH)? kind: mnc_unix_key_build's result for b; registered: b->key names a
+ * sink in sock_unix. Abstract names never are; an empty address always is; a pathname is
+ * unless it is canonical. A registered key is canonical by construction (mnc_kern_unix_key
+ * stores no other pathname), so only an unregistered pathname is looked at: the hooks pay for
+ * the check only on the way to an unregistered socket. */
+static inline int mnc_unix_refused(int kind, int registered, const union mnc_unix_buf *b)
+{
+    if (kind == MNC_UNIX_ABSTRACT)
+        return 0;
+    if (kind != MNC_UNIX_PATHNAME)
+        return 1;
+    return !registered && !mnc_unix_key_canonical(b);
 }
 
 /* Is p[0..n) (n bytes of a sun_path as passed by the caller, NUL-terminated or not; only the
- * first MNC_UNIX_PATH_MAX count) an absolute canonical pathname, by mnc_unix_key_build? */
+ * first MNC_UNIX_PATH_MAX count) an absolute canonical pathname? */
 static inline int mnc_unix_path_canonical(const char *p, __u32 n)
 {
     union mnc_unix_buf b;
@@ -441,7 +483,7 @@ static inline int mnc_unix_path_canonical(const char *p, __u32 n)
         b.w[i] = 0;
     for (__u32 i = 0; i < n; i++)
         b.key.path[i] = p[i];
-    return mnc_unix_key_build(&b, n) == MNC_UNIX_CANONICAL;
+    return mnc_unix_key_build(&b, n) == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
 }
 
 #endif

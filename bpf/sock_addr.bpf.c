@@ -8,6 +8,7 @@
  * address and do not reach these hooks: such a connection was checked when it was made.
  */
 #include "mnc_maps.bpf.h"
+#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -76,17 +77,22 @@ static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
 static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
 {
     struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
-    union mnc_unix_buf b = {};
+    /* The kernel's copy of the address (a struct sockaddr_storage), typed as what it is, so
+     * that sun_path is read with plain loads rather than a bpf_probe_read_kernel call: each
+     * load is fault-checked by the JIT (PTR_UNTRUSTED), and a faulting one reads zero. */
+    const struct sockaddr_un *su = bpf_core_cast(sa->uaddr, struct sockaddr_un);
+    union mnc_unix_buf b;
     __u32 n = sa->uaddrlen;
 
-    /* sun_path follows the 2-byte sun_family */
+    /* sun_path follows the 2-byte sun_family; mnc_unix_key_build drops what lies past n */
     n = n > 2 ? n - 2 : 0;
-    if (n > MNC_UNIX_PATH_MAX)
-        n = MNC_UNIX_PATH_MAX;
-    if (n > 0 && bpf_probe_read_kernel(b.key.path, n, (char *)sa->uaddr + 2) != 0)
-        n = 0; /* unreadable: treat as an unregistered, non-canonical address */
-    int path_bad = mnc_unix_key_build(&b, n) == MNC_UNIX_BAD;
-    return mnc_gate(hook, bpf_map_lookup_elem(&sock_unix, &b.key), path_bad, 0, &b.key);
+#pragma unroll
+    for (int i = 0; i < MNC_UNIX_KEY_WORDS - 1; i++)
+        b.w[i] = *(const __u64 *)(su->sun_path + 8 * i);
+    b.w[MNC_UNIX_KEY_WORDS - 1] = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
+    int kind = mnc_unix_key_build(&b, n);
+    struct mnc_sink *dst = bpf_map_lookup_elem(&sock_unix, &b.key);
+    return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
 }
 
 SEC("cgroup/connect4")

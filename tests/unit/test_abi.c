@@ -166,34 +166,45 @@ static int oracle_canonical(const char *p, size_t n)
     return len == 1 || !(comp == dots && dots <= 2); /* trailing "/", "/.", "/.." */
 }
 
-/* Builds raw[0..n) with mnc_unix_key_build and checks the key and the verdict against the
- * oracle: abstract names keep every byte, pathnames end at their first NUL. */
+/* Builds raw[0..n) with mnc_unix_key_build, with junk after the n bytes (the BPF side copies
+ * a fixed 108 bytes), and checks the key, the kind, canonicality against the oracle, and the
+ * refusal decision: abstract names keep every byte, pathnames end at their first NUL. */
 static void check_build(const char *raw, size_t n)
 {
     union mnc_unix_buf b;
-    memset(&b, 0, sizeof(b));
+    memset(&b, 0xa5, sizeof(b));
     memcpy(b.key.path, raw, n);
-    int rc = mnc_unix_key_build(&b, (__u32)n);
+    if (n < sizeof(b.key.path))
+        b.key.path[n] = 0x2f; /* a '/' right past the end must not count */
+    int kind = mnc_unix_key_build(&b, (__u32)n);
     char want[sizeof(b)];
     memset(want, 0, sizeof(want));
-    int want_rc;
-    if (n > 0 && raw[0] == 0) {
+    int want_kind, want_canon = 0;
+    if (n == 0) {
+        want_kind = MNC_UNIX_EMPTY;
+    } else if (raw[0] == 0) {
         memcpy(want, raw, n);
         want[0] = '@';
-        want_rc = MNC_UNIX_ABSTRACT;
+        want_kind = MNC_UNIX_ABSTRACT;
     } else {
         for (size_t i = 0; i < n && raw[i]; i++)
             want[i] = raw[i];
-        want_rc = oracle_canonical(raw, n) ? MNC_UNIX_CANONICAL : MNC_UNIX_BAD;
+        want_kind = MNC_UNIX_PATHNAME;
+        want_canon = oracle_canonical(raw, n);
     }
-    if (rc != want_rc || memcmp(&b, want, sizeof(want)) != 0) {
+    int canon = kind == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
+    int bad = kind != want_kind || memcmp(&b, want, sizeof(want)) != 0 || canon != want_canon ||
+              mnc_unix_path_canonical(raw, (__u32)n) != want_canon ||
+              mnc_unix_refused(kind, 0, &b) != (want_kind == MNC_UNIX_EMPTY || (want_kind == MNC_UNIX_PATHNAME && !want_canon)) ||
+              mnc_unix_refused(kind, 1, &b) != (want_kind == MNC_UNIX_EMPTY);
+    if (bad) {
         char shown[4 * MNC_UNIX_PATH_MAX + 1];
         size_t j = 0;
         for (size_t i = 0; i < n; i++)
             j += (size_t)snprintf(shown + j, sizeof(shown) - j, raw[i] >= 0x20 && raw[i] < 0x7f ? "%c" : "\\%o",
                                   (unsigned char)raw[i]);
-        print_error("mnc_unix_key_build(\"%s\", %zu) = %d, want %d%s\n", shown, n, rc, want_rc,
-                    rc == want_rc ? " (key differs)" : "");
+        print_error("\"%s\" (%zu bytes): kind %d (want %d), canonical %d (want %d)%s\n", shown, n, kind, want_kind,
+                    canon, want_canon, memcmp(&b, want, sizeof(want)) ? ", key differs" : "");
         fail();
     }
 }
