@@ -77,9 +77,10 @@ static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
 static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
 {
     struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
-    /* The kernel's copy of the address (a struct sockaddr_storage), typed as what it is, so
-     * that sun_path is read with plain loads rather than a bpf_probe_read_kernel call: each
-     * load is fault-checked by the JIT (PTR_UNTRUSTED), and a faulting one reads zero. */
+    /* The kernel's own copy of the address (a struct sockaddr_storage that the socket call
+     * filled before the hook), typed as what it is, so that sun_path is read with plain loads
+     * rather than a bpf_probe_read_kernel call. The verifier marks them PTR_UNTRUSTED and the
+     * JIT guards each one; they cannot fault on that copy. */
     const struct sockaddr_un *su = bpf_core_cast(sa->uaddr, struct sockaddr_un);
     union mnc_unix_buf b;
     __u32 n = sa->uaddrlen;
@@ -89,7 +90,10 @@ static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
 #pragma unroll
     for (int i = 0; i < MNC_UNIX_KEY_WORDS - 1; i++)
         b.w[i] = *(const __u64 *)(su->sun_path + 8 * i);
-    b.w[MNC_UNIX_KEY_WORDS - 1] = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
+    /* the last 4 bytes of sun_path; the buffer's 4 bytes past them are not part of the key */
+    __u32 last = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
+    b.w[MNC_UNIX_KEY_WORDS - 1] = 0;
+    __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
     int kind = mnc_unix_key_build(&b, n);
     struct mnc_sink *dst = bpf_map_lookup_elem(&sock_unix, &b.key);
     return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
