@@ -94,7 +94,7 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
 {
     struct unix_sock *u = (struct unix_sock *)peer;
     struct mnc_sink *dst = 0;
-    struct mnc_unix_key uk = {};
+    union mnc_unix_buf b = {};
     struct dentry *d = BPF_CORE_READ(u, path.dentry);
     if (d) {
         struct mnc_file_key fk = {};
@@ -112,16 +112,12 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
         int len = BPF_CORE_READ(ua, len);
         __u32 n = len > 2 ? (__u32)len - 2 : 0;
         /* Constant-size read (the verifier cannot follow a clamped variable size through
-         * clang's register copies), then clear what lies beyond the bound name: the key must
-         * be the name zero padded, as mnc_kern_unix_key builds it. */
-        if (n > 0 && bpf_probe_read_kernel(uk.path, sizeof(uk.path), ua->name[0].sun_path) == 0) {
-            for (__u32 i = 0; i < MNC_UNIX_PATH_MAX; i++)
-                if (i >= n)
-                    uk.path[i] = 0;
-            if (uk.path[0] == 0)
-                uk.path[0] = '@';
+         * clang's register copies); the key is built as for the cgroup hooks, which drops
+         * what lies beyond the bound name. */
+        if (n > 0 && bpf_probe_read_kernel(b.key.path, sizeof(b.key.path), ua->name[0].sun_path) == 0) {
+            mnc_unix_key_build(&b, n);
             if (!dst)
-                dst = bpf_map_lookup_elem(&sock_unix, &uk);
+                dst = bpf_map_lookup_elem(&sock_unix, &b.key);
         }
     }
     __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;
@@ -131,7 +127,7 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
     mnc_count(r);
     if (mnc_kreason_allows(r))
         return 0;
-    return mnc_lsm_deny_sock(s, t, r, hook, cls, id, 0, &uk);
+    return mnc_lsm_deny_sock(s, t, r, hook, cls, id, 0, &b.key);
 }
 
 SEC("lsm/socket_create")

@@ -308,63 +308,182 @@ _Static_assert(sizeof(struct mnc_config) == 16 + MNC_TREE_PATH_MAX, "mnc_config 
 /* 188 bytes of fields, padded to 192 (8-byte alignment); the BPF side zeroes the whole event */
 _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
 
-/* Is a sun_path an absolute, canonical path: starts with '/', no empty, "." or ".." component,
- * no trailing '/'? A tainted agent may only use such paths, because a relative or non-canonical
- * spelling of a registered sink's path would not match its map key (the cgroup hooks see the
- * string, not the inode). Abstract addresses (leading NUL) are not paths: callers handle them.
+/* ---- UNIX destinations: the sock_unix key of a sun_path, and whether a pathname is absolute
+ * and canonical (starts with '/', no empty, "." or ".." component, no trailing '/'). Every
+ * registered agent may only use such paths, because a relative or non-canonical spelling of a
+ * registered sink's path would not match its map key (the cgroup hooks see the string, not the
+ * inode). The same functions serve the BPF hooks and user space.
  *
- * Written as a one-character step function so that the BPF side can run it under bpf_loop (an
- * unrolled 108-step loop with data-dependent branches exceeds the verifier's budget) and user
- * space runs the very same steps in a plain loop. */
-struct mnc_path_state {
-    __u32 len;  /* characters consumed */
-    __u32 comp; /* characters in the current component */
-    __u32 dots; /* '.' characters in the current component */
-    __u32 bad;
-    __u32 done; /* reached the terminating NUL */
+ * They run on every UNIX connect and datagram send, so they work on 8-byte words instead of
+ * walking the path byte by byte: exact SWAR byte compares (no false positives) give each
+ * word's NUL, '/' and '.' bytes; the '/' and '.' positions of the whole path become two 64-bit
+ * masks each (positions 0..63 and 64..127), and the forbidden components become shifts and
+ * ANDs. Both stop at the word holding the path's end, so the BPF verifier follows at most 14
+ * straight-line paths through them. Reference: "Bit Twiddling Hacks" (S. E. Anderson),
+ * "Determine if a word has a zero byte". */
+#define MNC_UNIX_KEY_WORDS 14 /* 112 bytes: the key's 108 rounded up to whole words */
+
+/* A key buffer: the key's bytes, as words. Bytes 108..111 are never part of the key. */
+union mnc_unix_buf {
+    struct mnc_unix_key key;
+    __u64 w[MNC_UNIX_KEY_WORDS];
 };
+_Static_assert(sizeof(union mnc_unix_buf) == 8 * MNC_UNIX_KEY_WORDS, "mnc_unix_buf layout");
 
-static inline void mnc_path_step(struct mnc_path_state *s, char c)
+/* mnc_unix_key_build's results: what kind of address it was */
+#define MNC_UNIX_EMPTY 0    /* no sun_path byte at all (n == 0) */
+#define MNC_UNIX_PATHNAME 1 /* a pathname, canonical or not (see mnc_unix_key_canonical) */
+#define MNC_UNIX_ABSTRACT 2 /* an abstract name (first byte NUL), stored as '@' + the rest */
+
+#define MNC_W_01 0x0101010101010101ull
+#define MNC_W_7F 0x7f7f7f7f7f7f7f7full
+
+/* 0x80 in each byte of x that is zero, 0 in the others (exact: no carry crosses a byte) */
+static inline __u64 mnc_w_zero(__u64 x) { return ~(((x & MNC_W_7F) + MNC_W_7F) | x | MNC_W_7F); }
+
+/* the 0x80 bits of a mnc_w_zero mask packed into 8 bits: bit j = byte j (the multiply moves
+ * byte j's bit, and only it, to bit 56 + j) */
+static inline __u64 mnc_w_pack(__u64 m) { return ((m >> 7) * 0x0102040810204080ull) >> 56; }
+
+/* a word as the bytes lie in memory: byte j (the path's character 8i + j) in bits 8j..8j+7 */
+static inline __u64 mnc_w_le(__u64 x)
 {
-    if (s->done || s->bad)
-        return;
-    if (c == 0) {
-        s->done = 1;
-        return;
-    }
-    if (s->len == 0 && c != '/')
-        s->bad = 1; /* relative */
-    s->len++;
-    if (c == '/') {
-        if (s->len > 1 && (s->comp == 0 || (s->comp == s->dots && s->dots <= 2)))
-            s->bad = 1; /* "//", "/./", "/../" */
-        s->comp = 0;
-        s->dots = 0;
-    } else {
-        s->comp++;
-        if (c == '.')
-            s->dots++;
-    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(x);
+#else
+    return x;
+#endif
 }
 
-static inline int mnc_path_finish(const struct mnc_path_state *s)
-{
-    if (s->bad || s->len == 0)
-        return 0;
-    if (s->len == 1)
-        return 1; /* "/" itself: harmless, never a socket */
-    return !(s->comp == 0 || (s->comp == s->dots && s->dots <= 2)); /* trailing "/", "/.", "/.." */
-}
+/* all ones if a == b, else 0 (both < 2^63; no branch) */
+static inline __u64 mnc_w_eq(__u64 a, __u64 b) { return 0 - (((a ^ b) - 1) >> 63); }
 
-/* p[0..n): n bytes as passed by the caller, NUL-terminated or not */
-static inline int mnc_unix_path_canonical(const char *p, __u32 n)
+/* 128-bit (lo, hi) shifted right by k, 0 < k < 64: bit i+k becomes bit i (the low word) */
+static inline __u64 mnc_w_shr_lo(__u64 lo, __u64 hi, int k) { return (lo >> k) | (hi << (64 - k)); }
+
+/* Builds the sock_unix key of a sun_path in place.
+ * On entry b's first n bytes are sun_path exactly as the caller passed it (n = the address
+ * length minus the 2-byte sun_family; values above MNC_UNIX_PATH_MAX count as that); the
+ * bytes after them may hold anything (a fixed-size copy, say).
+ * On return b->key is the key, zero padded (bytes 108..111 of b are zero too):
+ *  - abstract name (n > 0, first byte NUL): '@' and then the other n - 1 bytes unchanged (they
+ *    are binary: NULs included);
+ *  - pathname: the bytes before its first NUL. The kernel ends a pathname there and ignores
+ *    the rest of sun_path, so "/run/peer.sock\0junk" reaches /run/peer.sock; keyed with the
+ *    junk it would miss the sink entry and be taken for an unregistered destination;
+ *  - n == 0: all zero.
+ * Returns MNC_UNIX_ABSTRACT, MNC_UNIX_PATHNAME or MNC_UNIX_EMPTY. */
+static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
 {
-    struct mnc_path_state s = {0, 0, 0, 0, 0};
     if (n > MNC_UNIX_PATH_MAX)
         n = MNC_UNIX_PATH_MAX;
-    for (__u32 i = 0; i < n && !s.done && !s.bad; i++)
-        mnc_path_step(&s, p[i]);
-    return mnc_path_finish(&s);
+    /* word nw byte n % 8 is the first byte past sun_path: lim keeps the bytes before it */
+    __u64 nw = n >> 3, lim = (1ull << (8 * (n & 7))) - 1;
+    if (n > 0 && (b->w[0] & mnc_w_le(0xff)) == 0) {
+#ifdef __clang__
+#pragma unroll
+#endif
+        for (__u64 i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
+            __u64 keep = i < nw ? ~0ull : i == nw ? lim : 0;
+            b->w[i] &= mnc_w_le(keep);
+        }
+        b->w[0] |= mnc_w_le('@');
+        return MNC_UNIX_ABSTRACT;
+    }
+    /* A pathname ends at its first NUL or at n, whichever comes first: so the end is in word
+     * nw at the latest. The words after the one holding it are only cleared. */
+    __u64 e = MNC_UNIX_KEY_WORDS - 1;
+#ifdef __clang__
+#pragma unroll
+#endif
+    for (__u64 i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
+        __u64 x = mnc_w_le(b->w[i]) & (lim | ~mnc_w_eq(i, nw));
+        __u64 z = mnc_w_zero(x);
+        if (z) {
+            x &= ((z & (0 - z)) >> 7) - 1; /* the bytes before the first NUL */
+            b->w[i] = mnc_w_le(x);
+            e = i;
+            break;
+        }
+    }
+    for (__u64 i = 1; i < MNC_UNIX_KEY_WORDS; i++)
+        if (i > e)
+            b->w[i] = 0;
+    return n ? MNC_UNIX_PATHNAME : MNC_UNIX_EMPTY;
+}
+
+/* Is the pathname key b (as mnc_unix_key_build leaves it: the path, zero padded, at most 108
+ * bytes) absolute and canonical? "/" is (never a socket, harmless); "" is not. */
+static inline int mnc_unix_key_canonical(const union mnc_unix_buf *b)
+{
+    /* s*, d*: bit i set if character i is '/' or '.'; t*: the end (the first NUL) alone */
+    __u64 slo = 0, shi = 0, dlo = 0, dhi = 0, tlo = 0, thi = 0;
+#ifdef __clang__
+#pragma unroll
+#endif
+    for (int i = 0; i < MNC_UNIX_KEY_WORDS; i++) {
+        __u64 x = mnc_w_le(b->w[i]);
+        __u64 z = mnc_w_zero(x);
+        __u64 ss = mnc_w_pack(mnc_w_zero(x ^ ('/' * MNC_W_01)));
+        __u64 ds = mnc_w_pack(mnc_w_zero(x ^ ('.' * MNC_W_01)));
+        __u64 ts = mnc_w_pack(z & (0 - z));
+        if (i < 8) {
+            slo |= ss << (8 * i);
+            dlo |= ds << (8 * i);
+            tlo |= ts << (8 * i);
+        } else {
+            shi |= ss << (8 * (i - 8));
+            dhi |= ds << (8 * (i - 8));
+            thi |= ts << (8 * (i - 8));
+        }
+        if (z)
+            break; /* the key is zero padded: nothing after its first NUL */
+    }
+    if ((slo & 1) == 0)
+        return 0; /* empty or relative */
+    if (tlo == 2)
+        return 1; /* "/" */
+    /* the end closes the last component like a '/' would */
+    slo |= tlo;
+    shi |= thi;
+    /* a component "" ("//"), "." ("/./") or ".." ("/../") after the '/' at character i */
+    __u64 s1l = mnc_w_shr_lo(slo, shi, 1), s1h = shi >> 1;
+    __u64 s2l = mnc_w_shr_lo(slo, shi, 2), s2h = shi >> 2;
+    __u64 s3l = mnc_w_shr_lo(slo, shi, 3), s3h = shi >> 3;
+    __u64 d1l = mnc_w_shr_lo(dlo, dhi, 1), d1h = dhi >> 1;
+    __u64 d2l = mnc_w_shr_lo(dlo, dhi, 2), d2h = dhi >> 2;
+    __u64 badl = slo & (s1l | (d1l & s2l) | (d1l & d2l & s3l));
+    __u64 badh = shi & (s1h | (d1h & s2h) | (d1h & d2h & s3h));
+    return (badl | badh) == 0;
+}
+
+/* Must a registered agent's UNIX address be refused as an unusable spelling
+ * (MNC_K_DENY_UNIX_PATH)? kind: mnc_unix_key_build's result for b; registered: b->key names a
+ * sink in sock_unix. Abstract names never are; an empty address always is; a pathname is
+ * unless it is canonical. A registered key is canonical by construction (mnc_kern_unix_key
+ * stores no other pathname), so only an unregistered pathname is looked at: the hooks pay for
+ * the check only on the way to an unregistered socket. */
+static inline int mnc_unix_refused(int kind, int registered, const union mnc_unix_buf *b)
+{
+    if (kind == MNC_UNIX_ABSTRACT)
+        return 0;
+    if (kind != MNC_UNIX_PATHNAME)
+        return 1;
+    return !registered && !mnc_unix_key_canonical(b);
+}
+
+/* Is p[0..n) (n bytes of a sun_path as passed by the caller, NUL-terminated or not; only the
+ * first MNC_UNIX_PATH_MAX count) an absolute canonical pathname? */
+static inline int mnc_unix_path_canonical(const char *p, __u32 n)
+{
+    union mnc_unix_buf b;
+    if (n > MNC_UNIX_PATH_MAX)
+        n = MNC_UNIX_PATH_MAX;
+    for (__u32 i = 0; i < MNC_UNIX_KEY_WORDS; i++)
+        b.w[i] = 0;
+    for (__u32 i = 0; i < n; i++)
+        b.key.path[i] = p[i];
+    return mnc_unix_key_build(&b, n) == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
 }
 
 #endif

@@ -8,6 +8,7 @@
  * address and do not reach these hooks: such a connection was checked when it was made.
  */
 #include "mnc_maps.bpf.h"
+#include <bpf/bpf_core_read.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -73,54 +74,29 @@ static __always_inline int mnc_gate6(struct bpf_sock_addr *ctx, __u8 hook)
     return mnc_gate(hook, mnc_sock_inet_lookup(&k), 0, &k, 0);
 }
 
-struct mnc_unix_walk {
-    struct mnc_unix_key k;
-    struct mnc_path_state st;
-};
-
-/* One byte of a pathname address. The kernel ends a pathname at its first NUL and ignores the
- * rest of sun_path, so the bytes after it must not reach the map key: "/run/peer.sock\0junk"
- * reaches /run/peer.sock but, keyed with the junk, would miss the sink entry and be taken for
- * an unregistered destination (reachable with may_external, and by untainted agents even if
- * it is a log or memory sink). The walk therefore goes on past the NUL, zeroing the tail. */
-static long mnc_path_cb(__u32 i, void *data)
-{
-    struct mnc_unix_walk *w = data;
-    /* The barrier makes the bounds check and the index one register: otherwise the compiler
-     * may index with an unchecked copy of i, which the verifier rejects. */
-    __u64 j = i;
-    asm volatile("" : "+r"(j));
-    if (j >= MNC_UNIX_PATH_MAX)
-        return 1;
-    if (w->st.done) {
-        w->k.path[j] = 0;
-        return 0;
-    }
-    mnc_path_step(&w->st, w->k.path[j]);
-    return w->st.bad ? 1 : 0; /* a callback returns 0 (go on) or 1 (stop), nothing else */
-}
-
 static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
 {
     struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
-    struct mnc_unix_walk w = {};
-    struct mnc_unix_key *kp = &w.k;
+    /* The kernel's own copy of the address (a struct sockaddr_storage that the socket call
+     * filled before the hook), typed as what it is, so that sun_path is read with plain loads
+     * rather than a bpf_probe_read_kernel call. The verifier marks them PTR_UNTRUSTED and the
+     * JIT guards each one; they cannot fault on that copy. */
+    const struct sockaddr_un *su = bpf_core_cast(sa->uaddr, struct sockaddr_un);
+    union mnc_unix_buf b;
     __u32 n = sa->uaddrlen;
-    int path_bad = 0;
 
-    /* sun_path follows the 2-byte sun_family */
+    /* sun_path follows the 2-byte sun_family; mnc_unix_key_build drops what lies past n */
     n = n > 2 ? n - 2 : 0;
-    if (n > MNC_UNIX_PATH_MAX)
-        n = MNC_UNIX_PATH_MAX;
-    if (n > 0 && bpf_probe_read_kernel(kp->path, n, (char *)sa->uaddr + 2) != 0)
-        n = 0; /* unreadable: treat as an unregistered, non-canonical address */
-    if (n > 0 && kp->path[0] == 0) {
-        kp->path[0] = '@'; /* abstract address, see struct mnc_unix_key */
-    } else {
-        bpf_loop(n, mnc_path_cb, &w, 0);
-        path_bad = !mnc_path_finish(&w.st);
-    }
-    return mnc_gate(hook, bpf_map_lookup_elem(&sock_unix, kp), path_bad, 0, kp);
+#pragma unroll
+    for (int i = 0; i < MNC_UNIX_KEY_WORDS - 1; i++)
+        b.w[i] = *(const __u64 *)(su->sun_path + 8 * i);
+    /* the last 4 bytes of sun_path; the buffer's 4 bytes past them are not part of the key */
+    __u32 last = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
+    b.w[MNC_UNIX_KEY_WORDS - 1] = 0;
+    __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
+    int kind = mnc_unix_key_build(&b, n);
+    struct mnc_sink *dst = bpf_map_lookup_elem(&sock_unix, &b.key);
+    return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
 }
 
 SEC("cgroup/connect4")

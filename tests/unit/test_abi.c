@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_abi.c - the kernel/user ABI: mnc_decide() exhaustively against an independent statement
- * of the rules (docs/kernel.md), the UNIX path canonicality check, the struct layouts that the
+ * of the rules (docs/kernel.md), the UNIX key builder and path canonicality check (against a
+ * byte-wise oracle), the struct layouts that the
  * pinned maps depend on, and the loader's key parsers. */
 #include <errno.h>
 #include <setjmp.h>
@@ -142,6 +143,122 @@ static void test_path_canonical(void **state)
     assert_false(mnc_unix_path_canonical("/a", 0));
 }
 
+/* An independent statement of canonicality for the word-wise mnc_unix_key_build: a byte-wise
+ * state machine, the obvious way to write it (and the way the BPF side once ran it). */
+static int oracle_canonical(const char *p, size_t n)
+{
+    size_t len = 0, comp = 0, dots = 0;
+    for (size_t i = 0; i < n && p[i]; i++) {
+        if (len == 0 && p[i] != '/')
+            return 0; /* relative */
+        len++;
+        if (p[i] == '/') {
+            if (len > 1 && comp == dots && dots <= 2)
+                return 0; /* "//", "/./", "/../" */
+            comp = dots = 0;
+        } else {
+            comp++;
+            dots += p[i] == '.';
+        }
+    }
+    if (len == 0)
+        return 0;
+    return len == 1 || !(comp == dots && dots <= 2); /* trailing "/", "/.", "/.." */
+}
+
+/* Builds raw[0..n) with mnc_unix_key_build, with junk after the n bytes (the BPF side copies
+ * a fixed 108 bytes), and checks the key, the kind, canonicality against the oracle, and the
+ * refusal decision: abstract names keep every byte, pathnames end at their first NUL. */
+static void check_build(const char *raw, size_t n)
+{
+    union mnc_unix_buf b;
+    memset(&b, 0xa5, sizeof(b));
+    memcpy(b.key.path, raw, n);
+    if (n < sizeof(b.key.path))
+        b.key.path[n] = 0x2f; /* a '/' right past the end must not count */
+    int kind = mnc_unix_key_build(&b, (__u32)n);
+    char want[sizeof(b)];
+    memset(want, 0, sizeof(want));
+    int want_kind, want_canon = 0;
+    if (n == 0) {
+        want_kind = MNC_UNIX_EMPTY;
+    } else if (raw[0] == 0) {
+        memcpy(want, raw, n);
+        want[0] = '@';
+        want_kind = MNC_UNIX_ABSTRACT;
+    } else {
+        for (size_t i = 0; i < n && raw[i]; i++)
+            want[i] = raw[i];
+        want_kind = MNC_UNIX_PATHNAME;
+        want_canon = oracle_canonical(raw, n);
+    }
+    int canon = kind == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
+    int bad = kind != want_kind || memcmp(&b, want, sizeof(want)) != 0 || canon != want_canon ||
+              mnc_unix_path_canonical(raw, (__u32)n) != want_canon ||
+              mnc_unix_refused(kind, 0, &b) != (want_kind == MNC_UNIX_EMPTY || (want_kind == MNC_UNIX_PATHNAME && !want_canon)) ||
+              mnc_unix_refused(kind, 1, &b) != (want_kind == MNC_UNIX_EMPTY);
+    if (bad) {
+        char shown[4 * MNC_UNIX_PATH_MAX + 1];
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++)
+            j += (size_t)snprintf(shown + j, sizeof(shown) - j, raw[i] >= 0x20 && raw[i] < 0x7f ? "%c" : "\\%o",
+                                  (unsigned char)raw[i]);
+        print_error("\"%s\" (%zu bytes): kind %d (want %d), canonical %d (want %d)%s\n", shown, n, kind, want_kind,
+                    canon, want_canon, memcmp(&b, want, sizeof(want)) ? ", key differs" : "");
+        fail();
+    }
+}
+
+/* Every string of up to 7 characters over the characters that matter ('/', '.', NUL and one
+ * other), at every offset that puts it across a word boundary, and random long ones. */
+static void test_unix_key_build(void **state)
+{
+    (void)state;
+    static const char alpha[] = {'/', '.', 'a', 0};
+    char raw[MNC_UNIX_PATH_MAX];
+    for (size_t len = 0; len <= 7; len++) {
+        size_t total = 1;
+        for (size_t i = 0; i < len; i++)
+            total *= 4;
+        for (size_t v = 0; v < total; v++) {
+            char s[8];
+            size_t x = v;
+            for (size_t i = 0; i < len; i++, x /= 4)
+                s[i] = alpha[x % 4];
+            check_build(s, len);
+            /* the same characters as the tail of "/" + 'b'... : components across words */
+            for (size_t off = 1; off + len <= sizeof(raw); off += (off < 70 ? 1 : 13)) {
+                memset(raw, 'b', off);
+                raw[0] = '/';
+                memcpy(raw + off, s, len);
+                check_build(raw, off + len);
+            }
+        }
+    }
+    unsigned seed = 12345;
+    for (int r = 0; r < 200000; r++) {
+        size_t n = (seed = seed * 1103515245u + 12345u) >> 16;
+        n %= sizeof(raw) + 1;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned c = (seed >> 16) % 16;
+            raw[i] = c < 6 ? '/' : c < 11 ? '.' : c < 15 ? 'x' : (char)((seed >> 24) & 0xff);
+        }
+        if (n > 0 && r % 3)
+            raw[0] = '/';
+        check_build(raw, n);
+    }
+    char full[MNC_UNIX_PATH_MAX];
+    memset(full, 'a', sizeof(full));
+    full[0] = '/';
+    check_build(full, sizeof(full)); /* 108 characters, no NUL: canonical */
+    full[sizeof(full) - 1] = '/';
+    check_build(full, sizeof(full)); /* trailing '/' at the last position */
+    full[sizeof(full) - 2] = '/';
+    full[sizeof(full) - 1] = '.';
+    check_build(full, sizeof(full)); /* trailing "/." */
+}
+
 /* The pinned maps' layouts: changing any of these needs MNC_ABI_VERSION bumped. */
 static void test_layouts(void **state)
 {
@@ -240,6 +357,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decide_exhaustive), cmocka_unit_test(test_decide_reasons),
         cmocka_unit_test(test_set_layout),        cmocka_unit_test(test_path_canonical),
+        cmocka_unit_test(test_unix_key_build),
         cmocka_unit_test(test_layouts),           cmocka_unit_test(test_keys),
         cmocka_unit_test(test_event_json),
     };
