@@ -19,9 +19,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define MNC_SOCK_STREAM 1
 #define MNC_SOCK_SEQPACKET 5
 
-static __always_inline int mnc_lsm_deny_sock(const struct mnc_subject *s, struct mnc_taint *t,
-                                             __u32 r, __u8 hook, __u32 cls, __u32 id,
-                                             const struct mnc_inet_key *ik,
+static __always_inline int mnc_lsm_deny_sock(const struct mnc_subject *s, struct mnc_taint *t, __u32 r, __u8 hook,
+                                             __u32 cls, __u32 id, const struct mnc_inet_key *ik,
                                              const struct mnc_unix_key *uk)
 {
     struct mnc_event *ev = mnc_event_begin(s->cgid, s->a, t, r, hook);

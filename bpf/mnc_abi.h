@@ -37,14 +37,14 @@ enum mnc_sink_class {
 };
 
 /* ---- sizes (the maps are sized for 1e4 agent cgroups and 1e5 sinks of each kind) */
-#define MNC_SET_WORDS_ABI 4            /* == MNC_SET_WORDS in mnc/set.h: 256 principal ids */
-#define MNC_MAX_CGROUPS 10000          /* agents map: live agent cgroups */
-#define MNC_MAX_TAINTS 1024            /* taint map: agent ids (policy ids < 256, plus reserved) */
-#define MNC_MAX_SOCK_SINKS 100000      /* sock_unix and sock_inet, each */
-#define MNC_MAX_FILE_SINKS 100000      /* file_sinks */
-#define MNC_EVENTS_BYTES (256 * 1024)  /* ring buffer of deny events */
-#define MNC_UNIX_PATH_MAX 108          /* sizeof(((struct sockaddr_un *)0)->sun_path) */
-#define MNC_NAME_LEN 64                /* == MNC_NAME_MAX in mnc/policy.h */
+#define MNC_SET_WORDS_ABI 4           /* == MNC_SET_WORDS in mnc/set.h: 256 principal ids */
+#define MNC_MAX_CGROUPS 10000         /* agents map: live agent cgroups */
+#define MNC_MAX_TAINTS 1024           /* taint map: agent ids (policy ids < 256, plus reserved) */
+#define MNC_MAX_SOCK_SINKS 100000     /* sock_unix and sock_inet, each */
+#define MNC_MAX_FILE_SINKS 100000     /* file_sinks */
+#define MNC_EVENTS_BYTES (256 * 1024) /* ring buffer of deny events */
+#define MNC_UNIX_PATH_MAX 108         /* sizeof(((struct sockaddr_un *)0)->sun_path) */
+#define MNC_NAME_LEN 64               /* == MNC_NAME_MAX in mnc/policy.h */
 #define MNC_TREE_PATH_MAX 256
 
 /* Destination id of a destination that no map names (class MNC_SINK_EXTERNAL). */
@@ -61,7 +61,8 @@ struct mnc_agent_key {
 #define MNC_AGENT_F_LAUNCHED 0x1u /* registered by `mncctl run` (or mncd on its behalf) */
 #define MNC_AGENT_F_SELFTEST 0x2u /* the loader's scratch self-test cgroup */
 #define MNC_AGENT_F_ROOT 0x4u     /* launched --as-root (uid 0, reduced capabilities): doctor warns */
-#define MNC_AGENT_F_STDIO_PASS 0x8u /* launched --stdio passthrough: its stdout/stderr are the
+#define MNC_AGENT_F_STDIO_PASS                                                                                         \
+    0x8u /* launched --stdio passthrough: its stdout/stderr are the
                                      * caller's, not governed by taint (audited; doctor warns) */
 
 struct mnc_agent {
@@ -81,7 +82,7 @@ struct mnc_taint {
     __u64 sinks[MNC_SET_WORDS_ABI]; /* bit i of sinks[i / 64]: principal id i allowed */
     __u8 may_log;
     __u8 may_memory;
-    __u8 may_forward;  /* informational in the cgroup backend (agent ids are checked in sinks) */
+    __u8 may_forward; /* informational in the cgroup backend (agent ids are checked in sinks) */
     __u8 may_external;
     __u8 tainted;
     __u8 pad[3];
@@ -133,31 +134,31 @@ struct mnc_name {
 #define MNC_BACKEND_LSM 2u
 struct mnc_config {
     __u32 abi_version;
-    __u32 backend;                   /* MNC_BACKEND_* */
-    __u64 tree_cgroup_id;            /* cgroup id of the mnc tree the programs are attached to */
+    __u32 backend;                     /* MNC_BACKEND_* */
+    __u64 tree_cgroup_id;              /* cgroup id of the mnc tree the programs are attached to */
     char tree_path[MNC_TREE_PATH_MAX]; /* its absolute path (under the cgroup2 mount) */
 };
 
 /* ---- kernel decision reasons. Values < MNC_K_DENY_FIRST allow. Also the index of the
  * per-reason counter map. Stable: they go into audit logs. */
 enum mnc_kreason {
-    MNC_K_ALLOW_MNCD = 0,        /* the monitor's socket */
-    MNC_K_ALLOW_UNTAINTED = 1,   /* agent holds no disclosure */
-    MNC_K_ALLOW_SCOPE = 2,       /* destination is within the taint's scope */
-    MNC_K_ALLOW_SOCKET = 3,      /* sock_create: ordinary socket */
+    MNC_K_ALLOW_MNCD = 0,      /* the monitor's socket */
+    MNC_K_ALLOW_UNTAINTED = 1, /* agent holds no disclosure */
+    MNC_K_ALLOW_SCOPE = 2,     /* destination is within the taint's scope */
+    MNC_K_ALLOW_SOCKET = 3,    /* sock_create: ordinary socket */
     MNC_K_DENY_FIRST = 8,
-    MNC_K_DENY_UNKNOWN_AGENT = 8, /* cgroup inside the mnc tree not in the agents map */
-    MNC_K_DENY_NO_TAINT = 9,      /* agent registered but no taint entry */
-    MNC_K_DENY_EXTERNAL = 10,     /* tainted; external/unregistered and not allowed */
-    MNC_K_DENY_SCOPE = 11,        /* tainted; agent/tool destination not in the allowed set */
-    MNC_K_DENY_LOG = 12,          /* log sink without may_log or not in the set */
-    MNC_K_DENY_MEMORY = 13,       /* memory sink without may_memory or not in the set */
-    MNC_K_DENY_UNIX_PATH = 14,    /* agent; relative or non-canonical UNIX path */
-    MNC_K_DENY_RAW_SOCKET = 15,   /* SOCK_RAW on AF_INET/AF_INET6 */
-    MNC_K_DENY_PACKET_SOCKET = 16,/* AF_PACKET */
-    MNC_K_DENY_BAD_CLASS = 17,    /* corrupt sink entry */
-    MNC_K_EVENT_LOST = 18,        /* counter only: a deny event did not fit the ring buffer */
-    MNC_K_DENY_WALK_DEPTH = 19,   /* lsm file hooks: the file is nested deeper than the walk
+    MNC_K_DENY_UNKNOWN_AGENT = 8,  /* cgroup inside the mnc tree not in the agents map */
+    MNC_K_DENY_NO_TAINT = 9,       /* agent registered but no taint entry */
+    MNC_K_DENY_EXTERNAL = 10,      /* tainted; external/unregistered and not allowed */
+    MNC_K_DENY_SCOPE = 11,         /* tainted; agent/tool destination not in the allowed set */
+    MNC_K_DENY_LOG = 12,           /* log sink without may_log or not in the set */
+    MNC_K_DENY_MEMORY = 13,        /* memory sink without may_memory or not in the set */
+    MNC_K_DENY_UNIX_PATH = 14,     /* agent; relative or non-canonical UNIX path */
+    MNC_K_DENY_RAW_SOCKET = 15,    /* SOCK_RAW on AF_INET/AF_INET6 */
+    MNC_K_DENY_PACKET_SOCKET = 16, /* AF_PACKET */
+    MNC_K_DENY_BAD_CLASS = 17,     /* corrupt sink entry */
+    MNC_K_EVENT_LOST = 18,         /* counter only: a deny event did not fit the ring buffer */
+    MNC_K_DENY_WALK_DEPTH = 19,    /* lsm file hooks: the file is nested deeper than the walk
                                      bound (MNC_LSM_WALK_MAX), so it cannot be proven outside
                                      every sink directory: denied (fail closed) */
     MNC_K__COUNT = 20,
@@ -179,18 +180,18 @@ enum mnc_hook {
 
 /* ---- deny event (ring buffer "events") */
 struct mnc_event {
-    __u64 ts_ns;          /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
+    __u64 ts_ns; /* bpf_ktime_get_ns (CLOCK_MONOTONIC) */
     __u64 cgroup_id;
-    __u64 generation;     /* taint generation at the decision (0 if no taint) */
-    __u32 pid;            /* tgid */
-    __u32 agent_id;       /* 0xffffffff if the cgroup is unknown */
-    __u32 dst_id;         /* MNC_ID_NONE if unregistered */
-    __u16 reason;         /* enum mnc_kreason */
-    __u8 hook;            /* enum mnc_hook */
-    __u8 dst_class;       /* enum mnc_sink_class */
-    __u16 family;         /* AF_* (sock_create: socket family) */
-    __u16 port;           /* host order (sock_create: socket type) */
-    __u32 protocol;       /* sock_create only */
+    __u64 generation; /* taint generation at the decision (0 if no taint) */
+    __u32 pid;        /* tgid */
+    __u32 agent_id;   /* 0xffffffff if the cgroup is unknown */
+    __u32 dst_id;     /* MNC_ID_NONE if unregistered */
+    __u16 reason;     /* enum mnc_kreason */
+    __u8 hook;        /* enum mnc_hook */
+    __u8 dst_class;   /* enum mnc_sink_class */
+    __u16 family;     /* AF_* (sock_create: socket family) */
+    __u16 port;       /* host order (sock_create: socket type) */
+    __u32 protocol;   /* sock_create only */
     __u8 addr[16];
     char path[MNC_UNIX_PATH_MAX];
     char comm[16];
@@ -232,8 +233,9 @@ static inline enum mnc_kreason mnc_decide(const struct mnc_taint *t, __u32 cls, 
         return (t->may_log && mnc_set_has_abi(t->sinks, id)) ? (t->tainted ? MNC_K_ALLOW_SCOPE : MNC_K_ALLOW_UNTAINTED)
                                                              : MNC_K_DENY_LOG;
     case MNC_SINK_MEMORY:
-        return (t->may_memory && mnc_set_has_abi(t->sinks, id)) ? (t->tainted ? MNC_K_ALLOW_SCOPE : MNC_K_ALLOW_UNTAINTED)
-                                                                : MNC_K_DENY_MEMORY;
+        return (t->may_memory && mnc_set_has_abi(t->sinks, id))
+                   ? (t->tainted ? MNC_K_ALLOW_SCOPE : MNC_K_ALLOW_UNTAINTED)
+                   : MNC_K_DENY_MEMORY;
     case MNC_SINK_AGENT:
     case MNC_SINK_TOOL:
         if (!t->tainted)

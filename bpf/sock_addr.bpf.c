@@ -14,8 +14,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
-static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int path_bad,
-                                    const struct mnc_inet_key *ik, const struct mnc_unix_key *uk)
+static __always_inline int mnc_gate(__u8 hook, const struct mnc_sink *dst, int path_bad, const struct mnc_inet_key *ik,
+                                    const struct mnc_unix_key *uk)
 {
     __u64 cgid = 0;
     struct mnc_agent *a = mnc_current_agent(&cgid);

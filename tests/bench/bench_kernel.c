@@ -392,7 +392,8 @@ int main(int argc, char **argv)
     t.sinks[0] = 1u << 1; /* destination id 1 in scope */
     if (mkdir(agent_cg, 0755) != 0 || mnc_cgroup_id(agent_cg, &cgid) != 0 ||
         mnc_kern_register_cgroup(k, cgid, 7, MNC_AGENT_F_LAUNCHED) != 0 || mnc_kern_taint_set(k, 7, &t) != 0 ||
-        mnc_kern_sink_unix_add(k, spath, 1, MNC_SINK_AGENT) != 0 || mnc_kern_sink_unix_add(k, dpath, 1, MNC_SINK_AGENT) != 0 ||
+        mnc_kern_sink_unix_add(k, spath, 1, MNC_SINK_AGENT) != 0 ||
+        mnc_kern_sink_unix_add(k, dpath, 1, MNC_SINK_AGENT) != 0 ||
         mnc_kern_sink_inet_add(k, "127.0.0.1:9", 1, MNC_SINK_TOOL) != 0 ||
         mnc_kern_sink_inet_add(k, tcp_key, 1, MNC_SINK_TOOL) != 0 || mkdir(untainted_cg, 0755) != 0 ||
         mnc_cgroup_id(untainted_cg, &ucgid) != 0 || mnc_kern_register_cgroup(k, ucgid, 8, MNC_AGENT_F_LAUNCHED) != 0 ||
@@ -406,13 +407,16 @@ int main(int argc, char **argv)
     printf("kernel enforcement overhead (cgroup backend, tainted agent, destination in scope), %ld calls x %d rounds\n",
            n, ROUNDS);
     printf("%-42s %12s %12s %8s %10s  %s\n", "operation", "off ns/op", "on ns/op", "ratio", "added ns", "target");
-    static const char *names[] = {"", "socket+connect+close (UDP 127.0.0.1)", "connect+close (UNIX stream)",
-                                  "sendto (UNIX datagram)", "send+recv echo 64 B, TCP loopback (egress)",
+    static const char *names[] = {"",
+                                  "socket+connect+close (UDP 127.0.0.1)",
+                                  "connect+close (UNIX stream)",
+                                  "sendto (UNIX datagram)",
+                                  "send+recv echo 64 B, TCP loopback (egress)",
                                   "  same, untainted agent (fast path)"};
     status = 0;
     /* the program each op's line is about (op 1 also runs mnc_sock_create) */
-    static const char *progs[] = {"", "mnc_connect4", "mnc_connect_unix", "mnc_sendmsg_unix", "mnc_egress",
-                                  "mnc_egress"};
+    static const char *progs[] = {"",           "mnc_connect4", "mnc_connect_unix", "mnc_sendmsg_unix",
+                                  "mnc_egress", "mnc_egress"};
     for (int op = 1; op <= 5; op++) {
         double off[ROUNDS], on[ROUNDS];
         for (int r = 0; r < ROUNDS; r++) {
@@ -441,7 +445,8 @@ int main(int argc, char **argv)
         int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
         double x, y;
         if (stats_fd >= 0 && prog_stats(link, &ns0, &cnt0) == 0 &&
-            (op == 3 ? measure_pair(base, agent_cg, n, &x, &y) : measure(op == 5 ? untainted_cg : agent_cg, op, n)) >= 0 &&
+            (op == 3 ? measure_pair(base, agent_cg, n, &x, &y) : measure(op == 5 ? untainted_cg : agent_cg, op, n)) >=
+                0 &&
             prog_stats(link, &ns1, &cnt1) == 0 && cnt1 > cnt0)
             printf("  %-40s %llu runs, %.0f ns per run (bpf_stats, a pass of its own)\n", progs[op],
                    (unsigned long long)(cnt1 - cnt0), (double)(ns1 - ns0) / (double)(cnt1 - cnt0));
@@ -459,8 +464,8 @@ int main(int argc, char **argv)
 
     printf("\nmap kernel memory (memlock from /proc/self/fdinfo), sized for %d agent cgroups and %d sinks per map:\n",
            MNC_MAX_CGROUPS, MNC_MAX_SOCK_SINKS);
-    static const char *maps[] = {"agents", "taint", "sock_unix", "sock_inet", "file_sinks", "names", "settings",
-                                 "counters", "events"};
+    static const char *maps[] = {"agents", "taint",    "sock_unix", "sock_inet", "file_sinks",
+                                 "names",  "settings", "counters",  "events"};
     long total = 0;
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         char p[256];

@@ -20,20 +20,20 @@
 static int expect_allow(const struct mnc_taint *t, unsigned cls, unsigned id, int in_set)
 {
     if (cls == MNC_SINK_MNCD)
-        return 1;                         /* rule 1 */
+        return 1; /* rule 1 */
     if (!t)
-        return 0;                         /* rule 2 */
+        return 0; /* rule 2 */
     if (cls == MNC_SINK_LOG)
-        return t->may_log && in_set;      /* rule 3 */
+        return t->may_log && in_set; /* rule 3 */
     if (cls == MNC_SINK_MEMORY)
-        return t->may_memory && in_set;   /* rule 3 */
+        return t->may_memory && in_set; /* rule 3 */
     if (cls != MNC_SINK_AGENT && cls != MNC_SINK_TOOL && cls != MNC_SINK_EXTERNAL)
-        return 0;                         /* rule 6 */
+        return 0; /* rule 6 */
     if (!t->tainted)
-        return 1;                         /* rule 4 */
+        return 1; /* rule 4 */
     if (cls == MNC_SINK_EXTERNAL)
         return t->may_external || (id != MNC_ID_NONE && in_set); /* rule 5 */
-    return in_set;                        /* rule 5 */
+    return in_set;                                               /* rule 5 */
 }
 
 static const unsigned ids[] = {0, 1, 63, 64, 65, 127, 128, 191, 192, 254, 255, 256, 1000, MNC_ID_NONE, 0xffffffffu};
@@ -61,8 +61,8 @@ static void test_decide_exhaustive(void **state)
                         enum mnc_kreason r = mnc_decide(tp, cls, id);
                         int want = expect_allow(tp, cls, id, in_set);
                         if (mnc_kreason_allows(r) != want) {
-                            print_error("cls %u id %u flags %#x set %d null %d: got %d (%s), want %d\n", cls, id,
-                                        flags, setmode, null_t, (int)r, mnc_kreason_name(r), want);
+                            print_error("cls %u id %u flags %#x set %d null %d: got %d (%s), want %d\n", cls, id, flags,
+                                        setmode, null_t, (int)r, mnc_kreason_name(r), want);
                             fail();
                         }
                         checked++;
@@ -78,7 +78,7 @@ static void test_decide_reasons(void **state)
     assert_int_equal(mnc_decide(NULL, MNC_SINK_MNCD, MNC_ID_NONE), MNC_K_ALLOW_MNCD);
     assert_int_equal(mnc_decide(NULL, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_DENY_NO_TAINT);
     assert_int_equal(mnc_decide(&t, MNC_SINK_EXTERNAL, MNC_ID_NONE), MNC_K_ALLOW_UNTAINTED);
-    assert_int_equal(mnc_decide(&t, MNC_SINK_LOG, 4), MNC_K_DENY_LOG);      /* untainted: no base right */
+    assert_int_equal(mnc_decide(&t, MNC_SINK_LOG, 4), MNC_K_DENY_LOG); /* untainted: no base right */
     assert_int_equal(mnc_decide(&t, MNC_SINK_MEMORY, 4), MNC_K_DENY_MEMORY);
     assert_int_equal(mnc_decide(&t, MNC_SINK_NONE, 4), MNC_K_DENY_BAD_CLASS);
     t.tainted = 1;
@@ -119,10 +119,10 @@ static int canon(const char *p) { return mnc_unix_path_canonical(p, (unsigned)st
 static void test_path_canonical(void **state)
 {
     (void)state;
-    const char *good[] = {"/", "/run/mnc/mncd.sock", "/a", "/a/b", "/.hidden", "/a/...", "/a/..b", "/a/b.",
+    const char *good[] = {"/",       "/run/mnc/mncd.sock", "/a", "/a/b", "/.hidden", "/a/...", "/a/..b", "/a/b.",
                           "/a/.b/c", "/x/y/z.sock"};
-    const char *bad[] = {"", "rel", "./x", "../x", "//x", "/a//b", "/a/./b", "/a/../b", "/a/", "/a/.", "/a/..",
-                         "/./a", "/../a", "x/y"};
+    const char *bad[] = {"",        "rel", "./x",  "../x",  "//x",  "/a//b", "/a/./b",
+                         "/a/../b", "/a/", "/a/.", "/a/..", "/./a", "/../a", "x/y"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
         if (!canon(good[i])) {
             print_error("should be canonical: \"%s\"\n", good[i]);
@@ -195,7 +195,8 @@ static void check_build(const char *raw, size_t n)
     int canon = kind == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
     int bad = kind != want_kind || memcmp(&b, want, sizeof(want)) != 0 || canon != want_canon ||
               mnc_unix_path_canonical(raw, (__u32)n) != want_canon ||
-              mnc_unix_refused(kind, 0, &b) != (want_kind == MNC_UNIX_EMPTY || (want_kind == MNC_UNIX_PATHNAME && !want_canon)) ||
+              mnc_unix_refused(kind, 0, &b) !=
+                  (want_kind == MNC_UNIX_EMPTY || (want_kind == MNC_UNIX_PATHNAME && !want_canon)) ||
               mnc_unix_refused(kind, 1, &b) != (want_kind == MNC_UNIX_EMPTY);
     if (bad) {
         char shown[4 * MNC_UNIX_PATH_MAX + 1];
@@ -296,8 +297,8 @@ static void test_keys(void **state)
     assert_int_equal(k.family, AF_INET);
     assert_int_equal(k.addr[0], 10);
     assert_int_equal(mnc_kern_inet_key("0.0.0.0:0", &k), 0);
-    const char *bad[] = {"", "1.2.3.4", "1.2.3.4:", "1.2.3.4:65536", "1.2.3.4:-1", "1.2.3:80", "::1:80",
-                         "[::1]80", "[::1]:", "host:80", "1.2.3.4:80x"};
+    const char *bad[] = {"",       "1.2.3.4", "1.2.3.4:", "1.2.3.4:65536", "1.2.3.4:-1", "1.2.3:80",
+                         "::1:80", "[::1]80", "[::1]:",   "host:80",       "1.2.3.4:80x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (mnc_kern_inet_key(bad[i], &k) != -EINVAL) {
             print_error("accepted \"%s\"\n", bad[i]);
@@ -355,10 +356,13 @@ static void test_event_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decide_exhaustive), cmocka_unit_test(test_decide_reasons),
-        cmocka_unit_test(test_set_layout),        cmocka_unit_test(test_path_canonical),
+        cmocka_unit_test(test_decide_exhaustive),
+        cmocka_unit_test(test_decide_reasons),
+        cmocka_unit_test(test_set_layout),
+        cmocka_unit_test(test_path_canonical),
         cmocka_unit_test(test_unix_key_build),
-        cmocka_unit_test(test_layouts),           cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_keys),
         cmocka_unit_test(test_event_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

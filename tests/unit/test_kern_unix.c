@@ -65,7 +65,8 @@ static int send_from_agent(const char *a, size_t n)
         /* the hooks run for the cgroup a socket was created in: enter first */
         int s = enter(agent_cg) == 0 ? socket(AF_UNIX, SOCK_DGRAM, 0) : -1;
         if (s >= 0)
-            e = sendto(s, "x", 1, 0, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) == 1
+            e = sendto(s, "x", 1, 0, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) ==
+                        1
                     ? 0
                     : errno;
         _exit(write(p[1], &e, sizeof(e)) == sizeof(e) ? 0 : 1);
