@@ -32,9 +32,4 @@ struct mnc_lbackend {
  * delta finite and >= 0. */
 bool lb_charge_valid(const mnc_policy *p, const mnc_lb_request *c);
 
-/* Builds a history block (mnc_obs array followed by its strings, one malloc) from n distinct
- * (field name, value) pairs. 0, or -1: a field p does not know (fail closed), OOM. */
-int lb_history_block(const mnc_policy *p, const char *const *fields, const char *const *values,
-                     size_t n, mnc_obs **out, size_t *nout);
-
 #endif
