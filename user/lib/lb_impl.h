@@ -21,6 +21,8 @@ typedef struct lb_ops {
     int (*close)(mnc_lbackend *b);
     int (*verify)(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
                   size_t err_len);
+    int (*set_deferred)(mnc_lbackend *b, bool on); /* NULL: charges are durable at return */
+    int (*flush)(mnc_lbackend *b);                 /* NULL: nothing is ever pending */
 } lb_ops;
 
 struct mnc_lbackend {

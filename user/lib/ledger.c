@@ -66,6 +66,7 @@ struct mnc_ledger {
     mnc_htab rels;     /* rel by release id */
     size_t ncharges;
     bool failed;
+    bool deferred; /* charge() queues its record; mnc_ledger_flush() makes it durable */
     char replay_err[256];
 };
 
@@ -556,7 +557,9 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
     pthread_mutex_unlock(&l->mu);
 
     uint64_t seq = 0;
-    int jrc = mnc_journal_append(l->j, pl, strlen(pl), &seq);
+    bool deferred = l->deferred; /* read under the lock; set only between charges */
+    int jrc = deferred ? mnc_journal_queue(l->j, pl, strlen(pl), &seq)
+                       : mnc_journal_append(l->j, pl, strlen(pl), &seq);
     int e = errno;
 
     pthread_mutex_lock(&l->mu);
@@ -702,6 +705,35 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
     }
     pthread_mutex_unlock(&l->mu);
     return r;
+}
+
+int mnc_ledger_flush(mnc_ledger *l)
+{
+    if (!l || !l->j) {
+        errno = l ? EROFS : EINVAL;
+        return -1;
+    }
+    int rc = mnc_journal_flush(l->j);
+    if (rc != 0) {
+        int e = errno;
+        pthread_mutex_lock(&l->mu);
+        l->failed = true;
+        pthread_mutex_unlock(&l->mu);
+        errno = e;
+    }
+    return rc;
+}
+
+int mnc_ledger_set_deferred(mnc_ledger *l, bool on)
+{
+    if (!l || !l->j) {
+        errno = l ? EROFS : EINVAL;
+        return -1;
+    }
+    pthread_mutex_lock(&l->mu);
+    l->deferred = on;
+    pthread_mutex_unlock(&l->mu);
+    return on ? 0 : mnc_ledger_flush(l);
 }
 
 void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on)

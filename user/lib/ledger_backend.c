@@ -98,6 +98,24 @@ bool mnc_lb_state(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnec
 
 int mnc_lb_tick(mnc_lbackend *b, uint64_t now_ms) { return b ? b->ops->tick(b, now_ms) : -1; }
 
+int mnc_lb_set_deferred(mnc_lbackend *b, bool on)
+{
+    if (!b) {
+        errno = EINVAL;
+        return -1;
+    }
+    return b->ops->set_deferred ? b->ops->set_deferred(b, on) : 0;
+}
+
+int mnc_lb_flush(mnc_lbackend *b)
+{
+    if (!b) {
+        errno = EINVAL;
+        return -1;
+    }
+    return b->ops->flush ? b->ops->flush(b) : 0;
+}
+
 int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
                   size_t err_len)
 {
@@ -251,8 +269,13 @@ static int j_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *er
     return 0;
 }
 
-static const lb_ops journal_ops = {j_history, j_charge, j_foreach, j_spent, j_stats,
-                                   j_state,   j_tick,   j_close,   j_verify};
+static int j_set_deferred(mnc_lbackend *b, bool on) { return mnc_ledger_set_deferred(J(b), on); }
+
+static int j_flush(mnc_lbackend *b) { return mnc_ledger_flush(J(b)); }
+
+static const lb_ops journal_ops = {j_history, j_charge, j_foreach,      j_spent,
+                                   j_stats,   j_state,  j_tick,         j_close,
+                                   j_verify,  j_set_deferred, j_flush};
 
 mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len,
                                   char *err, size_t err_len)

@@ -995,8 +995,9 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
     return 0;
 }
 
+/* A charge commits its PostgreSQL transaction before it returns: never deferred. */
 static const lb_ops pg_ops = {pg_history, pg_charge, pg_foreach, pg_spent, pg_stats,
-                              pg_state,   pg_tick,   pg_close,   pg_verify};
+                              pg_state,   pg_tick,   pg_close,   pg_verify, NULL, NULL};
 
 int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *host,
                   size_t *n, char *err, size_t err_len)
