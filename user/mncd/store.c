@@ -43,18 +43,42 @@
 #define MEM_BUCKETS_MIN 1024
 #define COMPACT_CHUNK 1000
 
+/* Appends rec (consumed) to the batch text. Printed at once rather than kept as a tree until
+ * the commit: the commit then neither prints nor frees a tree of the whole iteration, and the
+ * buffer is reused, so a busy iteration costs no large allocations (profiles showed the
+ * iteration-sized print and delete at ~9% of mncd's CPU, mostly in malloc_consolidate).
+ * 0, or -1 (OOM: the batch is unchanged). */
 static int batch_add(mncd_store *s, cJSON *rec)
 {
     if (!rec)
         return -1;
-    if (!s->batch) {
-        s->batch = cJSON_CreateArray();
-        if (!s->batch) {
-            cJSON_Delete(rec);
+    char scratch[2048];
+    char *txt = cJSON_PrintPreallocated(rec, scratch, (int)sizeof(scratch), 0)
+                    ? scratch
+                    : cJSON_PrintUnformatted(rec);
+    cJSON_Delete(rec);
+    if (!txt)
+        return -1;
+    size_t n = strlen(txt), need = s->batch_len + n + 2; /* "[" or ",", then "]" at commit */
+    if (need > s->batch_cap) {
+        size_t nc = s->batch_cap ? s->batch_cap : 16384;
+        while (nc < need)
+            nc *= 2;
+        char *nb = realloc(s->batch, nc);
+        if (!nb) {
+            if (txt != scratch)
+                cJSON_free(txt);
             return -1;
         }
+        s->batch = nb;
+        s->batch_cap = nc;
     }
-    cJSON_AddItemToArray(s->batch, rec);
+    s->batch[s->batch_len] = s->batch_len == 0 ? '[' : ',';
+    s->batch_len++;
+    memcpy(s->batch + s->batch_len, txt, n);
+    s->batch_len += n;
+    if (txt != scratch)
+        cJSON_free(txt);
     return 0;
 }
 
@@ -248,7 +272,7 @@ int mncd_store_commit(mncd_store *s)
     size_t alen = 0;
     uint64_t afirst = 0;
     const char *al = s->audit ? mnc_audit_pending(s->audit, &alen, &afirst) : NULL;
-    if (!s->batch && !al)
+    if (!s->batch_len && !al)
         return 0;
     if (al) {
         cJSON *r = cJSON_CreateObject();
@@ -260,22 +284,15 @@ int mncd_store_commit(mncd_store *s)
         }
         if (batch_add(s, r) != 0) { /* frees r */
             mnc_audit_discard_pending(s->audit);
-            cJSON_Delete(s->batch);
-            s->batch = NULL;
+            s->batch_len = 0;
             errno = ENOMEM;
             return -1;
         }
     }
-    cJSON *b = s->batch;
-    s->batch = NULL;
-    char *txt = cJSON_PrintUnformatted(b);
-    cJSON_Delete(b);
-    int rc = -1;
-    if (!txt)
-        errno = ENOMEM;
-    else
-        rc = mnc_journal_append(s->j, txt, strlen(txt), NULL);
-    cJSON_free(txt);
+    s->batch[s->batch_len] = ']'; /* batch_add left room for it */
+    size_t blen = s->batch_len + 1;
+    s->batch_len = 0;
+    int rc = mnc_journal_append(s->j, s->batch, blen, NULL);
     if (rc != 0) {
         if (al) /* not durable anywhere: never write them (fail closed) */
             mnc_audit_discard_pending(s->audit);
@@ -660,8 +677,9 @@ void mncd_store_close(mncd_store *s)
     if (s->j && mnc_journal_close(s->j) != 0)
         fprintf(stderr, "mncd: closing the state journal reported an I/O error\n");
     s->j = NULL;
-    cJSON_Delete(s->batch);
+    free(s->batch);
     s->batch = NULL;
+    s->batch_len = s->batch_cap = 0;
     mnc_registry_free(&s->reg);
     if (s->inbox) {
         for (int a = 0; a < s->p->n_principals; a++)
