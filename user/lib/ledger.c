@@ -482,7 +482,7 @@ static char *payload(uint64_t t, const char *sname, const char *recipient, const
     cJSON *arr = NULL;
     char *out = NULL;
     if (!j || !cJSON_AddNumberToObject(j, "v", 1) ||
-        !cJSON_AddNumberToObject(j, "t", (double)t) ||
+        !mnc_json_add_u64(j, "t", t) ||
         !cJSON_AddStringToObject(j, "subject", sname) ||
         !cJSON_AddStringToObject(j, "recipient", recipient) ||
         !cJSON_AddStringToObject(j, "release", release) ||

@@ -111,7 +111,7 @@ static cJSON *rec_mem(const mnc_policy *p, const mncd_mem *m)
         !cJSON_AddStringToObject(r, "store", pname(p, store)) ||
         !cJSON_AddStringToObject(r, "key", slash + 1) || !cJSON_AddStringToObject(r, "id", hex) ||
         !cJSON_AddStringToObject(r, "writer", pname(p, m->writer)) ||
-        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms)) {
+        !mnc_json_add_u64(r, "t", m->time_ms)) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -127,7 +127,7 @@ static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
         !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
         !cJSON_AddStringToObject(r, "id", hex) ||
         !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
-        !cJSON_AddNumberToObject(r, "t", (double)m->time_ms) ||
+        !mnc_json_add_u64(r, "t", m->time_ms) ||
         (m->forwarded && !cJSON_AddTrueToObject(r, "fwd"))) {
         cJSON_Delete(r);
         return NULL;
