@@ -6,9 +6,10 @@
  *     {"v":1,"t":MS,"subject":S,"recipient":R,"release":ID,"delta":X,"obs":[[FIELD,VALUE],...]}
  * Fields are stored by name (not policy id) so a ledger survives policy reloads that renumber
  * fields. The observations are the realised values, i.e. the history H that br(H) is computed
- * from. charge() returns only after the record is durable (group commit): callers release the
- * disclosure only after it returned MNC_LEDGER_OK - a crash then can lose an unreleased charge
- * (harmless: nothing left) but never a released one.
+ * from. charge() returns only after the record is durable (group commit) - or, in deferred
+ * mode (mnc_ledger_set_deferred), after it is counted and queued, durable at the next flush:
+ * callers release the disclosure only once the charge is durable - a crash then can lose an
+ * unreleased charge (harmless: nothing left) but never a released one.
  *
  * Idempotency: a release id is charged at most once. A second charge() with the same id
  * returns MNC_LEDGER_DUPLICATE without writing; records with an id already seen are ignored on
