@@ -2,6 +2,7 @@
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
 #include "mnc_util.h"
+#include "json_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,6 +16,7 @@
 #include "mnc_bench.h"
 #include "mnc_htab.h"
 #include "mnc_util.h"
+#include "json_write.h"
 
 /* Every lookup on the charge path is a hash lookup or O(1): subjects, their recipients'
  * accounts, release ids and each subject's distinct observations are hash tables, so the cost

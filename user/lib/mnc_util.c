@@ -2,8 +2,6 @@
 /* mnc_util.c - clock, bounded error text, file writes (see mnc_util.h). */
 #include "mnc_util.h"
 
-#include <cjson/cJSON.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -78,11 +76,4 @@ int mnc_grow(void **arr, int *cap, int n, size_t elem, int first)
     *arr = na;
     *cap = ncap;
     return 0;
-}
-
-struct cJSON *mnc_json_add_u64(struct cJSON *o, const char *name, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-    return cJSON_AddRawToObject(o, name, buf);
 }

@@ -38,14 +38,4 @@ int mnc_read_file(const char *path, char *buf, size_t n);
  * of memory or the capacity would overflow (*arr and *cap unchanged). */
 int mnc_grow(void **arr, int *cap, int n, size_t elem, int first);
 
-/* Adds v to object o as a JSON number member printed as plain integer digits. cJSON prints
- * every number above INT_MAX through "%1.15g" and checks it by parsing it back (sscanf), then
- * maybe "%1.17g": a few microseconds per millisecond timestamp, on every record mncd writes.
- * The text is the same as cJSON's for every integer below 10^15, and a reader gets the same
- * double (exact up to 2^53). The item is cJSON raw text, not a number: only for trees that are
- * printed, never for ones read in memory (cJSON_IsNumber is false for it). Returns the new
- * item, or NULL (OOM; o unchanged). */
-struct cJSON;
-struct cJSON *mnc_json_add_u64(struct cJSON *o, const char *name, uint64_t v);
-
 #endif

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_write.h"
 #include "mncd.h"
 
 #define MEM_BUCKETS_MIN 1024
