@@ -111,8 +111,10 @@ int mnc_journal_append(mnc_journal *j, const void *payload, size_t len, uint64_t
  * even written) until a later mnc_journal_flush() - or any thread's append() - has written and
  * synced its batch. For callers that acknowledge nothing until a flush they do anyway (mncd
  * flushes once per event-loop iteration: one fdatasync for all of that iteration's records).
- * Records keep sequence order with appended ones. Same arguments and errors as append(), except
- * that I/O errors surface at the flush. */
+ * Records keep sequence order with appended ones; close() writes any still queued (a record
+ * nobody acknowledged may then be durable: for the ledger, a charge whose release never left -
+ * the safe direction). Same arguments and errors as append(), except that I/O errors surface
+ * at the flush. */
 int mnc_journal_queue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out);
 
 /* Makes every record queued or appended before the call durable (one write + fdatasync for
