@@ -53,34 +53,26 @@ static int batch_add(mncd_store *s, cJSON *rec)
 {
     if (!rec)
         return -1;
-    char scratch[2048];
-    char *txt = cJSON_PrintPreallocated(rec, scratch, (int)sizeof(scratch), 0)
-                    ? scratch
-                    : cJSON_PrintUnformatted(rec);
-    cJSON_Delete(rec);
-    if (!txt)
-        return -1;
-    size_t n = strlen(txt), need = s->batch_len + n + 2; /* "[" or ",", then "]" at commit */
-    if (need > s->batch_cap) {
-        size_t nc = s->batch_cap ? s->batch_cap : 16384;
-        while (nc < need)
-            nc *= 2;
-        char *nb = realloc(s->batch, nc);
+    /* printed straight into the buffer, after the "[" or "," and leaving room for the "]" the
+     * commit adds; a record that does not fit grows the buffer (kept for later iterations) */
+    for (;;) {
+        size_t room = s->batch_cap - s->batch_len;
+        if (room > 2 && room - 2 <= (size_t)INT_MAX &&
+            cJSON_PrintPreallocated(rec, s->batch + s->batch_len + 1, (int)(room - 2), 0)) {
+            s->batch[s->batch_len] = s->batch_len == 0 ? '[' : ',';
+            s->batch_len += 1 + strlen(s->batch + s->batch_len + 1);
+            cJSON_Delete(rec);
+            return 0;
+        }
+        size_t nc = s->batch_cap ? s->batch_cap * 2 : 65536;
+        char *nb = nc > s->batch_cap && nc <= (size_t)INT_MAX ? realloc(s->batch, nc) : NULL;
         if (!nb) {
-            if (txt != scratch)
-                cJSON_free(txt);
+            cJSON_Delete(rec);
             return -1;
         }
         s->batch = nb;
         s->batch_cap = nc;
     }
-    s->batch[s->batch_len] = s->batch_len == 0 ? '[' : ',';
-    s->batch_len++;
-    memcpy(s->batch + s->batch_len, txt, n);
-    s->batch_len += n;
-    if (txt != scratch)
-        cJSON_free(txt);
-    return 0;
 }
 
 static const char *pname(const mnc_policy *p, int id)
