@@ -34,8 +34,8 @@
  * per operation that did work.
  *
  * --quick: fewer iterations, scaling up to 10^5 (10^6 takes ~0.6 GB of mncd memory and ~70 s
- *   of fill on the 2-core VM: full mode only; the full run takes ~2 min). The state dir is on $MNC_BENCH_DIR (default
- *   /tmp, the VM's disk).
+ *   of fill on the 2-core VM: full mode only; the full run takes ~2 min). The state dir is on
+ *   $MNC_BENCH_DIR (default /tmp, the VM's disk).
  * --compare OLD_BUILD_DIR: before/after in one session: the round-trip levels for
  *   OLD_BUILD_DIR/mncd and $BUILD/mncd, interleaved (3 rounds, alternating order, a fresh daemon
  *   and state dir each), medians side by side. Run from the repo root.
