@@ -57,7 +57,15 @@ enum mnc_lsm_hook {
     MNC_HOOK_LSM_MSGSND = 46,
     MNC_HOOK_LSM_SHMAT = 47,
     MNC_HOOK_LSM_TASK_KILL = 48, /* events: port = signal, protocol = the target's tgid */
+    MNC_HOOK_LSM_FILE_SEND_SIGIOTASK = 49, /* events: port = signal (SIGIO, SIGURG or the F_SETSIG
+                                              one), protocol = the target's tgid, no pid/comm */
 };
+
+/* sigio_owners: files whose owner (the SIGIO/SIGURG target) an agent set, keyed by the kernel
+ * address of the struct file, value the setting agent's cgroup id. An entry lives as long as
+ * the file; one per file an agent ever gave an owner, so this bounds how many such files can be
+ * open at once over all agents (F_SETOWN beyond it fails with ENOSPC). */
+#define MNC_MAX_SIGIO_OWNERS 65536
 
 /* How far file hooks walk up from a file to find a sink directory above it. A file nested
  * deeper than this below the filesystem root cannot be proven outside every sink directory,

@@ -45,6 +45,11 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_shmat", "lsm/shm_shmat", "shmat(2) for writing of a segment registered in ipc_sinks"},
     {"mnc_lsm_task_kill", "lsm/task_kill",
      "kill/sigqueue/tgkill/pidfd_send_signal to a task outside the agent's cgroup: an external destination"},
+    {"mnc_lsm_fcntl", "lsm/file_fcntl", "F_SETOWN/F_SETOWN_EX by an agent: remembers the agent in sigio_owners"},
+    {"mnc_lsm_ioctl", "lsm/file_ioctl", "FIOSETOWN/SIOCSPGRP by an agent: remembers the agent in sigio_owners"},
+    {"mnc_lsm_sigiotask", "lsm/file_send_sigiotask",
+     "SIGIO/SIGURG to the owner an agent set, outside the agent's cgroup: an external destination"},
+    {"mnc_lsm_file_free", "lsm/file_free_security", "a freed file leaves sigio_owners"},
 };
 #define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
 
@@ -60,7 +65,7 @@ const char *mnc_lsm_hook_name(unsigned hook)
         "file_open",  "file_permission", "path_mknod",  "path_mkdir",      "path_link",
         "path_rename", "path_symlink",   "path_truncate", "inode_create",  "socket_create",
         "socket_connect", "socket_sendmsg", "unix_stream_connect", "unix_may_send",
-        "msg_queue_msgsnd", "shm_shmat", "task_kill"};
+        "msg_queue_msgsnd", "shm_shmat", "task_kill", "file_send_sigiotask"};
     if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
         return names[hook - MNC_HOOK_LSM_FILE_OPEN];
     return mnc_hook_name(hook);
@@ -567,7 +572,7 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
 
 int mnc_lsm_purge(const char *root, char *err, size_t errlen)
 {
-    static const char *const maps[] = {"ipc_sinks", "lsm_tree"};
+    static const char *const maps[] = {"ipc_sinks", "lsm_tree", "sigio_owners"};
     int rc = 0;
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         char p[PATH_MAX + 16];

@@ -930,9 +930,14 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     struct pent p[MAXP];
     int np = 0;
     char path[700];
+    /* our own process group, so that an owner set to "the collector's group" (F_SETOWN with a
+     * negative pid, F_OWNER_PGRP, SIOCSPGRP) reaches the collector and nothing else */
+    if (setpgid(0, 0) < 0)
+        fprintf(stderr, "collector: setpgid: %s\n", strerror(errno));
     sigset_t ss;
     sigemptyset(&ss);
     sigaddset(&ss, SIGRTMIN);
+    sigaddset(&ss, ATK_SIGIO_SIG);
     sigaddset(&ss, SIGTERM);
     sigprocmask(SIG_BLOCK, &ss, NULL);
     int sfd = signalfd(-1, &ss, SFD_CLOEXEC);
@@ -1005,6 +1010,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     close(infofd);
     char sigbuf[256];
     size_t sign = 0;
+    char fdbuf[256]; /* bytes read from si_fd of ATK_SIGIO_SIG (fd - ATK_SIGIO_FD_BASE) */
+    size_t fdn = 0;
     int files[16], nfiles = 0;
     static char buf[70000];
     int stopping = 0; /* SIGTERM seen: drain what is still queued, then stop */
@@ -1027,6 +1034,12 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
                     continue;
                 if (si.ssi_signo == SIGTERM) {
                     stopping = 1;
+                    continue;
+                }
+                if ((int)si.ssi_signo == ATK_SIGIO_SIG) {
+                    if (si.ssi_fd >= ATK_SIGIO_FD_BASE && si.ssi_fd < ATK_SIGIO_FD_BASE + 256 &&
+                        fdn < sizeof(fdbuf))
+                        fdbuf[fdn++] = (char)(si.ssi_fd - ATK_SIGIO_FD_BASE);
                     continue;
                 }
                 if (sign + 4 <= sizeof(sigbuf)) {
@@ -1111,6 +1124,8 @@ static void collector(struct atk_ctx *c, int infofd, unsigned flags)
     }
     if (sign)
         rec("sigqueue-values", sigbuf, sign);
+    if (fdn)
+        rec("sigio-si_fd", fdbuf, fdn);
     if (vmbuf[0])
         rec("collector-memory", vmbuf, sizeof(vmbuf));
     for (int k = 0; k < nfiles; k++) {

@@ -24,6 +24,7 @@
 #define MNC_ATK_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,5 +139,11 @@ int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *,
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
 #define ATK_NOBODY 65534
+
+/* SIGIO to an outsider (sigio_owner): the collector takes ATK_SIGIO_SIG and records
+ * si_fd - ATK_SIGIO_FD_BASE as one byte per signal. It is its own process group leader (cpid is
+ * also its process group id), so an owner that names its group reaches only the collector. */
+#define ATK_SIGIO_SIG (SIGRTMIN + 1)
+#define ATK_SIGIO_FD_BASE 256
 
 #endif

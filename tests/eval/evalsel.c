@@ -29,21 +29,6 @@
 
 #define MAX_HISTORY 256
 
-static const char *failure_name(const mnc_contract *c)
-{
-    if (c->n_failure <= 0)
-        return "abstain";
-    switch (c->failure[0]) {
-    case MNC_FAIL_DELEGATE:
-        return "delegate";
-    case MNC_FAIL_APPROVAL:
-        return "approval";
-    case MNC_FAIL_ABSTAIN:
-        return "abstain";
-    }
-    return "abstain";
-}
-
 static double num_or(const cJSON *o, const char *k, double dflt)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -125,7 +110,7 @@ static cJSON *handle(const mnc_policy *p, const char *line)
             cJSON_AddNumberToObject(x, "risk", sel->c[i].risk);
         cJSON_AddStringToObject(x, "verdict", mnc_reason_name(sel->c[i].verdict));
     }
-    cJSON_AddStringToObject(out, "failure", failure_name(con));
+    cJSON_AddStringToObject(out, "failure", con->n_failure > 0 ? mnc_failure_name(con->failure[0]) : "abstain");
     if (sel->chosen < 0) {
         cJSON_AddStringToObject(out, "outcome", "no_candidate");
         free(sel);

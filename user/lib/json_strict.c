@@ -341,7 +341,8 @@ static void dup_keys(const char *name, const cJSON *j, const char *path, mnc_err
         for (const cJSON *c = j->child; c; c = c->next)
             n++;
         if (n > 1) {
-            const char **keys = malloc(n * sizeof(*keys));
+            const char *small[16]; /* most objects are small: no allocation for them */
+            const char **keys = n <= 16 ? small : malloc(n * sizeof(*keys));
             if (!keys) {
                 mnc_json_err(errs, name, path, "out of memory");
                 return;
@@ -353,11 +354,16 @@ static void dup_keys(const char *name, const cJSON *j, const char *path, mnc_err
             for (size_t i = 1; i < n; i++)
                 if (strcmp(keys[i], keys[i - 1]) == 0 && (i < 2 || strcmp(keys[i], keys[i - 2]) != 0))
                     mnc_json_err(errs, name, path, "duplicate key %s", Q(keys[i]));
-            free(keys);
+            if (keys != small)
+                free(keys);
         }
+        /* only containers can hold keys: a scalar member needs no path (formatting one per
+         * member was most of the cost of checking a small message) */
         for (const cJSON *c = j->child; c; c = c->next) {
-            jpath p;
-            dup_keys(name, c, mnc_jpath_key(&p, path, c->string ? c->string : ""), errs);
+            if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+                jpath p;
+                dup_keys(name, c, mnc_jpath_key(&p, path, c->string ? c->string : ""), errs);
+            }
         }
     } else if (cJSON_IsArray(j)) {
         int i = 0;

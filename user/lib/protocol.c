@@ -434,21 +434,27 @@ cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...)
     return o;
 }
 
+/* One buffer sized for a typical line up front (cJSON_PrintUnformatted starts at 256 bytes and
+ * reallocates as it grows, and appending the newline took one more copy), shrunk to fit with the
+ * newline in place. 1000 bytes stays below glibc's large-bin threshold (1008 bytes), whose
+ * requests consolidate the fast bins first. cJSON's default hooks are malloc/free (mnc never
+ * installs others), so its buffer may be realloc'ed and freed with free() (cJSON.h, "Memory
+ * Management"). */
 char *mnc_resp_line(const cJSON *resp, size_t *len)
 {
-    char *s = cJSON_PrintUnformatted(resp);
+    char *s = cJSON_PrintBuffered(resp, 1000, 0);
     if (!s)
         return NULL;
     size_t n = strlen(s);
-    char *l = malloc(n + 2);
-    if (l) {
-        memcpy(l, s, n);
-        l[n] = '\n';
-        l[n + 1] = '\0';
-        if (len)
-            *len = n + 1;
+    char *l = realloc(s, n + 2);
+    if (!l) {
+        free(s);
+        return NULL;
     }
-    cJSON_free(s);
+    l[n] = '\n';
+    l[n + 1] = '\0';
+    if (len)
+        *len = n + 1;
     return l;
 }
 
@@ -497,53 +503,52 @@ int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t er
         off += (size_t)w;
     }
     free(line);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    /* most responses fit the stack buffer; a longer one moves to the heap (a 4 KiB malloc per
+     * call was a large-bin request, which consolidates glibc's fast bins every time) */
+    char small[4096];
+    char *buf = small, *heap = NULL; /* buf is small or heap */
+    size_t cap = sizeof(small), n = 0;
+    int rc = -1;
     for (;;) {
         if (n == cap) {
             if (cap >= CLIENT_MAX_RESP) {
                 snprintf(err, errlen, "response longer than %u bytes", CLIENT_MAX_RESP);
-                free(buf);
-                return -1;
+                break;
             }
-            char *nb = realloc(buf, cap * 2);
+            char *nb = realloc(heap, cap * 2);
             if (!nb) {
                 snprintf(err, errlen, "out of memory");
-                free(buf);
-                return -1;
+                break;
             }
-            buf = nb;
+            if (!heap)
+                memcpy(nb, small, n);
+            buf = heap = nb;
             cap *= 2;
         }
-        /* Read one byte at a time would be slow; peek-free approach: read what is there, the
-         * protocol is strictly request/response so nothing after the newline belongs to us. */
+        /* read what is there: the protocol is strictly request/response, so nothing after the
+         * newline belongs to anyone else */
         ssize_t r = read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
             snprintf(err, errlen, "read from mncd: %s", strerror(errno));
-            free(buf);
-            return -1;
+            break;
         }
         if (r == 0) {
             snprintf(err, errlen, "mncd closed the connection");
-            free(buf);
-            return -1;
+            break;
         }
         char *nl = memchr(buf + n, '\n', (size_t)r);
         n += (size_t)r;
         if (nl) {
             *resp = cJSON_ParseWithLength(buf, (size_t)(nl - buf));
-            free(buf);
-            if (!*resp) {
+            if (*resp)
+                rc = 0;
+            else
                 snprintf(err, errlen, "mncd sent a malformed response");
-                return -1;
-            }
-            return 0;
+            break;
         }
     }
+    free(heap);
+    return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "mcp.h"
 #include "mnc/policy.h"
+#include "mnc/protocol.h"
 
 #define MCP_SERVER_VERSION "0.1.0"
 
@@ -58,33 +59,52 @@ void mcp_server_free(mcp_server *m)
 /* Serialises msg (consumed) as one line. NULL on OOM. */
 static char *to_line(cJSON *msg)
 {
-    if (!msg)
-        return NULL;
-    char *s = cJSON_PrintUnformatted(msg);
+    char *line = msg ? mnc_resp_line(msg, NULL) : NULL;
     cJSON_Delete(msg);
-    if (!s)
-        return NULL;
-    size_t n = strlen(s);
-    char *line = malloc(n + 2);
-    if (line) {
-        memcpy(line, s, n);
-        line[n] = '\n';
-        line[n + 1] = '\0';
-    }
-    cJSON_free(s);
     return line;
 }
 
-/* {"jsonrpc":"2.0","id":id} with id copied (null if id is NULL). NULL on OOM. */
+/* A copy of a request's id for the response. An integral id (what clients send) is written out
+ * here as a raw JSON number: cJSON prints every number with "%1.15g" and reads it back with
+ * sscanf to check the round trip, which was a good part of printing a small response. Beyond
+ * 2^53 (not exact in a double) and for fractions cJSON's own printing is kept. */
+static cJSON *id_copy(const cJSON *id)
+{
+    if (!id)
+        return cJSON_CreateNull();
+    double d = id->valuedouble;
+    if (cJSON_IsNumber(id) && d >= -9007199254740992.0 && d <= 9007199254740992.0 &&
+        d == (double)(long long)d) {
+        char t[24], *p = t + sizeof(t);
+        long long v = (long long)d;
+        unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+        *--p = '\0';
+        do {
+            *--p = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (v < 0)
+            *--p = '-';
+        return cJSON_CreateRaw(p);
+    }
+    return cJSON_Duplicate(id, 1);
+}
+
+/* {"jsonrpc":"2.0","id":id} with id copied (null if id is NULL). NULL on OOM. Constant keys and
+ * the constant version are referenced, not copied (cJSON_AddItemToObjectCS). */
 static cJSON *envelope(const cJSON *id)
 {
     cJSON *r = cJSON_CreateObject();
-    if (!r || !cJSON_AddStringToObject(r, "jsonrpc", "2.0"))
+    cJSON *v = cJSON_CreateStringReference("2.0");
+    if (!r || !v || !cJSON_AddItemToObjectCS(r, "jsonrpc", v)) {
+        cJSON_Delete(v);
         goto oom;
-    cJSON *idc = id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull();
-    if (!idc)
+    }
+    cJSON *idc = id_copy(id);
+    if (!idc || !cJSON_AddItemToObjectCS(r, "id", idc)) {
+        cJSON_Delete(idc);
         goto oom;
-    cJSON_AddItemToObject(r, "id", idc);
+    }
     return r;
 oom:
     cJSON_Delete(r);
@@ -110,7 +130,7 @@ static char *rpc_result(const cJSON *id, cJSON *result)
         cJSON_Delete(result);
         return NULL;
     }
-    cJSON_AddItemToObject(r, "result", result);
+    cJSON_AddItemToObjectCS(r, "result", result);
     return to_line(r);
 }
 
@@ -264,8 +284,9 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
     *oom = false;
     char *out = NULL;
     bool want = true; /* a response is due (false: notification, client's response) */
-    /* mnc_json_parse_strict needs buf[len] == '\0' */
-    char *buf = malloc(len + 1);
+    /* mnc_json_parse_strict needs buf[len] == '\0'; a typical request fits on the stack */
+    char small[2048];
+    char *buf = len < sizeof(small) ? small : malloc(len + 1);
     if (!buf) {
         *oom = true;
         return NULL;
@@ -275,7 +296,8 @@ char *mcp_handle_line(mcp_server *m, const char *line, size_t len, bool *oom)
     mnc_errors errs;
     mnc_errors_init(&errs);
     cJSON *msg = mnc_json_parse_strict("message", buf, len, &errs);
-    free(buf);
+    if (buf != small)
+        free(buf);
     if (!msg) {
         char text[400];
         snprintf(text, sizeof(text), "Parse error: %s",

@@ -10,6 +10,7 @@
  * a result with isError true and mncd's reason code, so the model can see and react to it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "mcp.h"
 #include "mnc/policy.h"
 #include "mnc/protocol.h"
+#include "mnc_util.h"
 
 /* Session record of delivered objects (mnc_status's taint view) is bounded. */
 #define MCP_HELD_MAX 1024
@@ -269,38 +271,37 @@ int mcp_schema_check(const cJSON *schema, const cJSON *v, const char *path, char
 
 typedef struct sbuf {
     char *s;
-    size_t n, cap;
+    int n, cap; /* s[0..n) written, NUL at s[n]; capacity in bytes (mnc_grow's int) */
     bool oom;
 } sbuf;
 
 static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sb_printf(sbuf *b, const char *fmt, ...)
 {
-    if (b->oom)
+    /* room for a typical rendering up front, so the first vsnprintf already fits */
+    if (b->oom || mnc_grow((void **)&b->s, &b->cap, b->n, 1, 256) != 0) {
+        b->oom = true;
         return;
+    }
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        int k = vsnprintf(b->s + b->n, (size_t)(b->cap - b->n), fmt, ap);
         va_end(ap);
-        if (k < 0) {
+        if (k < 0 || k >= INT_MAX - b->n) {
             b->oom = true;
             return;
         }
-        if (b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
+        if (b->n + k < b->cap) {
+            b->n += k;
             return;
         }
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap <= b->n + (size_t)k)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
+        /* byte n + k (the NUL) must fit: grow (doubling) until it does, then print again */
+        while (b->cap <= b->n + k)
+            if (mnc_grow((void **)&b->s, &b->cap, b->n + k, 1, 256) != 0) {
+                b->oom = true;
+                return;
+            }
     }
 }
 
@@ -774,19 +775,29 @@ int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **resu
 
     sbuf b = {0};
     render(&b, d->name, sc, is_error);
+    /* constant keys and "text" are referenced, not copied (cJSON_AddItemToObjectCS) */
     cJSON *res = cJSON_CreateObject();
-    cJSON *content = res ? cJSON_AddArrayToObject(res, "content") : NULL;
+    cJSON *content = cJSON_CreateArray();
     cJSON *text = cJSON_CreateObject();
-    if (b.oom || !b.s || !content || !text || !cJSON_AddStringToObject(text, "type", "text") ||
-        !cJSON_AddStringToObject(text, "text", b.s) || !cJSON_AddBoolToObject(res, "isError", is_error)) {
-        free(b.s);
-        cJSON_Delete(text);
+    cJSON *type = cJSON_CreateStringReference("text");
+    cJSON *body = b.oom ? NULL : cJSON_CreateString(b.s ? b.s : ""); /* nothing to say: "" */
+    cJSON *iserr = cJSON_CreateBool(is_error);
+    free(b.s);
+    if (!res || !content || !text || !type || !body || !iserr) {
         cJSON_Delete(res);
+        cJSON_Delete(content);
+        cJSON_Delete(text);
+        cJSON_Delete(type);
+        cJSON_Delete(body);
+        cJSON_Delete(iserr);
         goto oom;
     }
-    free(b.s);
+    cJSON_AddItemToObjectCS(text, "type", type);
+    cJSON_AddItemToObjectCS(text, "text", body);
     cJSON_AddItemToArray(content, text);
-    cJSON_AddItemToObject(res, "structuredContent", sc);
+    cJSON_AddItemToObjectCS(res, "content", content);
+    cJSON_AddItemToObjectCS(res, "isError", iserr);
+    cJSON_AddItemToObjectCS(res, "structuredContent", sc);
     *result = res;
     return 0;
 oom:
