@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* bench_mncd.c - mncd over its socket: send+recv round trips and daemon RSS.
+/* bench_mncd.c - mncd over its socket against the disk's floor, and its cost as state grows.
  *
  * Starts $BUILD/mncd on a temp socket/state dir with the bundled scheduling policy. Each client
  * pair is one thread with two connections: a "worker" connection (connected with euid 61001)
@@ -7,16 +7,35 @@
  * switched per thread with the raw setresuid syscall, which - unlike glibc's wrapper - affects
  * only the calling thread; the kernel records it at connect() for SO_PEERCRED.)
  *
- * A round trip = worker `send` of a share_availability object to the coordinator + coordinator
- * `recv` (max 1). Reported: p50/p99 round-trip latency and aggregate operations per second
- * (2 per round trip) for 1, 16 and 64 concurrent pairs; then daemon RSS with 1e5 live objects.
- * Every request goes through the monitor, is audited and made durable (fdatasync) before its
- * response, so the figures include the group commit (one fdatasync per event-loop iteration:
- * the journal record carries the iteration's audit lines; docs/mncd.md). The state dir is on $MNC_BENCH_DIR (default
- * /tmp, the VM's disk).
+ * 1. The floor, measured in the same run on the state dir's filesystem (its type is printed),
+ *    first and again around the levels it is compared with: the p50 of one small overwrite +
+ *    fdatasync back to back (as the journal does it, over preallocated zeros); the p50 of a
+ *    trivial round trip of two requests over a UNIX socket each answered after such a sync
+ *    (floor_echo); and the throughput of a trivial group-commit writer - 64 threads appending
+ *    to one mnc_journal, whose leader writes and syncs everything queued at once.
+ * 2. Round trips: worker `send` of a share_availability object to the coordinator +
+ *    coordinator `recv` (max 1), for 1, 16 and 64 pairs: p50/p99 latency and operations per
+ *    second, counting only operations that did work (every send; a recv only if it returned a
+ *    message - with a shared coordinator inbox a pair may find it empty). Printed as ratios to
+ *    the floor: 1-pair p50 / the trivial round trip's p50, target <= 1.2 (a round trip is two
+ *    requests, each acknowledged only after its iteration's commit); 64-pair ops/s / the group-commit
+ *    writer's records/s, target >= 0.5. mncd's CPU per operation (utime+stime, the getrusage
+ *    accounting, read from /proc/PID/stat around each phase), target <= 10 us.
+ * 3. Scaling: pipelined discloses (4 connections, 250 in flight each; every disclose creates a
+ *    live object and charges the ledger subject "alice", so live objects = releases of that
+ *    subject) fill the daemon to 10^3, 10^4, 10^5 (and 10^6 in the full run) objects; at each
+ *    level three windows of discloses are timed (the 10^6 row's end at 10^6: every disclose
+ *    also queues its object in the recipient's inbox, bounded at 10^6). Then, on a fresh
+ *    daemon, 10^5 discloses with distinct subjects make 10^5 subjects and windows cycling
+ *    through them are timed. Each row prints its
+ *    throughput and CPU per disclose and the throughput ratio to the 10^3 row, target: within
+ *    1.3x (ratio >= 0.77).
+ * At the end mncd is stopped and getrusage(RUSAGE_CHILDREN) gives its CPU over the whole run
+ * per operation that did work.
  *
- * Targets (README.md, "Measured performance"): p50 <= 50 us for one client; >= 50k ops/s aggregate.
- * --quick: fewer iterations and 2e4 objects for the RSS figure (CI).
+ * --quick: fewer iterations, scaling up to 10^5 (10^6 takes ~0.6 GB of mncd memory and ~70 s
+ *   of fill on the 2-core VM: full mode only; the full run takes ~2 min). The state dir is on
+ *   $MNC_BENCH_DIR (default /tmp, the VM's disk).
  * --compare OLD_BUILD_DIR: before/after in one session: the round-trip levels for
  *   OLD_BUILD_DIR/mncd and $BUILD/mncd, interleaved (3 rounds, alternating order, a fresh daemon
  *   and state dir each), medians side by side. Run from the repo root.
@@ -25,9 +44,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,6 +57,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "mnc/journal.h"
 
 #define UID_W 61001
 #define UID_C 61002
@@ -123,7 +147,7 @@ static int call(conn *c, const char *req, size_t reqlen, char *out, size_t outle
 typedef struct job {
     int iters;
     double *lat; /* per round trip, us */
-    int empty;   /* recvs that found no message (shared coordinator inbox) */
+    int empty;   /* recvs that found no message (shared coordinator inbox): no work done */
     int fail;
     pthread_barrier_t *bar;
 } job;
@@ -173,7 +197,26 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int run_level(int clients, int iters, double *p50, double *p99, double *ops)
+/* mncd's CPU time so far (utime + stime: what getrusage reports for it), in microseconds. */
+static double cpu_us(pid_t pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *r = strrchr(buf, ')'); /* comm may hold spaces; fields follow its ')' */
+    unsigned long ut = 0, st = 0;
+    if (!r || sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) * 1e6 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Runs `clients` pairs for `iters` round trips each. *ops: operations that did work per second
+ * (sends, and recvs that returned a message); *work their number. */
+static int run_level(int clients, int iters, double *p50, double *p99, double *ops, double *work)
 {
     pthread_t th[64];
     job jobs[64];
@@ -205,10 +248,12 @@ static int run_level(int clients, int iters, double *p50, double *p99, double *o
     qsort(all, n, sizeof(double), cmp_d);
     *p50 = all[n / 2];
     *p99 = all[(size_t)((double)n * 0.99)];
-    *ops = 2.0 * (double)n / (el / 1e6);
+    *work = 2.0 * (double)n - empty;
+    *ops = *work / (el / 1e6);
     free(all);
     if (empty)
-        printf("   (%d of %zu recvs found the shared coordinator inbox empty)\n", empty, n);
+        printf("   (%d of %zu recvs found the shared coordinator inbox empty: not counted)\n",
+               empty, n);
     return 0;
 }
 
@@ -339,8 +384,9 @@ static int compare(const char *old_build, const char *new_build, const char *bas
             for (int li = 0; li < LEVELS; li++) {
                 int iters = quick ? (levels[li] == 1 ? 2000 : 200)
                                   : (levels[li] == 1 ? 20000 : 2000);
+                double work;
                 if (run_level(levels[li], iters, &r[b][li][0][round], &r[b][li][1][round],
-                              &r[b][li][2][round]) != 0) {
+                              &r[b][li][2][round], &work) != 0) {
                     fprintf(stderr, "bench_mncd: %s: run with %d clients failed\n", builds[b],
                             levels[li]);
                     stop_daemon(pid, dir, fd);
@@ -366,6 +412,278 @@ static int compare(const char *old_build, const char *new_build, const char *bas
     return 0;
 }
 
+/* ---- the floor ---------------------------------------------------------------------- */
+
+/* The filesystem type of the mount that holds path (the longest matching mount point). */
+static void fs_type(const char *path, char *out, size_t n)
+{
+    char real[4096], dev[512], mnt[4096], type[64];
+    snprintf(out, n, "unknown");
+    if (!realpath(path, real))
+        return;
+    FILE *f = fopen("/proc/self/mounts", "r");
+    size_t best = 0;
+    while (f && fscanf(f, "%511s %4095s %63s %*[^\n]", dev, mnt, type) == 3) {
+        size_t ml = strlen(mnt);
+        bool under = strncmp(real, mnt, ml) == 0 &&
+                     (real[ml] == '/' || real[ml] == '\0' || strcmp(mnt, "/") == 0);
+        if (under && ml >= best) {
+            best = ml;
+            snprintf(out, n, "%s", type);
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* p50 of one 256-byte overwrite + fdatasync over preallocated zeros (the journal's steady
+ * state), in us; -1 on error. */
+static double floor_fsync(const char *dir, int n)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/floor.bin", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    static char zeros[1 << 20];
+    char rec[256];
+    memset(rec, 'x', sizeof(rec));
+    double *t = calloc((size_t)n, sizeof(double));
+    double r = -1;
+    if (fd < 0 || !t || pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) ||
+        fsync(fd) != 0)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        double t0 = now_us();
+        if (pwrite(fd, rec, sizeof(rec), (off_t)i * (off_t)sizeof(rec)) != (ssize_t)sizeof(rec) ||
+            fdatasync(fd) != 0)
+            goto out;
+        t[i] = now_us() - t0;
+    }
+    qsort(t, (size_t)n, sizeof(double), cmp_d);
+    r = t[n / 2];
+out:
+    if (fd >= 0)
+        close(fd);
+    unlink(path);
+    free(t);
+    return r;
+}
+
+/* The floor of one send+recv round trip: a trivial server thread that answers each 1-byte
+ * request over a UNIX socket after a 256-byte overwrite + fdatasync; a round trip is two such
+ * requests, as mncd's is two requests each acknowledged after its commit. p50 in us, or -1.
+ * (Back-to-back fdatasyncs are slower on this VM's virtual disk than syncs spaced by a
+ * request's turnaround, so the spacing is part of the floor.) */
+typedef struct echo_srv {
+    int sock, fd;
+    int fail;
+} echo_srv;
+
+static void *echo_server(void *arg)
+{
+    echo_srv *e = arg;
+    char rec[256], c;
+    memset(rec, 'x', sizeof(rec));
+    for (off_t off = 0; read(e->sock, &c, 1) == 1 && c != 'q'; off = (off + 256) % (1 << 20))
+        if (pwrite(e->fd, rec, sizeof(rec), off) != (ssize_t)sizeof(rec) || fdatasync(e->fd) != 0 ||
+            write(e->sock, &c, 1) != 1) {
+            e->fail = 1;
+            break;
+        }
+    return NULL;
+}
+
+static double floor_echo(const char *dir, int n)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/floor_echo.bin", dir);
+    static char zeros[1 << 20];
+    int sv[2] = {-1, -1};
+    echo_srv e = {.fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+    double *t = calloc((size_t)n, sizeof(double)), r = -1;
+    pthread_t th;
+    bool started = false;
+    if (e.fd < 0 || !t || pwrite(e.fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) ||
+        fsync(e.fd) != 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        goto out;
+    e.sock = sv[1];
+    if (pthread_create(&th, NULL, echo_server, &e) != 0)
+        goto out;
+    started = true;
+    for (int i = 0; i < n; i++) {
+        double t0 = now_us();
+        char c = 'r';
+        for (int k = 0; k < 2; k++)
+            if (write(sv[0], &c, 1) != 1 || read(sv[0], &c, 1) != 1)
+                goto out;
+        t[i] = now_us() - t0;
+    }
+    qsort(t, (size_t)n, sizeof(double), cmp_d);
+    r = t[n / 2];
+out:
+    if (started) {
+        char q = 'q';
+        if (write(sv[0], &q, 1) != 1)
+            shutdown(sv[0], SHUT_RDWR);
+        pthread_join(th, NULL);
+        if (e.fail)
+            r = -1;
+    }
+    if (sv[0] >= 0) {
+        close(sv[0]);
+        close(sv[1]);
+    }
+    if (e.fd >= 0)
+        close(e.fd);
+    unlink(path);
+    free(t);
+    return r;
+}
+
+typedef struct gc_job {
+    mnc_journal *j;
+    double until;
+    long n;
+    int fail;
+} gc_job;
+
+static void *gc_writer(void *arg)
+{
+    gc_job *g = arg;
+    char rec[256];
+    memset(rec, 'x', sizeof(rec));
+    while (now_us() < g->until) {
+        if (mnc_journal_append(g->j, rec, sizeof(rec), NULL) != 0) {
+            g->fail = 1;
+            break;
+        }
+        g->n++;
+    }
+    return NULL;
+}
+
+/* Durable records per second that `threads` writers reach through one group-commit journal
+ * in `secs` seconds; -1 on error. */
+static double floor_group(const char *dir, int threads, double secs, double *cpu_per_rec)
+{
+    struct rusage r0, r1;
+    getrusage(RUSAGE_SELF, &r0);
+    char path[512], notice[256], err[512];
+    snprintf(path, sizeof(path), "%s/floor.journal", dir);
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    if (!j) {
+        fprintf(stderr, "bench_mncd: %s\n", err);
+        return -1;
+    }
+    pthread_t th[64];
+    gc_job g[64];
+    double t0 = now_us();
+    for (int i = 0; i < threads; i++) {
+        g[i] = (gc_job){.j = j, .until = t0 + secs * 1e6};
+        pthread_create(&th[i], NULL, gc_writer, &g[i]);
+    }
+    long total = 0;
+    int fail = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        total += g[i].n;
+        fail |= g[i].fail;
+    }
+    double el = now_us() - t0;
+    getrusage(RUSAGE_SELF, &r1);
+    if (mnc_journal_close(j) != 0)
+        fail = 1;
+    unlink(path);
+    double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+                          r0.ru_stime.tv_sec) * 1e6 +
+                 (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+                          r0.ru_stime.tv_usec);
+    *cpu_per_rec = total ? cpu / (double)total : 0;
+    return fail ? -1 : (double)total / (el / 1e6);
+}
+
+/* ---- pipelined discloses (scaling) --------------------------------------------------- */
+
+#define FILL_THREADS 4
+#define FILL_BATCH 250
+
+static char g_pre[1 << 14], g_post[1 << 14]; /* the disclose request around its subject */
+
+typedef struct fill_job {
+    long first, n;  /* request indexes [first, first + n) */
+    long nsubj;     /* 0: subject alice; else subject "s<index % nsubj>" */
+    int fail;
+} fill_job;
+
+static void *filler(void *arg)
+{
+    fill_job *f = arg;
+    conn *c = calloc(1, sizeof(*c));
+    size_t cap = (size_t)FILL_BATCH * (strlen(g_pre) + strlen(g_post) + 32);
+    char *buf = malloc(cap), *resp = malloc(1 << 16);
+    if (!c || !buf || !resp || (c->fd = connect_as(UID_W)) < 0) {
+        f->fail = 1;
+        goto out;
+    }
+    c->euid = UID_W;
+    for (long done = 0; done < f->n && !f->fail;) {
+        int b = f->n - done < FILL_BATCH ? (int)(f->n - done) : FILL_BATCH;
+        size_t len = 0;
+        for (int i = 0; i < b; i++) {
+            long k = f->first + done + i;
+            int w = f->nsubj ? snprintf(buf + len, cap - len, "%s\"s%ld\"%s\n", g_pre,
+                                        k % f->nsubj, g_post)
+                             : snprintf(buf + len, cap - len, "%s\"alice\"%s\n", g_pre, g_post);
+            if (w < 0 || (size_t)w >= cap - len) {
+                f->fail = 1;
+                break;
+            }
+            len += (size_t)w;
+        }
+        /* the whole batch in flight at once; responses read after it (call() with no bytes) */
+        if (f->fail || call(c, buf, len, resp, 1 << 16) != 0 || !strstr(resp, "\"ok\":true")) {
+            fprintf(stderr, "bench_mncd: disclose failed: %.300s\n", resp);
+            f->fail = 1;
+            break;
+        }
+        for (int i = 1; i < b; i++)
+            if (call(c, "", 0, resp, 1 << 16) != 0 || !strstr(resp, "\"ok\":true")) {
+                fprintf(stderr, "bench_mncd: disclose failed: %.300s\n", resp);
+                f->fail = 1;
+                break;
+            }
+        done += b;
+    }
+out:
+    if (c && c->fd > 0)
+        close(c->fd);
+    free(c);
+    free(buf);
+    free(resp);
+    return NULL;
+}
+
+/* n pipelined discloses over FILL_THREADS connections, indexes from first. Seconds, or -1. */
+static double discloses(long first, long n, long nsubj)
+{
+    pthread_t th[FILL_THREADS];
+    fill_job f[FILL_THREADS];
+    double t0 = now_us();
+    for (int i = 0; i < FILL_THREADS; i++) {
+        long per = n / FILL_THREADS + (i < n % FILL_THREADS);
+        f[i] = (fill_job){.first = first, .n = per, .nsubj = nsubj};
+        first += per;
+        pthread_create(&th[i], NULL, filler, &f[i]);
+    }
+    int fail = 0;
+    for (int i = 0; i < FILL_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        fail |= f[i].fail;
+    }
+    return fail ? -1 : (now_us() - t0) / 1e6;
+}
+
+static const char *verdict(bool met) { return met ? "met" : "MISSED"; }
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -384,6 +702,31 @@ int main(int argc, char **argv)
     const char *base = getenv("MNC_BENCH_DIR") ? getenv("MNC_BENCH_DIR") : "/tmp";
     if (old_build)
         return compare(old_build, build, base, quick);
+    double t_start = now_us();
+
+    /* 1. the floor, on the state dir's filesystem; measured again next to the round trips
+     * it is compared with (the VM's disk is shared: its latency drifts within a run) */
+    char fdir[256], fst[64];
+    snprintf(fdir, sizeof(fdir), "%s/bench_mncd_floor.XXXXXX", base);
+    if (!mkdtemp(fdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    fs_type(fdir, fst, sizeof(fst));
+    int nsync = quick ? 300 : 1000;
+    double gc_secs = quick ? 2.0 : 4.0, gc_cpu = 0;
+    double fsync_p50 = floor_fsync(fdir, nsync);
+    double echo_p50 = floor_echo(fdir, nsync / 2);
+    double gc_ops = floor_group(fdir, 64, gc_secs, &gc_cpu);
+    if (fsync_p50 <= 0 || echo_p50 <= 0 || gc_ops <= 0) {
+        fprintf(stderr, "bench_mncd: floor measurement failed\n");
+        rmdir(fdir);
+        return 1;
+    }
+    printf("floor: state dir %s on %s; fdatasync p50 %.1f us back to back, trivial two-fdatasync "
+           "round trip p50 %.1f us; group-commit writer, 64 clients: %.0f durable records/s "
+           "(%.1f us CPU per record)\n", base, fst, fsync_p50, echo_p50, gc_ops, gc_cpu);
+
     char dir[256];
     pid_t pid;
     int fd = start_daemon(build, base, dir, sizeof(dir), &pid);
@@ -391,76 +734,150 @@ int main(int argc, char **argv)
         stop_daemon(pid, dir, -1);
         return 1;
     }
-    char *req = g_req, *resp = g_resp;
-    int n = (int)g_reqlen;
-    conn *c0 = calloc(1, sizeof(*c0));
-    if (!c0) {
+    /* the disclose request around its subject, for the scaling phase */
+    char *subj = strstr(g_req, "\"alice\"");
+    if (!subj || (size_t)(subj - g_req) >= sizeof(g_pre)) {
         stop_daemon(pid, dir, fd);
         return 1;
     }
-    c0->fd = fd;
-    c0->euid = UID_W;
+    snprintf(g_pre, sizeof(g_pre), "%.*s", (int)(subj - g_req), g_req);
+    snprintf(g_post, sizeof(g_post), "%s", subj + 7);
+    g_post[strcspn(g_post, "\n")] = '\0';
 
+    /* 2. round trips. The levels compared with the floor run in ROUNDS rounds, each right
+     * after a floor measurement of its own; the ratio is the median of the rounds' ratios, so
+     * both sides of each ratio saw the same disk (this VM's disk is shared and its latency
+     * changes by 10x within a minute). */
+    enum { ROUNDS = 5 };
     int status = 0;
+    double total_work = 1; /* the disclose of the long-lived object */
     int levels[] = {1, 16, 64};
-    printf("mncd send+recv round trip over the UNIX socket (state dir on %s; one journal "
-           "fdatasync per event-loop iteration, carrying the audit records)\n", base);
-    for (int li = 0; li < 3; li++) {
-        int iters = quick ? (levels[li] == 1 ? 2000 : 200) : (levels[li] == 1 ? 20000 : 2000);
-        double p50, p99, ops;
-        if (run_level(levels[li], iters, &p50, &p99, &ops) != 0) {
-            fprintf(stderr, "bench_mncd: run with %d clients failed\n", levels[li]);
-            status = 1;
-            break;
-        }
-        printf("  %2d client pair(s): p50 %8.1f us  p99 %8.1f us  aggregate %9.0f ops/s%s\n",
-               levels[li], p50, p99, ops,
-               levels[li] == 1 ? (p50 <= 50 ? "  [p50 target 50 us: met]"
-                                            : "  [p50 target 50 us: NOT met]")
-                               : (ops >= 50000 ? "  [50k ops/s target: met]"
-                                               : "  [50k ops/s target: NOT met]"));
-    }
-
-    /* RSS with N live objects: pipelined discloses, 200 per batch. */
-    int nobj = quick ? 20000 : 100000;
-    long rss0 = rss_kb(pid);
-    double t0 = now_us();
-    for (int done = 0; done < nobj && status == 0;) {
-        int b = nobj - done < 200 ? nobj - done : 200;
-        if (syscall(SYS_setresuid, UID_W, UID_W, -1) != 0) { /* written as the worker (real uid) */
-            status = 1;
-            break;
-        }
-        for (int i = 0; i < b; i++) {
-            size_t off = 0;
-            while (off < (size_t)n) {
-                ssize_t w = write(fd, req + off, (size_t)n - off);
-                if (w <= 0) {
-                    status = 1;
-                    break;
-                }
-                off += (size_t)w;
+    double ratio_1 = 0, ratio_64 = 0;
+    printf("mncd send+recv round trip over the UNIX socket (one group commit per event-loop "
+           "iteration; ops = operations that did work)\n");
+    for (int li = 0; li < 3 && status == 0; li++) {
+        int iters = quick ? (levels[li] == 1 ? 200 : 80) : (levels[li] == 1 ? 800 : 200);
+        int rounds = levels[li] == 16 ? 1 : ROUNDS;
+        if (levels[li] == 16)
+            iters *= ROUNDS;
+        double p50s[ROUNDS], p99s[ROUNDS], opss[ROUNDS], floors[ROUNDS], ratios[ROUNDS];
+        double cpu = 0, work_l = 0;
+        for (int r = 0; r < rounds && status == 0; r++) {
+            double gcpu = 0, work;
+            floors[r] = levels[li] == 1    ? floor_echo(fdir, quick ? 100 : 200)
+                        : levels[li] == 64 ? floor_group(fdir, 64, gc_secs / 4, &gcpu)
+                                           : 1;
+            double c0 = cpu_us(pid);
+            if (floors[r] <= 0 ||
+                run_level(levels[li], iters, &p50s[r], &p99s[r], &opss[r], &work) != 0) {
+                fprintf(stderr, "bench_mncd: run with %d clients failed\n", levels[li]);
+                status = 1;
+                break;
             }
+            cpu += cpu_us(pid) - c0;
+            work_l += work;
+            ratios[r] = levels[li] == 1 ? p50s[r] / floors[r] : opss[r] / floors[r];
         }
-        if (syscall(SYS_setresuid, 0, 0, -1) != 0) {
-            perror("restore uid");
-            exit(1);
+        if (status)
+            break;
+        total_work += work_l;
+        qsort(p50s, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(p99s, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(opss, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(floors, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(ratios, (size_t)rounds, sizeof(double), cmp_d);
+        printf("  %2d client pair(s): p50 %8.1f us  p99 %8.1f us  %8.0f ops/s  mncd CPU %5.1f "
+               "us/op [<= 10 us: %s]%s\n", levels[li], p50s[rounds / 2], p99s[rounds / 2],
+               opss[rounds / 2], cpu / work_l, verdict(cpu / work_l <= 10),
+               rounds > 1 ? " (medians of 5 rounds)" : "");
+        if (levels[li] == 1) {
+            ratio_1 = ratios[ROUNDS / 2];
+            printf("     vs the floor: trivial two-fdatasync round trip p50 %.1f us (median; "
+                   "%.1f..%.1f over the rounds); 1-pair p50 / floor = %.2fx (median of the "
+                   "rounds' ratios) [<= 1.2x: %s]\n", floors[ROUNDS / 2], floors[0],
+                   floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2));
         }
-        for (int i = 0; i < b && status == 0; i++)
-            if (call(c0, "", 0, resp, sizeof(g_resp)) != 0 || !strstr(resp, "\"ok\":true")) {
-                fprintf(stderr, "bench_mncd: disclose %d failed: %.300s\n", done + i, resp);
+        if (levels[li] == 64) {
+            ratio_64 = ratios[ROUNDS / 2];
+            printf("     vs the floor: group-commit writer %.0f records/s (median; %.0f..%.0f); "
+                   "64-pair ops/s / floor = %.0f%% (median of the rounds' ratios) [>= 50%%: "
+                   "%s]\n", floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], 100 * ratio_64,
+                   verdict(ratio_64 >= 0.5));
+        }
+    }
+    rmdir(fdir);
+
+    /* 3. scaling: live objects = releases of subject alice; then, on a fresh daemon (every
+     * disclose also queues its object in the coordinator's inbox, at most MNCD_MAX_INBOX =
+     * 10^6), 10^5 subjects */
+    static const long lv[] = {1000, 10000, 100000, 1000000};
+    int nlv = quick ? 3 : 4;
+    long window = quick ? 3000 : 5000, have = 1, next = 1 << 20;
+    double base_ops = 0;
+    if (status == 0)
+        printf("scaling: pipelined discloses (%d connections x %d in flight), 3 windows of %ld "
+               "timed at each level (median); ratio = throughput / the 10^3 row's [>= 0.77, i.e. "
+               "within 1.3x]%s\n", FILL_THREADS, FILL_BATCH, window,
+               quick ? "; 10^6 only in the full run (~0.6 GB of mncd memory, ~70 s of fill on this VM)"
+                     : "");
+    for (int i = 0; i <= nlv && status == 0; i++) {
+        bool subjects = i == nlv; /* the last row: 10^5 subjects, fresh daemon */
+        if (subjects) {
+            stop_daemon(pid, dir, fd);
+            fd = start_daemon(build, base, dir, sizeof(dir), &pid);
+            if (fd < 0) {
+                status = 1;
+                break;
+            }
+            have = 1;
+        }
+        long nsubj = subjects ? 100000 : 0;
+        /* the windows start at the level; the 10^6 row's end there (the inbox bound, with room
+         * for messages the round trips left queued) */
+        long start = subjects ? 100000 : lv[i] == 1000000 ? lv[i] - 3 * window - 5000 : lv[i];
+        long fill = start > have ? start - have : 0;
+        double fs = fill > 0 ? discloses(next, fill, nsubj) : 0;
+        next += fill;
+        have += fill;
+        long from = have;
+        /* three windows, the median throughput (load from other jobs comes in bursts) */
+        double c0 = cpu_us(pid), w[3];
+        for (int k = 0; k < 3 && status == 0; k++) {
+            double secs = fs < 0 ? -1 : discloses(next, window, nsubj);
+            next += window;
+            have += window;
+            if (secs <= 0) {
+                fprintf(stderr, "bench_mncd: discloses failed\n");
                 status = 1;
             }
-        done += b;
+            w[k] = (double)window / secs;
+        }
+        if (status)
+            break;
+        double cpu = (cpu_us(pid) - c0) / (3.0 * (double)window);
+        qsort(w, 3, sizeof(double), cmp_d);
+        double ops = w[1];
+        total_work += (double)(fill + 3 * window);
+        if (i == 0)
+            base_ops = ops;
+        char label[80];
+        if (subjects)
+            snprintf(label, sizeof(label), "10^5 subjects (fresh daemon)");
+        else
+            snprintf(label, sizeof(label), "10^%d live objects = releases", i + 3);
+        printf("  %-30s %8.0f discloses/s  mncd CPU %6.1f us/op  ratio %.2f [%s]  (windows at "
+               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB)\n", label, ops, cpu,
+               ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs,
+               rss_kb(pid) / 1024);
     }
-    double el = now_us() - t0;
-    long rss1 = rss_kb(pid);
-    if (status == 0)
-        printf("  daemon RSS: %ld KiB at start of this phase, %ld KiB with %d more live objects "
-               "(%.0f B/object incl. inbox entry); %d discloses in %.1f s (%.0f/s)\n",
-               rss0, rss1, nobj, (double)(rss1 - rss0) * 1024.0 / nobj, nobj, el / 1e6,
-               nobj / (el / 1e6));
-    free(c0);
     stop_daemon(pid, dir, fd);
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0 && status == 0) {
+        double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+        printf("mncd over the whole run (getrusage): %.1f s CPU for %.0f operations that did "
+               "work = %.1f us/op [<= 10 us: %s]; bench took %.0f s\n", cpu / 1e6, total_work,
+               cpu / total_work, verdict(cpu / total_work <= 10), (now_us() - t_start) / 1e6);
+    }
     return status;
 }

@@ -184,6 +184,154 @@ static void test_history_distinct(void **state)
     assert_int_equal(mnc_ledger_close(l), 0);
 }
 
+/* The history is kept per subject as charges come (ledger_hist.c): after many charges, with
+ * repeats, a policy whose field ids differ from the previous call's (a reload renumbers
+ * fields), and a reopen (replay), it is still each distinct observation once in first-seen
+ * order with the ids of the policy asked. */
+static void test_history_incremental(void **state)
+{
+    (void)state;
+    char notice[256];
+    mnc_ledger *l = open_ok(notice, sizeof(notice));
+    for (int i = 0; i < 2000; i++) {
+        char id[16], v[16];
+        snprintf(id, sizeof(id), "r%d", i);
+        snprintf(v, sizeof(v), "v%d", i % 7);
+        mnc_ledger_obs o[2] = {{"a", v}, {"b", i % 2 ? "odd" : "even"}};
+        assert_int_equal(mnc_ledger_charge(l, "dave", i % 3 ? "x" : "y", id, o, 2, 0, NULL),
+                         MNC_LEDGER_OK);
+    }
+    mnc_field f1[2] = {{"a", 1}, {"b", 1}}, f2[3] = {{"b", 1}, {"zz", 1}, {"a", 1}};
+    mnc_policy p1, p2;
+    memset(&p1, 0, sizeof(p1));
+    memset(&p2, 0, sizeof(p2));
+    p1.fields = f1;
+    p1.n_fields = 2;
+    p2.fields = f2;
+    p2.n_fields = 3;
+    for (int round = 0; round < 3; round++) {
+        if (round == 2) { /* replayed from the file */
+            assert_int_equal(mnc_ledger_close(l), 0);
+            l = open_ok(notice, sizeof(notice));
+        }
+        for (int k = 0; k < 2; k++) {
+            const mnc_policy *p = k ? &p2 : &p1;
+            mnc_obs *h;
+            size_t n;
+            assert_int_equal(mnc_ledger_history(l, p, "dave", &h, &n), 0);
+            assert_int_equal(n, 9); /* v0, even, v1, odd, v2..v6 */
+            uint16_t ida = k ? 2 : 0, idb = k ? 0 : 1;
+            assert_int_equal(h[0].field, ida);
+            assert_string_equal(h[0].value, "v0");
+            assert_int_equal(h[1].field, idb);
+            assert_string_equal(h[1].value, "even");
+            assert_int_equal(h[2].field, ida);
+            assert_string_equal(h[2].value, "v1");
+            assert_int_equal(h[3].field, idb);
+            assert_string_equal(h[3].value, "odd");
+            for (int i = 4; i < 9; i++) {
+                char v[16];
+                snprintf(v, sizeof(v), "v%d", i - 2);
+                assert_int_equal(h[i].field, ida);
+                assert_string_equal(h[i].value, v);
+            }
+            free(h);
+        }
+    }
+    assert_int_equal(mnc_ledger_subject_charges(l, "dave"), 2000);
+    assert_true(spent(l, "dave", "y") == 0);
+    assert_int_equal(mnc_ledger_close(l), 0);
+}
+
+static int find_cb(void *arg, const mnc_ledger_entry *e)
+{
+    mnc_ledger_entry *out = arg;
+    *out = *e;
+    out->obs = NULL; /* valid during the call only */
+    assert_int_equal(e->n_obs, 1);
+    assert_string_equal(e->obs[0].field, "f");
+    return 7;
+}
+
+/* mnc_ledger_find_release gives the one charge of a release id, among many subjects. */
+static void test_find_release(void **state)
+{
+    (void)state;
+    char notice[256];
+    mnc_ledger *l = open_ok(notice, sizeof(notice));
+    for (int i = 0; i < 300; i++) {
+        char id[16], subj[16], v[16];
+        snprintf(id, sizeof(id), "rel%d", i);
+        snprintf(subj, sizeof(subj), "s%d", i % 10);
+        snprintf(v, sizeof(v), "%d", i);
+        mnc_ledger_obs o[1] = {{"f", v}};
+        assert_int_equal(mnc_ledger_charge(l, subj, "r", id, o, 1, 0.001 * i, NULL),
+                         MNC_LEDGER_OK);
+    }
+    mnc_ledger_entry e;
+    memset(&e, 0, sizeof(e));
+    assert_int_equal(mnc_ledger_find_release(l, "rel123", find_cb, &e), 7);
+    assert_string_equal(e.subject, "s3");
+    assert_string_equal(e.release, "rel123");
+    assert_true(e.delta == 0.001 * 123);
+    assert_int_equal(mnc_ledger_find_release(l, "nope", find_cb, &e), -1);
+    assert_int_equal(mnc_ledger_close(l), 0);
+}
+
+typedef struct count_ctx {
+    int n;
+} count_ctx;
+
+static int count_cb(void *arg, const mnc_ledger_entry *e)
+{
+    (void)e;
+    ((count_ctx *)arg)->n++;
+    return 0;
+}
+
+/* Records on disk, read by a read-only view (what `mncctl ledger show` sees). */
+static int on_disk(void)
+{
+    char notice[256], err[512];
+    mnc_ledger *ro = mnc_ledger_open_ro(path, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(ro);
+    count_ctx c = {0};
+    assert_int_equal(mnc_ledger_foreach(ro, NULL, count_cb, &c), 0);
+    assert_int_equal(mnc_ledger_close(ro), 0);
+    return c.n;
+}
+
+/* Deferred durability: a charge counts at once (budgets, duplicates) but reaches the file
+ * only with the flush - one flush for all of them; turning deferral off flushes too. */
+static void test_deferred_flush(void **state)
+{
+    (void)state;
+    char notice[256];
+    mnc_ledger *l = open_ok(notice, sizeof(notice));
+    mnc_ledger_limits lim = {.epsilon = -1, .budget = 1.0};
+    mnc_ledger_obs o[1] = {{"f", "x"}};
+    assert_int_equal(mnc_ledger_set_deferred(l, true), 0);
+    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d1", o, 1, 0.5, &lim), MNC_LEDGER_OK);
+    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d2", o, 1, 0.5, &lim), MNC_LEDGER_OK);
+    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d3", o, 1, 0.5, &lim),
+                     MNC_LEDGER_OVER_BUDGET);
+    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d1", o, 1, 0.0, NULL), MNC_LEDGER_DUPLICATE);
+    assert_true(mnc_ledger_has_release(l, "d2"));
+    assert_int_equal(on_disk(), 0); /* queued, not written */
+    assert_int_equal(mnc_ledger_flush(l), 0);
+    assert_int_equal(on_disk(), 2);
+    assert_int_equal(mnc_ledger_flush(l), 0); /* nothing pending */
+    assert_int_equal(mnc_ledger_charge(l, "t", "r", "d4", o, 1, 0.1, NULL), MNC_LEDGER_OK);
+    assert_int_equal(mnc_ledger_set_deferred(l, false), 0);
+    assert_int_equal(on_disk(), 3);
+    assert_int_equal(mnc_ledger_charge(l, "t", "r", "d5", o, 1, 0.1, NULL), MNC_LEDGER_OK);
+    assert_int_equal(on_disk(), 4); /* durable at return again */
+    assert_int_equal(mnc_ledger_close(l), 0);
+    l = open_ok(notice, sizeof(notice));
+    assert_true(spent(l, "s", NULL) == 1.0);
+    assert_int_equal(mnc_ledger_close(l), 0);
+}
+
 static void test_replayed_duplicate_counted_once(void **state)
 {
     (void)state;
@@ -353,6 +501,75 @@ static int count_thread(void *arg, const mnc_ledger_entry *e)
     return 0;
 }
 
+/* Concurrent charges to one subject may complete out of sequence order; the history must
+ * still be in charge (sequence) order, as a replay would rebuild it. */
+static void *order_charger(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < 150; i++) {
+        char id[32], v[32];
+        snprintf(id, sizeof(id), "o%d-%d", t, i);
+        snprintf(v, sizeof(v), "%d-%d", t, i % 40);
+        mnc_ledger_obs o[1] = {{"f", v}};
+        if (mnc_ledger_charge(shared_l, "ord", "r", id, o, 1, 0, NULL) != MNC_LEDGER_OK)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+typedef struct order_ctx {
+    char (*v)[32];
+    size_t n;
+} order_ctx;
+
+static int order_cb(void *arg, const mnc_ledger_entry *e)
+{
+    order_ctx *x = arg;
+    for (size_t i = 0; i < x->n; i++)
+        if (strcmp(x->v[i], e->obs[0].value) == 0)
+            return 0;
+    snprintf(x->v[x->n++], 32, "%s", e->obs[0].value);
+    return 0;
+}
+
+static void test_history_order_concurrent(void **state)
+{
+    (void)state;
+    char notice[256];
+    shared_l = open_ok(notice, sizeof(notice));
+    pthread_t th[8];
+    for (int t = 0; t < 8; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, order_charger, (void *)(intptr_t)t), 0);
+    for (int t = 0; t < 8; t++) {
+        void *r;
+        assert_int_equal(pthread_join(th[t], &r), 0);
+        assert_null(r);
+    }
+    static char want[8 * 40][32];
+    order_ctx x = {want, 0};
+    assert_int_equal(mnc_ledger_foreach(shared_l, "ord", order_cb, &x), 0);
+    assert_int_equal(x.n, 8 * 40);
+    mnc_field f[1] = {{"f", 1}};
+    mnc_policy pol;
+    memset(&pol, 0, sizeof(pol));
+    pol.fields = f;
+    pol.n_fields = 1;
+    for (int round = 0; round < 2; round++) {
+        mnc_obs *h;
+        size_t n;
+        assert_int_equal(mnc_ledger_history(shared_l, &pol, "ord", &h, &n), 0);
+        assert_int_equal(n, x.n);
+        for (size_t i = 0; i < n; i++)
+            assert_string_equal(h[i].value, want[i]);
+        free(h);
+        if (round == 0) { /* and the same after a replay */
+            assert_int_equal(mnc_ledger_close(shared_l), 0);
+            shared_l = open_ok(notice, sizeof(notice));
+        }
+    }
+    assert_int_equal(mnc_ledger_close(shared_l), 0);
+}
+
 static void test_crash_kill9(void **state)
 {
     (void)state;
@@ -464,10 +681,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_charge_and_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_distinct, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_incremental, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_find_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deferred_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replayed_duplicate_counted_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corruption_and_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_order_concurrent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_kill9, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

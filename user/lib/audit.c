@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
+#include "mnc_util.h"
+#include "json_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -245,7 +247,7 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
         return -1;
     }
     int bad = !cJSON_AddNumberToObject(o, "seq", (double)(a->seq + 1)) ||
-              !cJSON_AddNumberToObject(o, "time", (double)r->time_ms);
+              !mnc_json_add_u64(o, "time", r->time_ms);
     bad |= add_str(o, "op", r->op) | add_str(o, "sender", r->sender) |
            add_str(o, "receiver", r->receiver) | add_str(o, "object", r->object) |
            add_str(o, "decision", r->decision) | add_str(o, "reason", r->reason);

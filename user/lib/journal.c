@@ -528,43 +528,98 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
     pthread_cond_broadcast(&j->cv);
 }
 
-int mnc_journal_append(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out)
+/* Queues one record for the next batch; lock held. 0, or -1 with errno. */
+static int enqueue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq,
+                   uint64_t *batch)
 {
-    if (!j || !payload || len == 0 || len > MNC_JOURNAL_MAX_PAYLOAD) {
+    if (!payload || len == 0 || len > MNC_JOURNAL_MAX_PAYLOAD) {
         errno = EINVAL;
         return -1;
     }
-    pthread_mutex_lock(&j->mu);
     if (j->poisoned) {
-        pthread_mutex_unlock(&j->mu);
         errno = EIO;
         return -1;
     }
     if (grow(&j->buf, &j->cap, j->len + MNC_JOURNAL_HDR + len) != 0) {
-        pthread_mutex_unlock(&j->mu);
         errno = ENOMEM;
         return -1;
     }
-    uint64_t seq = j->next_seq++;
-    encode(j->buf + j->len, seq, payload, (uint32_t)len);
+    *seq = j->next_seq++;
+    encode(j->buf + j->len, *seq, payload, (uint32_t)len);
     j->len += MNC_JOURNAL_HDR + len;
-    uint64_t mine = j->cur_batch;
+    *batch = j->cur_batch;
+    return 0;
+}
+
+/* Waits until batch `mine` is durable, leading a flush when nobody is; lock held. 0, or -1
+ * with errno (the handle is poisoned). */
+static int wait_durable(mnc_journal *j, uint64_t mine)
+{
     while (j->done_batch < mine && !j->poisoned) {
-        if (!j->flushing)
+        if (j->flushing)
+            pthread_cond_wait(&j->cv, &j->mu);
+        else if (j->len > 0)
             flush_batch(j, !j->no_gc);
         else
-            pthread_cond_wait(&j->cv, &j->mu);
+            break; /* nothing queued, nothing in flight: cannot happen while mine is pending */
     }
-    bool ok = j->done_batch >= mine;
-    int e = j->poisoned;
-    pthread_mutex_unlock(&j->mu);
-    if (!ok) {
-        errno = e ? e : EIO;
+    if (j->done_batch >= mine)
+        return 0;
+    errno = j->poisoned ? j->poisoned : EIO;
+    return -1;
+}
+
+int mnc_journal_append(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out)
+{
+    if (!j) {
+        errno = EINVAL;
         return -1;
     }
-    if (seq_out)
+    uint64_t seq, mine;
+    pthread_mutex_lock(&j->mu);
+    int rc = enqueue(j, payload, len, &seq, &mine);
+    if (rc == 0)
+        rc = wait_durable(j, mine);
+    int e = errno;
+    pthread_mutex_unlock(&j->mu);
+    errno = e;
+    if (rc == 0 && seq_out)
         *seq_out = seq;
-    return 0;
+    return rc;
+}
+
+int mnc_journal_queue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out)
+{
+    if (!j) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint64_t seq, mine;
+    pthread_mutex_lock(&j->mu);
+    int rc = enqueue(j, payload, len, &seq, &mine);
+    int e = errno;
+    pthread_mutex_unlock(&j->mu);
+    errno = e;
+    if (rc == 0 && seq_out)
+        *seq_out = seq;
+    return rc;
+}
+
+int mnc_journal_flush(mnc_journal *j)
+{
+    if (!j) {
+        errno = EINVAL;
+        return -1;
+    }
+    pthread_mutex_lock(&j->mu);
+    /* everything queued so far: the accumulating batch if it has records, else the one a
+     * leader is writing, else nothing is pending */
+    uint64_t mine = j->len > 0 ? j->cur_batch : j->flushing ? j->cur_batch - 1 : j->done_batch;
+    int rc = j->poisoned ? (errno = j->poisoned, -1) : wait_durable(j, mine);
+    int e = errno;
+    pthread_mutex_unlock(&j->mu);
+    errno = e;
+    return rc;
 }
 
 uint64_t mnc_journal_next_seq(mnc_journal *j)

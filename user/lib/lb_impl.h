@@ -21,6 +21,8 @@ typedef struct lb_ops {
     int (*close)(mnc_lbackend *b);
     int (*verify)(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
                   size_t err_len);
+    int (*set_deferred)(mnc_lbackend *b, bool on); /* NULL: charges are durable at return */
+    int (*flush)(mnc_lbackend *b);                 /* NULL: nothing is ever pending */
 } lb_ops;
 
 struct mnc_lbackend {
@@ -31,10 +33,5 @@ struct mnc_lbackend {
 /* Validation shared by both backends: c's strings bounded and printable, obs ids known to p,
  * delta finite and >= 0. */
 bool lb_charge_valid(const mnc_policy *p, const mnc_lb_request *c);
-
-/* Builds a history block (mnc_obs array followed by its strings, one malloc) from n distinct
- * (field name, value) pairs. 0, or -1: a field p does not know (fail closed), OOM. */
-int lb_history_block(const mnc_policy *p, const char *const *fields, const char *const *values,
-                     size_t n, mnc_obs **out, size_t *nout);
 
 #endif

@@ -11,33 +11,42 @@
 #include <string.h>
 #include <time.h>
 
+#include "ledger_hist.h"
 #include "mnc/journal.h"
 #include "mnc_bench.h"
 #include "mnc_htab.h"
 #include "mnc_util.h"
+#include "json_write.h"
 
-typedef struct charge {
-    uint64_t seq, t;
-    char *recipient, *release;
-    double delta;
-    mnc_ledger_obs *obs; /* strings owned (field and value heap strings) */
-    size_t n_obs;
-} charge;
+/* Every lookup on the charge path is a hash lookup or O(1): subjects, their recipients'
+ * accounts, release ids and each subject's distinct observations are hash tables, so the cost
+ * of a charge or a history does not grow with the number of subjects, recipients or releases
+ * (only with the size of what is charged, and the history with the subject's distinct
+ * facts). */
 
 typedef struct account {
+    mnc_hnode h; /* key: recipient */
     char *recipient;
     double spent, reserved;
 } account;
+
+typedef struct charge {
+    uint64_t seq, t;
+    const char *recipient, *release; /* the account's and the release record's strings */
+    double delta;
+    mnc_ledger_obs *obs; /* strings: the subject's history set (ledger_hist.h) */
+    size_t n_obs;
+} charge;
 
 typedef struct subject {
     mnc_hnode h; /* key: name */
     char *name;
     double spent, reserved;
-    account *acc;
-    size_t nacc, capacc;
-    charge *ch;
+    mnc_htab accs; /* account by recipient */
+    charge *ch;    /* ordered by seq */
     size_t nch, capch;
-    size_t total_obs;
+    mnc_hist hist; /* distinct observations, in the order of ch */
+    bool hist_bad; /* hist could not be rebuilt: history() fails */
 } subject;
 
 enum { REL_PENDING = 1, REL_DONE = 2 };
@@ -46,6 +55,8 @@ typedef struct rel {
     mnc_hnode h; /* key: id */
     char *id;
     int state;
+    subject *s;   /* REL_DONE: whose charge it is ... */
+    uint64_t seq; /* ... and its journal sequence number (s->ch is ordered by it) */
 } rel;
 
 struct mnc_ledger {
@@ -56,6 +67,7 @@ struct mnc_ledger {
     mnc_htab rels;     /* rel by release id */
     size_t ncharges;
     bool failed;
+    bool deferred; /* charge() queues its record; mnc_ledger_flush() makes it durable */
     char replay_err[256];
 };
 
@@ -77,6 +89,8 @@ static subject *get_subject(mnc_ledger *l, const char *name)
         return NULL;
     }
     s->h.key = s->name;
+    mnc_htab_init(&s->accs, 4, 1, 4);
+    mnc_hist_init(&s->hist);
     if (mnc_htab_insert(&l->subjects, &s->h) != 0) {
         free(s->name);
         free(s);
@@ -87,10 +101,7 @@ static subject *get_subject(mnc_ledger *l, const char *name)
 
 static account *find_account(subject *s, const char *r)
 {
-    for (size_t i = 0; i < s->nacc; i++)
-        if (strcmp(s->acc[i].recipient, r) == 0)
-            return &s->acc[i];
-    return NULL;
+    return MNC_HTAB_ENTRY(mnc_htab_find(&s->accs, r), account, h);
 }
 
 static account *get_account(subject *s, const char *r)
@@ -98,19 +109,17 @@ static account *get_account(subject *s, const char *r)
     account *a = find_account(s, r);
     if (a)
         return a;
-    if (s->nacc == s->capacc) {
-        size_t nc = s->capacc ? s->capacc * 2 : 4;
-        account *n = realloc(s->acc, nc * sizeof(*n));
-        if (!n)
-            return NULL;
-        s->acc = n;
-        s->capacc = nc;
-    }
-    a = &s->acc[s->nacc];
-    memset(a, 0, sizeof(*a));
-    if (!(a->recipient = strdup(r)))
+    a = calloc(1, sizeof(*a));
+    if (!a || !(a->recipient = strdup(r))) {
+        free(a);
         return NULL;
-    s->nacc++;
+    }
+    a->h.key = a->recipient;
+    if (mnc_htab_insert(&s->accs, &a->h) != 0) {
+        free(a->recipient);
+        free(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -173,22 +182,25 @@ static bool good_obs(const mnc_ledger_obs *o, size_t n)
 
 /* ---- applying a charge to memory (lock held) ---------------------------------------- */
 
-static void free_charge(charge *c)
+/* Lists every charge's observations in s->hist again, in charge order. 0 or -1 (OOM). */
+static int relist(subject *s)
 {
-    free(c->recipient);
-    free(c->release);
-    for (size_t i = 0; i < c->n_obs; i++) {
-        free((char *)c->obs[i].field);
-        free((char *)c->obs[i].value);
-    }
-    free(c->obs);
+    mnc_hist_unlist(&s->hist);
+    for (size_t c = 0; c < s->nch; c++)
+        for (size_t i = 0; i < s->ch[c].n_obs; i++)
+            if (mnc_hist_add(&s->hist, s->ch[c].obs[i].field, s->ch[c].obs[i].value, NULL,
+                             NULL) != 0)
+                return -1;
+    return 0;
 }
 
-/* Records a charge in subject s; copies all strings. Keeps charges ordered by seq (concurrent
- * appenders may finish out of order). 0 or -1 (OOM). */
-static int apply(mnc_ledger *l, subject *s, account *a, uint64_t seq, uint64_t t,
-                 const char *recipient, const char *release, double delta,
-                 const mnc_ledger_obs *obs, size_t n)
+/* Records the charge of release r in subject s, account a (r->id and a->recipient are the
+ * strings the charge keeps). Keeps charges ordered by seq (concurrent appenders may finish out
+ * of order; the history order is then rebuilt). 0, or -1 (OOM, nothing counted; the history
+ * may hold observations of the uncounted charge - more than was released, the safe side - and
+ * the caller stops charging on this handle). */
+static int apply(mnc_ledger *l, subject *s, account *a, rel *r, uint64_t seq, uint64_t t,
+                 double delta, const mnc_ledger_obs *obs, size_t n)
 {
     if (s->nch == s->capch) {
         size_t nc = s->capch ? s->capch * 2 : 8;
@@ -198,33 +210,32 @@ static int apply(mnc_ledger *l, subject *s, account *a, uint64_t seq, uint64_t t
         s->ch = nchs;
         s->capch = nc;
     }
-    charge c = {.seq = seq, .t = t, .delta = delta};
-    c.recipient = strdup(recipient);
-    c.release = strdup(release);
-    c.obs = calloc(n ? n : 1, sizeof(*c.obs));
-    if (!c.recipient || !c.release || !c.obs)
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        c.obs[i].field = strdup(obs[i].field);
-        c.obs[i].value = strdup(obs[i].value);
-        c.n_obs = i + 1;
-        if (!c.obs[i].field || !c.obs[i].value)
-            goto oom;
-    }
+    charge c = {.seq = seq, .t = t, .delta = delta, .recipient = a->recipient, .release = r->id,
+                .n_obs = n};
+    if (n && !(c.obs = malloc(n * sizeof(*c.obs))))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (mnc_hist_add(&s->hist, obs[i].field, obs[i].value, &c.obs[i].field,
+                         &c.obs[i].value) != 0) {
+            free(c.obs);
+            return -1;
+        }
     size_t at = s->nch;
     while (at > 0 && s->ch[at - 1].seq > seq)
         at--;
     memmove(&s->ch[at + 1], &s->ch[at], (s->nch - at) * sizeof(charge));
     s->ch[at] = c;
     s->nch++;
-    s->total_obs += n;
+    /* relist cannot fail (the order array already holds every entry it lists again); if it
+     * did, the subject's history would be incomplete: refuse to evaluate it (fail closed) */
+    if (at + 1 < s->nch && relist(s) != 0)
+        s->hist_bad = true;
     s->spent += delta;
     a->spent += delta;
+    r->s = s;
+    r->seq = seq;
     l->ncharges++;
     return 0;
-oom:
-    free_charge(&c);
-    return -1;
 }
 
 /* ---- replay ------------------------------------------------------------------------- */
@@ -280,9 +291,8 @@ static int replay(void *arg, uint64_t seq, const void *payload, size_t len)
     }
     subject *s = get_subject(l, sj->valuestring);
     account *a = s ? get_account(s, rj->valuestring) : NULL;
-    if (!a || !add_rel(l, idj->valuestring, REL_DONE) ||
-        apply(l, s, a, seq, (uint64_t)t->valuedouble, rj->valuestring, idj->valuestring,
-              dj->valuedouble, obs, n) != 0) {
+    rel *r = a ? add_rel(l, idj->valuestring, REL_DONE) : NULL;
+    if (!r || apply(l, s, a, r, seq, (uint64_t)t->valuedouble, dj->valuedouble, obs, n) != 0) {
         why = "out of memory";
         goto bad;
     }
@@ -313,16 +323,25 @@ static mnc_ledger *alloc_ledger(void)
     return l;
 }
 
+static int free_account(mnc_hnode *n, void *arg)
+{
+    (void)arg;
+    account *a = MNC_HTAB_ENTRY(n, account, h);
+    free(a->recipient);
+    free(a);
+    return 0;
+}
+
 static int free_subject(mnc_hnode *n, void *arg)
 {
     (void)arg;
     subject *s = MNC_HTAB_ENTRY(n, subject, h);
     for (size_t k = 0; k < s->nch; k++)
-        free_charge(&s->ch[k]);
-    for (size_t k = 0; k < s->nacc; k++)
-        free(s->acc[k].recipient);
+        free(s->ch[k].obs);
+    mnc_htab_each(&s->accs, free_account, NULL);
+    mnc_htab_fini(&s->accs);
+    mnc_hist_fini(&s->hist);
     free(s->ch);
-    free(s->acc);
     free(s->name);
     free(s);
     return 0;
@@ -464,7 +483,7 @@ static char *payload(uint64_t t, const char *sname, const char *recipient, const
     cJSON *arr = NULL;
     char *out = NULL;
     if (!j || !cJSON_AddNumberToObject(j, "v", 1) ||
-        !cJSON_AddNumberToObject(j, "t", (double)t) ||
+        !mnc_json_add_u64(j, "t", t) ||
         !cJSON_AddStringToObject(j, "subject", sname) ||
         !cJSON_AddStringToObject(j, "recipient", recipient) ||
         !cJSON_AddStringToObject(j, "release", release) ||
@@ -528,7 +547,7 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
         goto unlock;
     subject *s = get_subject(l, sname);
     account *a = s ? get_account(s, recipient) : NULL;
-    if (!a || !add_rel(l, release, REL_PENDING)) {
+    if (!a || !(r = add_rel(l, release, REL_PENDING))) {
         errno = ENOMEM;
         rc = MNC_LEDGER_ERROR;
         goto unlock;
@@ -539,17 +558,17 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
     pthread_mutex_unlock(&l->mu);
 
     uint64_t seq = 0;
-    int jrc = mnc_journal_append(l->j, pl, strlen(pl), &seq);
+    bool deferred = l->deferred; /* read under the lock; set only between charges */
+    int jrc = deferred ? mnc_journal_queue(l->j, pl, strlen(pl), &seq)
+                       : mnc_journal_append(l->j, pl, strlen(pl), &seq);
     int e = errno;
 
     pthread_mutex_lock(&l->mu);
-    /* s and a may have moved (hash growth does not move subjects; accounts may realloc). */
-    s = find_subject(l, sname);
-    a = find_account(s, recipient);
+    /* s, a and r stay where they are (entries of hash tables never move), and none is
+     * removed while the release is pending */
     s->reserved -= delta;
     a->reserved -= delta;
-    r = find_rel(l, release);
-    if (jrc == 0 && apply(l, s, a, seq, t, recipient, release, delta, obs, n) == 0) {
+    if (jrc == 0 && apply(l, s, a, r, seq, t, delta, obs, n) == 0) {
         r->state = REL_DONE;
         rc = MNC_LEDGER_OK;
     } else {
@@ -611,46 +630,40 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mn
     *n = 0;
     pthread_mutex_lock(&l->mu);
     subject *s = find_subject(l, sname);
-    int rc = 0;
-    if (!s || s->total_obs == 0)
-        goto done;
-    size_t bytes = s->total_obs * sizeof(mnc_obs);
-    for (size_t c = 0; c < s->nch; c++)
-        for (size_t i = 0; i < s->ch[c].n_obs; i++)
-            bytes += strlen(s->ch[c].obs[i].value) + 1;
-    mnc_obs *o = malloc(bytes);
-    if (!o) {
-        rc = -1;
-        goto done;
-    }
-    char *str = (char *)(o + s->total_obs);
-    size_t k = 0;
-    for (size_t c = 0; c < s->nch; c++)
-        for (size_t i = 0; i < s->ch[c].n_obs; i++) {
-            int id = mnc_policy_field(p, s->ch[c].obs[i].field);
-            if (id < 0) {
-                free(o);
-                rc = -1;
-                goto done;
-            }
-            /* A repeated identical disclosure reveals nothing new (both risk models count it
-             * once), so the history holds each distinct observation once: it stays bounded by
-             * the subject's distinct facts, not by the number of rounds. */
-            bool seen = false;
-            for (size_t j = 0; j < k && !seen; j++)
-                seen = o[j].field == id && strcmp(o[j].value, s->ch[c].obs[i].value) == 0;
-            if (seen)
-                continue;
-            size_t vl = strlen(s->ch[c].obs[i].value) + 1;
-            memcpy(str, s->ch[c].obs[i].value, vl);
-            o[k].field = (uint16_t)id;
-            o[k].value = str;
-            str += vl;
-            k++;
+    int rc = !s ? 0 : s->hist_bad ? -1 : mnc_hist_block(&s->hist, p, out, n);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+static int visit_charge(subject *s, const charge *ch,
+                        int (*cb)(void *, const mnc_ledger_entry *), void *arg)
+{
+    mnc_ledger_entry e = {ch->seq,   ch->t,   s->name,    ch->recipient,
+                          ch->release, ch->delta, ch->obs, ch->n_obs};
+    return cb(arg, &e);
+}
+
+int mnc_ledger_find_release(mnc_ledger *l, const char *release,
+                            int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
+{
+    if (!l || !release || !cb)
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    rel *r = find_rel(l, release);
+    int rc = -1;
+    if (r && r->state == REL_DONE && r->s) {
+        subject *s = r->s;
+        size_t lo = 0, hi = s->nch; /* s->ch is ordered by seq */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->ch[mid].seq < r->seq)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-    *out = o;
-    *n = k;
-done:
+        if (lo < s->nch && s->ch[lo].seq == r->seq)
+            rc = visit_charge(s, &s->ch[lo], cb, arg);
+    }
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
@@ -658,10 +671,7 @@ done:
 static int visit(subject *s, int (*cb)(void *, const mnc_ledger_entry *), void *arg)
 {
     for (size_t c = 0; c < s->nch; c++) {
-        const charge *ch = &s->ch[c];
-        mnc_ledger_entry e = {ch->seq, ch->t, s->name, ch->recipient, ch->release,
-                              ch->delta, ch->obs, ch->n_obs};
-        int r = cb(arg, &e);
+        int r = visit_charge(s, &s->ch[c], cb, arg);
         if (r)
             return r;
     }
@@ -696,6 +706,35 @@ int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
     }
     pthread_mutex_unlock(&l->mu);
     return r;
+}
+
+int mnc_ledger_flush(mnc_ledger *l)
+{
+    if (!l || !l->j) {
+        errno = l ? EROFS : EINVAL;
+        return -1;
+    }
+    int rc = mnc_journal_flush(l->j);
+    if (rc != 0) {
+        int e = errno;
+        pthread_mutex_lock(&l->mu);
+        l->failed = true;
+        pthread_mutex_unlock(&l->mu);
+        errno = e;
+    }
+    return rc;
+}
+
+int mnc_ledger_set_deferred(mnc_ledger *l, bool on)
+{
+    if (!l || !l->j) {
+        errno = l ? EROFS : EINVAL;
+        return -1;
+    }
+    pthread_mutex_lock(&l->mu);
+    l->deferred = on;
+    pthread_mutex_unlock(&l->mu);
+    return on ? 0 : mnc_ledger_flush(l);
 }
 
 void mnc_ledger_set_no_group_commit(mnc_ledger *l, int on)

@@ -25,37 +25,6 @@ bool lb_charge_valid(const mnc_policy *p, const mnc_lb_request *c)
     return true;
 }
 
-int lb_history_block(const mnc_policy *p, const char *const *fields, const char *const *values,
-                     size_t n, mnc_obs **out, size_t *nout)
-{
-    *out = NULL;
-    *nout = 0;
-    if (n == 0)
-        return 0;
-    size_t bytes = n * sizeof(mnc_obs);
-    for (size_t i = 0; i < n; i++)
-        bytes += strlen(values[i]) + 1;
-    mnc_obs *o = malloc(bytes);
-    if (!o)
-        return -1;
-    char *str = (char *)(o + n);
-    for (size_t i = 0; i < n; i++) {
-        int id = mnc_policy_field(p, fields[i]);
-        if (id < 0) {
-            free(o);
-            return -1;
-        }
-        size_t vl = strlen(values[i]) + 1;
-        memcpy(str, values[i], vl);
-        o[i].field = (uint16_t)id;
-        o[i].value = str;
-        str += vl;
-    }
-    *out = o;
-    *nout = n;
-    return 0;
-}
-
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 mnc_lb_kind mnc_lb_kind_of(const mnc_lbackend *b) { return b ? b->kind : MNC_LB_JOURNAL; }
@@ -129,6 +98,24 @@ bool mnc_lb_state(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnec
 
 int mnc_lb_tick(mnc_lbackend *b, uint64_t now_ms) { return b ? b->ops->tick(b, now_ms) : -1; }
 
+int mnc_lb_set_deferred(mnc_lbackend *b, bool on)
+{
+    if (!b) {
+        errno = EINVAL;
+        return -1;
+    }
+    return b->ops->set_deferred ? b->ops->set_deferred(b, on) : 0;
+}
+
+int mnc_lb_flush(mnc_lbackend *b)
+{
+    if (!b) {
+        errno = EINVAL;
+        return -1;
+    }
+    return b->ops->flush ? b->ops->flush(b) : 0;
+}
+
 int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
                   size_t err_len)
 {
@@ -174,14 +161,13 @@ typedef struct dup_ctx {
 static int dup_cb(void *arg, const mnc_ledger_entry *e)
 {
     dup_ctx *x = arg;
-    if (strcmp(e->release, x->c->release) != 0)
-        return 0;
-    bool same = strcmp(e->recipient, x->c->recipient) == 0 && e->n_obs == x->c->n_obs;
+    bool same = strcmp(e->subject, x->c->subject) == 0 &&
+                strcmp(e->recipient, x->c->recipient) == 0 && e->n_obs == x->c->n_obs;
     for (size_t i = 0; same && i < e->n_obs; i++)
         same = strcmp(e->obs[i].field, x->p->fields[x->c->obs[i].field].name) == 0 &&
                strcmp(e->obs[i].value, x->c->obs[i].value) == 0;
     x->found = same ? 1 : 2;
-    return 1;
+    return 0;
 }
 
 static mnc_ledger_rc j_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c,
@@ -191,7 +177,7 @@ static mnc_ledger_rc j_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb
     double delta = c->delta;
     if (mnc_ledger_has_release(l, c->release)) {
         dup_ctx x = {.p = p, .c = c};
-        mnc_ledger_foreach(l, c->subject, dup_cb, &x);
+        mnc_ledger_find_release(l, c->release, dup_cb, &x);
         r->same = x.found == 1;
         mnc_ledger_spent(l, c->subject, NULL, &r->spent);
         return MNC_LEDGER_DUPLICATE;
@@ -283,8 +269,13 @@ static int j_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *er
     return 0;
 }
 
-static const lb_ops journal_ops = {j_history, j_charge, j_foreach, j_spent, j_stats,
-                                   j_state,   j_tick,   j_close,   j_verify};
+static int j_set_deferred(mnc_lbackend *b, bool on) { return mnc_ledger_set_deferred(J(b), on); }
+
+static int j_flush(mnc_lbackend *b) { return mnc_ledger_flush(J(b)); }
+
+static const lb_ops journal_ops = {j_history, j_charge, j_foreach,      j_spent,
+                                   j_stats,   j_state,  j_tick,         j_close,
+                                   j_verify,  j_set_deferred, j_flush};
 
 mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len,
                                   char *err, size_t err_len)

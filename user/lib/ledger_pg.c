@@ -43,23 +43,20 @@
 #include <time.h>
 
 #include "lb_impl.h"
+#include "ledger_hist.h"
 #include "mnc/fleet.h"
+#include "mnc_htab.h"
 
 #define BACKOFF_MIN_MS 100u
 #define POOL MNC_LB_PG_POOL
 #define BACKOFF_MAX_MS 5000u
 
-typedef struct cobs {
-    char *field, *value;
-} cobs;
-
 typedef struct csubj {
+    mnc_hnode h; /* key: name */
     char *name;
     uint64_t version;
     double spent;
-    cobs *o;
-    size_t n, cap;
-    struct csubj *next;
+    mnc_hist hist; /* the history as of version */
 } csubj;
 
 typedef struct lb_pg {
@@ -72,8 +69,7 @@ typedef struct lb_pg {
     unsigned backoff_ms;
     uint64_t reconnects;
     char why[512];
-    csubj **cb;
-    size_t ncb; /* buckets, power of two */
+    mnc_htab cache; /* csubj by subject name */
     /* Suspendable callers (mnc_lb_set_wait) charge on connections of their own, so several
      * charges can be in flight; b->conn serves the blocking callers. */
     PGconn *pool[POOL];
@@ -107,80 +103,55 @@ static void set_why(lb_pg *b, const char *what, const char *msg)
 
 /* ---- the per-host cache ------------------------------------------------------------ */
 
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static csubj *cache_get(lb_pg *b, const char *name, bool create)
 {
-    size_t i = fnv(name) & (b->ncb - 1);
-    for (csubj *s = b->cb[i]; s; s = s->next)
-        if (strcmp(s->name, name) == 0)
-            return s;
-    if (!create)
-        return NULL;
-    csubj *s = calloc(1, sizeof(*s));
+    csubj *s = MNC_HTAB_ENTRY(mnc_htab_find(&b->cache, name), csubj, h);
+    if (s || !create)
+        return s;
+    s = calloc(1, sizeof(*s));
     if (!s || !(s->name = strdup(name))) {
         free(s);
         return NULL;
     }
-    s->next = b->cb[i];
-    b->cb[i] = s;
+    s->h.key = s->name;
+    mnc_hist_init(&s->hist);
+    if (mnc_htab_insert(&b->cache, &s->h) != 0) {
+        free(s->name);
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
 static void cache_reset(csubj *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->o[i].field);
-        free(s->o[i].value);
-    }
-    s->n = 0;
+    mnc_hist_fini(&s->hist);
     s->version = 0;
     s->spent = 0;
 }
 
+static int cache_free_one(mnc_hnode *n, void *arg)
+{
+    (void)arg;
+    csubj *s = MNC_HTAB_ENTRY(n, csubj, h);
+    mnc_hist_fini(&s->hist);
+    free(s->name);
+    free(s);
+    return 0;
+}
+
+/* Frees every cached subject; the cache is empty and usable afterwards. */
 static void cache_free(lb_pg *b)
 {
-    for (size_t i = 0; b->cb && i < b->ncb; i++)
-        for (csubj *s = b->cb[i], *nx; s; s = nx) {
-            nx = s->next;
-            cache_reset(s);
-            free(s->o);
-            free(s->name);
-            free(s);
-        }
-    free(b->cb);
-    b->cb = NULL;
+    mnc_htab_each(&b->cache, cache_free_one, NULL);
+    mnc_htab_fini(&b->cache);
 }
 
 /* Adds (field, value) unless present: the history holds each distinct observation once, as
- * mnc_ledger_history does. 0 or -1 (OOM). */
+ * mnc_ledger_history does. 0 or -1 (OOM, or a field name no policy can have). */
 static int cache_add(csubj *s, const char *field, const char *value)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->o[i].field, field) == 0 && strcmp(s->o[i].value, value) == 0)
-            return 0;
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 8;
-        cobs *no = realloc(s->o, nc * sizeof(*no));
-        if (!no)
-            return -1;
-        s->o = no;
-        s->cap = nc;
-    }
-    cobs c = {strdup(field), strdup(value)};
-    if (!c.field || !c.value) {
-        free(c.field);
-        free(c.value);
-        return -1;
-    }
-    s->o[s->n++] = c;
-    return 0;
+    return mnc_hist_add(&s->hist, field, value, NULL, NULL);
 }
 
 /* Applies one recorded release's observations (jsonb text [[field, value], ...]). 0 or -1. */
@@ -199,26 +170,14 @@ static int cache_apply_obs(csubj *s, const char *obs_text)
     return rc;
 }
 
-static int cache_block(const mnc_policy *p, const csubj *s, mnc_obs **h, size_t *nh)
+static int cache_block(const mnc_policy *p, csubj *s, mnc_obs **h, size_t *nh)
 {
-    if (!s || s->n == 0) {
+    if (!s) {
         *h = NULL;
         *nh = 0;
         return 0;
     }
-    const char **f = malloc(s->n * sizeof(*f));
-    const char **v = malloc(s->n * sizeof(*v));
-    int rc = -1;
-    if (f && v) {
-        for (size_t i = 0; i < s->n; i++) {
-            f[i] = s->o[i].field;
-            v[i] = s->o[i].value;
-        }
-        rc = lb_history_block(p, f, v, s->n, h, nh);
-    }
-    free(f);
-    free(v);
-    return rc;
+    return mnc_hist_block(&s->hist, p, h, nh);
 }
 
 /* ---- the connection ---------------------------------------------------------------- */
@@ -1036,8 +995,9 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
     return 0;
 }
 
+/* A charge commits its PostgreSQL transaction before it returns: never deferred. */
 static const lb_ops pg_ops = {pg_history, pg_charge, pg_foreach, pg_spent, pg_stats,
-                              pg_state,   pg_tick,   pg_close,   pg_verify};
+                              pg_state,   pg_tick,   pg_close,   pg_verify, NULL, NULL};
 
 int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *host,
                   size_t *n, char *err, size_t err_len)
@@ -1126,10 +1086,6 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
     if (!ok)
         goto fail;
     cache_free(b); /* the cached versions are behind now */
-    if (!(b->cb = calloc(b->ncb, sizeof(*b->cb)))) {
-        snprintf(err, err_len, "out of memory (the import committed)");
-        return -1;
-    }
     return 0;
 fail:
     snprintf(err, err_len, "%s: %.*s", what, (int)strcspn(PQerrorMessage(b->conn), "\n"),
@@ -1152,8 +1108,7 @@ mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char 
     if (mnc_pg_check_conninfo(conninfo, err, err_len) != 0)
         return NULL;
     lb_pg *b = calloc(1, sizeof(*b));
-    if (!b || !(b->conninfo = strdup(conninfo)) ||
-        !(b->cb = calloc(b->ncb = 256, sizeof(*b->cb)))) {
+    if (!b || !(b->conninfo = strdup(conninfo))) {
         if (b)
             free(b->conninfo);
         free(b);
@@ -1162,6 +1117,7 @@ mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char 
     }
     b->base.kind = MNC_LB_POSTGRES;
     b->base.ops = &pg_ops;
+    mnc_htab_init(&b->cache, 256, 1, 4);
     snprintf(b->host, sizeof(b->host), "%s", host);
     b->backoff_ms = BACKOFF_MIN_MS;
     if (pg_connect(b, err, err_len) != 0) {

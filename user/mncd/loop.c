@@ -4,12 +4,16 @@
  * One thread, non-blocking sockets, level-triggered epoll. Each iteration:
  *   1. read every readable client, cut complete lines, handle each request -> its response is
  *      appended to the client's output queue (not sent yet);
- *   2. commit: the iteration's state changes AND its audit records (hash-chained lines, exact
- *      bytes; the audit log is in deferred mode while the loop runs) become one journal record
- *      with one fdatasync; then the audit lines are appended to audit.jsonl without a sync of
- *      their own (startup re-appends any the file lost: store.c). So every decision and change
- *      is durable before any response that acknowledges it leaves the daemon (group commit:
- *      one fdatasync per iteration, not per request; it was two, journal then audit log);
+ *   2. commit: first the iteration's ledger charges (the ledger is in deferred mode while the
+ *      loop runs: a charge is counted at once and its record queued, mnc_lb_set_deferred) are
+ *      made durable with one fdatasync of the ledger; then the iteration's state changes AND
+ *      its audit records (hash-chained lines, exact bytes; the audit log is in deferred mode
+ *      too) become one journal record with one fdatasync; then the audit lines are appended
+ *      to audit.jsonl without a sync of their own (startup re-appends any the file lost:
+ *      store.c). So every decision, charge and change is durable before any response that
+ *      acknowledges it leaves the daemon, and a crash between the two syncs leaves a charge
+ *      without its release, never the reverse (group commit: at most two fdatasyncs per
+ *      iteration whatever the number of requests in it; it was one per charge plus two);
  *   3. send queued output; a client whose queue exceeds cfg.max_output (it does not read its
  *      responses) is disconnected, and nobody else waits for it.
  * Request lines are limited to MNC_PROTO_MAX_LINE bytes: a longer line gets an error response
@@ -842,6 +846,12 @@ fail:
  * design removes); lines written to audit.jsonl are synced on clean close or by `audit`. */
 static bool commit(loop *l)
 {
+    /* charges before the state and audit records that refer to them (see the top) */
+    if (l->d->ledger && mnc_lb_flush(l->d->ledger) != 0) {
+        fprintf(stderr, "mncd: ledger commit failed: %s; stopping without acknowledging "
+                "(fail closed)\n", strerror(errno));
+        return false;
+    }
     if (mncd_store_commit(&l->d->store) != 0) {
         fprintf(stderr, "mncd: state journal commit (state changes + audit records) failed: %s; "
                 "stopping without acknowledging (fail closed)\n", strerror(errno));
@@ -892,6 +902,10 @@ int mncd_run(mncd *d)
      * the loop's records ride in its journal records (one fdatasync per iteration). */
     if (mnc_audit_sync(d->audit) != 0 || mnc_audit_set_deferred(d->audit, true) != 0) {
         fprintf(stderr, "mncd: audit log sync failed: %s\n", strerror(errno));
+        goto out;
+    }
+    if (d->ledger && mnc_lb_set_deferred(d->ledger, true) != 0) {
+        fprintf(stderr, "mncd: ledger: %s\n", strerror(errno));
         goto out;
     }
     mnc_lb_set_wait(d->ledger, job_wait, job_suspendable, &l);
@@ -985,6 +999,11 @@ int mncd_run(mncd *d)
     if (!commit(&l))
         goto out;
     mncd_fleet_anchor(d, true); /* always at shutdown */
+    /* charges after the loop (shutdown of other layers) are durable at return again */
+    if (d->ledger && mnc_lb_set_deferred(d->ledger, false) != 0) {
+        fprintf(stderr, "mncd: ledger commit failed: %s\n", strerror(errno));
+        goto out;
+    }
     /* Records appended after the loop (shutdown of other layers) go to the file directly and
      * are synced by mnc_audit_close; nothing is pending after a successful commit. */
     if (mnc_audit_set_deferred(d->audit, false) != 0 || mnc_audit_sync(d->audit) != 0) {

@@ -218,7 +218,10 @@ typedef struct mncd_store {
     mncd_inbox *inbox; /* indexed by principal id */
     mnc_htab mem;      /* mncd_mem by "store/key" */
     mnc_journal *j;
-    cJSON *batch;      /* array of this iteration's change records */
+    /* this iteration's change records as JSON array text "[r1,r2,...", built as they come
+     * (printed once each, no tree kept); the buffer is reused across iterations */
+    char *batch;
+    size_t batch_len, batch_cap;
     mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];

@@ -125,7 +125,9 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
         m->c.bits += res->delta;
-        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge)
+        /* "committed": a deferred charge (inside the loop) is flushed first */
+        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge &&
+            mnc_lb_flush(m->ledger) == 0)
             raise(SIGKILL);
         snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject,
                  c.release, res->delta, res->spent, lim ? "" : " (approved: no caps)");

@@ -107,6 +107,21 @@ int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint
  * on disk: callers must treat the operation as failed (e.g. not release). */
 int mnc_journal_append(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out);
 
+/* Queues one record for the next batch and returns at once: the record is NOT durable (not
+ * even written) until a later mnc_journal_flush() - or any thread's append() - has written and
+ * synced its batch. For callers that acknowledge nothing until a flush they do anyway (mncd
+ * flushes once per event-loop iteration: one fdatasync for all of that iteration's records).
+ * Records keep sequence order with appended ones; close() writes any still queued (a record
+ * nobody acknowledged may then be durable: for the ledger, a charge whose release never left -
+ * the safe direction). Same arguments and errors as append(), except that I/O errors surface
+ * at the flush. */
+int mnc_journal_queue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq_out);
+
+/* Makes every record queued or appended before the call durable (one write + fdatasync for
+ * all of them, or nothing if none is pending). Returns 0, or -1 with errno (the handle is then
+ * poisoned, as for append()). */
+int mnc_journal_flush(mnc_journal *j);
+
 /* Sequence number the next append will get. */
 uint64_t mnc_journal_next_seq(mnc_journal *j);
 

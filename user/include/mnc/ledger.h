@@ -6,9 +6,10 @@
  *     {"v":1,"t":MS,"subject":S,"recipient":R,"release":ID,"delta":X,"obs":[[FIELD,VALUE],...]}
  * Fields are stored by name (not policy id) so a ledger survives policy reloads that renumber
  * fields. The observations are the realised values, i.e. the history H that br(H) is computed
- * from. charge() returns only after the record is durable (group commit): callers release the
- * disclosure only after it returned MNC_LEDGER_OK - a crash then can lose an unreleased charge
- * (harmless: nothing left) but never a released one.
+ * from. charge() returns only after the record is durable (group commit) - or, in deferred
+ * mode (mnc_ledger_set_deferred), after it is counted and queued, durable at the next flush:
+ * callers release the disclosure only once the charge is durable - a crash then can lose an
+ * unreleased charge (harmless: nothing left) but never a released one.
  *
  * Idempotency: a release id is charged at most once. A second charge() with the same id
  * returns MNC_LEDGER_DUPLICATE without writing; records with an id already seen are ignored on
@@ -111,15 +112,38 @@ mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const ch
                                     const mnc_obs *obs, size_t n_obs, double delta,
                                     const mnc_ledger_limits *lim);
 
-/* True if release_id has been charged (durably). */
+/* Deferred durability, for a caller that acknowledges nothing until it flushes anyway (mncd:
+ * once per event-loop iteration, so one fdatasync covers every charge of the iteration). While
+ * on, charge() counts the charge in memory (later checks and charges see it) and queues its
+ * record (mnc_journal_queue) instead of waiting for it: MNC_LEDGER_OK then means "counted,
+ * durable after the next successful mnc_ledger_flush()". The caller must not release anything
+ * a charge covers before that flush returned 0. Turning it off flushes. Returns 0, or -1
+ * (bad handle, read-only view, or the flush failed). */
+int mnc_ledger_set_deferred(mnc_ledger *l, bool on);
+
+/* Makes every charge counted so far durable (one fdatasync, nothing if none is pending).
+ * Returns 0, or -1 with errno: the charges since the last flush may be lost, and the handle
+ * refuses further charges (a restart replays the file). */
+int mnc_ledger_flush(mnc_ledger *l);
+
+/* True if release_id has been charged (durably; in deferred mode: counted, durable after the
+ * next flush). */
 bool mnc_ledger_has_release(mnc_ledger *l, const char *release_id);
 
 /* The subject's realised history (all recipients, in charge order, each distinct (field,
- * value) observation once - a repeat reveals nothing new) as policy observations for br(H): *out is one heap block (observations followed by their strings; free() it).
+ * value) observation once - a repeat reveals nothing new) as policy observations for br(H):
+ * *out is one heap block (observations followed by their strings; free() it). Kept up to date
+ * on every charge: the cost is O(size of the result), whatever the number of releases.
  * Returns 0 (an unknown subject gives *n = 0, *out = NULL) or -1: a recorded field that
  * the policy does not know (fail closed: the history cannot be evaluated), bad args, OOM. */
 int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, mnc_obs **out,
                        size_t *n);
+
+/* Calls cb once with the charge of release_id (the same entry mnc_ledger_foreach would give)
+ * and returns cb's value; -1 if release_id has not been charged (durably) or on bad args.
+ * O(log charges of its subject), unlike a foreach over the subject. */
+int mnc_ledger_find_release(mnc_ledger *l, const char *release_id,
+                            int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
 
 /* Calls cb for each charge of subject (NULL = every subject) in order; stops at a non-zero
  * return and returns it. Returns 0 when all were visited. */

@@ -147,6 +147,14 @@ bool mnc_lb_state(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnec
  * it wants to be called again (-1: never). */
 int mnc_lb_tick(mnc_lbackend *b, uint64_t now_ms);
 
+/* Deferred durability (mnc_ledger_set_deferred) where the backend has it - the journal; on
+ * postgres every charge is committed before it returns, and both are no-ops returning 0.
+ * While on, an OK charge is durable only after the next mnc_lb_flush() returned 0: release
+ * nothing it covers before that. Turning it off flushes. 0, or -1 with errno (flush failed:
+ * the handle refuses further charges). */
+int mnc_lb_set_deferred(mnc_lbackend *b, bool on);
+int mnc_lb_flush(mnc_lbackend *b);
+
 /* Connections a postgres backend keeps for suspendable callers (mnc_lb_set_wait). */
 #define MNC_LB_PG_POOL 16
 
