@@ -168,15 +168,13 @@ static void *pair(void *arg)
         return NULL;
     }
     char send_req[256], resp[1 << 16];
-    int n = snprintf(send_req, sizeof(send_req),
-                     "{\"verb\":\"send\",\"object\":\"%s\",\"to\":\"coordinator\"}\n", oid);
+    int n = snprintf(send_req, sizeof(send_req), "{\"verb\":\"send\",\"object\":\"%s\",\"to\":\"coordinator\"}\n", oid);
     static const char recv_req[] = "{\"verb\":\"recv\",\"max\":1}\n";
     pthread_barrier_wait(j->bar);
     for (int i = 0; i < j->iters; i++) {
         double t0 = now_us();
         if (call(w, send_req, (size_t)n, resp, sizeof(resp)) != 0 || !strstr(resp, "\"ok\":true") ||
-            call(c, recv_req, sizeof(recv_req) - 1, resp, sizeof(resp)) != 0 ||
-            !strstr(resp, "\"ok\":true")) {
+            call(c, recv_req, sizeof(recv_req) - 1, resp, sizeof(resp)) != 0 || !strstr(resp, "\"ok\":true")) {
             j->fail = 1;
             break;
         }
@@ -252,8 +250,7 @@ static int run_level(int clients, int iters, double *p50, double *p99, double *o
     *ops = *work / (el / 1e6);
     free(all);
     if (empty)
-        printf("   (%d of %zu recvs found the shared coordinator inbox empty: not counted)\n",
-               empty, n);
+        printf("   (%d of %zu recvs found the shared coordinator inbox empty: not counted)\n", empty, n);
     return 0;
 }
 
@@ -273,8 +270,7 @@ static long rss_kb(pid_t pid)
 
 /* Starts BUILD/mncd on a fresh temp dir under base and creates the long-lived object (oid).
  * Returns the worker connection (fd), or -1 (daemon killed, dir removed by stop_daemon). */
-static int start_daemon(const char *build, const char *base, char *dir, size_t dirlen,
-                        pid_t *pidp)
+static int start_daemon(const char *build, const char *base, char *dir, size_t dirlen, pid_t *pidp)
 {
     char mncd[512], cfg[512], state[512];
     snprintf(dir, dirlen, "%s/bench_mncd.XXXXXX", base);
@@ -297,8 +293,8 @@ static int start_daemon(const char *build, const char *base, char *dir, size_t d
     fclose(f);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(mncd, mncd, "--config", cfg, "--socket", sock_path, "--state-dir", state,
-              "--policy", "policies/scheduling.json", (char *)NULL);
+        execl(mncd, mncd, "--config", cfg, "--socket", sock_path, "--state-dir", state, "--policy",
+              "policies/scheduling.json", (char *)NULL);
         perror(mncd);
         _exit(127);
     }
@@ -323,8 +319,10 @@ static int start_daemon(const char *build, const char *base, char *dir, size_t d
     for (char *p = st; *p; p++)
         if (*p == '\n')
             *p = ' ';
-    int n = snprintf(g_req, sizeof(g_req), "{\"verb\":\"disclose\",\"contract\":"
-                     "\"share_availability\",\"state\":%s}\n", st);
+    int n = snprintf(g_req, sizeof(g_req),
+                     "{\"verb\":\"disclose\",\"contract\":"
+                     "\"share_availability\",\"state\":%s}\n",
+                     st);
     g_reqlen = n > 0 && (size_t)n < sizeof(g_req) ? (size_t)n : 0;
     conn *c0 = calloc(1, sizeof(*c0));
     char *idp;
@@ -335,8 +333,7 @@ static int start_daemon(const char *build, const char *base, char *dir, size_t d
     }
     c0->fd = fd;
     c0->euid = UID_W;
-    if (call(c0, g_req, g_reqlen, g_resp, sizeof(g_resp)) != 0 ||
-        !(idp = strstr(g_resp, "\"id\":\""))) {
+    if (call(c0, g_req, g_reqlen, g_resp, sizeof(g_resp)) != 0 || !(idp = strstr(g_resp, "\"id\":\""))) {
         fprintf(stderr, "bench_mncd: disclose failed: %s\n", g_resp);
         free(c0);
         close(fd);
@@ -382,13 +379,11 @@ static int compare(const char *old_build, const char *new_build, const char *bas
                 return 1;
             }
             for (int li = 0; li < LEVELS; li++) {
-                int iters = quick ? (levels[li] == 1 ? 2000 : 200)
-                                  : (levels[li] == 1 ? 20000 : 2000);
+                int iters = quick ? (levels[li] == 1 ? 2000 : 200) : (levels[li] == 1 ? 20000 : 2000);
                 double work;
-                if (run_level(levels[li], iters, &r[b][li][0][round], &r[b][li][1][round],
-                              &r[b][li][2][round], &work) != 0) {
-                    fprintf(stderr, "bench_mncd: %s: run with %d clients failed\n", builds[b],
-                            levels[li]);
+                if (run_level(levels[li], iters, &r[b][li][0][round], &r[b][li][1][round], &r[b][li][2][round],
+                              &work) != 0) {
+                    fprintf(stderr, "bench_mncd: %s: run with %d clients failed\n", builds[b], levels[li]);
                     stop_daemon(pid, dir, fd);
                     return 1;
                 }
@@ -396,7 +391,8 @@ static int compare(const char *old_build, const char *new_build, const char *bas
             stop_daemon(pid, dir, fd);
         }
     printf("mncd send+recv round trip, %s/mncd (old) vs %s/mncd (new), state dir on %s, "
-           "median of %d interleaved rounds\n", old_build, new_build, base, ROUNDS);
+           "median of %d interleaved rounds\n",
+           old_build, new_build, base, ROUNDS);
     for (int li = 0; li < LEVELS; li++) {
         double m[2][3];
         for (int b = 0; b < 2; b++)
@@ -405,9 +401,8 @@ static int compare(const char *old_build, const char *new_build, const char *bas
                 m[b][q] = r[b][li][q][ROUNDS / 2];
             }
         printf("  %2d pair(s): old p50 %7.1f us p99 %7.1f us %7.0f ops/s | new p50 %7.1f us "
-               "p99 %7.1f us %7.0f ops/s | p50 x%.2f, ops/s x%.2f\n", levels[li], m[0][0],
-               m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[1][0] / m[0][0],
-               m[1][2] / m[0][2]);
+               "p99 %7.1f us %7.0f ops/s | p50 x%.2f, ops/s x%.2f\n",
+               levels[li], m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[1][0] / m[0][0], m[1][2] / m[0][2]);
     }
     return 0;
 }
@@ -425,8 +420,7 @@ static void fs_type(const char *path, char *out, size_t n)
     size_t best = 0;
     while (f && fscanf(f, "%511s %4095s %63s %*[^\n]", dev, mnt, type) == 3) {
         size_t ml = strlen(mnt);
-        bool under = strncmp(real, mnt, ml) == 0 &&
-                     (real[ml] == '/' || real[ml] == '\0' || strcmp(mnt, "/") == 0);
+        bool under = strncmp(real, mnt, ml) == 0 && (real[ml] == '/' || real[ml] == '\0' || strcmp(mnt, "/") == 0);
         if (under && ml >= best) {
             best = ml;
             snprintf(out, n, "%s", type);
@@ -448,13 +442,11 @@ static double floor_fsync(const char *dir, int n)
     memset(rec, 'x', sizeof(rec));
     double *t = calloc((size_t)n, sizeof(double));
     double r = -1;
-    if (fd < 0 || !t || pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) ||
-        fsync(fd) != 0)
+    if (fd < 0 || !t || pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) || fsync(fd) != 0)
         goto out;
     for (int i = 0; i < n; i++) {
         double t0 = now_us();
-        if (pwrite(fd, rec, sizeof(rec), (off_t)i * (off_t)sizeof(rec)) != (ssize_t)sizeof(rec) ||
-            fdatasync(fd) != 0)
+        if (pwrite(fd, rec, sizeof(rec), (off_t)i * (off_t)sizeof(rec)) != (ssize_t)sizeof(rec) || fdatasync(fd) != 0)
             goto out;
         t[i] = now_us() - t0;
     }
@@ -502,8 +494,8 @@ static double floor_echo(const char *dir, int n)
     double *t = calloc((size_t)n, sizeof(double)), r = -1;
     pthread_t th;
     bool started = false;
-    if (e.fd < 0 || !t || pwrite(e.fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) ||
-        fsync(e.fd) != 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    if (e.fd < 0 || !t || pwrite(e.fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros) || fsync(e.fd) != 0 ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         goto out;
     e.sock = sv[1];
     if (pthread_create(&th, NULL, echo_server, &e) != 0)
@@ -593,10 +585,8 @@ static double floor_group(const char *dir, int threads, double secs, double *cpu
     if (mnc_journal_close(j) != 0)
         fail = 1;
     unlink(path);
-    double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
-                          r0.ru_stime.tv_sec) * 1e6 +
-                 (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
-                          r0.ru_stime.tv_usec);
+    double cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 +
+                 (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
     *cpu_per_rec = total ? cpu / (double)total : 0;
     return fail ? -1 : (double)total / (el / 1e6);
 }
@@ -609,8 +599,8 @@ static double floor_group(const char *dir, int threads, double secs, double *cpu
 static char g_pre[1 << 14], g_post[1 << 14]; /* the disclose request around its subject */
 
 typedef struct fill_job {
-    long first, n;  /* request indexes [first, first + n) */
-    long nsubj;     /* 0: subject alice; else subject "s<index % nsubj>" */
+    long first, n; /* request indexes [first, first + n) */
+    long nsubj;    /* 0: subject alice; else subject "s<index % nsubj>" */
     int fail;
 } fill_job;
 
@@ -630,8 +620,7 @@ static void *filler(void *arg)
         size_t len = 0;
         for (int i = 0; i < b; i++) {
             long k = f->first + done + i;
-            int w = f->nsubj ? snprintf(buf + len, cap - len, "%s\"s%ld\"%s\n", g_pre,
-                                        k % f->nsubj, g_post)
+            int w = f->nsubj ? snprintf(buf + len, cap - len, "%s\"s%ld\"%s\n", g_pre, k % f->nsubj, g_post)
                              : snprintf(buf + len, cap - len, "%s\"alice\"%s\n", g_pre, g_post);
             if (w < 0 || (size_t)w >= cap - len) {
                 f->fail = 1;
@@ -725,7 +714,8 @@ int main(int argc, char **argv)
     }
     printf("floor: state dir %s on %s; fdatasync p50 %.1f us back to back, trivial two-fdatasync "
            "round trip p50 %.1f us; group-commit writer, 64 clients: %.0f durable records/s "
-           "(%.1f us CPU per record)\n", base, fst, fsync_p50, echo_p50, gc_ops, gc_cpu);
+           "(%.1f us CPU per record)\n",
+           base, fst, fsync_p50, echo_p50, gc_ops, gc_cpu);
 
     char dir[256];
     pid_t pid;
@@ -768,8 +758,7 @@ int main(int argc, char **argv)
                         : levels[li] == 64 ? floor_group(fdir, 64, gc_secs / 4, &gcpu)
                                            : 1;
             double c0 = cpu_us(pid);
-            if (floors[r] <= 0 ||
-                run_level(levels[li], iters, &p50s[r], &p99s[r], &opss[r], &work) != 0) {
+            if (floors[r] <= 0 || run_level(levels[li], iters, &p50s[r], &p99s[r], &opss[r], &work) != 0) {
                 fprintf(stderr, "bench_mncd: run with %d clients failed\n", levels[li]);
                 status = 1;
                 break;
@@ -787,22 +776,22 @@ int main(int argc, char **argv)
         qsort(floors, (size_t)rounds, sizeof(double), cmp_d);
         qsort(ratios, (size_t)rounds, sizeof(double), cmp_d);
         printf("  %2d client pair(s): p50 %8.1f us  p99 %8.1f us  %8.0f ops/s  mncd CPU %5.1f "
-               "us/op [<= 10 us: %s]%s\n", levels[li], p50s[rounds / 2], p99s[rounds / 2],
-               opss[rounds / 2], cpu / work_l, verdict(cpu / work_l <= 10),
-               rounds > 1 ? " (medians of 5 rounds)" : "");
+               "us/op [<= 10 us: %s]%s\n",
+               levels[li], p50s[rounds / 2], p99s[rounds / 2], opss[rounds / 2], cpu / work_l,
+               verdict(cpu / work_l <= 10), rounds > 1 ? " (medians of 5 rounds)" : "");
         if (levels[li] == 1) {
             ratio_1 = ratios[ROUNDS / 2];
             printf("     vs the floor: trivial two-fdatasync round trip p50 %.1f us (median; "
                    "%.1f..%.1f over the rounds); 1-pair p50 / floor = %.2fx (median of the "
-                   "rounds' ratios) [<= 1.2x: %s]\n", floors[ROUNDS / 2], floors[0],
-                   floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2));
+                   "rounds' ratios) [<= 1.2x: %s]\n",
+                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2));
         }
         if (levels[li] == 64) {
             ratio_64 = ratios[ROUNDS / 2];
             printf("     vs the floor: group-commit writer %.0f records/s (median; %.0f..%.0f); "
                    "64-pair ops/s / floor = %.0f%% (median of the rounds' ratios) [>= 50%%: "
-                   "%s]\n", floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], 100 * ratio_64,
-                   verdict(ratio_64 >= 0.5));
+                   "%s]\n",
+                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], 100 * ratio_64, verdict(ratio_64 >= 0.5));
         }
     }
     rmdir(fdir);
@@ -817,9 +806,9 @@ int main(int argc, char **argv)
     if (status == 0)
         printf("scaling: pipelined discloses (%d connections x %d in flight), 3 windows of %ld "
                "timed at each level (median); ratio = throughput / the 10^3 row's [>= 0.77, i.e. "
-               "within 1.3x]%s\n", FILL_THREADS, FILL_BATCH, window,
-               quick ? "; 10^6 only in the full run (~0.6 GB of mncd memory, ~70 s of fill on this VM)"
-                     : "");
+               "within 1.3x]%s\n",
+               FILL_THREADS, FILL_BATCH, window,
+               quick ? "; 10^6 only in the full run (~0.6 GB of mncd memory, ~70 s of fill on this VM)" : "");
     for (int i = 0; i <= nlv && status == 0; i++) {
         bool subjects = i == nlv; /* the last row: 10^5 subjects, fresh daemon */
         if (subjects) {
@@ -866,8 +855,8 @@ int main(int argc, char **argv)
         else
             snprintf(label, sizeof(label), "10^%d live objects = releases", i + 3);
         printf("  %-30s %8.0f discloses/s  mncd CPU %6.1f us/op  ratio %.2f [%s]  (windows at "
-               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB)\n", label, ops, cpu,
-               ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs,
+               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB)\n",
+               label, ops, cpu, ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs,
                rss_kb(pid) / 1024);
     }
     stop_daemon(pid, dir, fd);
@@ -876,8 +865,8 @@ int main(int argc, char **argv)
         double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
                      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         printf("mncd over the whole run (getrusage): %.1f s CPU for %.0f operations that did "
-               "work = %.1f us/op [<= 10 us: %s]; bench took %.0f s\n", cpu / 1e6, total_work,
-               cpu / total_work, verdict(cpu / total_work <= 10), (now_us() - t_start) / 1e6);
+               "work = %.1f us/op [<= 10 us: %s]; bench took %.0f s\n",
+               cpu / 1e6, total_work, cpu / total_work, verdict(cpu / total_work <= 10), (now_us() - t_start) / 1e6);
     }
     return status;
 }

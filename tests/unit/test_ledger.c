@@ -72,20 +72,17 @@ static void test_charge_and_reopen(void **state)
     assert_int_equal(mnc_ledger_charge(l, "alice", "coordinator", "r1", o1, 2, 0.25, &lim), MNC_LEDGER_OK);
     assert_int_equal(mnc_ledger_charge(l, "alice", "calendar", "r2", o2, 1, 0.5, &lim), MNC_LEDGER_OK);
     /* ΔR > ε */
-    assert_int_equal(mnc_ledger_charge(l, "alice", "calendar", "r3", o2, 1, 0.5000001, &lim),
-                     MNC_LEDGER_OVER_EPSILON);
+    assert_int_equal(mnc_ledger_charge(l, "alice", "calendar", "r3", o2, 1, 0.5000001, &lim), MNC_LEDGER_OVER_EPSILON);
     /* Σ + ΔR > B: 0.75 + 0.3 > 1 */
     assert_int_equal(mnc_ledger_check(l, "alice", NULL, 0.3, &lim), MNC_LEDGER_OVER_BUDGET);
-    assert_int_equal(mnc_ledger_charge(l, "alice", "calendar", "r3", o2, 1, 0.3, &lim),
-                     MNC_LEDGER_OVER_BUDGET);
+    assert_int_equal(mnc_ledger_charge(l, "alice", "calendar", "r3", o2, 1, 0.3, &lim), MNC_LEDGER_OVER_BUDGET);
     /* exactly reaching B is allowed */
     assert_int_equal(mnc_ledger_check(l, "alice", NULL, 0.25, &lim), MNC_LEDGER_OK);
     /* per-recipient account: calendar has spent 0.5 only */
     mnc_ledger_limits per = {.epsilon = -1, .budget = 1.0, .per_recipient = true};
     assert_int_equal(mnc_ledger_check(l, "alice", "calendar", 0.3, &per), MNC_LEDGER_OK);
     /* idempotent */
-    assert_int_equal(mnc_ledger_charge(l, "alice", "coordinator", "r1", o1, 2, 0.25, &lim),
-                     MNC_LEDGER_DUPLICATE);
+    assert_int_equal(mnc_ledger_charge(l, "alice", "coordinator", "r1", o1, 2, 0.25, &lim), MNC_LEDGER_DUPLICATE);
     /* bad input */
     assert_int_equal(mnc_ledger_charge(l, "alice", "c", "r9", o1, 2, -0.1, NULL), MNC_LEDGER_ERROR);
     assert_int_equal(mnc_ledger_charge(l, "alice", "c", "r9", o1, 2, NAN, NULL), MNC_LEDGER_ERROR);
@@ -108,8 +105,7 @@ static void test_charge_and_reopen(void **state)
     assert_true(spent(l, "alice", "calendar") == 0.5);
     assert_true(mnc_ledger_has_release(l, "r1"));
     assert_false(mnc_ledger_has_release(l, "r3"));
-    assert_int_equal(mnc_ledger_charge(l, "alice", "coordinator", "r2", o1, 1, 0.1, NULL),
-                     MNC_LEDGER_DUPLICATE);
+    assert_int_equal(mnc_ledger_charge(l, "alice", "coordinator", "r2", o1, 1, 0.1, NULL), MNC_LEDGER_DUPLICATE);
     /* history: observations in charge order, mapped to policy field ids */
     mnc_field fields[3] = {{"reason_class", 1}, {"slot_feasible", 1}, {"selected_slot", 1}};
     mnc_policy pol;
@@ -135,8 +131,7 @@ static void test_charge_and_reopen(void **state)
     /* charge by policy id */
     pol.n_fields = 3;
     mnc_obs d = {0, "dental"};
-    assert_int_equal(mnc_ledger_charge_ids(l, &pol, "bob", "coordinator", "r4", &d, 1, 0.125, NULL),
-                     MNC_LEDGER_OK);
+    assert_int_equal(mnc_ledger_charge_ids(l, &pol, "bob", "coordinator", "r4", &d, 1, 0.125, NULL), MNC_LEDGER_OK);
     size_t ns, nc;
     mnc_ledger_stats(l, &ns, &nc);
     assert_int_equal(ns, 2);
@@ -198,8 +193,7 @@ static void test_history_incremental(void **state)
         snprintf(id, sizeof(id), "r%d", i);
         snprintf(v, sizeof(v), "v%d", i % 7);
         mnc_ledger_obs o[2] = {{"a", v}, {"b", i % 2 ? "odd" : "even"}};
-        assert_int_equal(mnc_ledger_charge(l, "dave", i % 3 ? "x" : "y", id, o, 2, 0, NULL),
-                         MNC_LEDGER_OK);
+        assert_int_equal(mnc_ledger_charge(l, "dave", i % 3 ? "x" : "y", id, o, 2, 0, NULL), MNC_LEDGER_OK);
     }
     mnc_field f1[2] = {{"a", 1}, {"b", 1}}, f2[3] = {{"b", 1}, {"zz", 1}, {"a", 1}};
     mnc_policy p1, p2;
@@ -265,8 +259,7 @@ static void test_find_release(void **state)
         snprintf(subj, sizeof(subj), "s%d", i % 10);
         snprintf(v, sizeof(v), "%d", i);
         mnc_ledger_obs o[1] = {{"f", v}};
-        assert_int_equal(mnc_ledger_charge(l, subj, "r", id, o, 1, 0.001 * i, NULL),
-                         MNC_LEDGER_OK);
+        assert_int_equal(mnc_ledger_charge(l, subj, "r", id, o, 1, 0.001 * i, NULL), MNC_LEDGER_OK);
     }
     mnc_ledger_entry e;
     memset(&e, 0, sizeof(e));
@@ -313,8 +306,7 @@ static void test_deferred_flush(void **state)
     assert_int_equal(mnc_ledger_set_deferred(l, true), 0);
     assert_int_equal(mnc_ledger_charge(l, "s", "r", "d1", o, 1, 0.5, &lim), MNC_LEDGER_OK);
     assert_int_equal(mnc_ledger_charge(l, "s", "r", "d2", o, 1, 0.5, &lim), MNC_LEDGER_OK);
-    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d3", o, 1, 0.5, &lim),
-                     MNC_LEDGER_OVER_BUDGET);
+    assert_int_equal(mnc_ledger_charge(l, "s", "r", "d3", o, 1, 0.5, &lim), MNC_LEDGER_OVER_BUDGET);
     assert_int_equal(mnc_ledger_charge(l, "s", "r", "d1", o, 1, 0.0, NULL), MNC_LEDGER_DUPLICATE);
     assert_true(mnc_ledger_has_release(l, "d2"));
     assert_int_equal(on_disk(), 0); /* queued, not written */
@@ -336,7 +328,8 @@ static void test_replayed_duplicate_counted_once(void **state)
 {
     (void)state;
     /* Two records with the same release id (e.g. written by an older tool): counted once. */
-    const char *a = "{\"v\":1,\"t\":1,\"subject\":\"s\",\"recipient\":\"r\",\"release\":\"x\",\"delta\":0.5,\"obs\":[]}";
+    const char *a =
+        "{\"v\":1,\"t\":1,\"subject\":\"s\",\"recipient\":\"r\",\"release\":\"x\",\"delta\":0.5,\"obs\":[]}";
     const void *p[2] = {a, a};
     size_t len[2] = {strlen(a), strlen(a)};
     assert_int_equal(mnc_journal_rewrite(path, 1, p, len, 2), 0);
@@ -350,7 +343,8 @@ static void test_bad_record(void **state)
 {
     (void)state;
     /* CRC-valid but not a charge: refuse, naming the record */
-    const char *a = "{\"v\":1,\"t\":1,\"subject\":\"s\",\"recipient\":\"r\",\"release\":\"x\",\"delta\":0.5,\"obs\":[]}";
+    const char *a =
+        "{\"v\":1,\"t\":1,\"subject\":\"s\",\"recipient\":\"r\",\"release\":\"x\",\"delta\":0.5,\"obs\":[]}";
     const char *b = "{\"v\":1,\"t\":1,\"subject\":\"s\",\"recipient\":\"r\",\"release\":\"y\",\"delta\":-1,\"obs\":[]}";
     const void *p[2] = {a, b};
     size_t len[2] = {strlen(a), strlen(b)};
@@ -668,8 +662,8 @@ static void test_crash_kill9(void **state)
         }
         assert_int_equal(nc, prev_nc + durable_round);
         print_message("# round %d: killed after %zu acks; %zu durable this round (%zu durable "
-                      "but unacknowledged)%s%s\n", round, acks, durable_round,
-                      durable_round - acks, notice[0] ? "; " : "", notice);
+                      "but unacknowledged)%s%s\n",
+                      round, acks, durable_round, durable_round - acks, notice[0] ? "; " : "", notice);
         prev_nc = nc;
         assert_true(acks > 0);
         assert_int_equal(mnc_ledger_close(l), 0);

@@ -31,21 +31,19 @@ struct mnc_audit {
     bool poisoned;
     /* deferred mode: lines appended but not yet written (see audit.h) */
     bool deferred;
-    char *pend;          /* NUL-terminated */
+    char *pend; /* NUL-terminated */
     size_t pend_len, pend_cap;
     uint64_t pend_first; /* seq of the first pending line */
 };
 
-static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len,
-                      char out[MNC_AUDIT_HASH_HEX])
+static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len, char out[MNC_AUDIT_HASH_HEX])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx)
         return -1;
-    int ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
-             EVP_DigestUpdate(ctx, data, len) == 1 &&
+    int ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 && EVP_DigestUpdate(ctx, data, len) == 1 &&
              (extra_len == 0 || EVP_DigestUpdate(ctx, extra, extra_len) == 1) &&
              EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
     EVP_MD_CTX_free(ctx);
@@ -70,8 +68,8 @@ static bool is_hex64(const char *s)
 
 /* Checks one complete line (without its newline). prev: expected prev hash; seq: expected
  * seq. On success writes the line's hash to out and returns 0; else fills msg, returns -1. */
-static int check_line(const char *line, size_t len, const char *prev, uint64_t seq,
-                      char out[MNC_AUDIT_HASH_HEX], char *msg, size_t msglen)
+static int check_line(const char *line, size_t len, const char *prev, uint64_t seq, char out[MNC_AUDIT_HASH_HEX],
+                      char *msg, size_t msglen)
 {
     if (len < SUFFIX_LEN + 2 || line[0] != '{' || line[len - 1] != '}' || line[len - 2] != '"' ||
         memcmp(line + len - SUFFIX_LEN, HASH_KEY, HASH_KEY_LEN) != 0 ||
@@ -102,10 +100,13 @@ static int check_line(const char *line, size_t len, const char *prev, uint64_t s
     if (!cJSON_IsNumber(js) || !cJSON_IsString(jp) || strlen(jp->valuestring) != 64) {
         snprintf(msg, msglen, "missing seq or prev");
     } else if ((uint64_t)js->valuedouble != seq) {
-        snprintf(msg, msglen, "seq %.0f where %" PRIu64 " was expected: a record was removed, "
-                 "inserted or reordered", js->valuedouble, seq);
+        snprintf(msg, msglen,
+                 "seq %.0f where %" PRIu64 " was expected: a record was removed, "
+                 "inserted or reordered",
+                 js->valuedouble, seq);
     } else if (strcmp(jp->valuestring, prev) != 0) {
-        snprintf(msg, msglen, "prev does not match the previous record's hash: a record was "
+        snprintf(msg, msglen,
+                 "prev does not match the previous record's hash: a record was "
                  "removed, inserted or reordered");
     } else {
         memcpy(out, h, MNC_AUDIT_HASH_HEX);
@@ -137,16 +138,15 @@ static int walk(FILE *f, mnc_audit_verify *v)
             v->torn_offset = off;
             snprintf(v->msg, sizeof(v->msg),
                      "line %ld: torn last record (%zd bytes, no newline): crash while "
-                     "appending; the %" PRIu64 " records before it verify", lineno, n,
-                     v->records);
+                     "appending; the %" PRIu64 " records before it verify",
+                     lineno, n, v->records);
             break;
         }
         char h[MNC_AUDIT_HASH_HEX];
         char m[200];
         if ((size_t)n - 1 > MAX_LINE) {
             snprintf(m, sizeof(m), "line longer than %d bytes", MAX_LINE);
-        } else if (check_line(line, (size_t)n - 1, v->head, v->records + 1, h, m, sizeof(m)) ==
-                   0) {
+        } else if (check_line(line, (size_t)n - 1, v->head, v->records + 1, h, m, sizeof(m)) == 0) {
             memcpy(v->head, h, sizeof(h));
             v->records++;
             off += (uint64_t)n;
@@ -246,11 +246,9 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
         errno = ENOMEM;
         return -1;
     }
-    int bad = !cJSON_AddNumberToObject(o, "seq", (double)(a->seq + 1)) ||
-              !mnc_json_add_u64(o, "time", r->time_ms);
-    bad |= add_str(o, "op", r->op) | add_str(o, "sender", r->sender) |
-           add_str(o, "receiver", r->receiver) | add_str(o, "object", r->object) |
-           add_str(o, "decision", r->decision) | add_str(o, "reason", r->reason);
+    int bad = !cJSON_AddNumberToObject(o, "seq", (double)(a->seq + 1)) || !mnc_json_add_u64(o, "time", r->time_ms);
+    bad |= add_str(o, "op", r->op) | add_str(o, "sender", r->sender) | add_str(o, "receiver", r->receiver) |
+           add_str(o, "object", r->object) | add_str(o, "decision", r->decision) | add_str(o, "reason", r->reason);
     if (r->detail)
         bad |= add_str(o, "detail", r->detail);
     bad |= add_str(o, "prev", a->head);
@@ -413,8 +411,7 @@ void mnc_audit_discard_pending(mnc_audit *a)
 
 /* Offset of the start of the m-th line from the end of the file (m >= 1). The file holds
  * complete lines only (open() truncated a torn tail). Reads backwards in bounded chunks. */
-static int nth_line_from_end(int fd, off_t size, uint64_t m, off_t *start, char *err,
-                             size_t errlen)
+static int nth_line_from_end(int fd, off_t size, uint64_t m, off_t *start, char *err, size_t errlen)
 {
     char *buf = malloc(RC_CHUNK);
     if (!buf) {
@@ -446,40 +443,41 @@ static int nth_line_from_end(int fd, off_t size, uint64_t m, off_t *start, char 
         *start = 0;
         rc = 0;
     } else {
-        snprintf(err, errlen, "the file has %" PRIu64 " lines, fewer than its chain says",
-                 count);
+        snprintf(err, errlen, "the file has %" PRIu64 " lines, fewer than its chain says", count);
     }
 out:
     free(buf);
     return rc;
 }
 
-int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len,
-                        uint64_t *appended, char *err, size_t errlen)
+int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len, uint64_t *appended, char *err,
+                        size_t errlen)
 {
     if (appended)
         *appended = 0;
     if (a->poisoned || a->pend_len > 0) {
-        snprintf(err, errlen, "%s", a->poisoned ? "audit log handle is poisoned"
-                                                : "pending deferred lines");
+        snprintf(err, errlen, "%s", a->poisoned ? "audit log handle is poisoned" : "pending deferred lines");
         return -1;
     }
     if (len == 0)
         return 0;
     if (first_seq == 0 || lines[len - 1] != '\n' || memchr(lines, '\0', len)) {
-        snprintf(err, errlen, "the durable copy of the audit records (from seq %" PRIu64
-                 ") is not a sequence of complete text lines", first_seq);
+        snprintf(err, errlen,
+                 "the durable copy of the audit records (from seq %" PRIu64
+                 ") is not a sequence of complete text lines",
+                 first_seq);
         return 1;
     }
     if (first_seq > a->seq + 1) {
-        snprintf(err, errlen, "the log ends at record %" PRIu64 " but the durable copy starts "
+        snprintf(err, errlen,
+                 "the log ends at record %" PRIu64 " but the durable copy starts "
                  "at record %" PRIu64 ": records %" PRIu64 "..%" PRIu64 " are in neither",
                  a->seq, first_seq, a->seq + 1, first_seq - 1);
         return 1;
     }
     /* 1. Records the file has: byte-identical, compared in bounded chunks. */
-    size_t done = 0;                  /* bytes of `lines` matched so far */
-    uint64_t seq = first_seq;         /* seq of the line at lines + done */
+    size_t done = 0;          /* bytes of `lines` matched so far */
+    uint64_t seq = first_seq; /* seq of the line at lines + done */
     if (a->seq >= first_seq) {
         struct stat st;
         off_t at;
@@ -517,8 +515,10 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
                 break;
             }
             if (i < (size_t)r || r == 0) { /* a differing byte, or the file ended early */
-                snprintf(err, errlen, "line %" PRIu64 " (record seq %" PRIu64 ") differs from "
-                         "its durable copy", seq, seq);
+                snprintf(err, errlen,
+                         "line %" PRIu64 " (record seq %" PRIu64 ") differs from "
+                         "its durable copy",
+                         seq, seq);
                 rc = 1;
                 break;
             }
@@ -537,10 +537,11 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
         const char *nl = memchr(lines + p, '\n', len - p);
         char h[MNC_AUDIT_HASH_HEX], m[200];
         size_t ln = (size_t)(nl - (lines + p));
-        if (ln > MAX_LINE ||
-            check_line(lines + p, ln, head, a->seq + n_new + 1, h, m, sizeof(m)) != 0) {
-            snprintf(err, errlen, "durable copy of record seq %" PRIu64 " does not continue "
-                     "the chain: %s", a->seq + n_new + 1, ln > MAX_LINE ? "line too long" : m);
+        if (ln > MAX_LINE || check_line(lines + p, ln, head, a->seq + n_new + 1, h, m, sizeof(m)) != 0) {
+            snprintf(err, errlen,
+                     "durable copy of record seq %" PRIu64 " does not continue "
+                     "the chain: %s",
+                     a->seq + n_new + 1, ln > MAX_LINE ? "line too long" : m);
             return 1;
         }
         memcpy(head, h, sizeof(h));

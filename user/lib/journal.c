@@ -25,9 +25,9 @@ struct mnc_journal {
     char *path;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint8_t *buf;       /* records queued for the next batch */
+    uint8_t *buf; /* records queued for the next batch */
     size_t len, cap;
-    uint8_t *spare;     /* buffer the current leader writes from (swapped with buf) */
+    uint8_t *spare; /* buffer the current leader writes from (swapped with buf) */
     size_t spare_cap;
     uint64_t next_seq;
     uint64_t cur_batch;  /* id of the batch accumulating in buf */
@@ -35,10 +35,10 @@ struct mnc_journal {
     bool flushing;       /* a leader is writing */
     int poisoned;        /* errno of the first I/O failure, 0 if none */
     uint64_t syncs;
-    off_t end;           /* logical end: bytes covered by durable batches */
-    off_t alloc_end;     /* file size; [end, alloc_end) holds zero bytes (preallocated) */
-    size_t prealloc;     /* chunk for zero preallocation, 0 = grow the file per batch */
-    uint64_t extends;    /* preallocation rounds (statistic) */
+    off_t end;        /* logical end: bytes covered by durable batches */
+    off_t alloc_end;  /* file size; [end, alloc_end) holds zero bytes (preallocated) */
+    size_t prealloc;  /* chunk for zero preallocation, 0 = grow the file per batch */
+    uint64_t extends; /* preallocation rounds (statistic) */
     int no_gc;
 };
 
@@ -205,14 +205,14 @@ static size_t resync(const uint8_t *b, size_t size, size_t o)
 }
 
 typedef struct parse_out {
-    size_t valid_end;   /* logical end: bytes of valid records */
-    bool torn;          /* a torn tail starts at valid_end (else only zero bytes follow it) */
+    size_t valid_end; /* logical end: bytes of valid records */
+    bool torn;        /* a torn tail starts at valid_end (else only zero bytes follow it) */
     uint64_t n;
-    uint64_t next_seq;  /* 1 for an empty file */
+    uint64_t next_seq; /* 1 for an empty file */
 } parse_out;
 
-static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_replay_fn cb,
-                 void *arg, parse_out *po, char *notice, size_t nn, char *err, size_t en)
+static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_replay_fn cb, void *arg, parse_out *po,
+                 char *notice, size_t nn, char *err, size_t en)
 {
     size_t o = 0;
     uint64_t expect = 0; /* 0 = the first record may carry any seq >= 1 */
@@ -234,25 +234,25 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
                 why = "bad length";
             } else if (len > rem - MNC_JOURNAL_HDR) {
                 why = "record extends past end of file";
-                } else {
+            } else {
                 uint32_t stored = get32(b + o + 16);
                 uint32_t calc = rec_crc(b + o, b + o + MNC_JOURNAL_HDR, len);
                 if (stored != calc) {
-                    snprintf(whybuf, sizeof(whybuf), "crc mismatch (stored 0x%08" PRIx32
-                             ", computed 0x%08" PRIx32 ")", stored, calc);
+                    snprintf(whybuf, sizeof(whybuf), "crc mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
+                             stored, calc);
                     why = whybuf;
                 } else if (hseq == 0 || (expect && hseq != expect)) {
                     /* A CRC-valid record with the wrong number: a record was removed or files
                      * were spliced. Never a torn write, so never truncated. */
-                    msg(err, en, "%s: corrupt record #%" PRIu64 " at offset %zu: sequence number "
-                        "%" PRIu64 " where %" PRIu64 " was expected", path, expect ? expect : 1,
-                        o, hseq, expect ? expect : 1);
+                    msg(err, en,
+                        "%s: corrupt record #%" PRIu64 " at offset %zu: sequence number "
+                        "%" PRIu64 " where %" PRIu64 " was expected",
+                        path, expect ? expect : 1, o, hseq, expect ? expect : 1);
                     return -1;
                 } else {
                     seq = hseq;
                     if (cb && cb(arg, seq, b + o + MNC_JOURNAL_HDR, len) != 0) {
-                        msg(err, en, "%s: replay callback refused record #%" PRIu64
-                            " at offset %zu", path, seq, o);
+                        msg(err, en, "%s: replay callback refused record #%" PRIu64 " at offset %zu", path, seq, o);
                         return -1;
                     }
                     po->n++;
@@ -271,7 +271,8 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
         size_t next = resync(b, size, o);
         uint64_t name = expect ? expect : (rem >= 16 ? get64(b + o + 8) : 1);
         if (next != SIZE_MAX) {
-            msg(err, en, "%s: corrupt record #%" PRIu64 " at offset %zu: %s; a valid record "
+            msg(err, en,
+                "%s: corrupt record #%" PRIu64 " at offset %zu: %s; a valid record "
                 "follows at offset %zu, so this is not a torn tail - refusing to continue",
                 path, name, o, why, next);
             return -1;
@@ -283,8 +284,8 @@ static int parse(const char *path, const uint8_t *b, size_t size, mnc_journal_re
         size_t last = size;
         while (last > o && b[last - 1] == 0)
             last--;
-        msg(notice, nn, "%s: torn tail at offset %zu (%zu bytes, record #%" PRIu64 ": %s%s)",
-            path, o, last - o, name, why, last < size ? "; zero bytes follow" : "");
+        msg(notice, nn, "%s: torn tail at offset %zu (%zu bytes, record #%" PRIu64 ": %s%s)", path, o, last - o, name,
+            why, last < size ? "; zero bytes follow" : "");
         po->valid_end = o;
         po->torn = true;
         return 0;
@@ -326,9 +327,8 @@ static uint8_t *read_copy(int fd, size_t size, size_t *got)
  * holds no lock: the lock holder may truncate the file meanwhile (close() gives back the
  * preallocated zeros, open() cuts a torn tail), and touching a mapped page past the new EOF
  * would kill the reader with SIGBUS. open() holds the lock, so nobody else truncates. */
-static int map_and_parse(int fd, const char *path, bool copy, mnc_journal_replay_fn cb,
-                         void *arg, parse_out *po, size_t *size_out, char *notice, size_t nn,
-                         char *err, size_t en)
+static int map_and_parse(int fd, const char *path, bool copy, mnc_journal_replay_fn cb, void *arg, parse_out *po,
+                         size_t *size_out, char *notice, size_t nn, char *err, size_t en)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -372,8 +372,8 @@ static int map_and_parse(int fd, const char *path, bool copy, mnc_journal_replay
     return rc;
 }
 
-int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records,
-                     char *notice, size_t notice_len, char *err, size_t err_len)
+int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records, char *notice,
+                     size_t notice_len, char *err, size_t err_len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -389,8 +389,8 @@ int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint
     return rc;
 }
 
-mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *arg,
-                              char *notice, size_t notice_len, char *err, size_t err_len)
+mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *arg, char *notice, size_t notice_len,
+                              char *err, size_t err_len)
 {
     if (notice && notice_len)
         notice[0] = '\0';
@@ -529,8 +529,7 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
 }
 
 /* Queues one record for the next batch; lock held. 0, or -1 with errno. */
-static int enqueue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq,
-                   uint64_t *batch)
+static int enqueue(mnc_journal *j, const void *payload, size_t len, uint64_t *seq, uint64_t *batch)
 {
     if (!payload || len == 0 || len > MNC_JOURNAL_MAX_PAYLOAD) {
         errno = EINVAL;
@@ -671,8 +670,8 @@ void mnc_journal_set_no_group_commit(mnc_journal *j, int on)
 /* ---- rewrite / compaction ----------------------------------------------------------- */
 
 /* Writes PATH.tmp with the records and fsyncs it. Returns the open fd (caller renames), or -1. */
-static int write_tmp(const char *tmp, uint64_t first_seq, const void *const *payloads,
-                     const size_t *lens, size_t n, off_t *size_out)
+static int write_tmp(const char *tmp, uint64_t first_seq, const void *const *payloads, const size_t *lens, size_t n,
+                     off_t *size_out)
 {
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -717,8 +716,7 @@ static char *tmp_name(const char *path)
     return t;
 }
 
-int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads,
-                        const size_t *lens, size_t n)
+int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads, const size_t *lens, size_t n)
 {
     if (!path || first_seq == 0 || (n && (!payloads || !lens))) {
         errno = EINVAL;

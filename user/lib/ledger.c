@@ -123,10 +123,7 @@ static account *get_account(subject *s, const char *r)
     return a;
 }
 
-static rel *find_rel(mnc_ledger *l, const char *id)
-{
-    return MNC_HTAB_ENTRY(mnc_htab_find(&l->rels, id), rel, h);
-}
+static rel *find_rel(mnc_ledger *l, const char *id) { return MNC_HTAB_ENTRY(mnc_htab_find(&l->rels, id), rel, h); }
 
 static rel *add_rel(mnc_ledger *l, const char *id, int state)
 {
@@ -188,8 +185,7 @@ static int relist(subject *s)
     mnc_hist_unlist(&s->hist);
     for (size_t c = 0; c < s->nch; c++)
         for (size_t i = 0; i < s->ch[c].n_obs; i++)
-            if (mnc_hist_add(&s->hist, s->ch[c].obs[i].field, s->ch[c].obs[i].value, NULL,
-                             NULL) != 0)
+            if (mnc_hist_add(&s->hist, s->ch[c].obs[i].field, s->ch[c].obs[i].value, NULL, NULL) != 0)
                 return -1;
     return 0;
 }
@@ -199,8 +195,8 @@ static int relist(subject *s)
  * of order; the history order is then rebuilt). 0, or -1 (OOM, nothing counted; the history
  * may hold observations of the uncounted charge - more than was released, the safe side - and
  * the caller stops charging on this handle). */
-static int apply(mnc_ledger *l, subject *s, account *a, rel *r, uint64_t seq, uint64_t t,
-                 double delta, const mnc_ledger_obs *obs, size_t n)
+static int apply(mnc_ledger *l, subject *s, account *a, rel *r, uint64_t seq, uint64_t t, double delta,
+                 const mnc_ledger_obs *obs, size_t n)
 {
     if (s->nch == s->capch) {
         size_t nc = s->capch ? s->capch * 2 : 8;
@@ -210,13 +206,11 @@ static int apply(mnc_ledger *l, subject *s, account *a, rel *r, uint64_t seq, ui
         s->ch = nchs;
         s->capch = nc;
     }
-    charge c = {.seq = seq, .t = t, .delta = delta, .recipient = a->recipient, .release = r->id,
-                .n_obs = n};
+    charge c = {.seq = seq, .t = t, .delta = delta, .recipient = a->recipient, .release = r->id, .n_obs = n};
     if (n && !(c.obs = malloc(n * sizeof(*c.obs))))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (mnc_hist_add(&s->hist, obs[i].field, obs[i].value, &c.obs[i].field,
-                         &c.obs[i].value) != 0) {
+        if (mnc_hist_add(&s->hist, obs[i].field, obs[i].value, &c.obs[i].field, &c.obs[i].value) != 0) {
             free(c.obs);
             return -1;
         }
@@ -271,8 +265,8 @@ static int replay(void *arg, uint64_t seq, const void *payload, size_t len)
         goto bad;
     }
     for (const cJSON *o = oj->child; o; o = o->next) {
-        if (n == MNC_LEDGER_OBS_MAX || cJSON_GetArraySize(o) != 2 ||
-            !cJSON_IsString(o->child) || !cJSON_IsString(o->child->next)) {
+        if (n == MNC_LEDGER_OBS_MAX || cJSON_GetArraySize(o) != 2 || !cJSON_IsString(o->child) ||
+            !cJSON_IsString(o->child->next)) {
             why = "malformed observation";
             goto bad;
         }
@@ -375,8 +369,7 @@ static void add_replay_err(mnc_ledger *l, char *err, size_t err_len)
     }
 }
 
-mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, char *err,
-                            size_t err_len)
+mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, char *err, size_t err_len)
 {
     mnc_ledger *l = alloc_ledger();
     if (!l) {
@@ -392,8 +385,7 @@ mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, c
     return l;
 }
 
-mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len, char *err,
-                               size_t err_len)
+mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len, char *err, size_t err_len)
 {
     mnc_ledger *l = alloc_ledger();
     if (!l) {
@@ -462,8 +454,8 @@ static mnc_ledger_rc admit(mnc_ledger *l, const char *sname, const char *recipie
     return MNC_LEDGER_OK;
 }
 
-mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const char *recipient,
-                               double delta, const mnc_ledger_limits *lim)
+mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const char *recipient, double delta,
+                               const mnc_ledger_limits *lim)
 {
     if (!l || !mnc_ledger_str_ok(subject_name, MNC_LEDGER_SUBJECT_MAX) || !isfinite(delta) || delta < 0 ||
         (recipient && !mnc_ledger_str_ok(recipient, MNC_LEDGER_SUBJECT_MAX))) {
@@ -476,18 +468,15 @@ mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const ch
     return rc;
 }
 
-static char *payload(uint64_t t, const char *sname, const char *recipient, const char *release,
-                     double delta, const mnc_ledger_obs *obs, size_t n)
+static char *payload(uint64_t t, const char *sname, const char *recipient, const char *release, double delta,
+                     const mnc_ledger_obs *obs, size_t n)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON *arr = NULL;
     char *out = NULL;
-    if (!j || !cJSON_AddNumberToObject(j, "v", 1) ||
-        !mnc_json_add_u64(j, "t", t) ||
-        !cJSON_AddStringToObject(j, "subject", sname) ||
-        !cJSON_AddStringToObject(j, "recipient", recipient) ||
-        !cJSON_AddStringToObject(j, "release", release) ||
-        !cJSON_AddNumberToObject(j, "delta", delta) ||
+    if (!j || !cJSON_AddNumberToObject(j, "v", 1) || !mnc_json_add_u64(j, "t", t) ||
+        !cJSON_AddStringToObject(j, "subject", sname) || !cJSON_AddStringToObject(j, "recipient", recipient) ||
+        !cJSON_AddStringToObject(j, "release", release) || !cJSON_AddNumberToObject(j, "delta", delta) ||
         !(arr = cJSON_AddArrayToObject(j, "obs")))
         goto out;
     for (size_t i = 0; i < n; i++) {
@@ -504,14 +493,12 @@ out:
     return out;
 }
 
-mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *recipient,
-                                const char *release, const mnc_ledger_obs *obs, size_t n,
-                                double delta, const mnc_ledger_limits *lim)
+mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *recipient, const char *release,
+                                const mnc_ledger_obs *obs, size_t n, double delta, const mnc_ledger_limits *lim)
 {
     if (!l || !mnc_ledger_str_ok(sname, MNC_LEDGER_SUBJECT_MAX) ||
-        !mnc_ledger_str_ok(recipient, MNC_LEDGER_SUBJECT_MAX) ||
-        !mnc_ledger_str_ok(release, MNC_LEDGER_SUBJECT_MAX) || !good_obs(obs, n) || !isfinite(delta) ||
-        delta < 0) {
+        !mnc_ledger_str_ok(recipient, MNC_LEDGER_SUBJECT_MAX) || !mnc_ledger_str_ok(release, MNC_LEDGER_SUBJECT_MAX) ||
+        !good_obs(obs, n) || !isfinite(delta) || delta < 0) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
     }
@@ -559,8 +546,7 @@ mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *re
 
     uint64_t seq = 0;
     bool deferred = l->deferred; /* read under the lock; set only between charges */
-    int jrc = deferred ? mnc_journal_queue(l->j, pl, strlen(pl), &seq)
-                       : mnc_journal_append(l->j, pl, strlen(pl), &seq);
+    int jrc = deferred ? mnc_journal_queue(l->j, pl, strlen(pl), &seq) : mnc_journal_append(l->j, pl, strlen(pl), &seq);
     int e = errno;
 
     pthread_mutex_lock(&l->mu);
@@ -589,9 +575,8 @@ unlock:
     return rc;
 }
 
-mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const char *sname,
-                                    const char *recipient, const char *release,
-                                    const mnc_obs *obs, size_t n, double delta,
+mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const char *sname, const char *recipient,
+                                    const char *release, const mnc_obs *obs, size_t n, double delta,
                                     const mnc_ledger_limits *lim)
 {
     if (!p || n > MNC_LEDGER_OBS_MAX || (n && !obs)) {
@@ -621,8 +606,7 @@ bool mnc_ledger_has_release(mnc_ledger *l, const char *release)
     return done;
 }
 
-int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mnc_obs **out,
-                       size_t *n)
+int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mnc_obs **out, size_t *n)
 {
     if (!l || !p || !sname || !out || !n)
         return -1;
@@ -635,16 +619,14 @@ int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *sname, mn
     return rc;
 }
 
-static int visit_charge(subject *s, const charge *ch,
-                        int (*cb)(void *, const mnc_ledger_entry *), void *arg)
+static int visit_charge(subject *s, const charge *ch, int (*cb)(void *, const mnc_ledger_entry *), void *arg)
 {
-    mnc_ledger_entry e = {ch->seq,   ch->t,   s->name,    ch->recipient,
-                          ch->release, ch->delta, ch->obs, ch->n_obs};
+    mnc_ledger_entry e = {ch->seq, ch->t, s->name, ch->recipient, ch->release, ch->delta, ch->obs, ch->n_obs};
     return cb(arg, &e);
 }
 
-int mnc_ledger_find_release(mnc_ledger *l, const char *release,
-                            int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
+int mnc_ledger_find_release(mnc_ledger *l, const char *release, int (*cb)(void *arg, const mnc_ledger_entry *e),
+                            void *arg)
 {
     if (!l || !release || !cb)
         return -1;
@@ -689,8 +671,7 @@ static int visit_one(mnc_hnode *n, void *arg)
     return visit(MNC_HTAB_ENTRY(n, subject, h), va->cb, va->arg);
 }
 
-int mnc_ledger_foreach(mnc_ledger *l, const char *sname,
-                       int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
+int mnc_ledger_foreach(mnc_ledger *l, const char *sname, int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg)
 {
     if (!l || !cb)
         return -1;

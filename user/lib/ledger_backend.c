@@ -33,11 +33,10 @@ const char *mnc_lb_kind_name(mnc_lb_kind k) { return k == MNC_LB_POSTGRES ? "pos
 
 int mnc_lb_close(mnc_lbackend *b) { return b ? b->ops->close(b) : 0; }
 
-mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject,
-                             mnc_obs **h, size_t *nh, double *spent, uint64_t *version)
+mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject, mnc_obs **h, size_t *nh,
+                             double *spent, uint64_t *version)
 {
-    if (!b || !p || !mnc_ledger_str_ok(subject, MNC_LEDGER_SUBJECT_MAX) || !h || !nh || !spent ||
-        !version) {
+    if (!b || !p || !mnc_ledger_str_ok(subject, MNC_LEDGER_SUBJECT_MAX) || !h || !nh || !spent || !version) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
     }
@@ -46,8 +45,7 @@ mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *s
     return b->ops->history(b, p, subject, h, nh, spent, version);
 }
 
-mnc_ledger_rc mnc_lb_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c,
-                            mnc_lb_result *r)
+mnc_ledger_rc mnc_lb_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c, mnc_lb_result *r)
 {
     if (!b || !r || !lb_charge_valid(p, c)) {
         errno = EINVAL;
@@ -58,13 +56,12 @@ mnc_ledger_rc mnc_lb_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_r
     return b->ops->charge(b, p, c, r);
 }
 
-int mnc_lb_foreach(mnc_lbackend *b, const char *subject,
-                   int (*cb)(void *arg, const mnc_lb_entry *e), void *arg, char *err,
-                   size_t err_len)
+int mnc_lb_foreach(mnc_lbackend *b, const char *subject, int (*cb)(void *arg, const mnc_lb_entry *e), void *arg,
+                   char *err, size_t err_len)
 {
     if (!b || !cb)
         return -1;
-    return b->ops->foreach(b, subject, cb, arg, err, err_len);
+    return b->ops->foreach (b, subject, cb, arg, err, err_len);
 }
 
 mnc_ledger_rc mnc_lb_spent(mnc_lbackend *b, const char *subject, double *out)
@@ -116,8 +113,7 @@ int mnc_lb_flush(mnc_lbackend *b)
     return b->ops->flush ? b->ops->flush(b) : 0;
 }
 
-int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
-                  size_t err_len)
+int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err, size_t err_len)
 {
     size_t s = 0, c = 0;
     int rc = b ? b->ops->verify(b, &s, &c, err, err_len) : -1;
@@ -137,13 +133,12 @@ typedef struct lb_journal {
 
 static mnc_ledger *J(mnc_lbackend *b) { return ((lb_journal *)b)->l; }
 
-static mnc_ledger_rc j_history(mnc_lbackend *b, const mnc_policy *p, const char *subject,
-                               mnc_obs **h, size_t *nh, double *spent, uint64_t *version)
+static mnc_ledger_rc j_history(mnc_lbackend *b, const mnc_policy *p, const char *subject, mnc_obs **h, size_t *nh,
+                               double *spent, uint64_t *version)
 {
     /* one thread per handle: the version and the history are read consistently */
     *version = mnc_ledger_subject_charges(J(b), subject);
-    if (mnc_ledger_history(J(b), p, subject, h, nh) != 0 ||
-        mnc_ledger_spent(J(b), subject, NULL, spent) != 0) {
+    if (mnc_ledger_history(J(b), p, subject, h, nh) != 0 || mnc_ledger_spent(J(b), subject, NULL, spent) != 0) {
         free(*h);
         *h = NULL;
         *nh = 0;
@@ -161,8 +156,8 @@ typedef struct dup_ctx {
 static int dup_cb(void *arg, const mnc_ledger_entry *e)
 {
     dup_ctx *x = arg;
-    bool same = strcmp(e->subject, x->c->subject) == 0 &&
-                strcmp(e->recipient, x->c->recipient) == 0 && e->n_obs == x->c->n_obs;
+    bool same =
+        strcmp(e->subject, x->c->subject) == 0 && strcmp(e->recipient, x->c->recipient) == 0 && e->n_obs == x->c->n_obs;
     for (size_t i = 0; same && i < e->n_obs; i++)
         same = strcmp(e->obs[i].field, x->p->fields[x->c->obs[i].field].name) == 0 &&
                strcmp(e->obs[i].value, x->c->obs[i].value) == 0;
@@ -170,8 +165,7 @@ static int dup_cb(void *arg, const mnc_ledger_entry *e)
     return 0;
 }
 
-static mnc_ledger_rc j_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c,
-                              mnc_lb_result *r)
+static mnc_ledger_rc j_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c, mnc_lb_result *r)
 {
     mnc_ledger *l = J(b);
     double delta = c->delta;
@@ -196,8 +190,8 @@ static mnc_ledger_rc j_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb
         }
     }
     r->delta = delta;
-    mnc_ledger_rc rc = mnc_ledger_charge_ids(l, p, c->subject, c->recipient, c->release, c->obs,
-                                             c->n_obs, delta, c->lim);
+    mnc_ledger_rc rc =
+        mnc_ledger_charge_ids(l, p, c->subject, c->recipient, c->release, c->obs, c->n_obs, delta, c->lim);
     int e = errno;
     mnc_ledger_spent(l, c->subject, NULL, &r->spent);
     errno = e;
@@ -216,9 +210,8 @@ static int fe_cb(void *arg, const mnc_ledger_entry *e)
     return x->cb(x->arg, &le);
 }
 
-static int j_foreach(mnc_lbackend *b, const char *subject,
-                     int (*cb)(void *arg, const mnc_lb_entry *e), void *arg, char *err,
-                     size_t err_len)
+static int j_foreach(mnc_lbackend *b, const char *subject, int (*cb)(void *arg, const mnc_lb_entry *e), void *arg,
+                     char *err, size_t err_len)
 {
     (void)err;
     (void)err_len;
@@ -231,10 +224,7 @@ static mnc_ledger_rc j_spent(mnc_lbackend *b, const char *subject, double *out)
     return mnc_ledger_spent(J(b), subject, NULL, out) == 0 ? MNC_LEDGER_OK : MNC_LEDGER_ERROR;
 }
 
-static void j_stats(mnc_lbackend *b, size_t *subjects, size_t *charges)
-{
-    mnc_ledger_stats(J(b), subjects, charges);
-}
+static void j_stats(mnc_lbackend *b, size_t *subjects, size_t *charges) { mnc_ledger_stats(J(b), subjects, charges); }
 
 static bool j_state(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnects)
 {
@@ -259,8 +249,7 @@ static int j_close(mnc_lbackend *b)
     return rc;
 }
 
-static int j_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
-                    size_t err_len)
+static int j_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err, size_t err_len)
 {
     (void)err;
     (void)err_len;
@@ -273,12 +262,10 @@ static int j_set_deferred(mnc_lbackend *b, bool on) { return mnc_ledger_set_defe
 
 static int j_flush(mnc_lbackend *b) { return mnc_ledger_flush(J(b)); }
 
-static const lb_ops journal_ops = {j_history, j_charge, j_foreach,      j_spent,
-                                   j_stats,   j_state,  j_tick,         j_close,
-                                   j_verify,  j_set_deferred, j_flush};
+static const lb_ops journal_ops = {j_history, j_charge, j_foreach, j_spent,        j_stats, j_state,
+                                   j_tick,    j_close,  j_verify,  j_set_deferred, j_flush};
 
-mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len,
-                                  char *err, size_t err_len)
+mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len, char *err, size_t err_len)
 {
     lb_journal *b = calloc(1, sizeof(*b));
     if (!b) {

@@ -39,14 +39,12 @@ void mnc_hist_fini(mnc_hist *h)
     mnc_hist_init(h);
 }
 
-int mnc_hist_add(mnc_hist *h, const char *field, const char *value, const char **field_out,
-                 const char **value_out)
+int mnc_hist_add(mnc_hist *h, const char *field, const char *value, const char **field_out, const char **value_out)
 {
     char key[MNC_NAME_MAX + 1 + MNC_LEDGER_VALUE_MAX];
     size_t fl = field ? strnlen(field, MNC_NAME_MAX) : MNC_NAME_MAX;
     size_t vl = value ? strnlen(value, MNC_LEDGER_VALUE_MAX) : MNC_LEDGER_VALUE_MAX;
-    if (fl == 0 || fl >= MNC_NAME_MAX || vl >= MNC_LEDGER_VALUE_MAX ||
-        memchr(field, '\x01', fl)) {
+    if (fl == 0 || fl >= MNC_NAME_MAX || vl >= MNC_LEDGER_VALUE_MAX || memchr(field, '\x01', fl)) {
         errno = EINVAL;
         return -1;
     }
@@ -102,8 +100,7 @@ void mnc_hist_unlist(mnc_hist *h)
  * same address cannot hand out a stale id. */
 static int field_id(mnc_hist_ent *e, const mnc_policy *p)
 {
-    if (e->p == p && e->id >= 0 && e->id < p->n_fields &&
-        strcmp(p->fields[e->id].name, e->field) == 0)
+    if (e->p == p && e->id >= 0 && e->id < p->n_fields && strcmp(p->fields[e->id].name, e->field) == 0)
         return e->id;
     e->p = p;
     e->id = mnc_policy_field(p, e->field);

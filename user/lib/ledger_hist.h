@@ -41,8 +41,7 @@ void mnc_hist_fini(mnc_hist *h);
  * mnc_ledger_str_ok(field, MNC_NAME_MAX) and value be shorter than MNC_LEDGER_VALUE_MAX (the
  * callers validated both). *field_out / *value_out (either may be NULL) get the set's own
  * copies. Returns 0, or -1 (bad argument, OOM: nothing changed). */
-int mnc_hist_add(mnc_hist *h, const char *field, const char *value, const char **field_out,
-                 const char **value_out);
+int mnc_hist_add(mnc_hist *h, const char *field, const char *value, const char **field_out, const char **value_out);
 
 /* Empties the order but keeps the entries (and the strings handed out): the caller then adds
  * the observations again in the order it wants (ledger.c, after a charge that completed out

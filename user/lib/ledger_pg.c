@@ -97,8 +97,7 @@ static uint64_t mono_ms(void)
 static void set_why(lb_pg *b, const char *what, const char *msg)
 {
     size_t len = msg ? strcspn(msg, "\n") : 0;
-    snprintf(b->why, sizeof(b->why), "%s%s%.*s", what, len ? ": " : "", (int)len,
-             msg ? msg : "");
+    snprintf(b->why, sizeof(b->why), "%s%s%.*s", what, len ? ": " : "", (int)len, msg ? msg : "");
 }
 
 /* ---- the per-host cache ------------------------------------------------------------ */
@@ -160,8 +159,7 @@ static int cache_apply_obs(csubj *s, const char *obs_text)
     cJSON *j = cJSON_Parse(obs_text);
     int rc = cJSON_IsArray(j) ? 0 : -1;
     for (const cJSON *o = j ? j->child : NULL; o && rc == 0; o = o->next) {
-        if (cJSON_GetArraySize(o) != 2 || !cJSON_IsString(o->child) ||
-            !cJSON_IsString(o->child->next))
+        if (cJSON_GetArraySize(o) != 2 || !cJSON_IsString(o->child) || !cJSON_IsString(o->child->next))
             rc = -1;
         else
             rc = cache_add(s, o->child->valuestring, o->child->next->valuestring);
@@ -204,8 +202,9 @@ static const struct {
      "VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING subject) "
      "UPDATE mnc_subject s SET version = $2, spent = $8 FROM r WHERE s.subject = r.subject",
      8},
-    {"mnc_charge1", "SELECT status, version, spent, same FROM mnc_charge($1, $2, $3, $4, $5, "
-                    "$6, $7::jsonb, $8, $9)",
+    {"mnc_charge1",
+     "SELECT status, version, spent, same FROM mnc_charge($1, $2, $3, $4, $5, "
+     "$6, $7::jsonb, $8, $9)",
      9},
     {"mnc_account",
      "SELECT coalesce(sum(delta ORDER BY seq), 0) FROM mnc_release "
@@ -235,8 +234,7 @@ static PGconn *open_conn(lb_pg *b, char *err, size_t err_len)
         PGresult *r = PQprepare(c, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
             size_t len = strcspn(PQerrorMessage(c), "\n");
-            snprintf(err, err_len, "preparing %s: %.*s", stmts[i].name, (int)len,
-                     PQerrorMessage(c));
+            snprintf(err, err_len, "preparing %s: %.*s", stmts[i].name, (int)len, PQerrorMessage(c));
             PQclear(r);
             PQfinish(c);
             return NULL;
@@ -300,8 +298,7 @@ static void failed(lb_pg *b, const char *what)
     }
 }
 
-static PGresult *run(lb_pg *b, const char *stmt, int n, const char *const *vals,
-                     ExecStatusType want)
+static PGresult *run(lb_pg *b, const char *stmt, int n, const char *const *vals, ExecStatusType want)
 {
     PGresult *r = PQexecPrepared(b->conn, stmt, n, vals, NULL, NULL, 0);
     if (PQresultStatus(r) != want) {
@@ -378,8 +375,7 @@ static PGresult *collect(lb_pg *b, PGconn *c)
     return last;
 }
 
-static PGresult *xrun(lb_pg *b, const pgc *cn, const char *stmt, int n, const char *const *vals,
-                      ExecStatusType want)
+static PGresult *xrun(lb_pg *b, const pgc *cn, const char *stmt, int n, const char *const *vals, ExecStatusType want)
 {
     PGresult *r;
     if (cn->slot < 0)
@@ -396,10 +392,9 @@ static PGresult *xrun(lb_pg *b, const pgc *cn, const char *stmt, int n, const ch
 /* A utility statement; for COMMIT only PostgreSQL's "COMMIT" (not "ROLLBACK") is success. */
 static bool xcmd(lb_pg *b, const pgc *cn, const char *sql)
 {
-    PGresult *r = cn->slot < 0 ? PQexec(cn->c, sql)
-                               : PQsendQuery(cn->c, sql) ? collect(b, cn->c) : NULL;
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK &&
-              (strcmp(sql, "COMMIT") != 0 || strcmp(PQcmdStatus(r), "COMMIT") == 0);
+    PGresult *r = cn->slot < 0 ? PQexec(cn->c, sql) : PQsendQuery(cn->c, sql) ? collect(b, cn->c) : NULL;
+    bool ok =
+        PQresultStatus(r) == PGRES_COMMAND_OK && (strcmp(sql, "COMMIT") != 0 || strcmp(PQcmdStatus(r), "COMMIT") == 0);
     PQclear(r);
     return ok;
 }
@@ -445,8 +440,8 @@ static int apply_rows(csubj *s, PGresult *r, int col)
     return 0;
 }
 
-static mnc_ledger_rc pg_history(mnc_lbackend *bb, const mnc_policy *p, const char *subject,
-                                mnc_obs **h, size_t *nh, double *spent, uint64_t *version)
+static mnc_ledger_rc pg_history(mnc_lbackend *bb, const mnc_policy *p, const char *subject, mnc_obs **h, size_t *nh,
+                                double *spent, uint64_t *version)
 {
     lb_pg *b = P(bb);
     csubj *s = cache_get(b, subject, true);
@@ -520,9 +515,8 @@ static char *obs_json(const mnc_policy *p, const mnc_lb_request *c)
  * lock that the database's version is that one. A stale cache is refreshed (no lock) and
  * tried again; after FAST_TRIES the caller falls back to the explicit locked transaction.
  * Returns a ledger rc, or FAST_CONTENDED. */
-static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p,
-                                          const mnc_lb_request *c, csubj *s, const char *obs,
-                                          mnc_lb_result *res)
+static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p, const mnc_lb_request *c, csubj *s,
+                                          const char *obs, mnc_lb_result *res)
 {
     char eps[40] = "-1", bud[40] = "-1";
     if (c->lim && c->lim->epsilon >= 0)
@@ -534,9 +528,7 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
         if (s->version != c->version) {
             mnc_obs *h = NULL;
             size_t nh = 0;
-            int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0
-                          ? -1
-                          : c->recompute(c->arg, h, nh, &delta);
+            int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
             free(h);
             if (crc != 0 || !isfinite(delta) || delta < 0) {
                 errno = EINVAL;
@@ -600,12 +592,10 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
     return FAST_CONTENDED;
 }
 
-static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p,
-                                   const mnc_lb_request *c, csubj *s, const char *obs,
-                                   mnc_lb_result *res);
+static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const mnc_lb_request *c, csubj *s,
+                                   const char *obs, mnc_lb_result *res);
 
-static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_lb_request *c,
-                               mnc_lb_result *res)
+static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_lb_request *c, mnc_lb_result *res)
 {
     lb_pg *b = P(bb);
     csubj *s = cache_get(b, c->subject, true);
@@ -636,9 +626,8 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
 
 /* The explicit transaction: holds the subject's lock while the history is read and the
  * release priced. obs: the release's observations as JSON. */
-static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p,
-                                   const mnc_lb_request *c, csubj *s, const char *obs,
-                                   mnc_lb_result *res)
+static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const mnc_lb_request *c, csubj *s,
+                                   const char *obs, mnc_lb_result *res)
 {
     mnc_ledger_rc rc = MNC_LEDGER_UNAVAILABLE;
     const char *what = "charging";
@@ -700,9 +689,7 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p,
          * release: price it again, with the caller's own code, against what is locked. */
         mnc_obs *h = NULL;
         size_t nh = 0;
-        int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0
-                      ? -1
-                      : c->recompute(c->arg, h, nh, &delta);
+        int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
         free(h);
         if (crc != 0 || !isfinite(delta) || delta < 0) {
             (void)xcmd(b, cn, "ROLLBACK");
@@ -766,28 +753,24 @@ fail:
     return rc;
 }
 
-static int pg_foreach(mnc_lbackend *bb, const char *subject,
-                      int (*cb)(void *arg, const mnc_lb_entry *e), void *arg, char *err,
-                      size_t err_len)
+static int pg_foreach(mnc_lbackend *bb, const char *subject, int (*cb)(void *arg, const mnc_lb_entry *e), void *arg,
+                      char *err, size_t err_len)
 {
     lb_pg *b = P(bb);
     if (!ensure_up(b)) {
         snprintf(err, err_len, "ledger unavailable: %s", b->why);
         return -1;
     }
-    const char *sql =
-        subject ? "SELECT subject, seq, (extract(epoch FROM t) * 1000)::bigint, recipient, "
-                  "release_id, delta, obs::text, host FROM mnc_release WHERE subject = $1 "
-                  "ORDER BY subject, seq"
-                : "SELECT subject, seq, (extract(epoch FROM t) * 1000)::bigint, recipient, "
-                  "release_id, delta, obs::text, host FROM mnc_release ORDER BY subject, seq";
+    const char *sql = subject ? "SELECT subject, seq, (extract(epoch FROM t) * 1000)::bigint, recipient, "
+                                "release_id, delta, obs::text, host FROM mnc_release WHERE subject = $1 "
+                                "ORDER BY subject, seq"
+                              : "SELECT subject, seq, (extract(epoch FROM t) * 1000)::bigint, recipient, "
+                                "release_id, delta, obs::text, host FROM mnc_release ORDER BY subject, seq";
     const char *v[1] = {subject};
     /* Single-row mode streams the result: the ledger may not fit in memory at once. */
-    if (!PQsendQueryParams(b->conn, sql, subject ? 1 : 0, NULL, subject ? v : NULL, NULL, NULL,
-                           0) ||
+    if (!PQsendQueryParams(b->conn, sql, subject ? 1 : 0, NULL, subject ? v : NULL, NULL, NULL, 0) ||
         !PQsetSingleRowMode(b->conn)) {
-        snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"),
-                 PQerrorMessage(b->conn));
+        snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
         failed(b, "listing");
         return -1;
     }
@@ -802,8 +785,8 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject,
             size_t n = 0;
             bool okj = cJSON_IsArray(j);
             for (const cJSON *x = okj ? j->child : NULL; x && okj; x = x->next) {
-                okj = n < MNC_LEDGER_OBS_MAX && cJSON_GetArraySize(x) == 2 &&
-                      cJSON_IsString(x->child) && cJSON_IsString(x->child->next);
+                okj = n < MNC_LEDGER_OBS_MAX && cJSON_GetArraySize(x) == 2 && cJSON_IsString(x->child) &&
+                      cJSON_IsString(x->child->next);
                 if (okj) {
                     o[n].field = x->child->valuestring;
                     o[n].value = x->child->next->valuestring;
@@ -811,8 +794,7 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject,
                 }
             }
             if (!okj) {
-                snprintf(err, err_len, "subject %s seq %s: malformed obs", PQgetvalue(r, 0, 0),
-                         PQgetvalue(r, 0, 1));
+                snprintf(err, err_len, "subject %s seq %s: malformed obs", PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
                 bad = true;
             } else {
                 mnc_lb_entry e = {.e = {.seq = strtoull(PQgetvalue(r, 0, 1), NULL, 10),
@@ -828,8 +810,7 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject,
             }
             cJSON_Delete(j);
         } else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK) {
-            snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"),
-                     PQerrorMessage(b->conn));
+            snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
             bad = true;
         }
         PQclear(r);
@@ -847,8 +828,7 @@ static mnc_ledger_rc pg_spent(mnc_lbackend *bb, const char *subject, double *out
     if (!ensure_up(b))
         return MNC_LEDGER_UNAVAILABLE;
     const char *v[1] = {subject};
-    PGresult *r = PQexecParams(b->conn, "SELECT spent FROM mnc_subject WHERE subject = $1", 1,
-                               NULL, v, NULL, NULL, 0);
+    PGresult *r = PQexecParams(b->conn, "SELECT spent FROM mnc_subject WHERE subject = $1", 1, NULL, v, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         PQclear(r);
         failed(b, "reading spent");
@@ -893,8 +873,7 @@ static bool pg_state(mnc_lbackend *bb, char *msg, size_t msg_len, uint64_t *reco
             snprintf(msg, msg_len, "ok");
         } else {
             uint64_t now = mono_ms();
-            snprintf(msg, msg_len, "unavailable: %s; next reconnect in %llu ms",
-                     b->why[0] ? b->why : "not connected",
+            snprintf(msg, msg_len, "unavailable: %s; next reconnect in %llu ms", b->why[0] ? b->why : "not connected",
                      (unsigned long long)(b->next_try_ms > now ? b->next_try_ms - now : 0));
         }
     }
@@ -939,8 +918,7 @@ static int count_cb(void *arg, const mnc_lb_entry *e)
     return 0;
 }
 
-static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *err,
-                     size_t err_len)
+static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *err, size_t err_len)
 {
     lb_pg *b = P(bb);
     if (!ensure_up(b)) {
@@ -948,14 +926,12 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
         return -1;
     }
     /* float8 sum() adds in the aggregate's ORDER BY order, as every charge computed spent. */
-    PGresult *r = PQexec(b->conn,
-                         "SELECT s.subject, s.version, s.spent::text, count(r.seq), "
-                         "coalesce(max(r.seq), 0), coalesce(sum(r.delta ORDER BY r.seq), 0)::text "
-                         "FROM mnc_subject s LEFT JOIN mnc_release r USING (subject) "
-                         "GROUP BY s.subject, s.version, s.spent ORDER BY s.subject");
+    PGresult *r = PQexec(b->conn, "SELECT s.subject, s.version, s.spent::text, count(r.seq), "
+                                  "coalesce(max(r.seq), 0), coalesce(sum(r.delta ORDER BY r.seq), 0)::text "
+                                  "FROM mnc_subject s LEFT JOIN mnc_release r USING (subject) "
+                                  "GROUP BY s.subject, s.version, s.spent ORDER BY s.subject");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"),
-                 PQerrorMessage(b->conn));
+        snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
         PQclear(r);
         failed(b, "verifying");
         return -1;
@@ -969,13 +945,16 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
         double spent = strtod(PQgetvalue(r, i, 2), NULL);
         double sum = strtod(PQgetvalue(r, i, 5), NULL);
         if (cnt != ver || mx != ver) {
-            snprintf(err, err_len, "subject %s: version %llu but %llu releases numbered up to "
-                     "%llu (a gap or a lost release)", PQgetvalue(r, i, 0),
-                     (unsigned long long)ver, (unsigned long long)cnt, (unsigned long long)mx);
+            snprintf(err, err_len,
+                     "subject %s: version %llu but %llu releases numbered up to "
+                     "%llu (a gap or a lost release)",
+                     PQgetvalue(r, i, 0), (unsigned long long)ver, (unsigned long long)cnt, (unsigned long long)mx);
             rc = -1;
         } else if (spent != sum) {
-            snprintf(err, err_len, "subject %s: spent %s differs from the sum of its releases "
-                     "%s", PQgetvalue(r, i, 0), PQgetvalue(r, i, 2), PQgetvalue(r, i, 5));
+            snprintf(err, err_len,
+                     "subject %s: spent %s differs from the sum of its releases "
+                     "%s",
+                     PQgetvalue(r, i, 0), PQgetvalue(r, i, 2), PQgetvalue(r, i, 5));
             rc = -1;
         }
         total += cnt;
@@ -996,11 +975,11 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
 }
 
 /* A charge commits its PostgreSQL transaction before it returns: never deferred. */
-static const lb_ops pg_ops = {pg_history, pg_charge, pg_foreach, pg_spent, pg_stats,
-                              pg_state,   pg_tick,   pg_close,   pg_verify, NULL, NULL};
+static const lb_ops pg_ops = {pg_history, pg_charge, pg_foreach, pg_spent, pg_stats, pg_state,
+                              pg_tick,    pg_close,  pg_verify,  NULL,     NULL};
 
-int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *host,
-                  size_t *n, char *err, size_t err_len)
+int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *host, size_t *n, char *err,
+                  size_t err_len)
 {
     *n = 0;
     if (!bb || bb->kind != MNC_LB_POSTGRES || !next || !mnc_name_valid(host)) {
@@ -1013,8 +992,7 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
         return -1;
     }
     if (!run_cmd(b, "BEGIN")) {
-        snprintf(err, err_len, "BEGIN: %.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"),
-                 PQerrorMessage(b->conn));
+        snprintf(err, err_len, "BEGIN: %.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
         failed(b, "import");
         return -1;
     }
@@ -1088,8 +1066,7 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
     cache_free(b); /* the cached versions are behind now */
     return 0;
 fail:
-    snprintf(err, err_len, "%s: %.*s", what, (int)strcspn(PQerrorMessage(b->conn), "\n"),
-             PQerrorMessage(b->conn));
+    snprintf(err, err_len, "%s: %.*s", what, (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
 fail_quiet:
     *n = 0;
     failed(b, "import");
@@ -1098,8 +1075,7 @@ fail_quiet:
     return -1;
 }
 
-mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char *err,
-                                   size_t err_len)
+mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char *err, size_t err_len)
 {
     if (!mnc_name_valid(host)) {
         snprintf(err, err_len, "host name must be 1..63 characters [A-Za-z0-9_.:-]");
@@ -1142,8 +1118,7 @@ void mnc_lb_pg_failed(mnc_lbackend *bb, const char *what)
         failed(P(bb), what);
 }
 
-void mnc_lb_set_wait(mnc_lbackend *bb, int (*wait)(void *arg, int fd),
-                     bool (*suspendable)(void *arg), void *arg)
+void mnc_lb_set_wait(mnc_lbackend *bb, int (*wait)(void *arg, int fd), bool (*suspendable)(void *arg), void *arg)
 {
     if (!bb || bb->kind != MNC_LB_POSTGRES)
         return;

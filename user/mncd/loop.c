@@ -64,8 +64,9 @@
 #endif
 #define SCM_MAX_FDS 253 /* the kernel's SCM_MAX_FD: at most this many fds per message */
 /* credentials + pidfd + a full SCM_RIGHTS batch + an SCM_SECURITY label, with room to spare */
-#define CMSG_BUF (CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) + \
-                  CMSG_SPACE(SCM_MAX_FDS * sizeof(int)) + CMSG_SPACE(4096))
+#define CMSG_BUF                                                                                                       \
+    (CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(SCM_MAX_FDS * sizeof(int)) +              \
+     CMSG_SPACE(4096))
 
 enum cap_kind { CAP_NONE = 0, CAP_AGENT, CAP_UID };
 
@@ -86,10 +87,10 @@ typedef struct client {
     char *out;
     size_t out_len, out_off, out_cap;
     bool eof, dead, touched, epollout;
-    bool busy;   /* a request of this client is suspended in a job (its answer comes first) */
-    bool zombie; /* closed while busy: freed when the job ends */
+    bool busy;                      /* a request of this client is suspended in a job (its answer comes first) */
+    bool zombie;                    /* closed while busy: freed when the job ends */
     struct queued *q_head, *q_tail; /* its later requests, parsed and identified, in order */
-    struct client *prev, *next; /* all clients, so shutdown can free them */
+    struct client *prev, *next;     /* all clients, so shutdown can free them */
 } client;
 
 /* Fleet mode: a disclose runs as a job, in a coroutine (coro.h), and suspends while it waits
@@ -134,7 +135,7 @@ typedef struct loop {
     size_t n_uid_conns, cap_uid_conns;
     job jobs[MAX_JOBS]; /* epoll data of a waiting job points here */
     int n_jobs;
-    bool commit_deferred;    /* the last iteration's changes are not durable yet */
+    bool commit_deferred; /* the last iteration's changes are not durable yet */
     struct timespec deferred_since;
 } loop;
 
@@ -161,9 +162,10 @@ static int out_append(loop *l, client *c, const char *s, size_t n)
     if (c->dead)
         return -1;
     if (c->out_len - c->out_off + n > l->d->cfg.max_output) {
-        fprintf(stderr, "mncd: client pid %d uid %u queued more than %zu response bytes without "
-                "reading them; disconnecting it\n", (int)c->who.pid, (unsigned)c->who.uid,
-                l->d->cfg.max_output);
+        fprintf(stderr,
+                "mncd: client pid %d uid %u queued more than %zu response bytes without "
+                "reading them; disconnecting it\n",
+                (int)c->who.pid, (unsigned)c->who.uid, l->d->cfg.max_output);
         c->dead = true;
         return -1;
     }
@@ -197,9 +199,8 @@ static int out_append(loop *l, client *c, const char *s, size_t n)
 static void respond(loop *l, client *c, cJSON *resp)
 {
     if (!resp) {
-        static const char oom[] =
-            "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\",\"error\":\"out of "
-            "memory\"}\n";
+        static const char oom[] = "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\",\"error\":\"out of "
+                                  "memory\"}\n";
         out_append(l, c, oom, sizeof(oom) - 1);
         return;
     }
@@ -220,12 +221,15 @@ static void refuse_line(loop *l, client *c, cJSON *id)
 {
     char det[200];
     if (!c->line_from.known)
-        snprintf(det, sizeof(det), "request refused: the kernel gave no sender credentials for "
-                 "its bytes (connection of pid %d)", (int)c->who.pid);
+        snprintf(det, sizeof(det),
+                 "request refused: the kernel gave no sender credentials for "
+                 "its bytes (connection of pid %d)",
+                 (int)c->who.pid);
     else
-        snprintf(det, sizeof(det), "request refused: its bytes came from more than one sender "
-                 "(first pid %d uid %u; connection of pid %d)", (int)c->line_from.pid,
-                 (unsigned)c->line_from.uid, (int)c->who.pid);
+        snprintf(det, sizeof(det),
+                 "request refused: its bytes came from more than one sender "
+                 "(first pid %d uid %u; connection of pid %d)",
+                 (int)c->line_from.pid, (unsigned)c->line_from.uid, (int)c->who.pid);
     mncd_audit(l->d, "request", -1, -1, NULL, "deny", MNC_R_INVALID, det);
     respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", det));
 }
@@ -383,8 +387,11 @@ static void handle_line(loop *l, client *c, const char *line, size_t len, const 
 
 static void too_long(loop *l, client *c)
 {
-    respond(l, c, mnc_resp_error(NULL, MNC_R_INVALID, "request line longer than %u bytes; it "
-                                 "was discarded", MNC_PROTO_MAX_LINE));
+    respond(l, c,
+            mnc_resp_error(NULL, MNC_R_INVALID,
+                           "request line longer than %u bytes; it "
+                           "was discarded",
+                           MNC_PROTO_MAX_LINE));
 }
 
 /* The line being assembled gets bytes (or its newline) from sender cr. */
@@ -509,9 +516,10 @@ static void take_cmsgs(client *c, struct msghdr *mh, mncd_cred *cr)
     if (mh->msg_flags & MSG_CTRUNC)
         cr->known = false; /* part of the control data is missing: the sender is not proven */
     if ((n_fds || (mh->msg_flags & MSG_CTRUNC)) && !c->fds_noted) {
-        fprintf(stderr, "mncd: client pid %d sent file descriptors%s; they were closed (noted "
-                "once per connection)\n", (int)c->who.pid,
-                mh->msg_flags & MSG_CTRUNC ? " (control data truncated)" : "");
+        fprintf(stderr,
+                "mncd: client pid %d sent file descriptors%s; they were closed (noted "
+                "once per connection)\n",
+                (int)c->who.pid, mh->msg_flags & MSG_CTRUNC ? " (control data truncated)" : "");
         c->fds_noted = true;
     }
     mncd_cred_inode(cr);
@@ -524,8 +532,7 @@ static void client_read(loop *l, client *c)
     size_t budget = READ_BUDGET;
     while (budget > 0 && !c->dead) {
         struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (r < 0 && errno == EINTR)
             continue;
@@ -592,8 +599,7 @@ static void client_free(loop *l, client *c)
 static bool client_flush(loop *l, client *c)
 {
     while (c->out_off < c->out_len) {
-        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -606,8 +612,7 @@ static bool client_flush(loop *l, client *c)
         c->out_off = c->out_len = 0;
     bool want = c->out_len > 0;
     if (want != c->epollout) {
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u),
-                                 .data.ptr = c};
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u), .data.ptr = c};
         if (epoll_ctl(l->ep, EPOLL_CTL_MOD, c->fd, &ev) != 0)
             return false;
         c->epollout = want;
@@ -680,9 +685,10 @@ static void cap_release(loop *l, client *c)
 /* The one-line JSON error for a connection refused by a cap. Returns its length or -1. */
 static int refuse_line_for(char *msg, size_t n, const char *cap, size_t limit)
 {
-    int r = snprintf(msg, n, "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\","
-                     "\"error\":\"too many clients: %s (%zu) reached\",\"cap\":\"%s\"}\n", cap,
-                     limit, cap);
+    int r = snprintf(msg, n,
+                     "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\","
+                     "\"error\":\"too many clients: %s (%zu) reached\",\"cap\":\"%s\"}\n",
+                     cap, limit, cap);
     return r > 0 && (size_t)r < n ? r : -1;
 }
 
@@ -741,16 +747,14 @@ static void do_accept(loop *l)
             bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;
             char det[160];
             snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %d uid %u)", cap,
-                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid,
-                     (int)c->who.pid, (unsigned)c->who.uid);
-            mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny",
-                       MNC_R_INTERNAL, det);
+                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid, (int)c->who.pid,
+                     (unsigned)c->who.uid);
+            mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny", MNC_R_INTERNAL, det);
             /* The error line leaves after this iteration's commit (the audit record is durable
              * first, as for every response); the connection is then closed. It is never read. */
             char msg[256];
             int n = refuse_line_for(msg, sizeof(msg), cap,
-                                    per_agent ? l->d->cfg.max_clients_per_agent
-                                              : l->d->cfg.max_clients_per_uid);
+                                    per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid);
             c->refused = true;
             c->eof = true;
             l->d->n_clients++;
@@ -828,8 +832,10 @@ static int make_listener(const char *path)
     if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
         goto fail;
     if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
-        fprintf(stderr, "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
-                "by SCM_CREDENTIALS alone\n", strerror(errno));
+        fprintf(stderr,
+                "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
+                "by SCM_CREDENTIALS alone\n",
+                strerror(errno));
     /* Any local process may connect: identity comes from the kernel, not from file
      * permissions, and an unidentified caller can do nothing but whoami. */
     if (chmod(path, 0666) != 0 || listen(fd, 512) != 0)
@@ -848,18 +854,22 @@ static bool commit(loop *l)
 {
     /* charges before the state and audit records that refer to them (see the top) */
     if (l->d->ledger && mnc_lb_flush(l->d->ledger) != 0) {
-        fprintf(stderr, "mncd: ledger commit failed: %s; stopping without acknowledging "
-                "(fail closed)\n", strerror(errno));
+        fprintf(stderr,
+                "mncd: ledger commit failed: %s; stopping without acknowledging "
+                "(fail closed)\n",
+                strerror(errno));
         return false;
     }
     if (mncd_store_commit(&l->d->store) != 0) {
-        fprintf(stderr, "mncd: state journal commit (state changes + audit records) failed: %s; "
-                "stopping without acknowledging (fail closed)\n", strerror(errno));
+        fprintf(stderr,
+                "mncd: state journal commit (state changes + audit records) failed: %s; "
+                "stopping without acknowledging (fail closed)\n",
+                strerror(errno));
         return false;
     }
     if (l->d->fatal) {
         fprintf(stderr, "mncd: audit log append failed earlier; stopping without acknowledging "
-                "(fail closed)\n");
+                        "(fail closed)\n");
         return false;
     }
     return true;
@@ -874,8 +884,7 @@ int mncd_run(mncd *d)
     sigaddset(&ss, SIGTERM);
     sigaddset(&ss, SIGINT);
     signal(SIGPIPE, SIG_IGN);
-    if (sigprocmask(SIG_BLOCK, &ss, NULL) != 0 ||
-        (l.sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+    if (sigprocmask(SIG_BLOCK, &ss, NULL) != 0 || (l.sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
         (l.ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
         fprintf(stderr, "mncd: setup: %s\n", strerror(errno));
         goto out;
@@ -884,8 +893,7 @@ int mncd_run(mncd *d)
         goto out;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l.lfd};
     struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &l.sfd};
-    if (epoll_ctl(l.ep, EPOLL_CTL_ADD, l.lfd, &ev) != 0 ||
-        epoll_ctl(l.ep, EPOLL_CTL_ADD, l.sfd, &sev) != 0) {
+    if (epoll_ctl(l.ep, EPOLL_CTL_ADD, l.lfd, &ev) != 0 || epoll_ctl(l.ep, EPOLL_CTL_ADD, l.sfd, &sev) != 0) {
         fprintf(stderr, "mncd: epoll: %s\n", strerror(errno));
         goto out;
     }
@@ -909,8 +917,8 @@ int mncd_run(mncd *d)
         goto out;
     }
     mnc_lb_set_wait(d->ledger, job_wait, job_suspendable, &l);
-    fprintf(stderr, "mncd %s: listening on %s, state in %s, %d contract(s)\n", MNCD_VERSION,
-            d->cfg.socket, d->cfg.state_dir, d->policy->n_contracts);
+    fprintf(stderr, "mncd %s: listening on %s, state in %s, %d contract(s)\n", MNCD_VERSION, d->cfg.socket,
+            d->cfg.state_dir, d->policy->n_contracts);
 
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
@@ -933,8 +941,7 @@ int mncd_run(mncd *d)
                     l.stopping = true;
             } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {
                 mncd_kern_ready(d, *(int *)evs[i].data.ptr);
-            } else if (evs[i].data.ptr >= (void *)l.jobs &&
-                       evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS)) {
+            } else if (evs[i].data.ptr >= (void *)l.jobs && evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS)) {
                 job_resume(&l, evs[i].data.ptr);
             } else {
                 client *c = evs[i].data.ptr;
@@ -948,7 +955,7 @@ int mncd_run(mncd *d)
                     touch(&l, c);
             }
         }
-        if (mncd_fleet_tick(d)) { /* fleet mode, database up: reconnect done (fleet.c) */
+        if (mncd_fleet_tick(d)) {               /* fleet mode, database up: reconnect done (fleet.c) */
             if (mncd_mncl_pending_approvals(d)) /* decisions other hosts took */
                 mncd_fleet_poll(d, mncd_mncl_apply_remote);
             mncd_mncl_tick(d); /* approval deadlines, also while no request arrives */
@@ -962,8 +969,8 @@ int mncd_run(mncd *d)
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (!l.commit_deferred)
             l.deferred_since = now;
-        long waited_us = (now.tv_sec - l.deferred_since.tv_sec) * 1000000 +
-                         (now.tv_nsec - l.deferred_since.tv_nsec) / 1000;
+        long waited_us =
+            (now.tv_sec - l.deferred_since.tv_sec) * 1000000 + (now.tv_nsec - l.deferred_since.tv_nsec) / 1000;
         if (l.n_jobs > 0 && waited_us < DEFER_US) {
             l.commit_deferred = true;
             continue; /* answers stay queued, touched clients stay touched */
@@ -1020,8 +1027,7 @@ out:
         for (;;) {
             int pending = 0;
             for (client *c = l.clients; rc == 0 && c; c = c->next)
-                if (!c->dead && c->out_len > c->out_off && client_flush(&l, c) &&
-                    c->out_len > c->out_off)
+                if (!c->dead && c->out_len > c->out_off && client_flush(&l, c) && c->out_len > c->out_off)
                     pending++;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (!pending || t1.tv_sec - t0.tv_sec >= 2)

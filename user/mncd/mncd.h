@@ -62,10 +62,10 @@
 #define MNCD_MAX_POLICIES 16
 #define MNCD_MAX_MAP 256
 #define MNCD_DEFAULT_MAX_CLIENTS 1024
-#define MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT 64 /* connections opened from one agent's cgroup */
-#define MNCD_DEFAULT_MAX_CLIENTS_PER_UID 256  /* from one uid (not an agent cgroup, not admin) */
-#define MNCD_DEFAULT_MAX_OUTPUT (8u << 20) /* per-client queued response bytes */
-#define MNCD_MAX_INBOX 1000000             /* queued deliveries per agent (~64 B each) */
+#define MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT 64   /* connections opened from one agent's cgroup */
+#define MNCD_DEFAULT_MAX_CLIENTS_PER_UID 256    /* from one uid (not an agent cgroup, not admin) */
+#define MNCD_DEFAULT_MAX_OUTPUT (8u << 20)      /* per-client queued response bytes */
+#define MNCD_MAX_INBOX 1000000                  /* queued deliveries per agent (~64 B each) */
 #define MNCD_DEFAULT_QUARANTINE_MAX (16u << 20) /* per agent and stream */
 
 typedef struct mncd_config {
@@ -81,10 +81,16 @@ typedef struct mncd_config {
     /* quarantine.c: bytes kept per agent output stream (STATE_DIR/quarantine/<agent>.<stream>) */
     uint64_t quarantine_max;
     /* uid -> agent (checked before the policy's own "uids") */
-    struct { char agent[MNC_NAME_MAX]; uint32_t uid; } uids[MNCD_MAX_MAP];
+    struct {
+        char agent[MNC_NAME_MAX];
+        uint32_t uid;
+    } uids[MNCD_MAX_MAP];
     int n_uids;
     /* cgroup v2 path (as in /proc/PID/cgroup, e.g. "/mnc/worker") -> agent */
-    struct { char path[512]; char agent[MNC_NAME_MAX]; } cgroups[MNCD_MAX_MAP];
+    struct {
+        char path[512];
+        char agent[MNC_NAME_MAX];
+    } cgroups[MNCD_MAX_MAP];
     int n_cgroups;
     /* MNC-D (mncd_failure.c): how long a delegation waits for the broker's reply, and how long an
      * approval request waits for `mncctl approve` before it is denied */
@@ -92,7 +98,7 @@ typedef struct mncd_config {
     uint32_t approval_timeout_ms;
     /* kernel layer (kern.c): --kernel / "kernel", --pin-root / "pin_root", --cgroup-tree /
      * "cgroup_tree"; "" = the loader's default */
-    int kernel;                 /* enum mncd_kmode */
+    int kernel; /* enum mncd_kmode */
     char pin_root[PATH_MAX];
     char cgroup_tree[256];
     /* fleet mode (fleet.c, docs/fleet.md): "ledger": {"backend", "conninfo", "host",
@@ -128,7 +134,7 @@ typedef struct mncd_ident {
     pid_t pid;
     uid_t uid;
     gid_t gid;
-    int agent;        /* principal id, or -1 */
+    int agent; /* principal id, or -1 */
     mncd_via via;
     bool admin;       /* uid == admin uid, not an agent (by cgroup or uid), and (kernel
                        * layer on) not inside the mnc cgroup tree */
@@ -137,14 +143,14 @@ typedef struct mncd_ident {
 
 /* The sender of one chunk of bytes, as the kernel recorded it (control messages of recvmsg). */
 typedef struct mncd_cred {
-    bool known;       /* SCM_CREDENTIALS arrived (and the control data was not truncated) */
+    bool known; /* SCM_CREDENTIALS arrived (and the control data was not truncated) */
     pid_t pid;
     uid_t uid;
     gid_t gid;
-    int pidfd;        /* SCM_PIDFD (owned by the caller), -1 if none */
-    bool gone;        /* SCM_PIDFD said the sender no longer exists */
-    uint64_t ino;     /* pidfs inode of pidfd (unique per process, Linux 6.9+), 0 if unknown */
-    uint64_t cgid;    /* its cgroup id when the chunk was read (valid iff ino != 0) */
+    int pidfd;     /* SCM_PIDFD (owned by the caller), -1 if none */
+    bool gone;     /* SCM_PIDFD said the sender no longer exists */
+    uint64_t ino;  /* pidfs inode of pidfd (unique per process, Linux 6.9+), 0 if unknown */
+    uint64_t cgid; /* its cgroup id when the chunk was read (valid iff ino != 0) */
 } mncd_cred;
 
 /* Per-connection cache of the last resolved sender. Valid only while the same process (pid +
@@ -182,8 +188,7 @@ struct mncd;
  * including the mnc-tree rule (mncd_ident_tree_rule). A sender that has exited, or whose cgroup
  * cannot be read while it is provably alive, is nobody (agent -1, not admin). cache may be
  * NULL. Returns 0, or -1 if cr carries no credentials (the caller refuses the request). */
-int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache,
-                       mncd_ident *id);
+int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mncd_ident *id);
 /* Fills cr->ino (pidfs inode of cr->pidfd) and cr->cgid when the kernel can say (pidfs and
  * PIDFD_GET_INFO, 6.13+); leaves ino 0 otherwise. */
 void mncd_cred_inode(mncd_cred *cr);
@@ -194,7 +199,7 @@ bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b);
 typedef struct mncd_msg {
     mnc_oid id;
     uint16_t from;
-    bool forwarded;   /* queued by forward (re-checked as a forward at delivery) */
+    bool forwarded; /* queued by forward (re-checked as a forward at delivery) */
     uint64_t time_ms;
     struct mncd_msg *next;
 } mncd_msg;
@@ -222,7 +227,7 @@ typedef struct mncd_store {
      * (printed once each, no tree kept); the buffer is reused across iterations */
     char *batch;
     size_t batch_len, batch_cap;
-    mnc_audit *audit;  /* its deferred lines ride in the journal record (store.c) */
+    mnc_audit *audit; /* its deferred lines ride in the journal record (store.c) */
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];
 } mncd_store;
@@ -230,18 +235,15 @@ typedef struct mncd_store {
 /* Opens STATE_DIR/state.journal, replays it, reconciles `audit` (the open audit log) with the
  * audit records the journal holds (re-appends missing ones; a conflicting one refuses), then
  * compacts it. Returns 0 or -1 with s->err. */
-int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
-                    mnc_audit *audit);
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir, mnc_audit *audit);
 void mncd_store_close(mncd_store *s);
 /* Changes (applied in memory at once, journaled at the next commit). 0 or -1 (OOM). */
 int mncd_store_put_object(mncd_store *s, mnc_disclosure *heap_obj); /* takes ownership on 0 */
 int mncd_store_touch(mncd_store *s, const mnc_disclosure *d);       /* object changed */
-int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded,
-                    uint64_t now_ms);
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded, uint64_t now_ms);
 /* Pops the head of agent's inbox into *out. Returns 1 if popped, 0 if empty, -1 on OOM. */
 int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out);
-int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
-                       uint64_t now_ms);
+int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer, uint64_t now_ms);
 const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key);
 /* Writes this iteration's changes and the audit log's pending (deferred) lines as one journal
  * record (durable on return), then writes those lines to the audit log. 0 or -1. */
@@ -258,7 +260,7 @@ typedef struct mncd {
     uint64_t started_ms;
     size_t n_clients;
     uint64_t n_requests;
-    bool fatal; /* a durability failure: stop serving (fail closed) */
+    bool fatal;             /* a durability failure: stop serving (fail closed) */
     struct mncd_mncl *mncl; /* MNC-L ledger + MNC-D queue (mncl_gate.c, mncd_failure.c) */
     /* The MNC-L ledger backend: opened and closed by mncd_mncl_open/close (which own it),
      * NULL outside; read here by fleet.c and loop.c so that they need not call MNC-D. */
@@ -266,15 +268,14 @@ typedef struct mncd {
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
 } mncd;
 
-
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */
 
 /* The name of principal id, or NULL when id is not a principal (e.g. -1: nobody). */
 const char *mncd_peer_name(const mncd *d, long id);
 /* Records one decision in the audit log, stamped with mnc_now_ms(). On failure sets d->fatal
  * (mncd stops serving: fail closed). */
-void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj,
-                const char *decision, mnc_reason reason, const char *detail);
+void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj, const char *decision,
+                mnc_reason reason, const char *detail);
 /* The same with names and a reason string given as they are (kernel and Landlock records,
  * whose reasons are not monitor reasons; NULL fields are left out of the record). */
 void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
@@ -299,14 +300,14 @@ int mncd_run(mncd *d);
 
 /* Per-disclose MNC-L context (the history and limits the selection request points into). */
 typedef struct mncd_mncl_ctx {
-    bool ledger;         /* the release will be charged (the state names a subject) */
-    mnc_obs *history;    /* heap block from mnc_ledger_history, or NULL */
+    bool ledger;      /* the release will be charged (the state names a subject) */
+    mnc_obs *history; /* heap block from mnc_ledger_history, or NULL */
     size_t n_history;
-    mnc_limits limits;   /* ε, B (< 0: none) and Σ spent so far */
-    bool capped;         /* the contract declares ε or B */
-    double charged;      /* ΔR charged for the release (after mncd_mncl_charge) */
-    uint64_t version;    /* the history version `history` is (ledger_backend.h) */
-    bool replayed;       /* a retried release id already charged: handed out uncharged */
+    mnc_limits limits; /* ε, B (< 0: none) and Σ spent so far */
+    bool capped;       /* the contract declares ε or B */
+    double charged;    /* ΔR charged for the release (after mncd_mncl_charge) */
+    uint64_t version;  /* the history version `history` is (ledger_backend.h) */
+    bool replayed;     /* a retried release id already charged: handed out uncharged */
 } mncd_mncl_ctx;
 
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
@@ -319,22 +320,19 @@ void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta);
 void mncd_mncl_tick(mncd *d);
 /* Before selection: loads the subject's history and the contract's limits into sr. Returns
  * NULL, or an error response (e.g. a budgeted contract without state.subject). */
-cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract,
-                        const mnc_state *st, mnc_select_req *sr,
-                        mncd_mncl_ctx *x);
+cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st, mnc_select_req *sr,
+                         mncd_mncl_ctx *x);
 void mncd_mncl_ctx_free(mncd_mncl_ctx *x);
 /* After the first-hop check, before the object is stored: durably charges the chosen
  * release (release id = object id). Returns NULL, or a deny/error response (nothing may be
  * released then). */
-cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
-                       const mnc_state *st, const mnc_disclosure *o, double risk,
-                       mncd_mncl_ctx *x);
+cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer, const mnc_state *st,
+                        const mnc_disclosure *o, double risk, mncd_mncl_ctx *x);
 /* Adds outcome "selected" and the MNC-L figures to a successful disclose response. */
 void mncd_mncl_selected(mncd *d, cJSON *resp, const mncd_mncl_ctx *x);
 /* Nothing admissible: runs the contract's failure order; returns the response. */
-cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
-                        const mnc_state *st, const mnc_selection *sel,
-                        mncd_mncl_ctx *x);
+cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int contract, const mnc_state *st,
+                         const mnc_selection *sel, mncd_mncl_ctx *x);
 /* Verbs: disclose.status, broker.next, broker.reply, approve, approvals. */
 cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
 /* Adds "mnc_l" and "mnc_d" objects to a status response. */
@@ -353,8 +351,7 @@ int mncd_fleet_timeout(mncd *d, size_t pending_approvals);
  * mncd_mncl_tick for approval deadlines), false otherwise. */
 bool mncd_fleet_tick(mncd *d);
 /* Applies one decision another host took on this host's request (mncd_mncl_apply_remote). */
-typedef void (*mncd_fleet_apply_fn)(mncd *d, const char *request_id, const char *decision,
-                                    const char *by);
+typedef void (*mncd_fleet_apply_fn)(mncd *d, const char *request_id, const char *decision, const char *by);
 /* Polls the shared queue for decisions other hosts took on this host's requests and hands
  * each to apply (at most 64 per call; the rest next call). A database error marks the
  * backend down (reconnected by mncd_fleet_tick). No-op outside fleet mode. */
@@ -362,14 +359,13 @@ void mncd_fleet_poll(mncd *d, mncd_fleet_apply_fn apply);
 /* true in fleet mode (the postgres ledger backend). */
 bool mncd_fleet_on(mncd *d);
 /* Publishes a request waiting for approval to the shared queue. 0, or -1 with err. */
-int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id,
-                       const char *contract, uint64_t deadline_ms, const char *detail_json,
-                       char *err, size_t err_len);
+int mncd_fleet_publish(mncd *d, const char *subject, const char *request_id, const char *contract, uint64_t deadline_ms,
+                       const char *detail_json, char *err, size_t err_len);
 /* Decides this host's request in the shared queue ("approved", "denied", "timeout"). 0: decided
  * by this call, or not in the shared queue / not fleet mode (decide locally); 1: decided
  * before (prev, by say how and where); -1: the database is unavailable (do not decide). */
-int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev,
-                      size_t prev_len, char *by, size_t by_len);
+int mncd_fleet_decide(mncd *d, const char *request_id, const char *decision, char *prev, size_t prev_len, char *by,
+                      size_t by_len);
 /* `approve` of a request this host does not hold: decides it in the shared queue for its
  * origin host, which releases (or denies) it. Audited here. Returns the response. */
 cJSON *mncd_fleet_decide_remote(mncd *d, const mnc_request *q, bool deny);
@@ -382,8 +378,7 @@ void mncd_fleet_list(mncd *d, cJSON *resp, int max);
  * force (shutdown). Skipped while the database is unavailable. */
 void mncd_fleet_anchor(mncd *d, bool force);
 /* mncd_failure.c: applies a decision another host took on this host's request r (by = that host). */
-void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision,
-                            const char *by);
+void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision, const char *by);
 /* mncd_failure.c: number of this host's requests waiting for approval. */
 size_t mncd_mncl_pending_approvals(mncd *d);
 

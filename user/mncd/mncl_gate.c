@@ -24,8 +24,8 @@
 #include "mncd.h"
 #include "mncl_int.h"
 
-cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st,
-                        mnc_select_req *sr, mncd_mncl_ctx *x)
+cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_state *st, mnc_select_req *sr,
+                         mncd_mncl_ctx *x)
 {
     const mnc_contract *ct = &d->policy->contracts[contract];
     memset(x, 0, sizeof(*x));
@@ -36,26 +36,25 @@ cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_
             return NULL; /* MNC-C: no subject, no ledger */
         mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INVALID,
                    "MNC-L contract without state.subject");
-        return mnc_resp_error(q->id, MNC_R_INVALID, "contract %s has an MNC-L cap (epsilon/"
-                              "budget): the state must name its protected \"subject\"", ct->id);
+        return mnc_resp_error(q->id, MNC_R_INVALID,
+                              "contract %s has an MNC-L cap (epsilon/"
+                              "budget): the state must name its protected \"subject\"",
+                              ct->id);
     }
     struct mncd_mncl *m = d->mncl;
     mnc_obs *h = NULL;
     size_t nh = 0;
     double spent = 0;
     uint64_t version = 0;
-    mnc_ledger_rc lrc = m && m->ledger ? mnc_lb_history(m->ledger, d->policy, st->subject, &h,
-                                                        &nh, &spent, &version)
+    mnc_ledger_rc lrc = m && m->ledger ? mnc_lb_history(m->ledger, d->policy, st->subject, &h, &nh, &spent, &version)
                                        : MNC_LEDGER_ERROR;
     if (lrc == MNC_LEDGER_UNAVAILABLE) {
         /* Fail closed: without the subject's global history nothing can be priced. */
         m->c.unavailable++;
         char det[640];
         mnc_lb_state(m->ledger, det, sizeof(det), NULL);
-        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error",
-                   MNC_R_LEDGER_UNAVAILABLE, det);
-        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE,
-                                  "not released: the ledger is unavailable (%s)", det);
+        mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_LEDGER_UNAVAILABLE, det);
+        cJSON *r = mnc_resp_error(q->id, MNC_R_LEDGER_UNAVAILABLE, "not released: the ledger is unavailable (%s)", det);
         if (r)
             cJSON_AddStringToObject(r, "outcome", "ledger_unavailable");
         return r;
@@ -64,7 +63,8 @@ cJSON *mncd_mncl_prepare(mncd *d, const mnc_request *q, int contract, const mnc_
         free(h);
         mncd_audit(d, "disclose", -1, ct->scope.recipient, NULL, "error", MNC_R_INTERNAL,
                    "ledger history cannot be evaluated");
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "the ledger history of subject \"%s\" "
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "the ledger history of subject \"%s\" "
                               "cannot be evaluated under this policy (fail closed)",
                               st->subject);
     }
@@ -100,9 +100,8 @@ static int reprice_cb(void *arg, const mnc_obs *h, size_t nh, double *delta)
     return mnc_risk_charge(x->p, h, nh, x->obs, x->n, delta);
 }
 
-mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject,
-                                       const char *release, double delta, uint64_t version,
-                                       const mnc_ledger_limits *lim, mnc_lb_result *res,
+mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const char *subject, const char *release,
+                                       double delta, uint64_t version, const mnc_ledger_limits *lim, mnc_lb_result *res,
                                        char *why, size_t n)
 {
     struct mncd_mncl *m = d->mncl;
@@ -113,34 +112,38 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&o->id, hex);
     reprice rp = {d->policy, obs, k};
-    mnc_lb_request c = {.subject = subject, .recipient = mncd_peer_name(d, o->scope.recipient),
-                        .release = release ? release : hex, .obs = obs, .n_obs = k,
-                        .delta = delta, .version = version, .recompute = reprice_cb,
-                        .arg = &rp, .lim = lim};
+    mnc_lb_request c = {.subject = subject,
+                        .recipient = mncd_peer_name(d, o->scope.recipient),
+                        .release = release ? release : hex,
+                        .obs = obs,
+                        .n_obs = k,
+                        .delta = delta,
+                        .version = version,
+                        .recompute = reprice_cb,
+                        .arg = &rp,
+                        .lim = lim};
     memset(res, 0, sizeof(*res));
-    mnc_ledger_rc rc = !isfinite(delta) || delta < 0 || !c.recipient
-                           ? MNC_LEDGER_ERROR
-                           : mnc_lb_charge(m->ledger, d->policy, &c, res);
+    mnc_ledger_rc rc =
+        !isfinite(delta) || delta < 0 || !c.recipient ? MNC_LEDGER_ERROR : mnc_lb_charge(m->ledger, d->policy, &c, res);
     char det[320];
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
         m->c.bits += res->delta;
         /* "committed": a deferred charge (inside the loop) is flushed first */
-        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge &&
-            mnc_lb_flush(m->ledger) == 0)
+        if (m->kill_after_charge > 0 && (long)m->c.charges == m->kill_after_charge && mnc_lb_flush(m->ledger) == 0)
             raise(SIGKILL);
-        snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject,
-                 c.release, res->delta, res->spent, lim ? "" : " (approved: no caps)");
-        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
-                   det);
+        snprintf(det, sizeof(det), "subject %s release %s charged %.6g, spent %.6g%s", subject, c.release, res->delta,
+                 res->spent, lim ? "" : " (approved: no caps)");
+        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK, det);
         return rc;
     }
     if (rc == MNC_LEDGER_DUPLICATE && res->same) {
         m->c.replayed++;
-        snprintf(det, sizeof(det), "subject %s release %s already charged: handed out again "
-                 "uncharged (a retried request)", subject, c.release);
-        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK,
-                   det);
+        snprintf(det, sizeof(det),
+                 "subject %s release %s already charged: handed out again "
+                 "uncharged (a retried request)",
+                 subject, c.release);
+        mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK, det);
         return rc;
     }
     m->c.charge_failed++;
@@ -157,24 +160,23 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
                                                       : "ledger write failed";
     snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, res->delta,
              rc == MNC_LEDGER_ERROR || rc == MNC_LEDGER_UNAVAILABLE ? ": " : "",
-             rc == MNC_LEDGER_ERROR ? strerror(errno) : rc == MNC_LEDGER_UNAVAILABLE ? st : "");
+             rc == MNC_LEDGER_ERROR         ? strerror(errno)
+             : rc == MNC_LEDGER_UNAVAILABLE ? st
+                                            : "");
     mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id,
-               rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET ||
-                       rc == MNC_LEDGER_DUPLICATE
-                   ? "deny"
-                   : "error",
-               rc == MNC_LEDGER_OVER_EPSILON   ? MNC_R_OVER_EPSILON
-               : rc == MNC_LEDGER_OVER_BUDGET  ? MNC_R_OVER_BUDGET
-               : rc == MNC_LEDGER_DUPLICATE    ? MNC_R_INVALID
-               : rc == MNC_LEDGER_UNAVAILABLE  ? MNC_R_LEDGER_UNAVAILABLE
-                                               : MNC_R_INTERNAL,
+               rc == MNC_LEDGER_OVER_EPSILON || rc == MNC_LEDGER_OVER_BUDGET || rc == MNC_LEDGER_DUPLICATE ? "deny"
+                                                                                                           : "error",
+               rc == MNC_LEDGER_OVER_EPSILON  ? MNC_R_OVER_EPSILON
+               : rc == MNC_LEDGER_OVER_BUDGET ? MNC_R_OVER_BUDGET
+               : rc == MNC_LEDGER_DUPLICATE   ? MNC_R_INVALID
+               : rc == MNC_LEDGER_UNAVAILABLE ? MNC_R_LEDGER_UNAVAILABLE
+                                              : MNC_R_INTERNAL,
                why);
     return rc;
 }
 
-cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
-                       const mnc_state *st, const mnc_disclosure *o, double risk,
-                       mncd_mncl_ctx *x)
+cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer, const mnc_state *st,
+                        const mnc_disclosure *o, double risk, mncd_mncl_ctx *x)
 {
     (void)issuer;
     if (!x->ledger)
@@ -196,8 +198,7 @@ cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
             d->mncl->c.over_epsilon++;
         else
             d->mncl->c.over_budget++;
-        return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON
-                                                                  : MNC_R_OVER_BUDGET,
+        return mnc_resp_deny(q->id, rc == MNC_LEDGER_OVER_EPSILON ? MNC_R_OVER_EPSILON : MNC_R_OVER_BUDGET,
                              "not released: %s", why);
     }
     if (rc == MNC_LEDGER_DUPLICATE)

@@ -101,9 +101,8 @@ static cJSON *rec_mem(const mnc_policy *p, const mncd_mem *m)
     int store = atoi(m->key);
     cJSON *r = cJSON_CreateObject();
     if (!r || !slash || !cJSON_AddStringToObject(r, "k", "mem") ||
-        !cJSON_AddStringToObject(r, "store", pname(p, store)) ||
-        !cJSON_AddStringToObject(r, "key", slash + 1) || !cJSON_AddStringToObject(r, "id", hex) ||
-        !cJSON_AddStringToObject(r, "writer", pname(p, m->writer)) ||
+        !cJSON_AddStringToObject(r, "store", pname(p, store)) || !cJSON_AddStringToObject(r, "key", slash + 1) ||
+        !cJSON_AddStringToObject(r, "id", hex) || !cJSON_AddStringToObject(r, "writer", pname(p, m->writer)) ||
         !mnc_json_add_u64(r, "t", m->time_ms)) {
         cJSON_Delete(r);
         return NULL;
@@ -116,12 +115,9 @@ static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&m->id, hex);
     cJSON *r = cJSON_CreateObject();
-    if (!r || !cJSON_AddStringToObject(r, "k", "push") ||
-        !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
-        !cJSON_AddStringToObject(r, "id", hex) ||
-        !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
-        !mnc_json_add_u64(r, "t", m->time_ms) ||
-        (m->forwarded && !cJSON_AddTrueToObject(r, "fwd"))) {
+    if (!r || !cJSON_AddStringToObject(r, "k", "push") || !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
+        !cJSON_AddStringToObject(r, "id", hex) || !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
+        !mnc_json_add_u64(r, "t", m->time_ms) || (m->forwarded && !cJSON_AddTrueToObject(r, "fwd"))) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -130,8 +126,7 @@ static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
 
 /* ---- in-memory operations (no journaling) */
 
-static int mem_set(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
-                   uint64_t t)
+static int mem_set(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer, uint64_t t)
 {
     char full[MNC_PROTO_MAX_KEY + 16];
     snprintf(full, sizeof(full), "%d/%s", store, key);
@@ -166,8 +161,7 @@ const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *k
     return MNC_HTAB_ENTRY(mnc_htab_find(&s->mem, full), mncd_mem, h);
 }
 
-static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool fwd,
-                      uint64_t t)
+static int inbox_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool fwd, uint64_t t)
 {
     mncd_msg *m = calloc(1, sizeof(*m));
     if (!m)
@@ -215,8 +209,7 @@ int mncd_store_put_object(mncd_store *s, mnc_disclosure *d)
 
 int mncd_store_touch(mncd_store *s, const mnc_disclosure *d) { return batch_add(s, rec_obj(s->p, d)); }
 
-int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded,
-                    uint64_t now_ms)
+int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded, uint64_t now_ms)
 {
     if (agent < 0 || agent >= s->p->n_principals || s->inbox[agent].n >= MNCD_MAX_INBOX) {
         errno = ENOSPC;
@@ -235,8 +228,7 @@ int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&s->inbox[agent].head->id, hex);
     cJSON *r = cJSON_CreateObject();
-    if (!r || !cJSON_AddStringToObject(r, "k", "pop") ||
-        !cJSON_AddStringToObject(r, "agent", pname(s->p, agent)) ||
+    if (!r || !cJSON_AddStringToObject(r, "k", "pop") || !cJSON_AddStringToObject(r, "agent", pname(s->p, agent)) ||
         !cJSON_AddStringToObject(r, "id", hex)) {
         cJSON_Delete(r);
         return -1;
@@ -246,8 +238,7 @@ int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
     return inbox_pop(s, agent, out);
 }
 
-int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer,
-                       uint64_t now_ms)
+int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer, uint64_t now_ms)
 {
     if (mem_set(s, store, key, id, writer, now_ms) != 0)
         return -1;
@@ -269,8 +260,7 @@ int mncd_store_commit(mncd_store *s)
         return 0;
     if (al) {
         cJSON *r = cJSON_CreateObject();
-        if (r && (!cJSON_AddStringToObject(r, "k", "audit") ||
-                  !cJSON_AddNumberToObject(r, "seq", (double)afirst) ||
+        if (r && (!cJSON_AddStringToObject(r, "k", "audit") || !cJSON_AddNumberToObject(r, "seq", (double)afirst) ||
                   !cJSON_AddStringToObject(r, "lines", al))) {
             cJSON_Delete(r);
             r = NULL;
@@ -326,23 +316,24 @@ static int collect_audit(replay *rp, const cJSON *r, uint64_t jseq)
 {
     const cJSON *js = cJSON_GetObjectItemCaseSensitive(r, "seq");
     const cJSON *jl = cJSON_GetObjectItemCaseSensitive(r, "lines");
-    if (!cJSON_IsNumber(js) || js->valuedouble < 1 || !cJSON_IsString(jl) ||
-        !jl->valuestring[0]) {
-        snprintf(rp->err, rp->errlen, "journal record #%llu: malformed audit change",
-                 (unsigned long long)jseq);
+    if (!cJSON_IsNumber(js) || js->valuedouble < 1 || !cJSON_IsString(jl) || !jl->valuestring[0]) {
+        snprintf(rp->err, rp->errlen, "journal record #%llu: malformed audit change", (unsigned long long)jseq);
         return -1;
     }
     uint64_t first = (uint64_t)js->valuedouble;
     size_t n = strlen(jl->valuestring);
     if (jl->valuestring[n - 1] != '\n') {
-        snprintf(rp->err, rp->errlen, "journal record #%llu: audit lines do not end with a "
-                 "newline", (unsigned long long)jseq);
+        snprintf(rp->err, rp->errlen,
+                 "journal record #%llu: audit lines do not end with a "
+                 "newline",
+                 (unsigned long long)jseq);
         return -1;
     }
     if (rp->alen > 0 && first != rp->anext) {
-        snprintf(rp->err, rp->errlen, "journal record #%llu: its audit records start at seq "
-                 "%llu, the previous record's ended at %llu", (unsigned long long)jseq,
-                 (unsigned long long)first, (unsigned long long)(rp->anext - 1));
+        snprintf(rp->err, rp->errlen,
+                 "journal record #%llu: its audit records start at seq "
+                 "%llu, the previous record's ended at %llu",
+                 (unsigned long long)jseq, (unsigned long long)first, (unsigned long long)(rp->anext - 1));
         return -1;
     }
     if (rp->alen + n + 1 > rp->acap) {
@@ -383,8 +374,7 @@ static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
         mnc_errors_init(&e);
         mnc_disclosure tmp;
         if (mnc_disclosure_from_json(s->p, cJSON_GetObjectItemCaseSensitive(r, "o"), &tmp, &e) != 0) {
-            snprintf(err, errlen, "object record does not load under the current policy: %s",
-                     e.n ? e.msg[0] : "?");
+            snprintf(err, errlen, "object record does not load under the current policy: %s", e.n ? e.msg[0] : "?");
             mnc_errors_free(&e);
             return -1;
         }
@@ -432,8 +422,7 @@ static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
             snprintf(err, errlen, "bad push record");
             return -1;
         }
-        return inbox_push(s, agent, &id, from,
-                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fwd")),
+        return inbox_push(s, agent, &id, from, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "fwd")),
                           (uint64_t)t->valuedouble);
     }
     if (strcmp(kind, "pop") == 0) {
@@ -453,8 +442,7 @@ static int replay_cb(void *arg, uint64_t seq, const void *payload, size_t len)
     replay *rp = arg;
     cJSON *a = cJSON_ParseWithLength(payload, len);
     if (!cJSON_IsArray(a)) {
-        snprintf(rp->err, rp->errlen, "journal record #%llu is not a JSON array",
-                 (unsigned long long)seq);
+        snprintf(rp->err, rp->errlen, "journal record #%llu is not a JSON array", (unsigned long long)seq);
         cJSON_Delete(a);
         return -1;
     }
@@ -470,8 +458,7 @@ static int replay_cb(void *arg, uint64_t seq, const void *payload, size_t len)
             continue;
         }
         if (apply(rp->s, r, e, sizeof(e)) != 0) {
-            snprintf(rp->err, rp->errlen, "journal record #%llu, change %d: %s",
-                     (unsigned long long)seq, i, e);
+            snprintf(rp->err, rp->errlen, "journal record #%llu, change %d: %s", (unsigned long long)seq, i, e);
             cJSON_Delete(a);
             return -1;
         }
@@ -590,42 +577,40 @@ static int reconcile_audit(mncd_store *s, replay *rp, const char *state_dir)
     if (rp->alen == 0)
         return 0;
     if (!s->audit) {
-        snprintf(s->err, sizeof(s->err), "%s holds audit records but no audit log is open",
-                 s->path);
+        snprintf(s->err, sizeof(s->err), "%s holds audit records but no audit log is open", s->path);
         return -1;
     }
     char e[512];
     uint64_t added = 0;
     uint64_t had = mnc_audit_seq(s->audit);
-    int rc = mnc_audit_reconcile(s->audit, rp->afirst, rp->alines, rp->alen, &added, e,
-                                 sizeof(e));
+    int rc = mnc_audit_reconcile(s->audit, rp->afirst, rp->alines, rp->alen, &added, e, sizeof(e));
     if (rc != 0) {
-        snprintf(s->err, sizeof(s->err), "%s/audit.jsonl %s the state journal (which holds "
-                 "audit records %llu..%llu): %s", state_dir,
-                 rc > 0 ? "conflicts with" : "could not be reconciled with",
-                 (unsigned long long)rp->afirst, (unsigned long long)(rp->anext - 1), e);
+        snprintf(s->err, sizeof(s->err),
+                 "%s/audit.jsonl %s the state journal (which holds "
+                 "audit records %llu..%llu): %s",
+                 state_dir, rc > 0 ? "conflicts with" : "could not be reconciled with", (unsigned long long)rp->afirst,
+                 (unsigned long long)(rp->anext - 1), e);
         return -1;
     }
     if (added > 0) {
         char det[200];
-        snprintf(det, sizeof(det), "re-appended %llu audit records (seq %llu..%llu) from the "
+        snprintf(det, sizeof(det),
+                 "re-appended %llu audit records (seq %llu..%llu) from the "
                  "state journal: they were durable there but missing from the log (crash "
-                 "before they were written)", (unsigned long long)added,
-                 (unsigned long long)(had + 1), (unsigned long long)(had + added));
+                 "before they were written)",
+                 (unsigned long long)added, (unsigned long long)(had + 1), (unsigned long long)(had + added));
         fprintf(stderr, "mncd: audit log: %s\n", det);
-        mnc_audit_rec r = {.time_ms = mnc_now_ms(), .op = "audit.recover",
-                           .decision = "allow", .reason = "ok", .detail = det};
+        mnc_audit_rec r = {
+            .time_ms = mnc_now_ms(), .op = "audit.recover", .decision = "allow", .reason = "ok", .detail = det};
         if (mnc_audit_append(s->audit, &r) != 0 || mnc_audit_sync(s->audit) != 0) {
-            snprintf(s->err, sizeof(s->err), "cannot write the audit log: %s",
-                     strerror(errno));
+            snprintf(s->err, sizeof(s->err), "cannot write the audit log: %s", strerror(errno));
             return -1;
         }
     }
     return 0;
 }
 
-int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir,
-                    mnc_audit *audit)
+int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir, mnc_audit *audit)
 {
     memset(s, 0, sizeof(*s));
     s->p = p;

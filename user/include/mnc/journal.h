@@ -68,7 +68,7 @@
 
 #define MNC_JOURNAL_MAGIC 0x4A434E4Du
 #define MNC_JOURNAL_HDR 20
-#define MNC_JOURNAL_MAX_PAYLOAD (16u << 20) /* 16 MiB: bounds allocation on replay */
+#define MNC_JOURNAL_MAX_PAYLOAD (16u << 20)     /* 16 MiB: bounds allocation on replay */
 #define MNC_JOURNAL_PREALLOC_DEFAULT (1u << 20) /* 1 MiB of zeros per preallocation round */
 
 typedef struct mnc_journal mnc_journal;
@@ -88,16 +88,16 @@ typedef int (*mnc_journal_replay_fn)(void *arg, uint64_t seq, const void *payloa
  *                      the record ("corrupt record #SEQ at offset OFF: crc mismatch ...").
  * Returns a handle, or NULL on any error (nothing on disk changed except a torn-tail
  * truncation that was reported). */
-mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *arg,
-                              char *notice, size_t notice_len, char *err, size_t err_len);
+mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *arg, char *notice, size_t notice_len,
+                              char *err, size_t err_len);
 
 /* Read-only check of the file at `path`: same parsing and callbacks as open(), but takes no
  * lock and never truncates; a torn tail is only described in `notice`. Reads the file into
  * memory (not mmap), so a lock holder truncating it meanwhile cannot crash the reader. Returns 0 if the file
  * is valid (possibly with a torn tail, see notice), -1 with `err` otherwise. A missing file is
  * an error. *n_records (if non-NULL) receives the count of valid records. */
-int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records,
-                     char *notice, size_t notice_len, char *err, size_t err_len);
+int mnc_journal_scan(const char *path, mnc_journal_replay_fn cb, void *arg, uint64_t *n_records, char *notice,
+                     size_t notice_len, char *err, size_t err_len);
 
 /* Appends one record and returns only after it is durable (written and fdatasync'ed, possibly
  * as part of a batch with other threads' records). 0 < len <= MNC_JOURNAL_MAX_PAYLOAD.
@@ -149,8 +149,8 @@ int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_
 
 /* Same for a path that is not open: writes a fresh journal file atomically, records numbered
  * from first_seq (>= 1). */
-int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads,
-                        const size_t *lens, size_t n);
+int mnc_journal_rewrite(const char *path, uint64_t first_seq, const void *const *payloads, const size_t *lens,
+                        size_t n);
 
 /* Waits for in-flight appends, truncates the preallocated zeros (not an error if that fails:
  * the file is valid either way), closes the file. Returns 0, or -1 if the handle had been

@@ -77,13 +77,11 @@ typedef struct mnc_ledger_entry {
 /* Opens (creating, 0600) and replays the ledger; takes the journal's exclusive lock.
  * notice: "" or the torn-tail recovery message. err: reason on failure (names the record for
  * corruption). NULL on failure. */
-mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, char *err,
-                            size_t err_len);
+mnc_ledger *mnc_ledger_open(const char *path, char *notice, size_t notice_len, char *err, size_t err_len);
 
 /* Read-only view (no lock, no truncation): for `mncctl ledger show/verify` while mncd runs.
  * A torn tail is reported in notice and ignored. charge() on it fails (EROFS). */
-mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len, char *err,
-                               size_t err_len);
+mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len, char *err, size_t err_len);
 
 /* Closes; 0, or -1 if the journal had an I/O error. NULL is a no-op. */
 int mnc_ledger_close(mnc_ledger *l);
@@ -95,21 +93,19 @@ int mnc_ledger_spent(mnc_ledger *l, const char *subject, const char *recipient, 
 /* MNC-L admission for a prospective charge (includes charges in flight). Returns
  * MNC_LEDGER_OK, MNC_LEDGER_OVER_EPSILON, MNC_LEDGER_OVER_BUDGET, or MNC_LEDGER_ERROR for bad
  * arguments (including a non-finite or negative delta). */
-mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject, const char *recipient,
-                               double delta, const mnc_ledger_limits *lim);
+mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject, const char *recipient, double delta,
+                               const mnc_ledger_limits *lim);
 
 /* Checks (lim may be NULL = no caps), then durably records the charge. See mnc_ledger_rc.
  * On MNC_LEDGER_ERROR from I/O the charge is not counted in memory and the handle refuses
  * further charges; the record may still be on disk (a restart then counts it - the safe
  * direction). */
-mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *subject, const char *recipient,
-                                const char *release_id, const mnc_ledger_obs *obs, size_t n_obs,
-                                double delta, const mnc_ledger_limits *lim);
+mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *subject, const char *recipient, const char *release_id,
+                                const mnc_ledger_obs *obs, size_t n_obs, double delta, const mnc_ledger_limits *lim);
 
 /* Same with policy field ids (names taken from p->fields). */
-mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const char *subject,
-                                    const char *recipient, const char *release_id,
-                                    const mnc_obs *obs, size_t n_obs, double delta,
+mnc_ledger_rc mnc_ledger_charge_ids(mnc_ledger *l, const mnc_policy *p, const char *subject, const char *recipient,
+                                    const char *release_id, const mnc_obs *obs, size_t n_obs, double delta,
                                     const mnc_ledger_limits *lim);
 
 /* Deferred durability, for a caller that acknowledges nothing until it flushes anyway (mncd:
@@ -136,20 +132,17 @@ bool mnc_ledger_has_release(mnc_ledger *l, const char *release_id);
  * on every charge: the cost is O(size of the result), whatever the number of releases.
  * Returns 0 (an unknown subject gives *n = 0, *out = NULL) or -1: a recorded field that
  * the policy does not know (fail closed: the history cannot be evaluated), bad args, OOM. */
-int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, mnc_obs **out,
-                       size_t *n);
+int mnc_ledger_history(mnc_ledger *l, const mnc_policy *p, const char *subject, mnc_obs **out, size_t *n);
 
 /* Calls cb once with the charge of release_id (the same entry mnc_ledger_foreach would give)
  * and returns cb's value; -1 if release_id has not been charged (durably) or on bad args.
  * O(log charges of its subject), unlike a foreach over the subject. */
-int mnc_ledger_find_release(mnc_ledger *l, const char *release_id,
-                            int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
+int mnc_ledger_find_release(mnc_ledger *l, const char *release_id, int (*cb)(void *arg, const mnc_ledger_entry *e),
+                            void *arg);
 
 /* Calls cb for each charge of subject (NULL = every subject) in order; stops at a non-zero
  * return and returns it. Returns 0 when all were visited. */
-int mnc_ledger_foreach(mnc_ledger *l, const char *subject,
-                       int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
-
+int mnc_ledger_foreach(mnc_ledger *l, const char *subject, int (*cb)(void *arg, const mnc_ledger_entry *e), void *arg);
 
 /* true if s is a valid subject, recipient or release id: 1..max-1 bytes, no control
  * characters (the check every charge's strings pass). */

@@ -52,8 +52,8 @@ typedef struct mnc_lb_request {
     const char *subject, *recipient, *release; /* bounded, printable (ledger.h limits) */
     const mnc_obs *obs;                        /* the released values (policy field ids) */
     size_t n_obs;
-    double delta;       /* ΔR priced against the history of `version` */
-    uint64_t version;   /* from mnc_lb_history */
+    double delta;              /* ΔR priced against the history of `version` */
+    uint64_t version;          /* from mnc_lb_history */
     mnc_lb_delta_fn recompute; /* NULL: a moved history fails with MNC_LEDGER_ERROR */
     void *arg;
     const mnc_ledger_limits *lim; /* NULL = no caps (approval override) */
@@ -74,8 +74,8 @@ typedef struct mnc_lb_entry {
 
 /* The journal backend over STATE_DIR/ledger (ledger.h open semantics: torn tail truncated and
  * reported in notice; corruption fails naming the record). ro: read-only view, no lock. */
-mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len,
-                                  char *err, size_t err_len);
+mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len, char *err,
+                                  size_t err_len);
 
 /* The postgres backend. conninfo is libpq's (keywords or URI); it must not carry a password
  * (use a passfile, a client certificate or peer authentication: docs/fleet.md) - refused
@@ -83,8 +83,7 @@ mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_
  * tables (1..63 bytes, [A-Za-z0-9_.:-]). Connects, and refuses a database whose schema
  * version this build does not know (err says which version, and what to run). NULL with err
  * on failure; err never contains the conninfo's secrets. */
-mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char *err,
-                                   size_t err_len);
+mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char *err, size_t err_len);
 
 /* Closes; 0, or -1 if the backend had an unrecoverable error. NULL is a no-op. */
 int mnc_lb_close(mnc_lbackend *b);
@@ -96,21 +95,19 @@ const char *mnc_lb_kind_name(mnc_lb_kind k); /* "journal" | "postgres" */
  * once, in charge order; *h one heap block, free() it), its total spend and its version.
  * Returns MNC_LEDGER_OK, MNC_LEDGER_UNAVAILABLE (postgres unreachable), or MNC_LEDGER_ERROR
  * (a recorded field this policy does not know: fail closed; bad args; OOM). */
-mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject,
-                             mnc_obs **h, size_t *nh, double *spent, uint64_t *version);
+mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject, mnc_obs **h, size_t *nh,
+                             double *spent, uint64_t *version);
 
 /* Charges c (see the header comment). Returns OK, DUPLICATE, OVER_EPSILON, OVER_BUDGET,
  * UNAVAILABLE or ERROR (bad args, history not evaluable, read-only view). r is filled for
  * every return but ERROR. */
-mnc_ledger_rc mnc_lb_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c,
-                            mnc_lb_result *r);
+mnc_ledger_rc mnc_lb_charge(mnc_lbackend *b, const mnc_policy *p, const mnc_lb_request *c, mnc_lb_result *r);
 
 /* Calls cb for each charge of subject (NULL = all), per subject in charge order; stops at a
  * non-zero return and returns it. 0 when all were visited, -1 on a backend error (msg in
  * err). */
-int mnc_lb_foreach(mnc_lbackend *b, const char *subject,
-                   int (*cb)(void *arg, const mnc_lb_entry *e), void *arg, char *err,
-                   size_t err_len);
+int mnc_lb_foreach(mnc_lbackend *b, const char *subject, int (*cb)(void *arg, const mnc_lb_entry *e), void *arg,
+                   char *err, size_t err_len);
 
 /* Σ charged to a subject (0 for an unknown one). MNC_LEDGER_OK / UNAVAILABLE / ERROR. */
 mnc_ledger_rc mnc_lb_spent(mnc_lbackend *b, const char *subject, double *out);
@@ -120,8 +117,7 @@ mnc_ledger_rc mnc_lb_spent(mnc_lbackend *b, const char *subject, double *out);
  * a gap, its spent equals the sum of its deltas in seq order (bit for bit), and every
  * release's observations are well formed. 0 with the counts, or -1 with err naming the first
  * inconsistent subject (or the connection error). */
-int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err,
-                  size_t err_len);
+int mnc_lb_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err, size_t err_len);
 
 /* Supplies the next entry to import: 1 (e filled; its strings valid until the next call), 0 at
  * the end, -1 on error (the import then fails). e->host "" = the importing host. */
@@ -132,8 +128,8 @@ typedef int (*mnc_lb_next_fn)(void *arg, mnc_lb_entry *e);
  * not re-priced; spent is summed in order). A release id that the subject already has
  * aborts the whole import, naming it. host: the host name recorded for entries without one.
  * 0 with *n imported, or -1 with err (nothing imported). */
-int mnc_lb_import(mnc_lbackend *b, mnc_lb_next_fn next, void *arg, const char *host,
-                  size_t *n, char *err, size_t err_len);
+int mnc_lb_import(mnc_lbackend *b, mnc_lb_next_fn next, void *arg, const char *host, size_t *n, char *err,
+                  size_t err_len);
 
 /* Number of subjects and charges (postgres: PostgreSQL's row estimates, so that status stays
  * cheap on a large ledger - exact counts come from mnc_lb_verify; 0/0 while unavailable). */
@@ -166,8 +162,7 @@ int mnc_lb_flush(mnc_lbackend *b);
  * requests, so several charges are in flight and PostgreSQL commits them together. Other
  * callers, and every call without a hook, block on the backend's main connection. No-op on
  * the journal backend. */
-void mnc_lb_set_wait(mnc_lbackend *b, int (*wait)(void *arg, int fd),
-                     bool (*suspendable)(void *arg), void *arg);
+void mnc_lb_set_wait(mnc_lbackend *b, int (*wait)(void *arg, int fd), bool (*suspendable)(void *arg), void *arg);
 
 /* The libpq connection of a postgres backend (NULL on journal, or while disconnected): for
  * the other fleet tables (fleet.h) to share one connection and its reconnect logic. */
