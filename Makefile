@@ -9,6 +9,7 @@
 #   make valgrind unit tests under valgrind (leaks and memory errors fail)
 #   make bench    benchmarks (figures printed, compared in the same run)
 #   make fuzz     bounded libFuzzer runs (request parser, policy loader, disclosure JSON)
+#   make format   format every C source with .clang-format (test_layout checks it)
 #
 # Sources are picked up by directory, so adding a module never needs a Makefile edit:
 #   user/lib/*.c -> libmnc     loader/*.c -> libmncload    bpf/*.bpf.c -> BPF objects + skeletons
@@ -63,7 +64,7 @@ ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
-.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval eval-check
+.PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval eval-check format
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd) $(if $(MCP_SRC),$(BUILD)/mnc-mcp)
 all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
 
@@ -187,6 +188,9 @@ valgrind: $(TESTS)
 
 bench: all $(BENCHES)
 	BUILD=$(BUILD) tests/run-bench
+
+format:
+	git ls-files '*.c' '*.h' ':!:vmlinux/*' | xargs clang-format-14 -i --style=file
 
 fuzz:
 	$(MAKE) -C tests/fuzz BUILD=$(abspath $(BUILD))/fuzz

@@ -55,208 +55,100 @@ typedef struct tool_def {
     const char *name, *title, *verb, *description, *input, *output;
 } tool_def;
 
-static const tool_def TOOLS[] =
-    {
-        {"mnc_disclose", "Disclose under a contract", "disclose",
-         "Tell another agent something derived from private information, through mnc. Name the "
-         "contract (or the purpose and recipient) and give the private state, either as a JSON file "
-         "(state_file: {\"subject\": ..., \"fields\": {...}}) or inline (fields, optional subject). "
-         "mnc selects the least revealing form the recipient needs, issues it as a scoped object and "
-         "queues it to the contract's recipient; you get the selected form, its risk, the exact text "
-         "released and the object id. Only that text leaves; never send the private state any other "
-         "way. If no form is admissible the result says what happened instead (outcome "
-         "pending_delegation, pending_approval or abstained): that is an answer, not a failure, and "
-         "nothing was released.",
-         "{\"type\":\"object\",\"properties\":{"
-         "\"contract\":" S_NAME(
-             "the contract id (or give purpose and recipient)") ","
-                                                                "\"purpose\":" S_NAME(
-                                                                    "the purpose of the disclosure (with recipient, "
-                                                                    "instead of contract)") ","
-                                                                                            "\"recipient\":" S_NAME(
-                                                                                                "the receiving agent "
-                                                                                                "(with "
-                                                                                                "purpose, instead of "
-                                                                                                "contract)") ","
-                                                                                                             "\"state_"
-                                                                                                             "file\":{"
-                                                                                                             "\"type\":"
-                                                                                                             "\"string"
-                                                                                                             "\","
-                                                                                                             "\"minLeng"
-                                                                                                             "th\""
-                                                                                                             ":1,"
-                                                                                                             "\"maxLeng"
-                                                                                                             "th\""
-                                                                                                             ":4095,"
-                                                                                                             "\"descrip"
-                                                                                                             "tion"
-                                                                                                             "\":\"a "
-                                                                                                             "JSON "
-                                                                                                             "file "
-                                                                                                             "with "
-                                                                                                             "the "
-                                                                                                             "private "
-                                                                                                             "state "
-                                                                                                             "{\\\"subj"
-                                                                                                             "ect"
-                                                                                                             "\\\":...,"
-                                                                                                             "\\\"field"
-                                                                                                             "s\\"
-                                                                                                             "\":{...}}"
-                                                                                                             ", "
-                                                                                                             "read by "
-                                                                                                             "mnc-mcp "
-                                                                                                             "as "
-                                                                                                             "you\"},"
-                                                                                                             "\"fields"
-                                                                                                             "\":{"
-                                                                                                             "\"type\":"
-                                                                                                             "\"object"
-                                                                                                             "\","
-                                                                                                             "\"maxProp"
-                                                                                                             "erti"
-                                                                                                             "es\":256,"
-                                                                                                             "\"additio"
-                                                                                                             "nalP"
-                                                                                                             "roperties"
-                                                                                                             "\":{"
-                                                                                                             "\"type\":"
-                                                                                                             "["
-                                                                                                             "\"string"
-                                                                                                             "\","
-                                                                                                             "\"number"
-                                                                                                             "\","
-                                                                                                             "\"boolean"
-                                                                                                             "\"]}"
-                                                                                                             ",\"descri"
-                                                                                                             "ptio"
-                                                                                                             "n\":"
-                                                                                                             "\"the "
-                                                                                                             "private "
-                                                                                                             "state "
-                                                                                                             "inline: "
-                                                                                                             "field "
-                                                                                                             "name "
-                                                                                                             "-> value "
-                                                                                                             "(instead "
-                                                                                                             "of "
-                                                                                                             "state_"
-                                                                                                             "file)"
-                                                                                                             "\"},"
-                                                                                                             "\"subject"
-                                                                                                             "\""
-                                                                                                             ":" S_NAME(
-                                                                                                                 "optio"
-                                                                                                                 "nal:"
-                                                                                                                 " whom"
-                                                                                                                 " "
-                                                                                                                 "the "
-                                                                                                                 "state"
-                                                                                                                 " is "
-                                                                                                                 "about"
-                                                                                                                 " "
-                                                                                                                 "(enab"
-                                                                                                                 "les "
-                                                                                                                 "the "
-                                                                                                                 "per-"
-                                                                                                                 "subje"
-                                                                                                                 "ct "
-                                                                                                                 "leaka"
-                                                                                                                 "ge "
-                                                                                                                 "budge"
-                                                                                                                 "t)") "},\"additionalProperties\":false}",
-         OUT(",\"outcome\":{\"type\":\"string\",\"description\":\"selected, pending_delegation, pending_approval or "
-             "abstained\"},"
-             "\"form\":{\"type\":\"string\",\"description\":\"the selected form\"},"
-             "\"risk\":{\"type\":[\"number\",\"null\"],\"description\":\"the selected form's risk\"},"
-             "\"object_id\":{\"type\":\"string\",\"description\":\"the issued object's id\"},"
-             "\"queued_to\":{\"type\":\"string\",\"description\":\"the recipient it was queued to\"},"
-             "\"request\":{\"type\":\"string\",\"description\":\"MNC-D request id (delegation or approval pending)\"},"
-             "\"detail\":{\"type\":\"string\"},"
-             "\"candidates\":{\"type\":\"array\",\"description\":\"every candidate form with its risk and "
-             "verdict\"}" S_MESSAGE_OUT S_OBJECT_OUT)},
-        {"mnc_receive", "Receive disclosed objects", "recv",
-         "Take the messages other agents disclosed to you through mnc (or, with object, re-read one "
-         "you are the recipient of). Each delivery uses one turn of the object's lifetime. What you "
-         "receive stays inside its scope: pass it on only with mnc_forward, mnc_log or "
-         "mnc_memory_write (mnc checks each); putting it into any other tool, a shell command, an "
-         "HTTP request or a file is refused by the kernel once you have received it.",
-         "{\"type\":\"object\",\"properties\":{"
-         "\"object\":" S_OBJ ","
-         "\"max\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"at most this many messages "
-         "(default 100)\"},"
-         "\"purpose\":" S_PURPOSE "},\"additionalProperties\":false}",
-         OUT(",\"messages\":{\"type\":\"array\",\"description\":\"deliveries: {from, object, message}\"},"
-             "\"denied\":{\"type\":\"array\",\"description\":\"queued objects that were not delivered (expired, "
-             "revoked, "
-             "...) with the reason\"}" S_MESSAGE_OUT S_OBJECT_OUT)},
-        {"mnc_forward", "Forward an object", "forward",
-         "Pass an object you hold on to another agent or sink. mnc allows it only if the object's "
-         "contract lists that receiver among its sinks and the object is still alive; otherwise the "
-         "result is a denial with its reason (sink_not_allowed, expired, ...). Do not try to pass the "
-         "content another way.",
-         "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"to\":" S_NAME(
-             "the receiving agent or sink") ","
-                                            "\"purpose\":" S_PURPOSE
-                                            "},\"required\":[\"object\",\"to\"],\"additionalProperties\":false}",
-         OUT(",\"queued_to\":{\"type\":\"string\"},\"argument\":{\"type\":\"string\",\"description\":\"for an external "
-             "sink: the authorised text to send\"}")},
-        {"mnc_log", "Log an object", "log",
-         "Write an object's authorised text to a log sink. Allowed only when the object's contract "
-         "lists that log sink; otherwise a denial (log_not_allowed).",
-         "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ
-         ",\"sink\":" S_NAME("the log sink") ","
-                                             "\"purpose\":" S_PURPOSE
-                                             "},\"required\":[\"object\",\"sink\"],\"additionalProperties\":false}",
-         OUT("")},
-        {"mnc_memory_write", "Remember an object", "mem.put",
-         "Store an object in durable memory under a key. Allowed only when the object's contract "
-         "permits memory; otherwise a denial (memory_not_allowed). The stored object keeps its scope "
-         "and lifetime.",
-         "{\"type\":\"object\",\"properties\":{\"key\":" S_KEY ",\"object\":" S_OBJ ",\"store\":" S_STORE ","
-         "\"purpose\":" S_PURPOSE "},\"required\":[\"key\",\"object\"],\"additionalProperties\":false}",
-         OUT("")},
-        {"mnc_memory_read", "Recall an object", "mem.get",
-         "Read an object back from durable memory by key. mnc repeats the recipient, purpose and "
-         "lifetime checks (an expired object is refused: expired) and the read uses a turn. The same "
-         "rules as for mnc_receive apply to what you read.",
-         "{\"type\":\"object\",\"properties\":{\"key\":" S_KEY ",\"store\":" S_STORE ","
-         "\"purpose\":" S_PURPOSE "},\"required\":[\"key\"],\"additionalProperties\":false}",
-         OUT(S_MESSAGE_OUT S_OBJECT_OUT)},
-        {"mnc_derive", "Derive a narrower object", "derive",
-         "Make a narrower copy of an object you hold: fewer fields, fewer sinks, a shorter lifetime, "
-         "or no memory. Widening anything is refused (widen_fields, widen_sinks, widen_lifetime, "
-         "widen_memory). The copy's turns come out of the original's.",
-         "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ","
-         "\"fields\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME(
-             "a field") ",\"description\":\"keep only these fields\"},"
-                        "\"sinks\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME(
-                            "a sink") ",\"description\":\"keep only these sinks\"},"
-                                      "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,"
-                                      "\"description\":\"a shorter lifetime in seconds\"},"
-                                      "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,"
-                                      "\"description\":\"fewer deliveries\"},"
-                                      "\"memory\":{\"type\":\"boolean\",\"description\":\"false drops the memory "
-                                      "permission\"}"
-                                      "},\"required\":[\"object\"],\"additionalProperties\":false}",
-         OUT(S_OBJECT_OUT)},
-        {"mnc_status", "Who am I to mnc", "whoami",
-         "Show who mnc (mncd) says you are - decided by the kernel from the process you run in, not "
-         "by anything you say - the contracts you may disclose or receive under, and the taint this "
-         "session's deliveries put on you (what you may still do with received data).",
-         "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
-         OUT(",\"agent\":{\"type\":[\"string\",\"null\"]},\"via\":{\"type\":\"string\",\"description\":\"cgroup, uid "
-             "or "
-             "none\"},"
-             "\"uid\":{\"type\":\"number\"},\"pid\":{\"type\":\"number\"},\"cgroup\":{\"type\":\"string\"},\"admin\":{"
-             "\"type\":\"boolean\"},"
-             "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"disclose: contracts you are an issuer "
-             "of; "
-             "receive: contracts you are the recipient of (null without --policy)\"},"
-             "\"taint\":{\"type\":\"object\",\"description\":\"this session's deliveries: tainted, objects, sinks "
-             "(intersection), memory\"}")},
+/* The table is laid out by hand: clang-format 14 does not settle on a layout for it. */
+// clang-format off
+static const tool_def TOOLS[] = {
+    {"mnc_disclose", "Disclose under a contract", "disclose",
+     "Tell another agent something derived from private information, through mnc. Name the "
+     "contract (or the purpose and recipient) and give the private state, either as a JSON file "
+     "(state_file: {\"subject\": ..., \"fields\": {...}}) or inline (fields, optional subject). "
+     "mnc selects the least revealing form the recipient needs, issues it as a scoped object and "
+     "queues it to the contract's recipient; you get the selected form, its risk, the exact text "
+     "released and the object id. Only that text leaves; never send the private state any other "
+     "way. If no form is admissible the result says what happened instead (outcome "
+     "pending_delegation, pending_approval or abstained): that is an answer, not a failure, and "
+     "nothing was released.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"contract\":" S_NAME("the contract id (or give purpose and recipient)") ","
+     "\"purpose\":" S_NAME("the purpose of the disclosure (with recipient, instead of contract)") ","
+     "\"recipient\":" S_NAME("the receiving agent (with purpose, instead of contract)") ","
+     "\"state_file\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4095,\"description\":\"a JSON file with the private state {\\\"subject\\\":...,\\\"fields\\\":{...}}, read by mnc-mcp as you\"},"
+     "\"fields\":{\"type\":\"object\",\"maxProperties\":256,\"additionalProperties\":{\"type\":[\"string\",\"number\",\"boolean\"]},\"description\":\"the private state inline: field name -> value (instead of state_file)\"},"
+     "\"subject\":" S_NAME("optional: whom the state is about (enables the per-subject leakage budget)")
+     "},\"additionalProperties\":false}",
+     OUT(",\"outcome\":{\"type\":\"string\",\"description\":\"selected, pending_delegation, pending_approval or abstained\"},"
+         "\"form\":{\"type\":\"string\",\"description\":\"the selected form\"},"
+         "\"risk\":{\"type\":[\"number\",\"null\"],\"description\":\"the selected form's risk\"},"
+         "\"object_id\":{\"type\":\"string\",\"description\":\"the issued object's id\"},"
+         "\"queued_to\":{\"type\":\"string\",\"description\":\"the recipient it was queued to\"},"
+         "\"request\":{\"type\":\"string\",\"description\":\"MNC-D request id (delegation or approval pending)\"},"
+         "\"detail\":{\"type\":\"string\"},"
+         "\"candidates\":{\"type\":\"array\",\"description\":\"every candidate form with its risk and verdict\"}"
+         S_MESSAGE_OUT S_OBJECT_OUT)},
+    {"mnc_receive", "Receive disclosed objects", "recv",
+     "Take the messages other agents disclosed to you through mnc (or, with object, re-read one "
+     "you are the recipient of). Each delivery uses one turn of the object's lifetime. What you "
+     "receive stays inside its scope: pass it on only with mnc_forward, mnc_log or "
+     "mnc_memory_write (mnc checks each); putting it into any other tool, a shell command, an "
+     "HTTP request or a file is refused by the kernel once you have received it.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"object\":" S_OBJ ","
+     "\"max\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":\"at most this many messages (default 100)\"},"
+     "\"purpose\":" S_PURPOSE "},\"additionalProperties\":false}",
+     OUT(",\"messages\":{\"type\":\"array\",\"description\":\"deliveries: {from, object, message}\"},"
+         "\"denied\":{\"type\":\"array\",\"description\":\"queued objects that were not delivered (expired, revoked, ...) with the reason\"}"
+         S_MESSAGE_OUT S_OBJECT_OUT)},
+    {"mnc_forward", "Forward an object", "forward",
+     "Pass an object you hold on to another agent or sink. mnc allows it only if the object's "
+     "contract lists that receiver among its sinks and the object is still alive; otherwise the "
+     "result is a denial with its reason (sink_not_allowed, expired, ...). Do not try to pass the "
+     "content another way.",
+     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"to\":" S_NAME("the receiving agent or sink") ","
+     "\"purpose\":" S_PURPOSE "},\"required\":[\"object\",\"to\"],\"additionalProperties\":false}",
+     OUT(",\"queued_to\":{\"type\":\"string\"},\"argument\":{\"type\":\"string\",\"description\":\"for an external sink: the authorised text to send\"}")},
+    {"mnc_log", "Log an object", "log",
+     "Write an object's authorised text to a log sink. Allowed only when the object's contract "
+     "lists that log sink; otherwise a denial (log_not_allowed).",
+     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ",\"sink\":" S_NAME("the log sink") ","
+     "\"purpose\":" S_PURPOSE "},\"required\":[\"object\",\"sink\"],\"additionalProperties\":false}",
+     OUT("")},
+    {"mnc_memory_write", "Remember an object", "mem.put",
+     "Store an object in durable memory under a key. Allowed only when the object's contract "
+     "permits memory; otherwise a denial (memory_not_allowed). The stored object keeps its scope "
+     "and lifetime.",
+     "{\"type\":\"object\",\"properties\":{\"key\":" S_KEY ",\"object\":" S_OBJ ",\"store\":" S_STORE ","
+     "\"purpose\":" S_PURPOSE "},\"required\":[\"key\",\"object\"],\"additionalProperties\":false}",
+     OUT("")},
+    {"mnc_memory_read", "Recall an object", "mem.get",
+     "Read an object back from durable memory by key. mnc repeats the recipient, purpose and "
+     "lifetime checks (an expired object is refused: expired) and the read uses a turn. The same "
+     "rules as for mnc_receive apply to what you read.",
+     "{\"type\":\"object\",\"properties\":{\"key\":" S_KEY ",\"store\":" S_STORE ","
+     "\"purpose\":" S_PURPOSE "},\"required\":[\"key\"],\"additionalProperties\":false}",
+     OUT(S_MESSAGE_OUT S_OBJECT_OUT)},
+    {"mnc_derive", "Derive a narrower object", "derive",
+     "Make a narrower copy of an object you hold: fewer fields, fewer sinks, a shorter lifetime, "
+     "or no memory. Widening anything is refused (widen_fields, widen_sinks, widen_lifetime, "
+     "widen_memory). The copy's turns come out of the original's.",
+     "{\"type\":\"object\",\"properties\":{\"object\":" S_OBJ ","
+     "\"fields\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a field") ",\"description\":\"keep only these fields\"},"
+     "\"sinks\":{\"type\":\"array\",\"maxItems\":64,\"items\":" S_NAME("a sink") ",\"description\":\"keep only these sinks\"},"
+     "\"lifetime_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"a shorter lifetime in seconds\"},"
+     "\"lifetime_turns\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2147483647,\"description\":\"fewer deliveries\"},"
+     "\"memory\":{\"type\":\"boolean\",\"description\":\"false drops the memory permission\"}"
+     "},\"required\":[\"object\"],\"additionalProperties\":false}",
+     OUT(S_OBJECT_OUT)},
+    {"mnc_status", "Who am I to mnc", "whoami",
+     "Show who mnc (mncd) says you are - decided by the kernel from the process you run in, not "
+     "by anything you say - the contracts you may disclose or receive under, and the taint this "
+     "session's deliveries put on you (what you may still do with received data).",
+     "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+     OUT(",\"agent\":{\"type\":[\"string\",\"null\"]},\"via\":{\"type\":\"string\",\"description\":\"cgroup, uid or none\"},"
+         "\"uid\":{\"type\":\"number\"},\"pid\":{\"type\":\"number\"},\"cgroup\":{\"type\":\"string\"},\"admin\":{\"type\":\"boolean\"},"
+         "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"disclose: contracts you are an issuer of; receive: contracts you are the recipient of (null without --policy)\"},"
+         "\"taint\":{\"type\":\"object\",\"description\":\"this session's deliveries: tainted, objects, sinks (intersection), memory\"}")},
 };
+// clang-format on
 #define N_TOOLS (sizeof(TOOLS) / sizeof(TOOLS[0]))
 
 cJSON *mcp_tools_new(void)
