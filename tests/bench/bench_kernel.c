@@ -35,6 +35,7 @@
 #include <bpf/bpf.h>
 
 #include "mnc_kern.h"
+#include "mnc_util.h"
 
 #define ROUNDS 7
 #define BATCH 8
@@ -49,16 +50,12 @@ static double now_ns(void)
 static char dir[64], spath[100], dpath[100];
 static struct sockaddr_in tcp_sink; /* the drain listener, outside every mnc cgroup */
 
+/* Moves the calling process into cgroup cg: 0 or -1. */
 static int enter(const char *cg)
 {
     char p[512];
     snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
-    int fd = open(p, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    int rc = write(fd, "0", 1) == 1 ? 0 : -1;
-    close(fd);
-    return rc;
+    return mnc_write_file(p, "0") == 0 ? 0 : -1;
 }
 
 static double op_udp(long n)

@@ -23,6 +23,7 @@
 #include "fixture.h"
 #include "mnc_abi.h"
 #include "mnc_kern.h"
+#include "mnc_util.h"
 
 static char root[128], tree[64], dir[64], deep[160], agent_cg[512], cg2[256];
 static char p_in[200], p_out[200], abs_in[64];
@@ -32,16 +33,12 @@ static int fds[3] = {-1, -1, -1};
 #define ID_IN 1  /* in the agent's scope */
 #define ID_OUT 2 /* a registered agent outside it */
 
+/* Moves the calling process into cgroup cg: 0 or -1. */
 static int enter(const char *cg)
 {
     char p[600];
     snprintf(p, sizeof(p), "%s/cgroup.procs", cg);
-    int fd = open(p, O_WRONLY);
-    if (fd < 0)
-        return -1;
-    int rc = write(fd, "0", 1) == 1 ? 0 : -1;
-    close(fd);
-    return rc;
+    return mnc_write_file(p, "0") == 0 ? 0 : -1;
 }
 
 /* sendto() of one datagram to sun_path bytes a[0..n) (addrlen = 2 + n) from a child inside
