@@ -17,8 +17,10 @@
 #endif
 
 /* 3: struct mnc_sink / mnc_name hold the class as __u32 (was an enum); reason 19
- * (MNC_K_DENY_WALK_DEPTH) and the counters map grew to MNC_K__COUNT = 20 entries. */
-#define MNC_ABI_VERSION 3
+ * (MNC_K_DENY_WALK_DEPTH) and the counters map grew to MNC_K__COUNT = 20 entries.
+ * 4: struct mnc_unix_key and struct mnc_event carry an abstract name's length (alen), so that
+ * "\0name" and "\0name\0" - two sockets to the kernel - are two keys. */
+#define MNC_ABI_VERSION 4
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
 #define MNC_AF_INET 2
@@ -92,9 +94,13 @@ struct mnc_taint {
 /* ---- socket sinks */
 /* UNIX socket address, stored as the sun_path bytes the caller passed, zero padded. An
  * abstract address (leading NUL) is stored with '@' in place of that NUL, so that bpftool
- * prints it; registered paths are absolute, so '@...' never collides with a pathname. */
+ * prints it; registered paths are absolute, so '@...' never collides with a pathname.
+ * An abstract name is binary and its length is part of it (unix(7): the kernel compares
+ * addrlen bytes), so zero padding alone would make "\0name", "\0name\0" and "\0name" padded
+ * to 108 bytes one key though they are three sockets: alen keeps them apart. */
 struct mnc_unix_key {
     char path[MNC_UNIX_PATH_MAX];
+    __u32 alen; /* abstract name: its length in sun_path (the leading NUL counted); pathname: 0 */
 };
 
 /* IP destination. family is AF_INET (2) or AF_INET6 (10); addr holds the address in network
@@ -195,6 +201,7 @@ struct mnc_event {
     __u8 addr[16];
     char path[MNC_UNIX_PATH_MAX];
     char comm[16];
+    __u32 path_alen; /* an abstract path's length (mnc_unix_key.alen); 0 for a pathname */
 };
 
 /* ---- THE decision: may an agent with taint t reach a destination of class cls and id id?
@@ -301,13 +308,13 @@ static inline int mnc_inet_lookup_key(const struct mnc_inet_key *k, int i, struc
 _Static_assert(sizeof(struct mnc_agent_key) == 8, "mnc_agent_key layout");
 _Static_assert(sizeof(struct mnc_agent) == 8, "mnc_agent layout");
 _Static_assert(sizeof(struct mnc_taint) == 4 * 8 + 8 + 8, "mnc_taint layout");
-_Static_assert(sizeof(struct mnc_unix_key) == MNC_UNIX_PATH_MAX, "mnc_unix_key layout");
+_Static_assert(sizeof(struct mnc_unix_key) == MNC_UNIX_PATH_MAX + 4, "mnc_unix_key layout");
 _Static_assert(sizeof(struct mnc_inet_key) == 20, "mnc_inet_key layout");
 _Static_assert(sizeof(struct mnc_sink) == 8, "mnc_sink layout");
 _Static_assert(sizeof(struct mnc_file_key) == 16, "mnc_file_key layout");
 _Static_assert(sizeof(struct mnc_name) == MNC_NAME_LEN + 4, "mnc_name layout");
 _Static_assert(sizeof(struct mnc_config) == 16 + MNC_TREE_PATH_MAX, "mnc_config layout");
-/* 188 bytes of fields, padded to 192 (8-byte alignment); the BPF side zeroes the whole event */
+/* 192 bytes of fields, no padding; the BPF side zeroes the whole event */
 _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
 
 /* ---- UNIX destinations: the sock_unix key of a sun_path, and whether a pathname is absolute
@@ -325,7 +332,7 @@ _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
  * "Determine if a word has a zero byte". */
 #define MNC_UNIX_KEY_WORDS 14 /* 112 bytes: the key's 108 rounded up to whole words */
 
-/* A key buffer: the key's bytes, as words. Bytes 108..111 are never part of the key. */
+/* A key buffer: the key's bytes, as words (the path in bytes 0..107, alen in 108..111). */
 union mnc_unix_buf {
     struct mnc_unix_key key;
     __u64 w[MNC_UNIX_KEY_WORDS];
@@ -367,13 +374,14 @@ static inline __u64 mnc_w_shr_lo(__u64 lo, __u64 hi, int k) { return (lo >> k) |
  * On entry b's first n bytes are sun_path exactly as the caller passed it (n = the address
  * length minus the 2-byte sun_family; values above MNC_UNIX_PATH_MAX count as that); the
  * bytes after them may hold anything (a fixed-size copy, say).
- * On return b->key is the key, zero padded (bytes 108..111 of b are zero too):
+ * On return b->key is the key, zero padded, with alen set:
  *  - abstract name (n > 0, first byte NUL): '@' and then the other n - 1 bytes unchanged (they
- *    are binary: NULs included);
+ *    are binary: NULs included), and alen = n;
  *  - pathname: the bytes before its first NUL. The kernel ends a pathname there and ignores
  *    the rest of sun_path, so "/run/peer.sock\0junk" reaches /run/peer.sock; keyed with the
  *    junk it would miss the sink entry and be taken for an unregistered destination;
  *  - n == 0: all zero.
+ * alen is 0 for the last two.
  * Returns MNC_UNIX_ABSTRACT, MNC_UNIX_PATHNAME or MNC_UNIX_EMPTY. */
 static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
 {
@@ -390,6 +398,7 @@ static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
             b->w[i] &= mnc_w_le(keep);
         }
         b->w[0] |= mnc_w_le('@');
+        b->key.alen = n; /* the last word held only bytes below n, and no path byte is at 108+ */
         return MNC_UNIX_ABSTRACT;
     }
     /* A pathname ends at its first NUL or at n, whichever comes first: so the end is in word

@@ -169,6 +169,7 @@ static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls
     if (uk) {
         ev->family = AF_UNIX;
         __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
+        ev->path_alen = uk->alen;
     }
     bpf_ringbuf_submit(ev, 0);
 }

@@ -191,6 +191,8 @@ int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key)
         return -EINVAL; /* a non-canonical key could never match a tainted agent's connect */
     }
     memcpy(key->path, path, n);
+    if (path[0] == '@')
+        key->alen = (uint32_t)n; /* as mnc_unix_key_build keys a sun_path of n bytes */
     return 0;
 }
 
@@ -386,10 +388,12 @@ int mnc_kern_poll_events(mnc_kern *k, int timeout_ms, mnc_kern_event_fn fn, void
     return k->cb_count;
 }
 
-static void json_str(char *out, size_t len, const char *s, size_t max)
+/* s as a JSON string body: up to max bytes, stopping at a NUL unless binary (then all max
+ * bytes, NULs escaped: an abstract UNIX name) */
+static void json_str(char *out, size_t len, const char *s, size_t max, bool binary)
 {
     size_t o = 0;
-    for (size_t i = 0; i < max && s[i] && o + 7 < len; i++) {
+    for (size_t i = 0; i < max && (binary || s[i]) && o + 7 < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
             out[o++] = '\\';
@@ -408,12 +412,14 @@ int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
     if (!ev || !buf || !len)
         return -EINVAL;
     char comm[16 * 6 + 1], dst[MNC_UNIX_PATH_MAX * 6 + 64];
-    json_str(comm, sizeof(comm), ev->comm, sizeof(ev->comm));
+    json_str(comm, sizeof(comm), ev->comm, sizeof(ev->comm), false);
     if (ev->hook == MNC_HOOK_SOCK_CREATE) {
         snprintf(dst, sizeof(dst), "\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family, ev->port, ev->protocol);
     } else if (ev->family == AF_UNIX) {
         char p[MNC_UNIX_PATH_MAX * 6 + 1];
-        json_str(p, sizeof(p), ev->path, sizeof(ev->path));
+        /* an abstract name with its length, so that "@name" and "@name\u0000" differ */
+        bool abstract = ev->path[0] == '@' && ev->path_alen > 0 && ev->path_alen <= sizeof(ev->path);
+        json_str(p, sizeof(p), ev->path, abstract ? ev->path_alen : sizeof(ev->path), abstract);
         snprintf(dst, sizeof(dst), "\"family\":\"unix\",\"path\":\"%s\"", p);
     } else {
         char a[INET6_ADDRSTRLEN] = "?";

@@ -749,6 +749,36 @@ static void check_stdio(struct atk_ctx *c)
     }
 }
 
+int atk_kern(struct atk_ctx *c, const char *const *args)
+{
+    (void)c;
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)env("MNCCTL");
+    argv[n++] = "kern";
+    argv[n++] = "--pin-root";
+    argv[n++] = (char *)env("MNC_PIN_ROOT");
+    for (; *args && n < 15; args++)
+        argv[n++] = (char *)*args;
+    if (*args)
+        return -1;
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int dn = open("/dev/null", O_RDONLY);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(2, 1) < 0)
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
 {
     char wsw[700], exe[720];
@@ -1286,7 +1316,7 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
         goto out;
     }
     if (!(a->flags & ATK_UNCONFINED) && !(getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0) &&
-        atk_disclose(c, "attack_scope", c->canary) < 0)
+        atk_disclose(c, c->contract ? c->contract : "attack_scope", c->canary) < 0)
         goto out;
     if (run_agent(c, 1) < 0)
         goto out;

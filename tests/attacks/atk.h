@@ -88,7 +88,9 @@ struct atk_ctx {
     size_t stdion;
     int agent_uid;
     pid_t collector;
-    long slot[8]; /* per-attack scratch */
+    const char *contract; /* the disclosure's contract (policy.json); prepare may set it;
+                             NULL: attack_scope */
+    long slot[8];         /* per-attack scratch */
     int fdslot[8];
 };
 
@@ -140,6 +142,9 @@ void atk_mkcanary(char *out, size_t n); /* "mk" + 12 random hex digits */
 int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n);
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
+/* Runs the admin's `mncctl kern --pin-root $MNC_PIN_ROOT <args...>` (NULL-terminated), output
+ * to the orchestrator's stderr log. Its exit status, or -1 if it did not run. */
+int atk_kern(struct atk_ctx *c, const char *const *args);
 #define ATK_NOBODY 65534
 
 /* SIGIO to an outsider (sigio_owner): the collector takes ATK_SIGIO_SIG and records

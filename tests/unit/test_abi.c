@@ -177,23 +177,24 @@ static void check_build(const char *raw, size_t n)
     if (n < sizeof(b.key.path))
         b.key.path[n] = 0x2f; /* a '/' right past the end must not count */
     int kind = mnc_unix_key_build(&b, (__u32)n);
-    char want[sizeof(b)];
-    memset(want, 0, sizeof(want));
+    union mnc_unix_buf want;
+    memset(&want, 0, sizeof(want));
     int want_kind, want_canon = 0;
     if (n == 0) {
         want_kind = MNC_UNIX_EMPTY;
     } else if (raw[0] == 0) {
-        memcpy(want, raw, n);
-        want[0] = '@';
+        memcpy(want.key.path, raw, n);
+        want.key.path[0] = '@';
+        want.key.alen = (__u32)n; /* the length is part of an abstract name */
         want_kind = MNC_UNIX_ABSTRACT;
     } else {
         for (size_t i = 0; i < n && raw[i]; i++)
-            want[i] = raw[i];
+            want.key.path[i] = raw[i];
         want_kind = MNC_UNIX_PATHNAME;
         want_canon = oracle_canonical(raw, n);
     }
     int canon = kind == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
-    int bad = kind != want_kind || memcmp(&b, want, sizeof(want)) != 0 || canon != want_canon ||
+    int bad = kind != want_kind || memcmp(&b, &want, sizeof(want)) != 0 || canon != want_canon ||
               mnc_unix_path_canonical(raw, (__u32)n) != want_canon ||
               mnc_unix_refused(kind, 0, &b) !=
                   (want_kind == MNC_UNIX_EMPTY || (want_kind == MNC_UNIX_PATHNAME && !want_canon)) ||
@@ -205,7 +206,7 @@ static void check_build(const char *raw, size_t n)
             j += (size_t)snprintf(shown + j, sizeof(shown) - j, raw[i] >= 0x20 && raw[i] < 0x7f ? "%c" : "\\%o",
                                   (unsigned char)raw[i]);
         print_error("\"%s\" (%zu bytes): kind %d (want %d), canonical %d (want %d)%s\n", shown, n, kind, want_kind,
-                    canon, want_canon, memcmp(&b, want, sizeof(want)) ? ", key differs" : "");
+                    canon, want_canon, memcmp(&b, &want, sizeof(want)) ? ", key differs" : "");
         fail();
     }
 }
@@ -264,13 +265,14 @@ static void test_unix_key_build(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 3); /* 3: counters has MNC_K__COUNT = 20 entries */
+    assert_int_equal(MNC_ABI_VERSION, 4); /* 4: an abstract name's length in the UNIX key */
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);
     assert_int_equal(offsetof(struct mnc_taint, may_log), 32);
     assert_int_equal(offsetof(struct mnc_taint, generation), 40);
-    assert_int_equal(sizeof(struct mnc_unix_key), 108);
+    assert_int_equal(sizeof(struct mnc_unix_key), 112);
+    assert_int_equal(offsetof(struct mnc_unix_key, alen), MNC_UNIX_PATH_MAX);
     assert_int_equal(sizeof(struct mnc_inet_key), 20);
     assert_int_equal(sizeof(struct mnc_sink), 8);
     assert_int_equal(sizeof(((struct mnc_sink *)0)->cls), 4); /* fixed width, not an enum */
@@ -307,7 +309,10 @@ static void test_keys(void **state)
     struct mnc_unix_key u;
     assert_int_equal(mnc_kern_unix_key("/run/mnc/mncd.sock", &u), 0);
     assert_string_equal(u.path, "/run/mnc/mncd.sock");
+    assert_int_equal(u.alen, 0);
     assert_int_equal(mnc_kern_unix_key("@abstract", &u), 0);
+    assert_int_equal(u.alen, 9); /* "\0abstract": the name with its leading NUL */
+    assert_int_equal(memcmp(u.path, "@abstract", 10), 0);
     assert_int_equal(mnc_kern_unix_key("relative.sock", &u), -EINVAL);
     assert_int_equal(mnc_kern_unix_key("/a//b", &u), -EINVAL);
     assert_int_equal(mnc_kern_unix_key("@", &u), -EINVAL);
@@ -351,6 +356,21 @@ static void test_event_json(void **state)
     assert_non_null(strstr(buf, "\"path\":\"/tmp/a\\\"b\""));
     assert_non_null(strstr(buf, "\"comm\":\"py\\u000a\""));
     assert_non_null(strstr(buf, "\"dst_id\":-1"));
+    /* an abstract name is shown with all its bytes: "\0name\0" is not "\0name" */
+    memset(ev.path, 0, sizeof(ev.path));
+    memcpy(ev.path, "@name", 5);
+    ev.path_alen = 6;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_non_null(strstr(buf, "\"path\":\"@name\\u0000\""));
+    ev.path_alen = 5;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_non_null(strstr(buf, "\"path\":\"@name\""));
+    ev.path_alen = 0; /* a pathname: up to its NUL */
+    ev.path[0] = '/';
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"path\":\"/name\""));
 }
 
 int main(void)

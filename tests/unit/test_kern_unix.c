@@ -28,7 +28,7 @@
 static char root[128], tree[64], dir[64], deep[160], agent_cg[512], cg2[256];
 static char p_in[200], p_out[200], abs_in[64];
 static mnc_kern *k;
-static int fds[3] = {-1, -1, -1};
+static int fds[4] = {-1, -1, -1, -1};
 
 #define ID_IN 1  /* in the agent's scope */
 #define ID_OUT 2 /* a registered agent outside it */
@@ -144,14 +144,18 @@ static int setup(void **state)
     fds[0] = bind_dgram(p_in, strlen(p_in) + 1);
     fds[1] = bind_dgram(p_out, strlen(p_out) + 1);
     fds[2] = bind_dgram(an, al);
-    assert_true(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0);
+    /* an outsider's socket whose name is the registered one plus a NUL: another socket to the
+     * kernel, so it must not share the registered name's key */
+    an[al] = 0;
+    fds[3] = bind_dgram(an, al + 1);
+    assert_true(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 && fds[3] >= 0);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (fds[i] >= 0)
             close(fds[i]);
     if (k) {
@@ -236,6 +240,10 @@ static void t_spellings(void **state)
     expect("registered abstract name", a, al, 0, MNC_K_ALLOW_SCOPE);
     a[al] = 'x';
     expect("unregistered abstract name", a, al + 1, EPERM, MNC_K_DENY_EXTERNAL);
+    /* the name's length is part of it: trailing NULs make another socket (bound above) */
+    memset(a + al, 0, sizeof(a) - al);
+    expect("registered abstract name plus a NUL", a, al + 1, EPERM, MNC_K_DENY_EXTERNAL);
+    expect("registered abstract name zero padded to 108 bytes", a, MNC_UNIX_PATH_MAX, EPERM, MNC_K_DENY_EXTERNAL);
 }
 
 int main(void)

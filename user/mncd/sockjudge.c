@@ -38,43 +38,45 @@
 
 /* ---- decisions: the kernel's rules, on the peer of an existing connection */
 
+/* A peer's bound name for the audit: an abstract name as '@' and all its bytes (its length is
+ * part of it: "@name?" is "\0name\0"), a pathname up to its first NUL; '?' for any byte
+ * outside 0x20..0x7e. */
 static void peer_text(const char *name, int len, char *out, size_t n)
 {
     if (len <= 0) {
         snprintf(out, n, "(unnamed)");
         return;
     }
+    bool abstract = name[0] == 0;
     size_t j = 0;
     for (int i = 0; i < len && j + 1 < n; i++) {
         char c = name[i];
-        if (i == 0 && c == 0)
+        if (i == 0 && abstract)
             c = '@';
-        else if (c == 0)
+        else if (c == 0 && !abstract)
             break;
         out[j++] = (c >= 0x20 && c < 0x7f) ? c : '?';
     }
     out[j] = 0;
 }
 
-/* A UNIX peer by its bound name, like connect_unix/sendmsg_unix judge the sun_path. */
+/* A UNIX peer by its bound name (len bytes of sun_path, as sock_diag reports it), keyed by the
+ * same mnc_unix_key_build the connect_unix/sendmsg_unix hooks use. */
 static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned *cls, uint32_t *id)
 {
     *cls = MNC_SINK_EXTERNAL;
     *id = MNC_ID_NONE;
     if (len <= 0)
         return mnc_decide(c->t, *cls, *id); /* unnamed peer: nobody we can name */
-    struct mnc_unix_key key;
-    memset(&key, 0, sizeof(key));
-    if (name[0] == 0) {
-        key.path[0] = '@';
-        memcpy(key.path + 1, name + 1, (size_t)(len - 1 < MNC_UNIX_PATH_MAX - 1 ? len - 1 : MNC_UNIX_PATH_MAX - 1));
-    } else {
-        memcpy(key.path, name, (size_t)(len < MNC_UNIX_PATH_MAX ? len : MNC_UNIX_PATH_MAX));
-        if (c->t->tainted && !mnc_unix_path_canonical(name, (uint32_t)len))
-            return MNC_K_DENY_UNIX_PATH;
-    }
+    union mnc_unix_buf b;
+    memset(&b, 0, sizeof(b));
+    uint32_t n = len < MNC_UNIX_PATH_MAX ? (uint32_t)len : MNC_UNIX_PATH_MAX;
+    memcpy(b.key.path, name, n);
+    int kind = mnc_unix_key_build(&b, n);
+    if (kind == MNC_UNIX_PATHNAME && c->t->tainted && !mnc_unix_key_canonical(&b))
+        return MNC_K_DENY_UNIX_PATH;
     struct mnc_sink s;
-    if (bpf_map_lookup_elem(c->sock_unix, &key, &s) == 0) {
+    if (bpf_map_lookup_elem(c->sock_unix, &b.key, &s) == 0) {
         *cls = s.cls;
         *id = s.id;
     }

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* abstract_trailing_nul - an outsider's abstract UNIX socket whose name is an allowed sink's name
+ * plus NUL bytes. The admin registered the abstract sink "@mnc-atk-abs-PID" (`mncctl kern sink
+ * add unix`) as the tool sink abs_tool, and the disclosure's contract (abs_tool_scope) lets the
+ * agent reach it. An outsider binds "\0mnc-atk-abs-PID\0" and the same name zero padded to the
+ * whole sun_path: two other sockets to the kernel (unix(7): an abstract name is addrlen bytes),
+ * which a key of the name's bytes alone would take for the registered sink.
+ * Verifier: the outsider's two datagram sockets.
+ * Blocks it: the UNIX key carries an abstract name's length (struct mnc_unix_key.alen), in the
+ * cgroup hooks, the LSM hooks and mncd's sweep; Landlock's abstract-socket scope too, where
+ * the kernel has it (ABI >= 6). */
+#include <fcntl.h>
+#include <stddef.h>
+#include <sys/un.h>
+
+#include "atk.h"
+
+/* sockaddr for the abstract name "\0" + name, n bytes of sun_path in all (n > strlen(name)):
+ * the bytes past the name are NULs. Returns the address length. */
+static socklen_t abs_addr(struct sockaddr_un *sa, const char *name, size_t n)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    memcpy(sa->sun_path + 1, name, strlen(name));
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+}
+
+static const size_t pads[2] = {1, 0}; /* name + one NUL; name zero padded to all of sun_path */
+
+static size_t pad_len(const char *name, int i)
+{
+    return pads[i] ? 1 + strlen(name) + pads[i] : sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    c->fdslot[0] = c->fdslot[1] = -1;
+    c->contract = "abs_tool_scope";
+    c->slot[0] = 1; /* prepared: cleanup has fds to close and a sink to remove */
+    char name[64], reg[72];
+    snprintf(name, sizeof(name), "mnc-atk-abs-%d", (int)getpid());
+    snprintf(reg, sizeof(reg), "@%s", name);
+    const char *add[] = {"sink", "add", "unix", reg, "abs_tool", "tool", NULL};
+    if (atk_kern(c, add) != 0) {
+        snprintf(c->notes, sizeof(c->notes), "mncctl kern sink add unix %s failed", reg);
+        return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        struct sockaddr_un sa;
+        socklen_t len = abs_addr(&sa, name, pad_len(name, i));
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) < 0) {
+            snprintf(c->notes, sizeof(c->notes), "bind the outsider's abstract socket: %s", strerror(errno));
+            return -1;
+        }
+        c->fdslot[i] = fd;
+    }
+    atk_set(c, "abs", "%s", name);
+    return 0;
+}
+
+static int agent(struct atk_ctx *c)
+{
+    const char *name = atk_arg(c, "abs");
+    if (!name)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        struct sockaddr_un sa;
+        socklen_t len = abs_addr(&sa, name, pad_len(name, i));
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+            atk_try(c, i == 0 ? "sendto name+NUL" : "sendto name padded to 108",
+                    sendto(fd, c->secret, strlen(c->secret), 0, (struct sockaddr *)&sa, len));
+            close(fd);
+        }
+    }
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    for (int i = 0; i < 2; i++) {
+        char buf[512];
+        ssize_t r;
+        while (c->slot[0] && c->fdslot[i] >= 0 && (r = recv(c->fdslot[i], buf, sizeof(buf), 0)) > 0)
+            if (atk_buf_has(buf, (size_t)r, c->canary))
+                atk_evidence(c, "the outsider's abstract socket %s received the canary",
+                             i == 0 ? "name+NUL" : "name padded to 108 bytes");
+    }
+}
+
+static void cleanup(struct atk_ctx *c)
+{
+    if (!c->slot[0])
+        return;
+    for (int i = 0; i < 2; i++)
+        if (c->fdslot[i] >= 0)
+            close(c->fdslot[i]);
+    char reg[72];
+    snprintf(reg, sizeof(reg), "@mnc-atk-abs-%d", (int)getpid());
+    const char *del[] = {"sink", "del", "unix", reg, NULL};
+    (void)atk_kern(c, del);
+}
+
+static const struct atk A = {"abstract_trailing_nul",
+                             "an outsider's abstract name = an allowed abstract sink's name plus NULs",
+                             0,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             cleanup};
+ATK_MAIN(A)
