@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include "atk.h"
@@ -141,21 +142,7 @@ int atkv_shared_file_agent(struct atk_ctx *c)
     return 0;
 }
 
-static int shared_file_rd(struct atk_ctx *c, char *out, size_t n)
-{
-    if (atk_file_has(atk_arg(c, "path"), c->canary) == 1) {
-        snprintf(out, n, "uid 65534 read the canary from %s", atk_arg(c, "path"));
-        return 1;
-    }
-    return 0;
-}
-
-void atkv_shared_file_verify(struct atk_ctx *c)
-{
-    char out[300];
-    if (atk_as_uid(c, ATK_NOBODY, shared_file_rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
-}
+void atkv_shared_file_verify(struct atk_ctx *c) { atk_nobody_reads(c, atk_arg(c, "path")); }
 
 void atkv_shared_file_cleanup(struct atk_ctx *c) { unlink(atk_arg(c, "path")); }
 
@@ -207,20 +194,35 @@ int atkv_bound_name_agent(struct atk_ctx *c, int abstract)
     return 0;
 }
 
-static int bound_name_rd(struct atk_ctx *c, char *out, size_t n)
-{
-    if (atk_file_has("/proc/net/unix", c->canary) == 1) {
-        snprintf(out, n, "uid 65534 read the canary in /proc/net/unix");
-        return 1;
-    }
-    return 0;
-}
-
 void atkv_bound_name_on_sync(struct atk_ctx *c, const char *tag)
 {
     (void)tag;
-    char out[256];
-    if (atk_as_uid(c, ATK_NOBODY, bound_name_rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
+    atk_nobody_reads(c, "/proc/net/unix");
 }
 
+/* ---- the host's NIS domain name as storage (procsys_write, setdomainname) */
+static char orig_domainname[65]; /* restored by atkv_domainname_cleanup */
+
+int atkv_domainname_prepare(struct atk_ctx *c)
+{
+    (void)c;
+    struct utsname u;
+    if (uname(&u) < 0)
+        return -1;
+    snprintf(orig_domainname, sizeof(orig_domainname), "%s", u.domainname);
+    return 0;
+}
+
+void atkv_domainname_on_sync(struct atk_ctx *c, const char *tag)
+{
+    (void)tag;
+    atk_nobody_reads(c, "/proc/sys/kernel/domainname");
+}
+
+void atkv_domainname_cleanup(struct atk_ctx *c)
+{
+    struct utsname u;
+    if (uname(&u) == 0 && strcmp(u.domainname, orig_domainname) != 0 &&
+        setdomainname(orig_domainname, strlen(orig_domainname)) < 0)
+        fprintf(stderr, "%s: could not restore the domain name \"%s\"\n", c->a->name, orig_domainname);
+}

@@ -34,4 +34,10 @@ void atkv_sink_write_verify(struct atk_ctx *c);
 int atkv_bound_name_agent(struct atk_ctx *c, int abstract);
 void atkv_bound_name_on_sync(struct atk_ctx *c, const char *tag);
 
+/* procsys_write, setdomainname: prepare saves the host's domain name, cleanup restores it;
+ * on_sync has uid 65534 read /proc/sys/kernel/domainname. */
+int atkv_domainname_prepare(struct atk_ctx *c);
+void atkv_domainname_on_sync(struct atk_ctx *c, const char *tag);
+void atkv_domainname_cleanup(struct atk_ctx *c);
+
 #endif
