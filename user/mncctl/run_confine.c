@@ -669,11 +669,22 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     /* clone3 is deliberately in neither list: it passes its flags in memory seccomp cannot read
      * (CLONE_INTO_CGROUP would move the child out of the agent's cgroup), so it gets the default
      * ENOSYS, and the C libraries fall back to clone(2). */
-    /* clone(2) without namespace flags (threads and fork) */
+    /* clone(2) without namespace flags: fork (a new process, listed in cgroup.procs) and
+     * threads that share their process's fd table. A thread with a table of its own (CLONE_THREAD
+     * without CLONE_FILES) would hold fds that mncd's sweep and fd scan, which read
+     * /proc/TGID/fd of every process in the agent's cgroup, never see: refused (unshare, the
+     * other way to get a private table, is denied above). */
     const uint64_t ns = 0x7E020000ull; /* CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
-    if (rc == 0 &&
-        (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns, 0))) != 0)
+    const uint64_t thr = CLONE_THREAD | CLONE_FILES;
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | CLONE_THREAD, 0))) != 0)
         at = "clone";
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | thr, thr))) != 0)
+        at = "clone(thread)";
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | thr, CLONE_THREAD))) != 0)
+        at = "clone(thread, own fd table)";
     /* socket domains: UNIX (judged by the unix hooks and mncd's sweep), IPv4/IPv6 (connect,
      * sendmsg and egress hooks), netlink only for routing queries (name resolution); a non-root
      * process cannot address another process's netlink port there, and an --as-root agent has
