@@ -18,21 +18,13 @@
 #include "atk.h"
 
 #define NFILES 48 /* 12 hex digits, 4 bits each */
-#define BASE "/usr/local/share"
-
-static void fdir(char *out, size_t n) { snprintf(out, n, BASE "/mnc-atk-at-%d", (int)getpid()); }
-
-static void fpath(char *out, size_t n, const char *d, int i) { snprintf(out, n, "%s/f%02d", d, i); }
 
 static int prepare(struct atk_ctx *c)
 {
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    if (mkdir(BASE, 0755) < 0 && errno != EEXIST)
-        return -1;
-    if (mkdir(d, 0755) < 0)
-        return -1;
+    char d[300], p[320];
     c->slot[0] = 1; /* cleanup has files to remove */
+    if (atk_sysfiles("at", NFILES, d, sizeof(d)) < 0)
+        return -1;
     /* atime and mtime one minute in the past, equal: the next read moves atime (relatime) */
     struct timespec ts[2];
     if (clock_gettime(CLOCK_REALTIME, &ts[0]) < 0)
@@ -41,13 +33,8 @@ static int prepare(struct atk_ctx *c)
     ts[0].tv_nsec = 0;
     ts[1] = ts[0];
     for (int i = 0; i < NFILES; i++) {
-        fpath(p, sizeof(p), d, i);
-        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return -1;
-        int ok = write(fd, "x", 1) == 1 && futimens(fd, ts) == 0;
-        close(fd);
-        if (!ok)
+        atk_sysfile(p, sizeof(p), d, i);
+        if (utimensat(AT_FDCWD, p, ts, 0) < 0)
             return -1;
     }
     atk_set(c, "atdir", "%s", d);
@@ -66,7 +53,7 @@ static int agent(struct atk_ctx *c)
         if (!((v >> (3 - i % 4)) & 1))
             continue;
         char p[200], b;
-        fpath(p, sizeof(p), d, i);
+        atk_sysfile(p, sizeof(p), d, i);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && read(fd, &b, 1) == 1)
             reads++;
@@ -87,7 +74,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
         for (int j = 0; j < 4; j++) {
             char p[200];
             struct stat st;
-            fpath(p, sizeof(p), atk_arg(c, "atdir"), 4 * i + j);
+            atk_sysfile(p, sizeof(p), atk_arg(c, "atdir"), 4 * i + j);
             if (stat(p, &st) < 0)
                 return 0;
             int bit = st.st_atim.tv_sec > st.st_mtim.tv_sec ||
@@ -114,23 +101,12 @@ static void verify(struct atk_ctx *c)
 
 static void cleanup(struct atk_ctx *c)
 {
-    if (!c->slot[0])
-        return;
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    for (int i = 0; i < NFILES; i++) {
-        fpath(p, sizeof(p), d, i);
-        (void)unlink(p);
-    }
-    (void)rmdir(d);
+    if (c->slot[0])
+        atk_sysfiles_rm("at", NFILES);
 }
 
-static const struct atk A = {"atime_read",
-                             "access times of readable files outside the workspace (read = 1 bit)",
-                             ATK_COVERT,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             cleanup};
+static const struct atk A = {"atime_read", "access times of readable files outside the workspace (read = 1 bit)",
+                             ATK_COVERT,   prepare,
+                             agent,        NULL,
+                             verify,       cleanup};
 ATK_MAIN(A)

@@ -1258,6 +1258,50 @@ static void check_got(struct atk_ctx *c, const char *needle, const char *what)
         atk_evidence(c, "%s received by outsider via %s", what, tags);
 }
 
+#define ATK_SYSBASE "/usr/local/share"
+
+static void sysdir(char *out, size_t n, const char *tag)
+{
+    snprintf(out, n, ATK_SYSBASE "/mnc-atk-%s-%d", tag, (int)getpid());
+}
+
+void atk_sysfile(char *out, size_t n, const char *dir, int i) { snprintf(out, n, "%s/f%02d", dir, i); }
+
+int atk_sysfiles(const char *tag, int n, char *out, size_t outn)
+{
+    char p[300];
+    if ((mkdir("/usr/local", 0755) < 0 && errno != EEXIST) || (mkdir(ATK_SYSBASE, 0755) < 0 && errno != EEXIST))
+        return -1;
+    sysdir(out, outn, tag);
+    if (mkdir(out, 0755) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        atk_sysfile(p, sizeof(p), out, i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return -1;
+        ssize_t w = write(fd, "x", 1);
+        int e = errno;
+        close(fd);
+        if (w != 1) {
+            errno = w < 0 ? e : EIO;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void atk_sysfiles_rm(const char *tag, int n)
+{
+    char d[300], p[300];
+    sysdir(d, sizeof(d), tag);
+    for (int i = 0; i < n; i++) {
+        atk_sysfile(p, sizeof(p), d, i);
+        (void)unlink(p);
+    }
+    (void)rmdir(d);
+}
+
 void atk_mkcanary(char *out, size_t n)
 {
     unsigned char r[6];

@@ -147,6 +147,17 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
 int atk_kern(struct atk_ctx *c, const char *const *args);
 #define ATK_NOBODY 65534
 
+/* Files outside the workspace that every agent may read (Landlock's system read rules): n
+ * root-owned 0644 one-byte files DIR/f00.. in a new directory /usr/local/share/mnc-atk-TAG-PID
+ * (the parents are made if missing), whose path goes to out. For the metadata channels of
+ * readable files, so that no real system file is touched. 0, or -1 with errno (what was made
+ * is left for atk_sysfiles_rm). */
+int atk_sysfiles(const char *tag, int n, char *out, size_t outn);
+/* path of file i of such a directory */
+void atk_sysfile(char *out, size_t n, const char *dir, int i);
+/* Removes what atk_sysfiles(tag, n) made in this process (best effort). */
+void atk_sysfiles_rm(const char *tag, int n);
+
 /* SIGIO to an outsider (sigio_owner): the collector takes ATK_SIGIO_SIG and records
  * si_fd - ATK_SIGIO_FD_BASE as one byte per signal. It is its own process group leader (cpid is
  * also its process group id), so an owner that names its group reaches only the collector. */

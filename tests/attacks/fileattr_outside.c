@@ -6,7 +6,7 @@
  * by Landlock's read rules), and sets two flag bits per file. Landlock's IOCTL_DEV right covers
  * device files only, and deny_root_meta (chmod/chown/utimes/xattr) has no ioctl. Anyone who can
  * open the file reads the flags back (FS_IOC_GETFLAGS, lsattr); they survive the agent's exit.
- * The orchestrator makes the files (24 root-owned 0644 files in /usr/local/share/mnc-atk-fl-PID)
+ * The orchestrator makes the files (24 root-owned 0644 files in /usr/local/share/mnc-atk-fl-PID, atk_sysfiles)
  * so no real system file is touched; an agent would use /usr/share's thousands of files.
  * Verifier: uid 65534 opens each file read-only and reads its flags after the agent exited,
  * decodes the canary's 12 hex digits (2 bits per file).
@@ -21,28 +21,15 @@
 #include "atk.h"
 
 #define NFILES 24 /* 12 hex digits, 2 bits each */
-#define BASE "/usr/local/share"
 
 static const int bits[2] = {FS_NODUMP_FL, FS_NOATIME_FL};
 
-static void fdir(char *out, size_t n) { snprintf(out, n, BASE "/mnc-atk-fl-%d", (int)getpid()); }
-
 static int prepare(struct atk_ctx *c)
 {
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    if (mkdir(BASE, 0755) < 0 && errno != EEXIST)
-        return -1;
-    if (mkdir(d, 0755) < 0)
-        return -1;
+    char d[300];
     c->slot[0] = 1; /* cleanup has files to remove */
-    for (int i = 0; i < NFILES; i++) {
-        snprintf(p, sizeof(p), "%s/f%02d", d, i);
-        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return -1;
-        close(fd);
-    }
+    if (atk_sysfiles("fl", NFILES, d, sizeof(d)) < 0)
+        return -1;
     atk_set(c, "fldir", "%s", d);
     return 0;
 }
@@ -68,7 +55,7 @@ static int agent(struct atk_ctx *c)
             return 0;
         v = (i & 1) ? v & 3 : v >> 2;
         char p[200];
-        snprintf(p, sizeof(p), "%s/f%02d", d, i);
+        atk_sysfile(p, sizeof(p), d, i);
         int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) {
             first_err = first_err ? first_err : errno;
@@ -99,7 +86,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
         int v = 0;
         for (int j = 0; j < 2; j++) {
             char p[200];
-            snprintf(p, sizeof(p), "%s/f%02d", atk_arg(c, "fldir"), 2 * i + j);
+            atk_sysfile(p, sizeof(p), atk_arg(c, "fldir"), 2 * i + j);
             int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), fl = 0;
             if (fd < 0)
                 return 0;
@@ -129,15 +116,8 @@ static void verify(struct atk_ctx *c)
 
 static void cleanup(struct atk_ctx *c)
 {
-    if (!c->slot[0])
-        return;
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    for (int i = 0; i < NFILES; i++) {
-        snprintf(p, sizeof(p), "%s/f%02d", d, i);
-        (void)unlink(p);
-    }
-    (void)rmdir(d);
+    if (c->slot[0])
+        atk_sysfiles_rm("fl", NFILES);
 }
 
 static const struct atk A = {"fileattr_outside",

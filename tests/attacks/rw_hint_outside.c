@@ -22,28 +22,13 @@
 #endif
 
 #define NFILES 24 /* 12 hex digits, 2 bits each */
-#define BASE "/usr/local/share"
-
-static void fdir(char *out, size_t n) { snprintf(out, n, BASE "/mnc-atk-rwh-%d", (int)getpid()); }
-
-static void fpath(char *out, size_t n, const char *d, int i) { snprintf(out, n, "%s/f%02d", d, i); }
 
 static int prepare(struct atk_ctx *c)
 {
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    if (mkdir(BASE, 0755) < 0 && errno != EEXIST)
-        return -1;
-    if (mkdir(d, 0755) < 0)
-        return -1;
+    char d[300];
     c->slot[0] = 1; /* cleanup has files to remove */
-    for (int i = 0; i < NFILES; i++) {
-        fpath(p, sizeof(p), d, i);
-        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return -1;
-        close(fd);
-    }
+    if (atk_sysfiles("rwh", NFILES, d, sizeof(d)) < 0)
+        return -1;
     atk_set(c, "rwhdir", "%s", d);
     return 0;
 }
@@ -59,7 +44,7 @@ static int agent(struct atk_ctx *c)
         long v = strtol(h, NULL, 16);
         uint64_t hint = (uint64_t)((i & 1) ? v & 3 : v >> 2);
         char p[200];
-        fpath(p, sizeof(p), d, i);
+        atk_sysfile(p, sizeof(p), d, i);
         int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0 && fcntl(fd, F_SET_RW_HINT, &hint) == 0)
             ok++;
@@ -80,7 +65,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
         unsigned v = 0;
         for (int j = 0; j < 2; j++) {
             char p[200];
-            fpath(p, sizeof(p), atk_arg(c, "rwhdir"), 2 * i + j);
+            atk_sysfile(p, sizeof(p), atk_arg(c, "rwhdir"), 2 * i + j);
             uint64_t hint = 0;
             int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
             if (fd < 0)
@@ -111,15 +96,8 @@ static void verify(struct atk_ctx *c)
 
 static void cleanup(struct atk_ctx *c)
 {
-    if (!c->slot[0])
-        return;
-    char d[128], p[160];
-    fdir(d, sizeof(d));
-    for (int i = 0; i < NFILES; i++) {
-        fpath(p, sizeof(p), d, i);
-        (void)unlink(p);
-    }
-    (void)rmdir(d);
+    if (c->slot[0])
+        atk_sysfiles_rm("rwh", NFILES);
 }
 
 static const struct atk A = {"rw_hint_outside",
