@@ -129,6 +129,13 @@ int atk_call(int fd, const char *req, char *resp, size_t n);
 int atk_send_fds(int sock, char tag, const int *fds, int nfds); /* SCM_RIGHTS with one data byte */
 int atk_recv_fds(int sock, int *fds, int max);                  /* number received, -1 on error */
 int atk_write_all(int fd, const void *buf, size_t n);           /* 0, or -1/errno */
+/* A thread (CLONE_VM | CLONE_THREAD, no CLONE_FILES) with a private copy of the fd table: it
+ * runs open_fn(c) (raw system calls and atk helpers only: it shares the caller's TLS) and keeps
+ * the fd that returns, which only its own table holds. One such thread per process. Returns
+ * that fd's number once it is open, or -1 with errno. */
+int atk_private_thread(struct atk_ctx *c, int (*open_fn)(struct atk_ctx *));
+/* Has that thread write buf to its fd and exit: write()'s result, or -1 with errno. */
+long atk_private_thread_write(const char *buf);
 
 /* ---- orchestrator (verifier) side */
 void atk_evidence(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
