@@ -23,8 +23,10 @@ static int prepare(struct atk_ctx *c)
 {
     char d[300], p[320];
     c->slot[0] = 1; /* cleanup has files to remove */
-    if (atk_sysfiles("at", NFILES, d, sizeof(d)) < 0)
+    if (atk_sysfiles("at", NFILES, d, sizeof(d)) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "make the files outside the workspace: %s", strerror(errno));
         return -1;
+    }
     /* atime and mtime one minute in the past, equal: the next read moves atime (relatime) */
     struct timespec ts[2];
     if (clock_gettime(CLOCK_REALTIME, &ts[0]) < 0)

@@ -1329,11 +1329,13 @@ static void check_got(struct atk_ctx *c, const char *needle, const char *what)
         atk_evidence(c, "%s received by outsider via %s", what, tags);
 }
 
-#define ATK_SYSBASE "/usr/local/share"
+/* where atk_sysfiles made its directory: /usr/local/share, or /etc on a system with no /usr
+ * (the qemu guest's initramfs); both are in Landlock's system read rules */
+static const char *sysbase = "/usr/local/share";
 
 static void sysdir(char *out, size_t n, const char *tag)
 {
-    snprintf(out, n, ATK_SYSBASE "/mnc-atk-%s-%d", tag, (int)getpid());
+    snprintf(out, n, "%s/mnc-atk-%s-%d", sysbase, tag, (int)getpid());
 }
 
 void atk_sysfile(char *out, size_t n, const char *dir, int i) { snprintf(out, n, "%s/f%02d", dir, i); }
@@ -1341,7 +1343,10 @@ void atk_sysfile(char *out, size_t n, const char *dir, int i) { snprintf(out, n,
 int atk_sysfiles(const char *tag, int n, char *out, size_t outn)
 {
     char p[300];
-    if ((mkdir("/usr/local", 0755) < 0 && errno != EEXIST) || (mkdir(ATK_SYSBASE, 0755) < 0 && errno != EEXIST))
+    struct stat st;
+    if (stat("/usr", &st) < 0 && errno == ENOENT)
+        sysbase = "/etc";
+    else if ((mkdir("/usr/local", 0755) < 0 && errno != EEXIST) || (mkdir(sysbase, 0755) < 0 && errno != EEXIST))
         return -1;
     sysdir(out, outn, tag);
     if (mkdir(out, 0755) < 0)

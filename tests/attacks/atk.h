@@ -155,10 +155,10 @@ int atk_kern(struct atk_ctx *c, const char *const *args);
 #define ATK_NOBODY 65534
 
 /* Files outside the workspace that every agent may read (Landlock's system read rules): n
- * root-owned 0644 one-byte files DIR/f00.. in a new directory /usr/local/share/mnc-atk-TAG-PID
- * (the parents are made if missing), whose path goes to out. For the metadata channels of
- * readable files, so that no real system file is touched. 0, or -1 with errno (what was made
- * is left for atk_sysfiles_rm). */
+ * root-owned 0644 one-byte files DIR/f00.. in a new directory DIR = /usr/local/share/mnc-atk-
+ * TAG-PID (the parents are made if missing; /etc/mnc-atk-TAG-PID on a system with no /usr),
+ * whose path goes to out. For the metadata channels of readable files, so that no real system
+ * file is touched. 0, or -1 with errno (what was made is left for atk_sysfiles_rm). */
 int atk_sysfiles(const char *tag, int n, char *out, size_t outn);
 /* path of file i of such a directory */
 void atk_sysfile(char *out, size_t n, const char *dir, int i);

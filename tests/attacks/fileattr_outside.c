@@ -28,8 +28,10 @@ static int prepare(struct atk_ctx *c)
 {
     char d[300];
     c->slot[0] = 1; /* cleanup has files to remove */
-    if (atk_sysfiles("fl", NFILES, d, sizeof(d)) < 0)
+    if (atk_sysfiles("fl", NFILES, d, sizeof(d)) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "make the files outside the workspace: %s", strerror(errno));
         return -1;
+    }
     atk_set(c, "fldir", "%s", d);
     return 0;
 }

@@ -24,8 +24,8 @@ static int take_file(struct atk_ctx *c)
 
 static int agent(struct atk_ctx *c)
 {
-    int fd = (int)atk_try(c, "a thread with its own fd table takes the helper's file fd",
-                          atk_private_thread(c, take_file));
+    int fd =
+        (int)atk_try(c, "a thread with its own fd table takes the helper's file fd", atk_private_thread(c, take_file));
     atk_recv(c);
     if (fd >= 0)
         atk_try(c, "the thread's write after the taint", atk_private_thread_write(c->secret));
