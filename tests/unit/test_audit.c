@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "json_write.h"
 #include "mnc/audit.h"
 
 static char dir[64];
@@ -477,6 +478,115 @@ static void test_discard_poisons(void **st)
     assert_int_equal(v.records, 1);
 }
 
+/* ---- the record is written without a cJSON tree: its bytes must be cJSON's */
+
+/* What cJSON_PrintUnformatted prints for item (consumed). */
+static char *cjson_text(cJSON *item)
+{
+    assert_non_null(item);
+    char *t = cJSON_PrintUnformatted(item);
+    assert_non_null(t);
+    cJSON_Delete(item);
+    return t;
+}
+
+static void check_str(const char *s)
+{
+    char *want = cjson_text(s ? cJSON_CreateString(s) : cJSON_CreateNull());
+    size_t n = mnc_json_str_len(s);
+    char *got = malloc(n + 1);
+    assert_non_null(got);
+    assert_int_equal(mnc_json_put_str(got, s), n);
+    got[n] = '\0';
+    assert_string_equal(got, want);
+    free(got);
+    cJSON_free(want);
+}
+
+static void test_json_str_is_cjsons(void **st)
+{
+    (void)st;
+    char all[256];
+    for (int c = 1; c < 256; c++) {
+        char s[4] = {'a', (char)c, 'b', 0};
+        check_str(s);
+        all[c - 1] = (char)c;
+    }
+    all[255] = 0;
+    check_str(all);
+    check_str("");
+    check_str(NULL);
+    check_str("caf\xc3\xa9 \xe2\x82\xac \"q\" \\ \x7f");
+    const uint64_t nums[] = {0, 1, 9, 10, 2147483647ull, 2147483648ull, 1764547200000ull, 999999999999999ull};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        char *want = cjson_text(cJSON_CreateNumber((double)nums[i]));
+        char got[21];
+        got[mnc_json_put_u64(got, nums[i])] = '\0';
+        assert_string_equal(got, want);
+        cJSON_free(want);
+    }
+}
+
+/* The line as mnc_audit_append wrote it when it built a cJSON tree (the reference the chain's
+ * existing files were written with), up to its hash member. */
+static char *tree_body(uint64_t seq, const mnc_audit_rec *r, const char *prev)
+{
+    cJSON *o = cJSON_CreateObject();
+    assert_non_null(o);
+    assert_non_null(cJSON_AddNumberToObject(o, "seq", (double)seq));
+    assert_non_null(mnc_json_add_u64(o, "time", r->time_ms));
+    const char *k[] = {"op", "sender", "receiver", "object", "decision", "reason", "detail", "prev"};
+    const char *v[] = {r->op, r->sender, r->receiver, r->object, r->decision, r->reason, r->detail, prev};
+    for (int i = 0; i < 8; i++) {
+        if (i == 6 && !r->detail)
+            continue;
+        cJSON_AddItemToObject(o, k[i], v[i] ? cJSON_CreateString(v[i]) : cJSON_CreateNull());
+    }
+    char *t = cjson_text(o);
+    size_t n = strlen(t);
+    assert_true(n > 2 && t[n - 1] == '}');
+    t[n - 1] = '\0';
+    return t;
+}
+
+static void test_record_bytes_are_cjsons(void **st)
+{
+    (void)st;
+    char err[256];
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    const mnc_audit_rec recs[] = {
+        {.time_ms = 1764547200123ull, .op = "send", .sender = "w\"1\\", .receiver = "c\n\t\x01",
+         .object = "00ff", .decision = "allow", .reason = "ok"},
+        {.time_ms = 0, .op = "daemon.start", .detail = "d\xc3\xa9tail \x1f"},
+        {.time_ms = 42, .op = "recv", .sender = "", .receiver = "x", .object = NULL, .decision = "deny",
+         .reason = "flow", .detail = ""},
+    };
+    char prev[MNC_AUDIT_HASH_HEX] = "0000000000000000000000000000000000000000000000000000000000000000";
+    char *want[3];
+    for (int i = 0; i < 3; i++) {
+        want[i] = tree_body((uint64_t)i + 1, &recs[i], prev);
+        assert_int_equal(mnc_audit_append(a, &recs[i]), 0);
+        memcpy(prev, mnc_audit_head(a), sizeof(prev));
+    }
+    mnc_audit_close(a);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(fgets(line, sizeof(line), f));
+        size_t wl = strlen(want[i]);
+        assert_true(strlen(line) == wl + 9 + 64 + 3);
+        assert_memory_equal(line, want[i], wl);
+        assert_memory_equal(line + wl, ",\"hash\":\"", 9);
+        cJSON_free(want[i]);
+    }
+    fclose(f);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0); /* every hash checks out */
+    assert_int_equal(v.records, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +603,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_large, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
+        cmocka_unit_test(test_json_str_is_cjsons),
+        cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #define MNC_JSON_WRITE_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Adds v to object o as a JSON number member printed as plain integer digits. cJSON prints
@@ -16,5 +17,21 @@
  * printed, never for ones read in memory (cJSON_IsNumber is false for it). Returns the new
  * item, or NULL (OOM; o unchanged). */
 cJSON *mnc_json_add_u64(cJSON *o, const char *name, uint64_t v);
+
+/* Bytes mnc_json_put_str writes for s (quotes included); 4 for NULL ("null"). */
+size_t mnc_json_str_len(const char *s);
+
+/* Writes s as a JSON string into out, which has room for mnc_json_str_len(s) bytes (no NUL is
+ * written), and returns the number of bytes written. The bytes are exactly what
+ * cJSON_PrintUnformatted prints for cJSON_CreateString(s) (cJSON 1.7: '"' and '\\' escaped,
+ * \b \f \n \r \t as such, other bytes below 0x20 as \u00xx, everything else - UTF-8
+ * included - as is), and "null" for s == NULL as for cJSON_CreateNull: so a record written
+ * without building a cJSON tree hashes the same as one that was. test_json_write compares
+ * the two over every byte value. */
+size_t mnc_json_put_str(char *out, const char *s);
+
+/* Writes v as decimal digits into out (room for 20 bytes, no NUL) and returns their number:
+ * cJSON's text for the same value below 10^15 (see mnc_json_add_u64). */
+size_t mnc_json_put_u64(char *out, uint64_t v);
 
 #endif
