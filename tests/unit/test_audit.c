@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
  * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -587,6 +588,106 @@ static void test_record_bytes_are_cjsons(void **st)
     assert_int_equal(v.records, 3);
 }
 
+/* A pseudo-random tree of every item kind; numbers from the ranges mncd prints (counts,
+ * millisecond timestamps, risks and charges, negative, huge, non-finite). */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static cJSON *gen(int depth)
+{
+    switch (next_rand() % (depth > 3 ? 6 : 8)) {
+    case 0:
+        return cJSON_CreateNull();
+    case 1:
+        return cJSON_CreateBool(next_rand() & 1);
+    case 2: {
+        static const double fixed[] = {0.0,    -0.0,  0.05,    1.4,     0.1,       1e15,   1e15 + 1, 123456789012345678.0,
+                                       1e300,  -1e-7, 2.5e-5,  1.0 / 3, 2147483647, -2147483648.0, 2147483648.0, NAN,
+                                       INFINITY, -4.0, 1e21, 9007199254740993.0};
+        uint64_t r = next_rand();
+        double d;
+        switch (r % 4) {
+        case 0:
+            d = fixed[(r >> 8) % (sizeof(fixed) / sizeof(fixed[0]))];
+            break;
+        case 1:
+            d = (double)(1700000000000ull + (r >> 20) % 100000000000ull); /* ms timestamps */
+            break;
+        case 2:
+            d = (double)(int64_t)(r >> 8) / (double)((r & 0xff) + 1);
+            break;
+        default:
+            d = (double)((int64_t)(r >> 12) % 1000000) / 100.0;
+        }
+        return cJSON_CreateNumber(d);
+    }
+    case 3:
+    case 4: {
+        char s[24];
+        size_t n = next_rand() % sizeof(s);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (char)(1 + next_rand() % 255);
+        s[n] = 0;
+        return cJSON_CreateString(s);
+    }
+    case 5:
+        return cJSON_CreateRaw("{\"raw\":[1,2]}");
+    case 6: {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = (int)(next_rand() % 5); a && i > 0; i--)
+            cJSON_AddItemToArray(a, gen(depth + 1));
+        return a;
+    }
+    default: {
+        cJSON *o = cJSON_CreateObject();
+        for (int i = (int)(next_rand() % 5); o && i > 0; i--) {
+            char k[8] = {'k', (char)(1 + next_rand() % 255), (char)('a' + i), 0};
+            cJSON_AddItemToObject(o, k, gen(depth + 1));
+        }
+        return o;
+    }
+    }
+}
+
+static void test_json_print_is_cjsons(void **st)
+{
+    (void)st;
+    mnc_jbuf b = {0};
+    for (int i = 0; i < 3000; i++) {
+        cJSON *t = gen(i % 2 ? 0 : 3);
+        assert_non_null(t);
+        char *want = cJSON_PrintUnformatted(t);
+        assert_non_null(want);
+        b.len = 0;
+        assert_int_equal(mnc_json_print(&b, t), 0);
+        assert_int_equal(b.len, strlen(want));
+        assert_memory_equal(b.p, want, b.len);
+        cJSON_free(want);
+        cJSON_Delete(t);
+    }
+    /* what cJSON refuses to print is refused, and the buffer is left as it was */
+    cJSON *bad = cJSON_CreateArray();
+    cJSON *raw = cJSON_CreateRaw("1");
+    assert_non_null(bad);
+    assert_non_null(raw);
+    cJSON_free(raw->valuestring);
+    raw->valuestring = NULL;
+    cJSON_AddItemToArray(bad, raw);
+    memcpy(b.p, "xy", 2);
+    b.len = 2;
+    assert_null(cJSON_PrintUnformatted(bad));
+    assert_int_equal(mnc_json_print(&b, bad), -1);
+    assert_int_equal(b.len, 2);
+    cJSON_Delete(bad);
+    free(b.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -604,6 +705,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_large, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
         cmocka_unit_test(test_json_str_is_cjsons),
+        cmocka_unit_test(test_json_print_is_cjsons),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,4 +34,26 @@ size_t mnc_json_put_str(char *out, const char *s);
  * cJSON's text for the same value below 10^15 (see mnc_json_add_u64). */
 size_t mnc_json_put_u64(char *out, uint64_t v);
 
+/* A growable output buffer: p[0..len) is text (not NUL-terminated), cap bytes allocated with
+ * malloc. Zero-initialised it is empty; the owner frees p. */
+typedef struct mnc_jbuf {
+    char *p;
+    size_t len, cap;
+} mnc_jbuf;
+
+/* Makes room for n more bytes after b->len. 0, or -1 (out of memory or size overflow; b is
+ * unchanged). */
+int mnc_jbuf_reserve(mnc_jbuf *b, size_t n);
+
+/* Appends item's text to b: exactly the bytes cJSON_PrintUnformatted(item) returns (cJSON 1.7:
+ * its string escaping, see mnc_json_put_str, "" for a string item without text; its numbers:
+ * NaN and infinities as null, else "%1.15g" unless that does not read back within DBL_EPSILON,
+ * then "%1.17g"; the C locale's '.'; Debian's cJSON 1.7.15 prints -0.0 as "-0"), without
+ * cJSON's intermediate buffers, and with integral numbers below 10^15 written as digits, which
+ * is what "%1.15g" prints for them but costs a fraction of printf plus cJSON's sscanf check
+ * (every millisecond timestamp in mncd's records and responses). test_audit compares the two
+ * on generated trees. 0, or -1 (out of memory, or an item cJSON would not print either: an
+ * invalid type, a raw item without text) with b->len as before (b->p may have grown). */
+int mnc_json_print(mnc_jbuf *b, const cJSON *item);
+
 #endif
