@@ -249,13 +249,13 @@ static const char *const rec_keys[REC_FIELDS] = {
     ",\"decision\":", ",\"reason\":", ",\"detail\":",   ",\"prev\":",
 };
 
-/* Bytes of the line for r after seq a->seq + 1, newline included. */
+/* Room the line for r needs at most, newline included. */
 static size_t rec_len(const mnc_audit_rec *r, const char *const v[REC_FIELDS])
 {
     size_t n = sizeof("{\"seq\":") - 1 + 20 + sizeof(",\"time\":") - 1 + 20;
     for (int i = 0; i < REC_FIELDS; i++)
         if (i != 6 || r->detail)
-            n += strlen(rec_keys[i]) + mnc_json_str_len(v[i]);
+            n += strlen(rec_keys[i]) + (v[i] ? 6 * strlen(v[i]) + 2 : 4); /* room for the worst case */
     return n + SUFFIX_LEN + 1;
 }
 

@@ -33,6 +33,12 @@ size_t mnc_json_str_len(const char *s)
     return n;
 }
 
+/* 1 for the bytes cJSON escapes: those below 0x20, '"' and '\\'. */
+static const unsigned char escaped[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
 size_t mnc_json_put_str(char *out, const char *s)
 {
     if (!s) {
@@ -44,7 +50,7 @@ size_t mnc_json_put_str(char *out, const char *s)
     *o++ = '"';
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (!escaped[c]) {
             *o++ = (char)c;
             continue;
         }
@@ -123,7 +129,10 @@ static int put_jstr(mnc_jbuf *b, const char *s)
 {
     if (!s) /* cJSON prints a string item without text as an empty string */
         return put(b, "\"\"", 2);
-    if (mnc_jbuf_reserve(b, mnc_json_str_len(s)) != 0)
+    /* room for the worst case (every byte a \u00xx escape) after one strlen, rather than a
+     * second byte-by-byte pass to size it exactly */
+    size_t n = strlen(s);
+    if (n > (SIZE_MAX - 2) / 6 || mnc_jbuf_reserve(b, 6 * n + 2) != 0)
         return -1;
     b->len += mnc_json_put_str(b->p + b->len, s);
     return 0;
