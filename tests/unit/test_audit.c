@@ -557,11 +557,22 @@ static void test_record_bytes_are_cjsons(void **st)
     mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
     assert_non_null(a);
     const mnc_audit_rec recs[] = {
-        {.time_ms = 1764547200123ull, .op = "send", .sender = "w\"1\\", .receiver = "c\n\t\x01",
-         .object = "00ff", .decision = "allow", .reason = "ok"},
+        {.time_ms = 1764547200123ull,
+         .op = "send",
+         .sender = "w\"1\\",
+         .receiver = "c\n\t\x01",
+         .object = "00ff",
+         .decision = "allow",
+         .reason = "ok"},
         {.time_ms = 0, .op = "daemon.start", .detail = "d\xc3\xa9tail \x1f"},
-        {.time_ms = 42, .op = "recv", .sender = "", .receiver = "x", .object = NULL, .decision = "deny",
-         .reason = "flow", .detail = ""},
+        {.time_ms = 42,
+         .op = "recv",
+         .sender = "",
+         .receiver = "x",
+         .object = NULL,
+         .decision = "deny",
+         .reason = "flow",
+         .detail = ""},
     };
     char prev[MNC_AUDIT_HASH_HEX] = "0000000000000000000000000000000000000000000000000000000000000000";
     char *want[3];
@@ -607,9 +618,11 @@ static cJSON *gen(int depth)
     case 1:
         return cJSON_CreateBool(next_rand() & 1);
     case 2: {
-        static const double fixed[] = {0.0,    -0.0,  0.05,    1.4,     0.1,       1e15,   1e15 + 1, 123456789012345678.0,
-                                       1e300,  -1e-7, 2.5e-5,  1.0 / 3, 2147483647, -2147483648.0, 2147483648.0, NAN,
-                                       INFINITY, -4.0, 1e21, 9007199254740993.0};
+        static const double fixed[] = {0.0,        -0.0,          0.05,         1.4,
+                                       0.1,        1e15,          1e15 + 1,     123456789012345678.0,
+                                       1e300,      -1e-7,         2.5e-5,       1.0 / 3,
+                                       2147483647, -2147483648.0, 2147483648.0, NAN,
+                                       INFINITY,   -4.0,          1e21,         9007199254740993.0};
         uint64_t r = next_rand();
         double d;
         switch (r % 4) {

@@ -40,10 +40,7 @@ struct mnc_audit {
 /* EVP_sha256() makes every EVP_DigestInit_ex look the digest up again in OpenSSL 3 (an
  * implicit fetch under a lock, "Performance" in crypto(7)); fetch it once per process. */
 static EVP_MD *sha256_md;
-static void sha256_fetch(void)
-{
-    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-}
+static void sha256_fetch(void) { sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL); }
 
 static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len, char out[MNC_AUDIT_HASH_HEX])
 {
@@ -245,7 +242,7 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
  * a cJSON tree, its printout and a copy per record were most of an append's cost. */
 #define REC_FIELDS 8
 static const char *const rec_keys[REC_FIELDS] = {
-    ",\"op\":",     ",\"sender\":", ",\"receiver\":", ",\"object\":",
+    ",\"op\":",       ",\"sender\":", ",\"receiver\":", ",\"object\":",
     ",\"decision\":", ",\"reason\":", ",\"detail\":",   ",\"prev\":",
 };
 
@@ -297,8 +294,8 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
         errno = EIO;
         return -1;
     }
-    const char *const v[REC_FIELDS] = {r->op, r->sender, r->receiver, r->object, r->decision, r->reason, r->detail,
-                                       a->head};
+    const char *const v[REC_FIELDS] = {r->op,       r->sender, r->receiver, r->object,
+                                       r->decision, r->reason, r->detail,   a->head};
     size_t room = rec_len(r, v);
     char h[MNC_AUDIT_HASH_HEX];
     if (a->deferred) {

@@ -34,10 +34,7 @@ size_t mnc_json_str_len(const char *s)
 }
 
 /* 1 for the bytes cJSON escapes: those below 0x20, '"' and '\\'. */
-static const unsigned char escaped[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    ['"'] = 1, ['\\'] = 1,
-};
+static const unsigned char escaped[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1};
 
 size_t mnc_json_put_str(char *out, const char *s)
 {
