@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """mncd_instr.py - instructions mncd executes per operation, counted by valgrind's callgrind
 (exact and repeatable, unlike CPU time on a shared VM). Run as root from the repo root:
 
