@@ -21,12 +21,12 @@ cJSON *mnc_json_add_u64(cJSON *o, const char *name, uint64_t v);
 /* Bytes mnc_json_put_str writes for s (quotes included); 4 for NULL ("null"). */
 size_t mnc_json_str_len(const char *s);
 
-/* Writes s as a JSON string into out, which has room for mnc_json_str_len(s) bytes (no NUL is
- * written), and returns the number of bytes written. The bytes are exactly what
+/* Writes s as a JSON string into out, which has room for mnc_json_str_len(s) bytes (6 *
+ * strlen(s) + 2 always suffice; no NUL is written), and returns the number of bytes written. The bytes are exactly what
  * cJSON_PrintUnformatted prints for cJSON_CreateString(s) (cJSON 1.7: '"' and '\\' escaped,
  * \b \f \n \r \t as such, other bytes below 0x20 as \u00xx, everything else - UTF-8
  * included - as is), and "null" for s == NULL as for cJSON_CreateNull: so a record written
- * without building a cJSON tree hashes the same as one that was. test_json_write compares
+ * without building a cJSON tree hashes the same as one that was. test_audit compares
  * the two over every byte value. */
 size_t mnc_json_put_str(char *out, const char *s);
 
