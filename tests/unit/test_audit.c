@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
  * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "json_write.h"
 #include "mnc/audit.h"
 
 static char dir[64];
@@ -477,6 +479,228 @@ static void test_discard_poisons(void **st)
     assert_int_equal(v.records, 1);
 }
 
+/* ---- the record is written without a cJSON tree: its bytes must be cJSON's */
+
+/* What cJSON_PrintUnformatted prints for item (consumed). */
+static char *cjson_text(cJSON *item)
+{
+    assert_non_null(item);
+    char *t = cJSON_PrintUnformatted(item);
+    assert_non_null(t);
+    cJSON_Delete(item);
+    return t;
+}
+
+static void check_str(const char *s)
+{
+    char *want = cjson_text(s ? cJSON_CreateString(s) : cJSON_CreateNull());
+    size_t n = mnc_json_str_len(s);
+    char *got = malloc(n + 1);
+    assert_non_null(got);
+    assert_int_equal(mnc_json_put_str(got, s), n);
+    got[n] = '\0';
+    assert_string_equal(got, want);
+    free(got);
+    cJSON_free(want);
+}
+
+static void test_json_str_is_cjsons(void **st)
+{
+    (void)st;
+    char all[256];
+    for (int c = 1; c < 256; c++) {
+        char s[4] = {'a', (char)c, 'b', 0};
+        check_str(s);
+        all[c - 1] = (char)c;
+    }
+    all[255] = 0;
+    check_str(all);
+    check_str("");
+    check_str(NULL);
+    check_str("caf\xc3\xa9 \xe2\x82\xac \"q\" \\ \x7f");
+    const uint64_t nums[] = {0, 1, 9, 10, 2147483647ull, 2147483648ull, 1764547200000ull, 999999999999999ull};
+    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+        char *want = cjson_text(cJSON_CreateNumber((double)nums[i]));
+        char got[21];
+        got[mnc_json_put_u64(got, nums[i])] = '\0';
+        assert_string_equal(got, want);
+        cJSON_free(want);
+    }
+}
+
+/* The line as mnc_audit_append wrote it when it built a cJSON tree (the reference the chain's
+ * existing files were written with), up to its hash member. */
+static char *tree_body(uint64_t seq, const mnc_audit_rec *r, const char *prev)
+{
+    cJSON *o = cJSON_CreateObject();
+    assert_non_null(o);
+    assert_non_null(cJSON_AddNumberToObject(o, "seq", (double)seq));
+    assert_non_null(mnc_json_add_u64(o, "time", r->time_ms));
+    const char *k[] = {"op", "sender", "receiver", "object", "decision", "reason", "detail", "prev"};
+    const char *v[] = {r->op, r->sender, r->receiver, r->object, r->decision, r->reason, r->detail, prev};
+    for (int i = 0; i < 8; i++) {
+        if (i == 6 && !r->detail)
+            continue;
+        cJSON_AddItemToObject(o, k[i], v[i] ? cJSON_CreateString(v[i]) : cJSON_CreateNull());
+    }
+    char *t = cjson_text(o);
+    size_t n = strlen(t);
+    assert_true(n > 2 && t[n - 1] == '}');
+    t[n - 1] = '\0';
+    return t;
+}
+
+static void test_record_bytes_are_cjsons(void **st)
+{
+    (void)st;
+    char err[256];
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    const mnc_audit_rec recs[] = {
+        {.time_ms = 1764547200123ull,
+         .op = "send",
+         .sender = "w\"1\\",
+         .receiver = "c\n\t\x01",
+         .object = "00ff",
+         .decision = "allow",
+         .reason = "ok"},
+        {.time_ms = 0, .op = "daemon.start", .detail = "d\xc3\xa9tail \x1f"},
+        {.time_ms = 42,
+         .op = "recv",
+         .sender = "",
+         .receiver = "x",
+         .object = NULL,
+         .decision = "deny",
+         .reason = "flow",
+         .detail = ""},
+    };
+    char prev[MNC_AUDIT_HASH_HEX] = "0000000000000000000000000000000000000000000000000000000000000000";
+    char *want[3];
+    for (int i = 0; i < 3; i++) {
+        want[i] = tree_body((uint64_t)i + 1, &recs[i], prev);
+        assert_int_equal(mnc_audit_append(a, &recs[i]), 0);
+        memcpy(prev, mnc_audit_head(a), sizeof(prev));
+    }
+    mnc_audit_close(a);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(fgets(line, sizeof(line), f));
+        size_t wl = strlen(want[i]);
+        assert_true(strlen(line) == wl + 9 + 64 + 3);
+        assert_memory_equal(line, want[i], wl);
+        assert_memory_equal(line + wl, ",\"hash\":\"", 9);
+        cJSON_free(want[i]);
+    }
+    fclose(f);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0); /* every hash checks out */
+    assert_int_equal(v.records, 3);
+}
+
+/* A pseudo-random tree of every item kind; numbers from the ranges mncd prints (counts,
+ * millisecond timestamps, risks and charges, negative, huge, non-finite). */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static cJSON *gen(int depth)
+{
+    switch (next_rand() % (depth > 3 ? 6 : 8)) {
+    case 0:
+        return cJSON_CreateNull();
+    case 1:
+        return cJSON_CreateBool(next_rand() & 1);
+    case 2: {
+        static const double fixed[] = {0.0,        -0.0,          0.05,         1.4,
+                                       0.1,        1e15,          1e15 + 1,     123456789012345678.0,
+                                       1e300,      -1e-7,         2.5e-5,       1.0 / 3,
+                                       2147483647, -2147483648.0, 2147483648.0, NAN,
+                                       INFINITY,   -4.0,          1e21,         9007199254740993.0};
+        uint64_t r = next_rand();
+        double d;
+        switch (r % 4) {
+        case 0:
+            d = fixed[(r >> 8) % (sizeof(fixed) / sizeof(fixed[0]))];
+            break;
+        case 1:
+            d = (double)(1700000000000ull + (r >> 20) % 100000000000ull); /* ms timestamps */
+            break;
+        case 2:
+            d = (double)(int64_t)(r >> 8) / (double)((r & 0xff) + 1);
+            break;
+        default:
+            d = (double)((int64_t)(r >> 12) % 1000000) / 100.0;
+        }
+        return cJSON_CreateNumber(d);
+    }
+    case 3:
+    case 4: {
+        char s[24];
+        size_t n = next_rand() % sizeof(s);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (char)(1 + next_rand() % 255);
+        s[n] = 0;
+        return cJSON_CreateString(s);
+    }
+    case 5:
+        return cJSON_CreateRaw("{\"raw\":[1,2]}");
+    case 6: {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = (int)(next_rand() % 5); a && i > 0; i--)
+            cJSON_AddItemToArray(a, gen(depth + 1));
+        return a;
+    }
+    default: {
+        cJSON *o = cJSON_CreateObject();
+        for (int i = (int)(next_rand() % 5); o && i > 0; i--) {
+            char k[8] = {'k', (char)(1 + next_rand() % 255), (char)('a' + i), 0};
+            cJSON_AddItemToObject(o, k, gen(depth + 1));
+        }
+        return o;
+    }
+    }
+}
+
+static void test_json_print_is_cjsons(void **st)
+{
+    (void)st;
+    mnc_jbuf b = {0};
+    for (int i = 0; i < 3000; i++) {
+        cJSON *t = gen(i % 2 ? 0 : 3);
+        assert_non_null(t);
+        char *want = cJSON_PrintUnformatted(t);
+        assert_non_null(want);
+        b.len = 0;
+        assert_int_equal(mnc_json_print(&b, t), 0);
+        assert_int_equal(b.len, strlen(want));
+        assert_memory_equal(b.p, want, b.len);
+        cJSON_free(want);
+        cJSON_Delete(t);
+    }
+    /* what cJSON refuses to print is refused, and the buffer is left as it was */
+    cJSON *bad = cJSON_CreateArray();
+    cJSON *raw = cJSON_CreateRaw("1");
+    assert_non_null(bad);
+    assert_non_null(raw);
+    cJSON_free(raw->valuestring);
+    raw->valuestring = NULL;
+    cJSON_AddItemToArray(bad, raw);
+    memcpy(b.p, "xy", 2);
+    b.len = 2;
+    assert_null(cJSON_PrintUnformatted(bad));
+    assert_int_equal(mnc_json_print(&b, bad), -1);
+    assert_int_equal(b.len, 2);
+    cJSON_Delete(bad);
+    free(b.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +717,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reconcile_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconcile_large, setup, teardown),
         cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
+        cmocka_unit_test(test_json_str_is_cjsons),
+        cmocka_unit_test(test_json_print_is_cjsons),
+        cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +37,22 @@ struct mnc_audit {
     uint64_t pend_first; /* seq of the first pending line */
 };
 
+/* EVP_sha256() makes every EVP_DigestInit_ex look the digest up again in OpenSSL 3 (an
+ * implicit fetch under a lock, "Performance" in crypto(7)); fetch it once per process. */
+static EVP_MD *sha256_md;
+static void sha256_fetch(void) { sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL); }
+
 static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len, char out[MNC_AUDIT_HASH_HEX])
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
+    if (pthread_once(&once, sha256_fetch) != 0 || !sha256_md)
+        return -1;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx)
         return -1;
-    int ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 && EVP_DigestUpdate(ctx, data, len) == 1 &&
+    int ok = EVP_DigestInit_ex(ctx, sha256_md, NULL) == 1 && EVP_DigestUpdate(ctx, data, len) == 1 &&
              (extra_len == 0 || EVP_DigestUpdate(ctx, extra, extra_len) == 1) &&
              EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
     EVP_MD_CTX_free(ctx);
@@ -226,13 +235,57 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
     return a;
 }
 
-static int add_str(cJSON *o, const char *k, const char *v)
+/* The record's fields in the order of the chain's format (docs/audit.md): seq, time, op, sender,
+ * receiver, object, decision, reason, detail (only if set), prev, then the hash of everything
+ * before it. Written straight into the line's buffer with json_write.h's helpers, which print
+ * the bytes cJSON_PrintUnformatted printed for the same tree when the record was built as one:
+ * a cJSON tree, its printout and a copy per record were most of an append's cost. */
+#define REC_FIELDS 8
+static const char *const rec_keys[REC_FIELDS] = {
+    ",\"op\":",       ",\"sender\":", ",\"receiver\":", ",\"object\":",
+    ",\"decision\":", ",\"reason\":", ",\"detail\":",   ",\"prev\":",
+};
+
+/* Room the line for r needs at most, newline included. */
+static size_t rec_len(const mnc_audit_rec *r, const char *const v[REC_FIELDS])
 {
-    cJSON *x = v ? cJSON_CreateString(v) : cJSON_CreateNull();
-    if (!x)
-        return -1;
-    cJSON_AddItemToObject(o, k, x);
-    return 0;
+    size_t n = sizeof("{\"seq\":") - 1 + 20 + sizeof(",\"time\":") - 1 + 20;
+    for (int i = 0; i < REC_FIELDS; i++)
+        if (i != 6 || r->detail)
+            n += strlen(rec_keys[i]) + (v[i] ? 6 * strlen(v[i]) + 2 : 4); /* room for the worst case */
+    return n + SUFFIX_LEN + 1;
+}
+
+/* Writes the line into out (room for rec_len bytes) and returns its length, or 0 if hashing
+ * failed. h receives the new head. */
+static size_t rec_write(const mnc_audit *a, const mnc_audit_rec *r, const char *const v[REC_FIELDS], char *out,
+                        char h[MNC_AUDIT_HASH_HEX])
+{
+    char *o = out;
+    memcpy(o, "{\"seq\":", 7);
+    o += 7;
+    o += mnc_json_put_u64(o, a->seq + 1);
+    memcpy(o, ",\"time\":", 8);
+    o += 8;
+    o += mnc_json_put_u64(o, r->time_ms);
+    for (int i = 0; i < REC_FIELDS; i++) {
+        if (i == 6 && !r->detail)
+            continue;
+        size_t kl = strlen(rec_keys[i]);
+        memcpy(o, rec_keys[i], kl);
+        o += kl;
+        o += mnc_json_put_str(o, v[i]);
+    }
+    /* The hash covers the body as printed whole, closing brace included (walk() checks it so). */
+    if (sha256_hex(out, (size_t)(o - out), "}", 1, h) != 0)
+        return 0;
+    memcpy(o, HASH_KEY, HASH_KEY_LEN);
+    o += HASH_KEY_LEN;
+    memcpy(o, h, 64);
+    o += 64;
+    memcpy(o, "\"}\n", 3);
+    o += 3;
+    return (size_t)(o - out);
 }
 
 int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
@@ -241,61 +294,49 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
         errno = EIO;
         return -1;
     }
-    cJSON *o = cJSON_CreateObject();
-    if (!o) {
-        errno = ENOMEM;
-        return -1;
-    }
-    int bad = !cJSON_AddNumberToObject(o, "seq", (double)(a->seq + 1)) || !mnc_json_add_u64(o, "time", r->time_ms);
-    bad |= add_str(o, "op", r->op) | add_str(o, "sender", r->sender) | add_str(o, "receiver", r->receiver) |
-           add_str(o, "object", r->object) | add_str(o, "decision", r->decision) | add_str(o, "reason", r->reason);
-    if (r->detail)
-        bad |= add_str(o, "detail", r->detail);
-    bad |= add_str(o, "prev", a->head);
-    char *body = bad ? NULL : cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!body) {
-        errno = ENOMEM;
-        return -1;
-    }
-    size_t bl = strlen(body); /* ends with '}' */
+    const char *const v[REC_FIELDS] = {r->op,       r->sender, r->receiver, r->object,
+                                       r->decision, r->reason, r->detail,   a->head};
+    size_t room = rec_len(r, v);
     char h[MNC_AUDIT_HASH_HEX];
-    char *line = NULL;
-    int rc = -1;
-    if (bl < 2 || body[bl - 1] != '}' || sha256_hex(body, bl, NULL, 0, h) != 0) {
-        errno = EIO;
-        goto out;
-    }
-    size_t ll = bl - 1 + SUFFIX_LEN + 1;
-    line = malloc(ll + 1);
-    if (!line) {
-        errno = ENOMEM;
-        goto out;
-    }
-    memcpy(line, body, bl - 1);
-    snprintf(line + bl - 1, ll - (bl - 1) + 1, HASH_KEY "%s\"}\n", h);
     if (a->deferred) {
-        /* Keep the exact bytes; the caller makes them durable before they are written. */
-        if (a->pend_len + ll + 1 > a->pend_cap) {
+        /* Keep the exact bytes; the caller makes them durable before they are written. The
+         * line is written in place after the pending ones and counted only once complete. */
+        if (a->pend_len + room + 1 > a->pend_cap) {
             size_t nc = a->pend_cap ? a->pend_cap : 4096;
-            while (nc < a->pend_len + ll + 1)
+            while (nc < a->pend_len + room + 1)
                 nc *= 2;
             char *np = realloc(a->pend, nc);
             if (!np) {
                 errno = ENOMEM;
-                goto out; /* nothing changed: seq/head still match the pending lines */
+                return -1; /* nothing changed: seq/head still match the pending lines */
             }
             a->pend = np;
             a->pend_cap = nc;
         }
+        size_t ll = rec_write(a, r, v, a->pend + a->pend_len, h);
+        if (ll == 0) {
+            if (a->pend_len < a->pend_cap)
+                a->pend[a->pend_len] = '\0';
+            errno = EIO;
+            return -1;
+        }
         if (a->pend_len == 0)
             a->pend_first = a->seq + 1;
-        memcpy(a->pend + a->pend_len, line, ll);
         a->pend_len += ll;
         a->pend[a->pend_len] = '\0';
         a->seq++;
         memcpy(a->head, h, sizeof(h));
-        rc = 0;
+        return 0;
+    }
+    char *line = malloc(room);
+    if (!line) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t ll = rec_write(a, r, v, line, h);
+    int rc = -1;
+    if (ll == 0) {
+        errno = EIO;
         goto out;
     }
     /* One write of the whole line; O_APPEND makes it land at the end. A short write would
@@ -317,7 +358,6 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
     rc = 0;
 out:
     free(line);
-    cJSON_free(body);
     return rc;
 }
 

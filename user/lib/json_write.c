@@ -2,11 +2,206 @@
 /* json_write.c - see json_write.h. */
 #include "json_write.h"
 
+#include <stdbool.h>
+
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 cJSON *mnc_json_add_u64(cJSON *o, const char *name, uint64_t v)
 {
     char buf[24];
     snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
     return cJSON_AddRawToObject(o, name, buf);
+}
+
+size_t mnc_json_str_len(const char *s)
+{
+    if (!s)
+        return 4;
+    size_t n = 2;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '\b' || *p == '\f' || *p == '\n' || *p == '\r' || *p == '\t')
+            n += 2;
+        else if (*p < 0x20)
+            n += 6;
+        else
+            n++;
+    }
+    return n;
+}
+
+/* 1 for the bytes cJSON escapes: those below 0x20, '"' and '\\'. */
+static const unsigned char escaped[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1};
+
+size_t mnc_json_put_str(char *out, const char *s)
+{
+    if (!s) {
+        memcpy(out, "null", 4);
+        return 4;
+    }
+    static const char hx[] = "0123456789abcdef";
+    char *o = out;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        if (!escaped[c]) {
+            *o++ = (char)c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *o++ = (char)c;
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = hx[c >> 4];
+            o[4] = hx[c & 15];
+            o += 5;
+        }
+    }
+    *o++ = '"';
+    return (size_t)(o - out);
+}
+
+size_t mnc_json_put_u64(char *out, uint64_t v)
+{
+    char t[20];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = t[n - 1 - i];
+    return n;
+}
+
+int mnc_jbuf_reserve(mnc_jbuf *b, size_t n)
+{
+    if (n <= b->cap - b->len)
+        return 0;
+    if (n > SIZE_MAX / 2 - b->len)
+        return -1;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc - b->len < n)
+        nc *= 2;
+    char *np = realloc(b->p, nc);
+    if (!np)
+        return -1;
+    b->p = np;
+    b->cap = nc;
+    return 0;
+}
+
+static int put(mnc_jbuf *b, const char *s, size_t n)
+{
+    if (mnc_jbuf_reserve(b, n) != 0)
+        return -1;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+static int put_jstr(mnc_jbuf *b, const char *s)
+{
+    if (!s) /* cJSON prints a string item without text as an empty string */
+        return put(b, "\"\"", 2);
+    /* room for the worst case (every byte a \u00xx escape) after one strlen, rather than a
+     * second byte-by-byte pass to size it exactly */
+    size_t n = strlen(s);
+    if (n > (SIZE_MAX - 2) / 6 || mnc_jbuf_reserve(b, 6 * n + 2) != 0)
+        return -1;
+    b->len += mnc_json_put_str(b->p + b->len, s);
+    return 0;
+}
+
+/* cJSON's print_number, with integral values below 10^15 written as digits (the same text). */
+static int put_num(mnc_jbuf *b, const cJSON *it)
+{
+    double d = it->valuedouble;
+    char t[32];
+    size_t n;
+    if (isnan(d) || isinf(d))
+        return put(b, "null", 4);
+    if (d == trunc(d) && fabs(d) < 1e15) { /* "%1.15g" prints these as their digits */
+        long long v = (long long)d;
+        n = 0;
+        if (v < 0 || signbit(d))
+            t[n++] = '-';
+        n += mnc_json_put_u64(t + n, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+        return put(b, t, n);
+    }
+    int k = snprintf(t, sizeof(t), "%1.15g", d);
+    double back = k > 0 ? strtod(t, NULL) : 0;
+    double mx = fabs(back) > fabs(d) ? fabs(back) : fabs(d);
+    if (k <= 0 || !(fabs(back - d) <= mx * DBL_EPSILON))
+        k = snprintf(t, sizeof(t), "%1.17g", d);
+    if (k <= 0 || (size_t)k >= sizeof(t))
+        return -1;
+    return put(b, t, (size_t)k);
+}
+
+static int print_item(mnc_jbuf *b, const cJSON *it)
+{
+    switch (it->type & 0xFF) {
+    case cJSON_NULL:
+        return put(b, "null", 4);
+    case cJSON_False:
+        return put(b, "false", 5);
+    case cJSON_True:
+        return put(b, "true", 4);
+    case cJSON_Number:
+        return put_num(b, it);
+    case cJSON_Raw:
+        return it->valuestring ? put(b, it->valuestring, strlen(it->valuestring)) : -1;
+    case cJSON_String:
+        return put_jstr(b, it->valuestring);
+    case cJSON_Array:
+    case cJSON_Object: {
+        bool obj = (it->type & 0xFF) == cJSON_Object;
+        if (put(b, obj ? "{" : "[", 1) != 0)
+            return -1;
+        for (const cJSON *c = it->child; c; c = c->next) {
+            if (c != it->child && put(b, ",", 1) != 0)
+                return -1;
+            if (obj && (put_jstr(b, c->string) != 0 || put(b, ":", 1) != 0))
+                return -1;
+            if (print_item(b, c) != 0)
+                return -1;
+        }
+        return put(b, obj ? "}" : "]", 1);
+    }
+    default:
+        return -1;
+    }
+}
+
+int mnc_json_print(mnc_jbuf *b, const cJSON *item)
+{
+    size_t len0 = b->len;
+    if (!item || print_item(b, item) != 0) {
+        b->len = len0;
+        return -1;
+    }
+    return 0;
 }

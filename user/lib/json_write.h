@@ -6,6 +6,7 @@
 #define MNC_JSON_WRITE_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Adds v to object o as a JSON number member printed as plain integer digits. cJSON prints
@@ -16,5 +17,43 @@
  * printed, never for ones read in memory (cJSON_IsNumber is false for it). Returns the new
  * item, or NULL (OOM; o unchanged). */
 cJSON *mnc_json_add_u64(cJSON *o, const char *name, uint64_t v);
+
+/* Bytes mnc_json_put_str writes for s (quotes included); 4 for NULL ("null"). */
+size_t mnc_json_str_len(const char *s);
+
+/* Writes s as a JSON string into out, which has room for mnc_json_str_len(s) bytes (6 *
+ * strlen(s) + 2 always suffice; no NUL is written), and returns the number of bytes written. The bytes are exactly what
+ * cJSON_PrintUnformatted prints for cJSON_CreateString(s) (cJSON 1.7: '"' and '\\' escaped,
+ * \b \f \n \r \t as such, other bytes below 0x20 as \u00xx, everything else - UTF-8
+ * included - as is), and "null" for s == NULL as for cJSON_CreateNull: so a record written
+ * without building a cJSON tree hashes the same as one that was. test_audit compares
+ * the two over every byte value. */
+size_t mnc_json_put_str(char *out, const char *s);
+
+/* Writes v as decimal digits into out (room for 20 bytes, no NUL) and returns their number:
+ * cJSON's text for the same value below 10^15 (see mnc_json_add_u64). */
+size_t mnc_json_put_u64(char *out, uint64_t v);
+
+/* A growable output buffer: p[0..len) is text (not NUL-terminated), cap bytes allocated with
+ * malloc. Zero-initialised it is empty; the owner frees p. */
+typedef struct mnc_jbuf {
+    char *p;
+    size_t len, cap;
+} mnc_jbuf;
+
+/* Makes room for n more bytes after b->len. 0, or -1 (out of memory or size overflow; b is
+ * unchanged). */
+int mnc_jbuf_reserve(mnc_jbuf *b, size_t n);
+
+/* Appends item's text to b: exactly the bytes cJSON_PrintUnformatted(item) returns (cJSON 1.7:
+ * its string escaping, see mnc_json_put_str, "" for a string item without text; its numbers:
+ * NaN and infinities as null, else "%1.15g" unless that does not read back within DBL_EPSILON,
+ * then "%1.17g"; the C locale's '.'; Debian's cJSON 1.7.15 prints -0.0 as "-0"), without
+ * cJSON's intermediate buffers, and with integral numbers below 10^15 written as digits, which
+ * is what "%1.15g" prints for them but costs a fraction of printf plus cJSON's sscanf check
+ * (every millisecond timestamp in mncd's records and responses). test_audit compares the two
+ * on generated trees. 0, or -1 (out of memory, or an item cJSON would not print either: an
+ * invalid type, a raw item without text) with b->len as before (b->p may have grown). */
+int mnc_json_print(mnc_jbuf *b, const cJSON *item);
 
 #endif

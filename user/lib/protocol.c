@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
 #include "mnc/protocol.h"
+#include "json_write.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -448,28 +449,20 @@ cJSON *mnc_resp_deny(const cJSON *id, mnc_reason reason, const char *fmt, ...)
     return o;
 }
 
-/* One buffer sized for a typical line up front (cJSON_PrintUnformatted starts at 256 bytes and
- * reallocates as it grows, and appending the newline took one more copy), shrunk to fit with the
- * newline in place. 1000 bytes stays below glibc's large-bin threshold (1008 bytes), whose
- * requests consolidate the fast bins first. cJSON's default hooks are malloc/free (mnc never
- * installs others), so its buffer may be realloc'ed and freed with free() (cJSON.h, "Memory
- * Management"). */
+/* Printed by json_write.h's mnc_json_print (cJSON's bytes, without its intermediate buffers and
+ * printf per number) into a buffer that ends with the newline and a NUL. */
 char *mnc_resp_line(const cJSON *resp, size_t *len)
 {
-    char *s = cJSON_PrintBuffered(resp, 1000, 0);
-    if (!s)
-        return NULL;
-    size_t n = strlen(s);
-    char *l = realloc(s, n + 2);
-    if (!l) {
-        free(s);
+    mnc_jbuf b = {0};
+    if (mnc_json_print(&b, resp) != 0 || mnc_jbuf_reserve(&b, 2) != 0) {
+        free(b.p);
         return NULL;
     }
-    l[n] = '\n';
-    l[n + 1] = '\0';
+    b.p[b.len++] = '\n';
+    b.p[b.len] = '\0';
     if (len)
-        *len = n + 1;
-    return l;
+        *len = b.len;
+    return b.p;
 }
 
 int mnc_client_connect(const char *path, char *err, size_t errlen)

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "coro.h"
+#include "json_write.h"
 #include "mnc/ledger_backend.h"
 #include "mncd.h"
 
@@ -137,6 +138,7 @@ typedef struct loop {
     int n_jobs;
     bool commit_deferred; /* the last iteration's changes are not durable yet */
     struct timespec deferred_since;
+    mnc_jbuf resp; /* a response's line, printed here then copied to its client's queue */
 } loop;
 
 static void touch(loop *l, client *c)
@@ -204,15 +206,17 @@ static void respond(loop *l, client *c, cJSON *resp)
         out_append(l, c, oom, sizeof(oom) - 1);
         return;
     }
-    size_t n;
-    char *s = mnc_resp_line(resp, &n);
+    /* Printed into one buffer the loop reuses (json_write.h: cJSON's bytes without its
+     * allocations and printf), not a line allocated per response. */
+    l->resp.len = 0;
+    int rc = mnc_json_print(&l->resp, resp) != 0 || mnc_jbuf_reserve(&l->resp, 1) != 0 ? -1 : 0;
     cJSON_Delete(resp);
-    if (!s) {
+    if (rc != 0) {
         respond(l, c, NULL);
         return;
     }
-    out_append(l, c, s, n);
-    free(s);
+    l->resp.p[l->resp.len++] = '\n';
+    out_append(l, c, l->resp.p, l->resp.len);
 }
 
 /* A request line whose bytes did not all come from one identified sender: nothing acts on
@@ -1048,6 +1052,7 @@ out:
         close(l.ep);
     mnc_lb_set_wait(d->ledger, NULL, NULL, NULL);
     free(l.touched);
+    free(l.resp.p);
     free(l.uid_conns);
     return rc;
 }

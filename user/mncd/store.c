@@ -53,26 +53,21 @@ static int batch_add(mncd_store *s, cJSON *rec)
 {
     if (!rec)
         return -1;
-    /* printed straight into the buffer, after the "[" or "," and leaving room for the "]" the
-     * commit adds; a record that does not fit grows the buffer (kept for later iterations) */
-    for (;;) {
-        size_t room = s->batch_cap - s->batch_len;
-        if (room > 2 && room - 2 <= (size_t)INT_MAX &&
-            cJSON_PrintPreallocated(rec, s->batch + s->batch_len + 1, (int)(room - 2), 0)) {
-            s->batch[s->batch_len] = s->batch_len == 0 ? '[' : ',';
-            s->batch_len += 1 + strlen(s->batch + s->batch_len + 1);
-            cJSON_Delete(rec);
-            return 0;
-        }
-        size_t nc = s->batch_cap ? s->batch_cap * 2 : 65536;
-        char *nb = nc > s->batch_cap && nc <= (size_t)INT_MAX ? realloc(s->batch, nc) : NULL;
-        if (!nb) {
-            cJSON_Delete(rec);
-            return -1;
-        }
-        s->batch = nb;
-        s->batch_cap = nc;
+    /* printed straight into the reused buffer after the "[" or "," (json_write.h), leaving
+     * room for the "]" the commit adds; a record that grows the buffer keeps it grown */
+    mnc_jbuf b = {s->batch, s->batch_len, s->batch_cap};
+    int rc = mnc_jbuf_reserve(&b, 1);
+    if (rc == 0) {
+        b.p[b.len++] = s->batch_len == 0 ? '[' : ',';
+        rc = mnc_json_print(&b, rec) != 0 || mnc_jbuf_reserve(&b, 1) != 0 ? -1 : 0;
     }
+    cJSON_Delete(rec);
+    s->batch = b.p; /* possibly moved, in either case */
+    s->batch_cap = b.cap;
+    if (rc != 0)
+        return -1; /* batch_len unchanged */
+    s->batch_len = b.len;
+    return 0;
 }
 
 static const char *pname(const mnc_policy *p, int id)
