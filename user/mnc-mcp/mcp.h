@@ -24,6 +24,13 @@
  * discarded up to its newline; the server stays up. */
 #define MCP_MAX_LINE (1u << 20)
 
+/* How long mnc-mcp polls its mncd connection after sending a request before it blocks in
+ * read (mnc_client_call_spin). mncd answers a recv in ~10 us; on an idle 2-core VM a blocked
+ * reader's wake-up costs tens of us more (a halted vCPU is woken), which the spin avoids when
+ * mncd answers in time. Measured with bench_mcp (docs/mcp.md "Performance"). Bounded, and only
+ * while a request is outstanding: an idle mnc-mcp waiting for its client never spins. */
+#define MCP_MNCD_SPIN_NS 30000L
+
 #define MCP_PROTO_LATEST "2025-06-18"
 #define MCP_PROTO_OLDEST "2025-03-26"
 

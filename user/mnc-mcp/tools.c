@@ -361,7 +361,8 @@ static void sb_scope(sbuf *b, const cJSON *obj)
 
 /* Sends req to mncd on the session's connection (connected on first use; after any transport
  * failure it is closed and the next call reconnects - a request is never re-sent, since mncd
- * may have acted on it). */
+ * may have acted on it). Between the send and the blocking read it polls the connection for up
+ * to MCP_MNCD_SPIN_NS: only while a request is outstanding, so an idle server never spins. */
 static int mncd_call(mcp_server *m, const cJSON *req, cJSON **resp, char *err, size_t errlen)
 {
     if (m->fd < 0) {
@@ -369,7 +370,7 @@ static int mncd_call(mcp_server *m, const cJSON *req, cJSON **resp, char *err, s
         if (m->fd < 0)
             return -1;
     }
-    if (mnc_client_call(m->fd, req, resp, err, errlen) != 0) {
+    if (mnc_client_call_spin(m->fd, req, MCP_MNCD_SPIN_NS, resp, err, errlen) != 0) {
         close(m->fd);
         m->fd = -1;
         return -1;
