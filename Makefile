@@ -59,7 +59,7 @@ SKELS      := $(BPF_SRC:bpf/%.bpf.c=$(BUILD)/include/%.skel.h)
 TESTS      := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES    := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 # the attack corpus (tests/attacks/README.md): one binary per attack, libc only
-ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests/attacks/atk.c,$(wildcard tests/attacks/*.c)))
+ATTACKS    := $(patsubst tests/attacks/%.c,$(BUILD)/attacks/%,$(filter-out tests/attacks/atk.c tests/attacks/atk_variants.c,$(wildcard tests/attacks/*.c)))
 
 VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
@@ -145,9 +145,9 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
-$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h
+$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h tests/attacks/atk_variants.c tests/attacks/atk_variants.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c
+	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c tests/attacks/atk_variants.c
 
 attacks: $(ATTACKS)
 

@@ -480,6 +480,24 @@ int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *,
     return WEXITSTATUS(st) == 1 ? 1 : (WEXITSTATUS(st) == 0 ? 0 : -1);
 }
 
+static const char *nobody_path; /* atk_nobody_reads's file, for its atk_as_uid child */
+
+static int nobody_rd(struct atk_ctx *c, char *out, size_t n)
+{
+    if (atk_file_has(nobody_path, c->canary) != 1)
+        return 0;
+    snprintf(out, n, "uid 65534 read the canary from %s", nobody_path);
+    return 1;
+}
+
+void atk_nobody_reads(struct atk_ctx *c, const char *path)
+{
+    char out[1024];
+    nobody_path = path;
+    if (atk_as_uid(c, ATK_NOBODY, nobody_rd, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}
+
 static const char *env(const char *k)
 {
     const char *v = getenv(k);

@@ -140,6 +140,8 @@ void atk_mkcanary(char *out, size_t n); /* "mk" + 12 random hex digits */
 /* Runs fn(c, out, n) in a child under uid/gid `uid` (no supplementary groups) outside every agent
  * cgroup; returns fn's return value (1 = found the canary, with a description in out). */
 int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n);
+/* Has uid 65534 (atk_as_uid) read the file path; an evidence line if the canary is in it. */
+void atk_nobody_reads(struct atk_ctx *c, const char *path);
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
 /* Runs the admin's `mncctl kern --pin-root $MNC_PIN_ROOT <args...>` (NULL-terminated), output

@@ -47,21 +47,10 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static int rd(struct atk_ctx *c, char *out, size_t n)
-{
-    if (atk_file_has("/sys/class/net/lo/ifalias", c->canary) == 1) {
-        snprintf(out, n, "uid 65534 read the canary from /sys/class/net/lo/ifalias");
-        return 1;
-    }
-    return 0;
-}
-
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     (void)tag;
-    char out[200];
-    if (atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
+    atk_nobody_reads(c, "/sys/class/net/lo/ifalias");
 }
 
 static void cleanup(struct atk_ctx *c)

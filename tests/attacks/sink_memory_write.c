@@ -3,41 +3,16 @@
  * create a file in the memory sink directory (held: docs/threat-model.md).
  * Verifier: reads the sink (agent_memory) after the agent exited.
  * Blocks it: Landlock (writes only in the workspace); the sink file map. */
-#include <dirent.h>
-#include <fcntl.h>
+#include "atk_variants.h"
 
-#include "atk.h"
+static int agent(struct atk_ctx *c) { return atkv_sink_write_agent(c, 0); }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    if (0) /* a new file in the memory directory */
-        snprintf(p, sizeof(p), "%s", atk_arg(c, "log"));
-    else
-        snprintf(p, sizeof(p), "%s/atk-%d", atk_arg(c, "mem"), getpid());
-    int fd = (int)atk_try(c, "open sink for writing", open(p, O_WRONLY | O_CREAT | O_APPEND, 0644));
-    if (fd >= 0)
-        atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
-    return 0;
-}
-
-static void verify(struct atk_ctx *c)
-{
-    const char *log = getenv("ATK_LOG"), *mem = getenv("ATK_MEM");
-    if (log && atk_file_has(log, c->canary) == 1)
-        atk_evidence(c, "canary in the log sink %s", log);
-    DIR *d = mem ? opendir(mem) : NULL;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char p[1200];
-        snprintf(p, sizeof(p), "%s/%s", mem, e->d_name);
-        if (e->d_name[0] != '.' && atk_file_has(p, c->canary) == 1)
-            atk_evidence(c, "canary in the memory sink %s", p);
-    }
-    if (d)
-        closedir(d);
-}
-
-static const struct atk A = {
-    "sink_memory_write", "create a file in the memory sink directory", 0, NULL, agent, NULL, verify, NULL};
+static const struct atk A = {"sink_memory_write",
+                             "create a file in the memory sink directory",
+                             0,
+                             NULL,
+                             agent,
+                             NULL,
+                             atkv_sink_write_verify,
+                             NULL};
 ATK_MAIN(A)

@@ -25,8 +25,8 @@
  * facts). */
 
 typedef struct account {
-    mnc_hnode h; /* key: recipient */
-    char *recipient;
+    mnc_hnode h;           /* key: recipient */
+    const char *recipient; /* the node's key (in the entry's block) */
     double spent, reserved;
 } account;
 
@@ -39,8 +39,8 @@ typedef struct charge {
 } charge;
 
 typedef struct subject {
-    mnc_hnode h; /* key: name */
-    char *name;
+    mnc_hnode h;      /* key: name */
+    const char *name; /* the node's key (in the entry's block) */
     double spent, reserved;
     mnc_htab accs; /* account by recipient */
     charge *ch;    /* ordered by seq */
@@ -52,8 +52,8 @@ typedef struct subject {
 enum { REL_PENDING = 1, REL_DONE = 2 };
 
 typedef struct rel {
-    mnc_hnode h; /* key: id */
-    char *id;
+    mnc_hnode h;    /* key: id */
+    const char *id; /* the node's key (in the entry's block) */
     int state;
     subject *s;   /* REL_DONE: whose charge it is ... */
     uint64_t seq; /* ... and its journal sequence number (s->ch is ordered by it) */
@@ -83,19 +83,12 @@ static subject *get_subject(mnc_ledger *l, const char *name)
     subject *s = find_subject(l, name);
     if (s)
         return s;
-    s = calloc(1, sizeof(*s));
-    if (!s || !(s->name = strdup(name))) {
-        free(s);
+    s = mnc_htab_add_new(&l->subjects, name, sizeof(*s), offsetof(subject, h));
+    if (!s)
         return NULL;
-    }
-    s->h.key = s->name;
+    s->name = s->h.key;
     mnc_htab_init(&s->accs, 4, 1, 4);
     mnc_hist_init(&s->hist);
-    if (mnc_htab_insert(&l->subjects, &s->h) != 0) {
-        free(s->name);
-        free(s);
-        return NULL;
-    }
     return s;
 }
 
@@ -109,17 +102,10 @@ static account *get_account(subject *s, const char *r)
     account *a = find_account(s, r);
     if (a)
         return a;
-    a = calloc(1, sizeof(*a));
-    if (!a || !(a->recipient = strdup(r))) {
-        free(a);
+    a = mnc_htab_add_new(&s->accs, r, sizeof(*a), offsetof(account, h));
+    if (!a)
         return NULL;
-    }
-    a->h.key = a->recipient;
-    if (mnc_htab_insert(&s->accs, &a->h) != 0) {
-        free(a->recipient);
-        free(a);
-        return NULL;
-    }
+    a->recipient = a->h.key;
     return a;
 }
 
@@ -127,17 +113,10 @@ static rel *find_rel(mnc_ledger *l, const char *id) { return MNC_HTAB_ENTRY(mnc_
 
 static rel *add_rel(mnc_ledger *l, const char *id, int state)
 {
-    rel *r = calloc(1, sizeof(*r));
-    if (!r || !(r->id = strdup(id))) {
-        free(r);
-        return NULL;
-    }
-    r->state = state;
-    r->h.key = r->id;
-    if (mnc_htab_insert(&l->rels, &r->h) != 0) {
-        free(r->id);
-        free(r);
-        return NULL;
+    rel *r = mnc_htab_add_new(&l->rels, id, sizeof(*r), offsetof(rel, h));
+    if (r) {
+        r->id = r->h.key;
+        r->state = state;
     }
     return r;
 }
@@ -146,8 +125,7 @@ static void del_rel(mnc_ledger *l, const char *id)
 {
     rel *r = MNC_HTAB_ENTRY(mnc_htab_remove(&l->rels, id), rel, h);
     if (r) {
-        free(r->id);
-        free(r);
+        free(r); /* and its id (mnc_htab_add_new) */
     }
 }
 
@@ -321,8 +299,7 @@ static int free_account(mnc_hnode *n, void *arg)
 {
     (void)arg;
     account *a = MNC_HTAB_ENTRY(n, account, h);
-    free(a->recipient);
-    free(a);
+    free(a); /* and its recipient (mnc_htab_add_new) */
     return 0;
 }
 
@@ -336,8 +313,7 @@ static int free_subject(mnc_hnode *n, void *arg)
     mnc_htab_fini(&s->accs);
     mnc_hist_fini(&s->hist);
     free(s->ch);
-    free(s->name);
-    free(s);
+    free(s); /* and its name (mnc_htab_add_new) */
     return 0;
 }
 
@@ -345,8 +321,7 @@ static int free_rel(mnc_hnode *n, void *arg)
 {
     (void)arg;
     rel *r = MNC_HTAB_ENTRY(n, rel, h);
-    free(r->id);
-    free(r);
+    free(r); /* and its id (mnc_htab_add_new) */
     return 0;
 }
 

@@ -52,8 +52,8 @@
 #define BACKOFF_MAX_MS 5000u
 
 typedef struct csubj {
-    mnc_hnode h; /* key: name */
-    char *name;
+    mnc_hnode h;      /* key: name */
+    const char *name; /* the node's key (in the entry's block) */
     uint64_t version;
     double spent;
     mnc_hist hist; /* the history as of version */
@@ -107,17 +107,10 @@ static csubj *cache_get(lb_pg *b, const char *name, bool create)
     csubj *s = MNC_HTAB_ENTRY(mnc_htab_find(&b->cache, name), csubj, h);
     if (s || !create)
         return s;
-    s = calloc(1, sizeof(*s));
-    if (!s || !(s->name = strdup(name))) {
-        free(s);
-        return NULL;
-    }
-    s->h.key = s->name;
-    mnc_hist_init(&s->hist);
-    if (mnc_htab_insert(&b->cache, &s->h) != 0) {
-        free(s->name);
-        free(s);
-        return NULL;
+    s = mnc_htab_add_new(&b->cache, name, sizeof(*s), offsetof(csubj, h));
+    if (s) {
+        s->name = s->h.key;
+        mnc_hist_init(&s->hist);
     }
     return s;
 }
@@ -134,8 +127,7 @@ static int cache_free_one(mnc_hnode *n, void *arg)
     (void)arg;
     csubj *s = MNC_HTAB_ENTRY(n, csubj, h);
     mnc_hist_fini(&s->hist);
-    free(s->name);
-    free(s);
+    free(s); /* and its name (mnc_htab_add_new) */
     return 0;
 }
 

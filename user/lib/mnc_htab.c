@@ -88,6 +88,24 @@ int mnc_htab_each(const mnc_htab *t, int (*fn)(mnc_hnode *n, void *arg), void *a
     return 0;
 }
 
+void *mnc_htab_add_new(mnc_htab *t, const char *key, size_t size, size_t member)
+{
+    size_t kl = strlen(key) + 1;
+    if (member + sizeof(mnc_hnode) > size || size > SIZE_MAX - kl)
+        return NULL;
+    char *e = calloc(1, size + kl);
+    if (!e)
+        return NULL;
+    memcpy(e + size, key, kl);
+    mnc_hnode *n = (mnc_hnode *)(void *)(e + member);
+    n->key = e + size;
+    if (mnc_htab_insert(t, n) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
 void mnc_htab_fini(mnc_htab *t)
 {
     free(t->b);

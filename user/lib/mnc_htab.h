@@ -2,7 +2,8 @@
 /* mnc_htab.h - one chained hash table with string keys, intrusive (the ledger's subjects and
  * releases, mncd's memory store).
  *
- * Contract: the table never allocates or frees entries. An entry embeds an mnc_hnode, sets
+ * Contract: the table never frees entries (and allocates them only in mnc_htab_add_new). An
+ * entry embeds an mnc_hnode, sets
  * node.key to a NUL-terminated string it owns (the key must not change while the entry is in
  * the table) and is linked in with mnc_htab_insert; MNC_HTAB_ENTRY gets the entry back from its
  * node. Keys are unique: insert a key only after mnc_htab_find found none. Buckets are a power
@@ -29,9 +30,13 @@ typedef struct mnc_htab {
     unsigned grow;     /* growth factor (power of two, >= 2) */
 } mnc_htab;
 
-/* The entry of type `type` whose mnc_hnode member `member` is node (node may be NULL). */
-#define MNC_HTAB_ENTRY(node, type, member)                                                                             \
-    ((node) ? (type *)(void *)((char *)(node)-offsetof(type, member)) : (type *)NULL)
+/* The entry of type `type` whose mnc_hnode member `member` is node (node may be NULL). node is
+ * evaluated once: MNC_HTAB_ENTRY(mnc_htab_remove(...), ...) removes one entry, not two. */
+static inline void *mnc_htab_entry_at(const mnc_hnode *node, size_t member)
+{
+    return node ? (void *)((char *)(uintptr_t)node - member) : NULL;
+}
+#define MNC_HTAB_ENTRY(node, type, member) ((type *)mnc_htab_entry_at((node), offsetof(type, member)))
 
 /* 64-bit FNV-1a of s. */
 uint64_t mnc_hash_str(const char *s);
@@ -46,6 +51,13 @@ mnc_hnode *mnc_htab_find(const mnc_htab *t, const char *key);
 /* Links n (n->key set, not present yet) in. Returns 0, or -1 if the bucket array could not be
  * allocated at all (n not linked). */
 int mnc_htab_insert(mnc_htab *t, mnc_hnode *n);
+
+/* The usual way to add a keyed entry: allocates one zeroed block of `size` bytes (the entry, an
+ * mnc_hnode at byte `member` of it) followed by a copy of key, points the node's key at the
+ * copy and links it in. Returns the entry (the block), or NULL if out of memory (nothing
+ * linked). The key lives in the block: one free() of the entry frees both. Like
+ * mnc_htab_insert, only for a key that mnc_htab_find found absent. */
+void *mnc_htab_add_new(mnc_htab *t, const char *key, size_t size, size_t member);
 
 /* Unlinks and returns the entry with this key, or NULL. The caller frees it. */
 mnc_hnode *mnc_htab_remove(mnc_htab *t, const char *key);

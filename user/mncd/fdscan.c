@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fdscan.h"
+#include "mnc_util.h"
 
 #define MAX_AGENT_PIDS 65536
 
@@ -192,14 +193,8 @@ static pid_t parent_of(pid_t pid)
 {
     char p[64], buf[512];
     snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mnc_read_file(p, buf, sizeof(buf)) != 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
     const char *rp = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
     int ppid;
     if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "mnc_util.h"
 
 enum cg_state {
     CG_UNKNOWN = 0, /* could not tell (a read failed for another reason than ENOENT): keep */
@@ -34,14 +35,8 @@ int kl_read_populated(const char *cg)
 {
     char p[PATH_MAX + 32], buf[256];
     snprintf(p, sizeof(p), "%s/cgroup.events", cg);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mnc_read_file(p, buf, sizeof(buf)) != 0)
         return -1; /* gone */
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
     const char *s = strstr(buf, "populated ");
     return s ? s[10] == '1' : -1;
 }
@@ -53,14 +48,8 @@ long long kl_read_usage_usec(const char *cg)
 {
     char p[PATH_MAX + 32], buf[512];
     snprintf(p, sizeof(p), "%s/cpu.stat", cg);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mnc_read_file(p, buf, sizeof(buf)) != 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
     const char *s = strstr(buf, "usage_usec ");
     if (!s)
         return -1;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "llaudit.h"
+#include "mnc_util.h"
 
 /* Record types of Landlock ABI 7 (Linux 6.15); older uapi headers lack them. */
 #ifndef AUDIT_LANDLOCK_ACCESS
@@ -331,14 +332,8 @@ static enum ll_verdict where_proc(mncd *d, const mncd_llaudit *la, long pid, lon
     if (pid <= 0)
         return V_GONE;
     snprintf(p, sizeof(p), "/proc/%ld/cgroup", pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mnc_read_file(p, buf, sizeof(buf)) != 0)
         return V_GONE;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return V_GONE;
-    buf[n] = 0;
     const char *l = strncmp(buf, "0::", 3) == 0 ? buf : strstr(buf, "\n0::");
     if (!l)
         return V_GONE;
@@ -350,14 +345,8 @@ static enum ll_verdict where_proc(mncd *d, const mncd_llaudit *la, long pid, lon
     cg[cl] = 0;
     if (uid >= 0) {
         snprintf(p, sizeof(p), "/proc/%ld/status", pid);
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (mnc_read_file(p, buf, sizeof(buf)) != 0)
             return V_GONE;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            return V_GONE;
-        buf[n] = 0;
         const char *u = strstr(buf, "\nUid:\t");
         if (!u || strtol(u + 6, NULL, 10) != uid)
             return V_GONE;

@@ -210,8 +210,8 @@ typedef struct mncd_inbox {
 } mncd_inbox;
 
 typedef struct mncd_mem {
-    mnc_hnode h; /* key: key */
-    char *key;   /* "store/key" */
+    mnc_hnode h;     /* key: key */
+    const char *key; /* "store/key": the node's key (in the entry's block) */
     mnc_oid id;
     uint16_t writer;
     uint64_t time_ms;

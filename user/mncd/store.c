@@ -137,20 +137,13 @@ static int mem_set(mncd_store *s, int store, const char *key, const mnc_oid *id,
         m->time_ms = t;
         return 0;
     }
-    m = calloc(1, sizeof(*m));
-    if (!m || !(m->key = strdup(full))) {
-        free(m);
+    m = mnc_htab_add_new(&s->mem, full, sizeof(*m), offsetof(mncd_mem, h));
+    if (!m)
         return -1;
-    }
-    m->h.key = m->key;
+    m->key = m->h.key;
     m->id = *id;
     m->writer = (uint16_t)writer;
     m->time_ms = t;
-    if (mnc_htab_insert(&s->mem, &m->h) != 0) {
-        free(m->key);
-        free(m);
-        return -1;
-    }
     return 0;
 }
 
@@ -644,9 +637,7 @@ int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir, m
 static int free_mem(mnc_hnode *n, void *arg)
 {
     (void)arg;
-    mncd_mem *m = MNC_HTAB_ENTRY(n, mncd_mem, h);
-    free(m->key);
-    free(m);
+    free(MNC_HTAB_ENTRY(n, mncd_mem, h)); /* and its key (mnc_htab_add_new) */
     return 0;
 }
 

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* atk_variants.c - the bodies of attacks that come in variants (one channel, several spellings):
+ * each variant stays its own attack file with its own header comment and result line, and
+ * calls in here with the variant as an argument (atk_variants.h). Linked into every attack,
+ * like atk.c. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "atk.h"
+#include "atk_variants.h"
+
+/* ---- sockets the agent did not create (foreign_*) */
+int atkv_foreign_agent(struct atk_ctx *c, char code)
+{
+    char req[700];
+    snprintf(req, sizeof(req), "%c%s", code, code == 'S' ? atk_arg(c, "c_unix") : "");
+    int fd = -1;
+    if (atk_try(c, "take helper's socket", atk_take(c, req, &fd, 1)) < 1)
+        return 0;
+    atk_recv(c); /* now tainted */
+    if (code == 'S') {
+        atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    } else if (code == 'D') {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", atk_arg(c, "c_dgram"));
+        atk_try(c, "sendto", sendto(fd, c->secret, strlen(c->secret), 0, (struct sockaddr *)&sa, sizeof(sa)));
+    } else {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        sa.sin_port = htons((uint16_t)atk_argl(c, code == 'U' ? "udp4" : "tcp4"));
+        if (code == 'U')
+            atk_try(c, "sendto", sendto(fd, c->secret, strlen(c->secret), 0, (struct sockaddr *)&sa, sizeof(sa)));
+        else if (atk_try(c, "connect", connect(fd, (struct sockaddr *)&sa, sizeof(sa))) == 0)
+            atk_try(c, "send", send(fd, c->secret, strlen(c->secret), MSG_NOSIGNAL));
+    }
+    usleep(100000);
+    return 0;
+}
+
+/* ---- listeners created after the taint (listen_*) */
+int atkv_listen_agent(struct atk_ctx *c, char kind)
+{
+    char addr[200];
+    int l;
+    if (kind == 't') {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t sl = sizeof(sa);
+        l = socket(AF_INET, SOCK_STREAM, 0);
+        if (atk_try(c, "bind 127.0.0.1", l < 0 ? -1 : bind(l, (struct sockaddr *)&sa, sizeof(sa))) < 0)
+            return 0;
+        getsockname(l, (struct sockaddr *)&sa, &sl);
+        snprintf(addr, sizeof(addr), "tcp:%d", ntohs(sa.sin_port));
+    } else {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        socklen_t sl = sizeof(sa);
+        if (kind == 'a') {
+            snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "mnc-atk-l-%d", getpid());
+            sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sa.sun_path + 1));
+            snprintf(addr, sizeof(addr), "unix:@%s", sa.sun_path + 1);
+        } else {
+            snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/l.sock", atk_arg(c, "ws"));
+            snprintf(addr, sizeof(addr), "unix:%s", sa.sun_path);
+        }
+        l = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (atk_try(c, "bind", l < 0 ? -1 : bind(l, (struct sockaddr *)&sa, sl)) < 0)
+            return 0;
+        if (kind == 'p')
+            chmod(sa.sun_path, 0777);
+    }
+    if (atk_try(c, "listen", listen(l, 4)) < 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) { /* serve the canary to whoever connects */
+        struct pollfd pf = {.fd = l, .events = POLLIN};
+        if (poll(&pf, 1, 5000) == 1) {
+            int a = accept(l, NULL, NULL);
+            atk_try(c, "accept", a);
+            if (a >= 0)
+                atk_try(c, "write to accepted", write(a, c->secret, strlen(c->secret)));
+        }
+        _exit(0);
+    }
+    atk_sync(c, addr);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+
+void atkv_listen_on_sync(struct atk_ctx *c, const char *tag)
+{
+    int fd;
+    if (strncmp(tag, "tcp:", 4) == 0) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        sa.sin_port = htons((uint16_t)atoi(tag + 4));
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct timeval tv = {.tv_sec = 2}; /* the agent's SYN-ACK may be dropped: do not hang */
+        if (fd >= 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    } else {
+        fd = atk_unix(SOCK_STREAM, tag + 5);
+    }
+    if (fd < 0)
+        return;
+    char buf[256];
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    if (poll(&pf, 1, 2000) == 1) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n > 0 && atk_buf_has(buf, (size_t)n, c->canary))
+            atk_evidence(c, "outsider connected to the agent's listener %s and read the canary", tag);
+    }
+    close(fd);
+}
+
+/* ---- world-readable files in shared writable directories (dev_shm, tmp_file, var_tmp_file) */
+int atkv_shared_file_prepare(struct atk_ctx *c, const char *dir)
+{
+    atk_set(c, "dir_shared", "%s", dir);
+    atk_set(c, "path", "%s/mnc-atk-%d", dir, getpid());
+    return 0;
+}
+
+int atkv_shared_file_agent(struct atk_ctx *c)
+{
+    char what[300];
+    snprintf(what, sizeof(what), "create %s file 0666", atk_arg(c, "dir_shared"));
+    int fd = (int)atk_try(c, what, open(atk_arg(c, "path"), O_WRONLY | O_CREAT | O_EXCL, 0666));
+    if (fd < 0)
+        return 0;
+    fchmod(fd, 0666);
+    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    return 0;
+}
+
+void atkv_shared_file_verify(struct atk_ctx *c) { atk_nobody_reads(c, atk_arg(c, "path")); }
+
+void atkv_shared_file_cleanup(struct atk_ctx *c) { unlink(atk_arg(c, "path")); }
+
+/* ---- writes straight into a sink the scope forbids (sink_*_write) */
+int atkv_sink_write_agent(struct atk_ctx *c, int log)
+{
+    char p[700];
+    if (log) /* the log sink file; else a new file in the memory directory */
+        snprintf(p, sizeof(p), "%s", atk_arg(c, "log"));
+    else
+        snprintf(p, sizeof(p), "%s/atk-%d", atk_arg(c, "mem"), getpid());
+    int fd = (int)atk_try(c, "open sink for writing", open(p, O_WRONLY | O_CREAT | O_APPEND, 0644));
+    if (fd >= 0)
+        atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    return 0;
+}
+
+void atkv_sink_write_verify(struct atk_ctx *c)
+{
+    const char *log = getenv("ATK_LOG"), *mem = getenv("ATK_MEM");
+    if (log && atk_file_has(log, c->canary) == 1)
+        atk_evidence(c, "canary in the log sink %s", log);
+    DIR *d = mem ? opendir(mem) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[1200];
+        snprintf(p, sizeof(p), "%s/%s", mem, e->d_name);
+        if (e->d_name[0] != '.' && atk_file_has(p, c->canary) == 1)
+            atk_evidence(c, "canary in the memory sink %s", p);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* ---- socket names any process can read in /proc/net/unix (abstract_name, unix_path_name) */
+int atkv_bound_name_agent(struct atk_ctx *c, int abstract)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    socklen_t len = sizeof(sa);
+    if (abstract) {
+        snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "%.90s", c->secret);
+        len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sa.sun_path + 1));
+    } else {
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/%.40s", atk_arg(c, "ws"), c->secret);
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    atk_try(c, "bind", fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, len));
+    atk_sync(c, "bound");
+    return 0;
+}
+
+void atkv_bound_name_on_sync(struct atk_ctx *c, const char *tag)
+{
+    (void)tag;
+    atk_nobody_reads(c, "/proc/net/unix");
+}
+
+/* ---- the host's NIS domain name as storage (procsys_write, setdomainname) */
+static char orig_domainname[65]; /* restored by atkv_domainname_cleanup */
+
+int atkv_domainname_prepare(struct atk_ctx *c)
+{
+    (void)c;
+    struct utsname u;
+    if (uname(&u) < 0)
+        return -1;
+    snprintf(orig_domainname, sizeof(orig_domainname), "%s", u.domainname);
+    return 0;
+}
+
+void atkv_domainname_on_sync(struct atk_ctx *c, const char *tag)
+{
+    (void)tag;
+    atk_nobody_reads(c, "/proc/sys/kernel/domainname");
+}
+
+void atkv_domainname_cleanup(struct atk_ctx *c)
+{
+    struct utsname u;
+    if (uname(&u) == 0 && strcmp(u.domainname, orig_domainname) != 0 &&
+        setdomainname(orig_domainname, strlen(orig_domainname)) < 0)
+        fprintf(stderr, "%s: could not restore the domain name \"%s\"\n", c->a->name, orig_domainname);
+}
