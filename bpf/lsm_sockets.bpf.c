@@ -114,7 +114,8 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
          * clang's register copies); the key is built as for the cgroup hooks, which drops
          * what lies beyond the bound name. */
         if (n > 0 && bpf_probe_read_kernel(b.key.path, sizeof(b.key.path), ua->name[0].sun_path) == 0) {
-            mnc_unix_key_build(&b, n);
+            /* a connect or send reaches only a peer of its own type: the peer's type is it */
+            mnc_unix_key_build(&b, n, BPF_CORE_READ(peer, sk_type));
             if (!dst)
                 dst = bpf_map_lookup_elem(&sock_unix, &b.key);
         }

@@ -18,8 +18,9 @@
 
 /* 3: struct mnc_sink / mnc_name hold the class as __u32 (was an enum); reason 19
  * (MNC_K_DENY_WALK_DEPTH) and the counters map grew to MNC_K__COUNT = 20 entries.
- * 4: struct mnc_unix_key and struct mnc_event carry an abstract name's length (alen), so that
- * "\0name" and "\0name\0" - two sockets to the kernel - are two keys. */
+ * 4: struct mnc_unix_key carries an abstract name's length and socket type (alen, type), and
+ * struct mnc_event the length, so that "\0name" and "\0name\0", or a stream and a datagram
+ * socket bound to one name - different sockets to the kernel - are different keys. */
 #define MNC_ABI_VERSION 4
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
@@ -97,10 +98,16 @@ struct mnc_taint {
  * prints it; registered paths are absolute, so '@...' never collides with a pathname.
  * An abstract name is binary and its length is part of it (unix(7): the kernel compares
  * addrlen bytes), so zero padding alone would make "\0name", "\0name\0" and "\0name" padded
- * to 108 bytes one key though they are three sockets: alen keeps them apart. */
+ * to 108 bytes one key though they are three sockets: alen keeps them apart. The kernel also
+ * keeps abstract names per socket type (net/unix/af_unix.c, unix_abstract_hash: a stream, a
+ * datagram and a seqpacket socket can each hold the same name, and a connect or send reaches
+ * the one of its own type): type keeps those apart. A pathname is one inode, bound once, so
+ * it needs neither. */
 struct mnc_unix_key {
     char path[MNC_UNIX_PATH_MAX];
-    __u32 alen; /* abstract name: its length in sun_path (the leading NUL counted); pathname: 0 */
+    __u16 alen; /* abstract name: its length in sun_path (the leading NUL counted); pathname: 0 */
+    __u16 type; /* abstract name: the socket type (SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_SEQPACKET 5);
+                   pathname: 0 */
 };
 
 /* IP destination. family is AF_INET (2) or AF_INET6 (10); addr holds the address in network
@@ -201,7 +208,8 @@ struct mnc_event {
     __u8 addr[16];
     char path[MNC_UNIX_PATH_MAX];
     char comm[16];
-    __u32 path_alen; /* an abstract path's length (mnc_unix_key.alen); 0 for a pathname */
+    __u16 path_alen; /* an abstract path's length (mnc_unix_key.alen); 0 for a pathname */
+    __u16 path_type; /* an abstract path's socket type (mnc_unix_key.type); 0 for a pathname */
 };
 
 /* ---- THE decision: may an agent with taint t reach a destination of class cls and id id?
@@ -332,7 +340,7 @@ _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
  * "Determine if a word has a zero byte". */
 #define MNC_UNIX_KEY_WORDS 14 /* 112 bytes: the key's 108 rounded up to whole words */
 
-/* A key buffer: the key's bytes, as words (the path in bytes 0..107, alen in 108..111). */
+/* A key buffer: the key's bytes, as words (the path in bytes 0..107, alen and type in 108..111). */
 union mnc_unix_buf {
     struct mnc_unix_key key;
     __u64 w[MNC_UNIX_KEY_WORDS];
@@ -374,16 +382,18 @@ static inline __u64 mnc_w_shr_lo(__u64 lo, __u64 hi, int k) { return (lo >> k) |
  * On entry b's first n bytes are sun_path exactly as the caller passed it (n = the address
  * length minus the 2-byte sun_family; values above MNC_UNIX_PATH_MAX count as that); the
  * bytes after them may hold anything (a fixed-size copy, say).
- * On return b->key is the key, zero padded, with alen set:
+ * type is the socket type of the connecting or sending socket (SOCK_*), which is also the
+ * type of any socket it can reach by that address.
+ * On return b->key is the key, zero padded, with alen and type set:
  *  - abstract name (n > 0, first byte NUL): '@' and then the other n - 1 bytes unchanged (they
- *    are binary: NULs included), and alen = n;
+ *    are binary: NULs included), alen = n and type;
  *  - pathname: the bytes before its first NUL. The kernel ends a pathname there and ignores
  *    the rest of sun_path, so "/run/peer.sock\0junk" reaches /run/peer.sock; keyed with the
  *    junk it would miss the sink entry and be taken for an unregistered destination;
  *  - n == 0: all zero.
- * alen is 0 for the last two.
+ * alen and type are 0 for the last two.
  * Returns MNC_UNIX_ABSTRACT, MNC_UNIX_PATHNAME or MNC_UNIX_EMPTY. */
-static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
+static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n, __u32 type)
 {
     if (n > MNC_UNIX_PATH_MAX)
         n = MNC_UNIX_PATH_MAX;
@@ -398,7 +408,9 @@ static inline int mnc_unix_key_build(union mnc_unix_buf *b, __u32 n)
             b->w[i] &= mnc_w_le(keep);
         }
         b->w[0] |= mnc_w_le('@');
-        b->key.alen = n; /* the last word held only bytes below n, and no path byte is at 108+ */
+        /* the last word held only bytes below n, and no path byte is at 108+ */
+        b->key.alen = (__u16)n;
+        b->key.type = (__u16)type;
         return MNC_UNIX_ABSTRACT;
     }
     /* A pathname ends at its first NUL or at n, whichever comes first: so the end is in word
@@ -494,7 +506,7 @@ static inline int mnc_unix_path_canonical(const char *p, __u32 n)
         b.w[i] = 0;
     for (__u32 i = 0; i < n; i++)
         b.key.path[i] = p[i];
-    return mnc_unix_key_build(&b, n) == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
+    return mnc_unix_key_build(&b, n, 0) == MNC_UNIX_PATHNAME && mnc_unix_key_canonical(&b);
 }
 
 #endif

@@ -170,6 +170,7 @@ static __always_inline void mnc_event_submit_dst(struct mnc_event *ev, __u32 cls
         ev->family = AF_UNIX;
         __builtin_memcpy(ev->path, uk->path, sizeof(ev->path));
         ev->path_alen = uk->alen;
+        ev->path_type = uk->type;
     }
     bpf_ringbuf_submit(ev, 0);
 }

@@ -94,7 +94,7 @@ static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
     __u32 last = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
     b.w[MNC_UNIX_KEY_WORDS - 1] = 0;
     __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
-    int kind = mnc_unix_key_build(&b, n);
+    int kind = mnc_unix_key_build(&b, n, ctx->type);
     struct mnc_sink *dst = bpf_map_lookup_elem(&sock_unix, &b.key);
     return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
 }

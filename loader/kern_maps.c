@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -180,19 +181,33 @@ static int check_class(unsigned cls) { return cls >= MNC_SINK_AGENT && cls <= MN
 
 int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key)
 {
+    static const struct {
+        const char *prefix;
+        uint16_t type;
+    } types[] = {{"stream:@", SOCK_STREAM}, {"dgram:@", SOCK_DGRAM}, {"seqpacket:@", SOCK_SEQPACKET}};
     memset(key, 0, sizeof(*key));
-    size_t n = path ? strlen(path) : 0;
+    if (!path)
+        return -EINVAL;
+    uint16_t type = 0;
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (strncmp(path, types[i].prefix, strlen(types[i].prefix)) == 0) {
+            type = types[i].type;
+            path += strlen(types[i].prefix) - 1; /* to the '@' */
+        }
+    size_t n = strlen(path);
     if (n == 0 || n >= sizeof(key->path))
         return -EINVAL;
     if (path[0] == '@') {
-        if (n < 2)
-            return -EINVAL;
-    } else if (!mnc_unix_path_canonical(path, (uint32_t)n)) {
+        if (n < 2 || type == 0)
+            return -EINVAL; /* an abstract name is one socket per type: the type is part of it */
+    } else if (type != 0 || !mnc_unix_path_canonical(path, (uint32_t)n)) {
         return -EINVAL; /* a non-canonical key could never match a tainted agent's connect */
     }
     memcpy(key->path, path, n);
-    if (path[0] == '@')
-        key->alen = (uint32_t)n; /* as mnc_unix_key_build keys a sun_path of n bytes */
+    if (path[0] == '@') { /* as mnc_unix_key_build keys a sun_path of n bytes from a `type` socket */
+        key->alen = (uint16_t)n;
+        key->type = type;
+    }
     return 0;
 }
 

@@ -193,9 +193,10 @@ int mnc_kern_name_set(mnc_kern *k, uint32_t id, const char *name, unsigned cls);
 int mnc_kern_name_find(mnc_kern *k, const char *name, uint32_t *id, unsigned *cls);
 
 /* ---- sinks. Adding an existing key overwrites it. */
-/* UNIX: path must be absolute and canonical, or "@name" for the abstract address "\0name" of
- * exactly 1 + strlen(name) bytes (trailing NULs make another socket, which this key does not
- * match); < 108 bytes. */
+/* UNIX: path must be absolute and canonical, or TYPE:@name (TYPE stream, dgram or seqpacket)
+ * for the abstract address "\0name" of exactly 1 + strlen(name) bytes held by a socket of that
+ * type (trailing NULs, or another type, make another socket, which this key does not match);
+ * the path or "@name" < 108 bytes. -EINVAL otherwise, "@name" without a type included. */
 int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key);
 int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);
 int mnc_kern_sink_unix_del(mnc_kern *k, const char *path);

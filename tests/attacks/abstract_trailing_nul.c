@@ -37,9 +37,9 @@ static int prepare(struct atk_ctx *c)
     c->fdslot[0] = c->fdslot[1] = -1;
     c->contract = "abs_tool_scope";
     c->slot[0] = 1; /* prepared: cleanup has fds to close and a sink to remove */
-    char name[64], reg[72];
+    char name[64], reg[80];
     snprintf(name, sizeof(name), "mnc-atk-abs-%d", (int)getpid());
-    snprintf(reg, sizeof(reg), "@%s", name);
+    snprintf(reg, sizeof(reg), "dgram:@%s", name);
     const char *add[] = {"sink", "add", "unix", reg, "abs_tool", "tool", NULL};
     if (atk_kern(c, add) != 0) {
         snprintf(c->notes, sizeof(c->notes), "mncctl kern sink add unix %s failed", reg);
@@ -96,8 +96,8 @@ static void cleanup(struct atk_ctx *c)
     for (int i = 0; i < 2; i++)
         if (c->fdslot[i] >= 0)
             close(c->fdslot[i]);
-    char reg[72];
-    snprintf(reg, sizeof(reg), "@mnc-atk-abs-%d", (int)getpid());
+    char reg[80];
+    snprintf(reg, sizeof(reg), "dgram:@mnc-atk-abs-%d", (int)getpid());
     const char *del[] = {"sink", "del", "unix", reg, NULL};
     (void)atk_kern(c, del);
 }

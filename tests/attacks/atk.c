@@ -4,6 +4,9 @@
 #include "atk.h"
 
 #include <arpa/inet.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -294,6 +297,74 @@ int atk_take(struct atk_ctx *c, const char *req, int *fds, int max)
         n = atk_recv_fds(g, fds, max);
     close(g);
     return n;
+}
+
+/* the private-table thread's mailbox (one per process) */
+static struct {
+    struct atk_ctx *c;
+    int (*open_fn)(struct atk_ctx *);
+    _Atomic int state; /* 0 start, 1 open (fd in rc), -1 open failed, 2 buf ready, 3 written */
+    long rc;
+    int err;
+    const char *buf;
+} pt;
+
+static void pt_nap(void)
+{
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+}
+
+static int pt_main(void *arg)
+{
+    (void)arg;
+    int fd = pt.open_fn(pt.c);
+    pt.err = fd < 0 ? errno : 0;
+    pt.rc = fd;
+    atomic_store(&pt.state, fd < 0 ? -1 : 1);
+    if (fd >= 0) {
+        while (atomic_load(&pt.state) != 2)
+            pt_nap();
+        ssize_t w = write(fd, pt.buf, strlen(pt.buf));
+        pt.err = w < 0 ? errno : 0;
+        pt.rc = w;
+        atomic_store(&pt.state, 3);
+    }
+    syscall(SYS_exit, 0); /* this thread only */
+    return 0;
+}
+
+int atk_private_thread(struct atk_ctx *c, int (*open_fn)(struct atk_ctx *))
+{
+    static char stack[256 * 1024] __attribute__((aligned(16)));
+    pt.c = c;
+    pt.open_fn = open_fn;
+    atomic_store(&pt.state, 0);
+    if (clone(pt_main, stack + sizeof(stack), CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
+              NULL) < 0)
+        return -1;
+    while (atomic_load(&pt.state) == 0)
+        pt_nap();
+    errno = pt.err;
+    return atomic_load(&pt.state) == 1 ? (int)pt.rc : -1;
+}
+
+long atk_private_thread_write(const char *buf)
+{
+    if (atomic_load(&pt.state) != 1) {
+        errno = EBADF;
+        return -1;
+    }
+    pt.buf = buf;
+    atomic_store(&pt.state, 2);
+    for (int i = 0; i < 5000 && atomic_load(&pt.state) != 3; i++)
+        pt_nap();
+    if (atomic_load(&pt.state) != 3) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    errno = pt.err;
+    return pt.rc;
 }
 
 int atk_inet(struct atk_ctx *c, const char *what, int fam, int type, int proto, const char *addr, int port, int flags)
@@ -1274,6 +1345,55 @@ static void check_got(struct atk_ctx *c, const char *needle, const char *what)
     }
     if (tags[0])
         atk_evidence(c, "%s received by outsider via %s", what, tags);
+}
+
+/* where atk_sysfiles made its directory: /usr/local/share, or /etc on a system with no /usr
+ * (the qemu guest's initramfs); both are in Landlock's system read rules */
+static const char *sysbase = "/usr/local/share";
+
+static void sysdir(char *out, size_t n, const char *tag)
+{
+    snprintf(out, n, "%s/mnc-atk-%s-%d", sysbase, tag, (int)getpid());
+}
+
+void atk_sysfile(char *out, size_t n, const char *dir, int i) { snprintf(out, n, "%s/f%02d", dir, i); }
+
+int atk_sysfiles(const char *tag, int n, char *out, size_t outn)
+{
+    char p[300];
+    struct stat st;
+    if (stat("/usr", &st) < 0 && errno == ENOENT)
+        sysbase = "/etc";
+    else if ((mkdir("/usr/local", 0755) < 0 && errno != EEXIST) || (mkdir(sysbase, 0755) < 0 && errno != EEXIST))
+        return -1;
+    sysdir(out, outn, tag);
+    if (mkdir(out, 0755) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        atk_sysfile(p, sizeof(p), out, i);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return -1;
+        ssize_t w = write(fd, "x", 1);
+        int e = errno;
+        close(fd);
+        if (w != 1) {
+            errno = w < 0 ? e : EIO;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void atk_sysfiles_rm(const char *tag, int n)
+{
+    char d[300], p[300];
+    sysdir(d, sizeof(d), tag);
+    for (int i = 0; i < n; i++) {
+        atk_sysfile(p, sizeof(p), d, i);
+        (void)unlink(p);
+    }
+    (void)rmdir(d);
 }
 
 void atk_mkcanary(char *out, size_t n)

@@ -129,6 +129,13 @@ int atk_call(int fd, const char *req, char *resp, size_t n);
 int atk_send_fds(int sock, char tag, const int *fds, int nfds); /* SCM_RIGHTS with one data byte */
 int atk_recv_fds(int sock, int *fds, int max);                  /* number received, -1 on error */
 int atk_write_all(int fd, const void *buf, size_t n);           /* 0, or -1/errno */
+/* A thread (CLONE_VM | CLONE_THREAD, no CLONE_FILES) with a private copy of the fd table: it
+ * runs open_fn(c) (raw system calls and atk helpers only: it shares the caller's TLS) and keeps
+ * the fd that returns, which only its own table holds. One such thread per process. Returns
+ * that fd's number once it is open, or -1 with errno. */
+int atk_private_thread(struct atk_ctx *c, int (*open_fn)(struct atk_ctx *));
+/* Has that thread write buf to its fd and exit: write()'s result, or -1 with errno. */
+long atk_private_thread_write(const char *buf);
 
 /* ---- orchestrator (verifier) side */
 void atk_evidence(struct atk_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -148,6 +155,17 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
  * to the orchestrator's stderr log. Its exit status, or -1 if it did not run. */
 int atk_kern(struct atk_ctx *c, const char *const *args);
 #define ATK_NOBODY 65534
+
+/* Files outside the workspace that every agent may read (Landlock's system read rules): n
+ * root-owned 0644 one-byte files DIR/f00.. in a new directory DIR = /usr/local/share/mnc-atk-
+ * TAG-PID (the parents are made if missing; /etc/mnc-atk-TAG-PID on a system with no /usr),
+ * whose path goes to out. For the metadata channels of readable files, so that no real system
+ * file is touched. 0, or -1 with errno (what was made is left for atk_sysfiles_rm). */
+int atk_sysfiles(const char *tag, int n, char *out, size_t outn);
+/* path of file i of such a directory */
+void atk_sysfile(char *out, size_t n, const char *dir, int i);
+/* Removes what atk_sysfiles(tag, n) made in this process (best effort). */
+void atk_sysfiles_rm(const char *tag, int n);
 
 /* SIGIO to an outsider (sigio_owner): the collector takes ATK_SIGIO_SIG and records
  * si_fd - ATK_SIGIO_FD_BASE as one byte per signal. It is its own process group leader (cpid is

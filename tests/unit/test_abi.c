@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
 
@@ -176,7 +177,7 @@ static void check_build(const char *raw, size_t n)
     memcpy(b.key.path, raw, n);
     if (n < sizeof(b.key.path))
         b.key.path[n] = 0x2f; /* a '/' right past the end must not count */
-    int kind = mnc_unix_key_build(&b, (__u32)n);
+    int kind = mnc_unix_key_build(&b, (__u32)n, SOCK_SEQPACKET);
     union mnc_unix_buf want;
     memset(&want, 0, sizeof(want));
     int want_kind, want_canon = 0;
@@ -185,7 +186,8 @@ static void check_build(const char *raw, size_t n)
     } else if (raw[0] == 0) {
         memcpy(want.key.path, raw, n);
         want.key.path[0] = '@';
-        want.key.alen = (__u32)n; /* the length is part of an abstract name */
+        want.key.alen = (__u16)n; /* the length and type are part of an abstract name */
+        want.key.type = SOCK_SEQPACKET;
         want_kind = MNC_UNIX_ABSTRACT;
     } else {
         for (size_t i = 0; i < n && raw[i]; i++)
@@ -273,6 +275,7 @@ static void test_layouts(void **state)
     assert_int_equal(offsetof(struct mnc_taint, generation), 40);
     assert_int_equal(sizeof(struct mnc_unix_key), 112);
     assert_int_equal(offsetof(struct mnc_unix_key, alen), MNC_UNIX_PATH_MAX);
+    assert_int_equal(offsetof(struct mnc_unix_key, type), MNC_UNIX_PATH_MAX + 2);
     assert_int_equal(sizeof(struct mnc_inet_key), 20);
     assert_int_equal(sizeof(struct mnc_sink), 8);
     assert_int_equal(sizeof(((struct mnc_sink *)0)->cls), 4); /* fixed width, not an enum */
@@ -310,9 +313,20 @@ static void test_keys(void **state)
     assert_int_equal(mnc_kern_unix_key("/run/mnc/mncd.sock", &u), 0);
     assert_string_equal(u.path, "/run/mnc/mncd.sock");
     assert_int_equal(u.alen, 0);
-    assert_int_equal(mnc_kern_unix_key("@abstract", &u), 0);
+    assert_int_equal(u.type, 0);
+    assert_int_equal(mnc_kern_unix_key("dgram:@abstract", &u), 0);
     assert_int_equal(u.alen, 9); /* "\0abstract": the name with its leading NUL */
+    assert_int_equal(u.type, SOCK_DGRAM);
     assert_int_equal(memcmp(u.path, "@abstract", 10), 0);
+    assert_int_equal(mnc_kern_unix_key("stream:@abstract", &u), 0);
+    assert_int_equal(u.type, SOCK_STREAM);
+    assert_int_equal(mnc_kern_unix_key("seqpacket:@abstract", &u), 0);
+    assert_int_equal(u.type, SOCK_SEQPACKET);
+    /* an abstract name without its type, a type on a pathname, an unknown type: refused */
+    assert_int_equal(mnc_kern_unix_key("@abstract", &u), -EINVAL);
+    assert_int_equal(mnc_kern_unix_key("stream:/run/x.sock", &u), -EINVAL);
+    assert_int_equal(mnc_kern_unix_key("raw:@abstract", &u), -EINVAL);
+    assert_int_equal(mnc_kern_unix_key("stream:@", &u), -EINVAL);
     assert_int_equal(mnc_kern_unix_key("relative.sock", &u), -EINVAL);
     assert_int_equal(mnc_kern_unix_key("/a//b", &u), -EINVAL);
     assert_int_equal(mnc_kern_unix_key("@", &u), -EINVAL);

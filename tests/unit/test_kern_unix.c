@@ -26,9 +26,9 @@
 #include "mnc_util.h"
 
 static char root[128], tree[64], dir[64], deep[160], agent_cg[512], cg2[256];
-static char p_in[200], p_out[200], abs_in[64];
+static char p_in[200], p_out[200], abs_in[64], abs_st[64];
 static mnc_kern *k;
-static int fds[4] = {-1, -1, -1, -1};
+static int fds[5] = {-1, -1, -1, -1, -1};
 
 #define ID_IN 1  /* in the agent's scope */
 #define ID_OUT 2 /* a registered agent outside it */
@@ -115,6 +115,7 @@ static int setup(void **state)
     snprintf(p_in, sizeof(p_in), "%s/in.sock", deep);
     snprintf(p_out, sizeof(p_out), "%s/out.sock", deep);
     snprintf(abs_in, sizeof(abs_in), "@mnc-kunix-%d", pid);
+    snprintf(abs_st, sizeof(abs_st), "@mnc-kunix-st-%d", pid);
     assert_true(strlen(p_in) > 70 && strlen(p_out) < MNC_UNIX_PATH_MAX);
 
     char err[512];
@@ -136,7 +137,13 @@ static int setup(void **state)
     assert_int_equal(mnc_kern_taint_set(k, 7, &t), 0);
     assert_int_equal(mnc_kern_sink_unix_add(k, p_in, ID_IN, MNC_SINK_AGENT), 0);
     assert_int_equal(mnc_kern_sink_unix_add(k, p_out, ID_OUT, MNC_SINK_AGENT), 0);
-    assert_int_equal(mnc_kern_sink_unix_add(k, abs_in, ID_IN, MNC_SINK_AGENT), 0);
+    char reg[80];
+    snprintf(reg, sizeof(reg), "dgram:%s", abs_in);
+    assert_int_equal(mnc_kern_sink_unix_add(k, reg, ID_IN, MNC_SINK_AGENT), 0);
+    /* a registered stream socket's name; the kernel keeps abstract names per socket type, so
+     * an outsider's datagram socket can hold the same name (bound below) */
+    snprintf(reg, sizeof(reg), "stream:%s", abs_st);
+    assert_int_equal(mnc_kern_sink_unix_add(k, reg, ID_IN, MNC_SINK_AGENT), 0);
     char an[64];
     size_t al = strlen(abs_in);
     memcpy(an, abs_in, al);
@@ -148,14 +155,18 @@ static int setup(void **state)
      * kernel, so it must not share the registered name's key */
     an[al] = 0;
     fds[3] = bind_dgram(an, al + 1);
-    assert_true(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 && fds[3] >= 0);
+    size_t sl = strlen(abs_st);
+    memcpy(an, abs_st, sl);
+    an[0] = 0;
+    fds[4] = bind_dgram(an, sl);
+    assert_true(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0 && fds[3] >= 0 && fds[4] >= 0);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (fds[i] >= 0)
             close(fds[i]);
     if (k) {
@@ -244,6 +255,13 @@ static void t_spellings(void **state)
     memset(a + al, 0, sizeof(a) - al);
     expect("registered abstract name plus a NUL", a, al + 1, EPERM, MNC_K_DENY_EXTERNAL);
     expect("registered abstract name zero padded to 108 bytes", a, MNC_UNIX_PATH_MAX, EPERM, MNC_K_DENY_EXTERNAL);
+    /* the socket type is part of it too: a datagram to a name registered for a stream socket
+     * reaches an outsider's datagram socket of that name */
+    size_t sl = strlen(abs_st);
+    memset(a, 0, sizeof(a));
+    memcpy(a, abs_st, sl);
+    a[0] = 0;
+    expect("abstract name registered for another socket type", a, sl, EPERM, MNC_K_DENY_EXTERNAL);
 }
 
 int main(void)

@@ -14,7 +14,8 @@
  *   mncctl kern [--pin-root DIR] sink add unix|inet|file ADDR ID|NAME CLASS
  *   mncctl kern [--pin-root DIR] sink del unix|inet|file ADDR
  *   mncctl kern [--pin-root DIR] register CGROUP_DIR AGENT | unregister CGROUP_DIR
- * AGENT / sink ids are a number or a name registered with `kern name`. */
+ * AGENT / sink ids are a number or a name registered with `kern name`. A unix ADDR is an absolute
+ * canonical path, or TYPE:@name (stream, dgram, seqpacket) for an abstract name. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -364,10 +365,12 @@ static int do_sink(mnc_kern *k, int argc, char **argv)
     }
     if (rc) {
         mncctl_err("sink %s %s %s: %s%s", verb, kind, addr, strerror(-rc),
-                   rc == -EINVAL ? (strcmp(kind, "unix") == 0   ? " (absolute canonical path or @abstract, < 108 bytes)"
-                                    : strcmp(kind, "inet") == 0 ? " (a.b.c.d:port or [v6]:port)"
-                                                                : "")
-                                 : "");
+                   rc == -EINVAL
+                       ? (strcmp(kind, "unix") == 0   ? " (an absolute canonical path, or stream:@name, dgram:@name or "
+                                                        "seqpacket:@name for an abstract name; < 108 bytes)"
+                          : strcmp(kind, "inet") == 0 ? " (a.b.c.d:port or [v6]:port)"
+                                                      : "")
+                       : "");
         return 1;
     }
     return 0;

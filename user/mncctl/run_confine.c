@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
 #include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <linux/securebits.h>
@@ -266,7 +267,6 @@ static const char *const allow_plain[] = {
     "dup",
     "dup2",
     "dup3",
-    "fcntl",
     "fcntl64",
     "flock",
     "fsync",
@@ -283,7 +283,6 @@ static const char *const allow_plain[] = {
     "splice",
     "tee",
     "vmsplice",
-    "ioctl",
     "fadvise64",
     "fadvise64_64",
     "readahead",
@@ -635,6 +634,52 @@ static const char *const deny_eperm[] = {
     "open_tree_attr",
 };
 
+/* Commands that write an inode's metadata where other processes read it back, past Landlock
+ * (which judges the open, and a read-only open suffices) and the deny_root_meta syscalls:
+ * inode flags (`lsattr`: FS_IOC_GETFLAGS, FS_IOC_FSGETXATTR), the inode generation
+ * (FS_IOC_GETVERSION) and the write-life hint (F_GET_RW_HINT, F_GET_FILE_RW_HINT). An agent
+ * owns its workspace's files and, --as-root, nearly every file of the host: refused for every
+ * agent (EPERM), the two syscalls otherwise allowed. */
+static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION,
+                                           FS_IOC32_SETVERSION};
+#ifndef F_SET_RW_HINT
+#define F_SET_RW_HINT 1036 /* F_LINUX_SPECIFIC_BASE + 12 */
+#endif
+#ifndef F_SET_FILE_RW_HINT
+#define F_SET_FILE_RW_HINT 1038 /* removed in Linux 6.9, still in 6.1 */
+#endif
+static const uint32_t deny_fcntl_cmds[] = {F_SET_RW_HINT, F_SET_FILE_RW_HINT};
+
+/* Adds ALLOW rules for syscall nr covering every 32-bit second argument whose top `len` bits
+ * are `prefix` (the low 32 - len bits of prefix zero) and that is not in cmds[0..n): one
+ * masked compare per rule, splitting the prefix where it still holds an excluded command.
+ * libseccomp 2.5 accepts only one comparison per argument and rule, so "not one of n values"
+ * becomes at most 32 n disjoint prefixes (as a CIDR set minus n hosts). 0 or an error. */
+static int allow_prefixes(scmp_filter_ctx ctx, int nr, uint32_t prefix, int len, const uint32_t *cmds, size_t n)
+{
+    uint32_t mask = len ? ~0u << (32 - len) : 0;
+    bool holds = false;
+    for (size_t i = 0; i < n; i++)
+        holds |= (cmds[i] & mask) == prefix;
+    if (!holds)
+        return len ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1_32(SCMP_CMP_MASKED_EQ, mask, prefix))
+                   : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+    if (len == 32)
+        return 0; /* an excluded command itself */
+    int rc = allow_prefixes(ctx, nr, prefix, len + 1, cmds, n);
+    return rc ? rc : allow_prefixes(ctx, nr, prefix | (1u << (31 - len)), len + 1, cmds, n);
+}
+
+/* Allows syscall nr except when its second argument (a 32-bit command) is one of cmds[0..n),
+ * which gets EPERM. 0 or a libseccomp error. */
+static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A1_32(SCMP_CMP_EQ, cmds[i]));
+    return rc ? rc : allow_prefixes(ctx, nr, 0, 0, cmds, n);
+}
+
 static int add_named(scmp_filter_ctx ctx, uint32_t action, const char *name)
 {
     int nr = seccomp_syscall_resolve_name(name);
@@ -666,14 +711,31 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     for (size_t i = 0; rc == 0 && i < sizeof(deny_eperm) / sizeof(deny_eperm[0]); i++)
         if ((rc = add_named(ctx, SCMP_ACT_ERRNO(EPERM), deny_eperm[i])) != 0)
             at = deny_eperm[i];
+    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(ioctl), deny_ioctl_cmds,
+                                           sizeof(deny_ioctl_cmds) / sizeof(deny_ioctl_cmds[0]))) != 0)
+        at = "ioctl";
+    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(fcntl), deny_fcntl_cmds,
+                                           sizeof(deny_fcntl_cmds) / sizeof(deny_fcntl_cmds[0]))) != 0)
+        at = "fcntl";
     /* clone3 is deliberately in neither list: it passes its flags in memory seccomp cannot read
      * (CLONE_INTO_CGROUP would move the child out of the agent's cgroup), so it gets the default
      * ENOSYS, and the C libraries fall back to clone(2). */
-    /* clone(2) without namespace flags (threads and fork) */
+    /* clone(2) without namespace flags: fork (a new process, listed in cgroup.procs) and
+     * threads that share their process's fd table. A thread with a table of its own (CLONE_THREAD
+     * without CLONE_FILES) would hold fds that mncd's sweep and fd scan, which read
+     * /proc/TGID/fd of every process in the agent's cgroup, never see: refused (unshare, the
+     * other way to get a private table, is denied above). */
     const uint64_t ns = 0x7E020000ull; /* CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
-    if (rc == 0 &&
-        (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, ns, 0))) != 0)
+    const uint64_t thr = CLONE_THREAD | CLONE_FILES;
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | CLONE_THREAD, 0))) != 0)
         at = "clone";
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | thr, thr))) != 0)
+        at = "clone(thread)";
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                                          SCMP_A0(SCMP_CMP_MASKED_EQ, ns | thr, CLONE_THREAD))) != 0)
+        at = "clone(thread, own fd table)";
     /* socket domains: UNIX (judged by the unix hooks and mncd's sweep), IPv4/IPv6 (connect,
      * sendmsg and egress hooks), netlink only for routing queries (name resolution); a non-root
      * process cannot address another process's netlink port there, and an --as-root agent has

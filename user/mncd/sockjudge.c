@@ -60,9 +60,10 @@ static void peer_text(const char *name, int len, char *out, size_t n)
     out[j] = 0;
 }
 
-/* A UNIX peer by its bound name (len bytes of sun_path, as sock_diag reports it), keyed by the
+/* A UNIX peer by its bound name (len bytes of sun_path, as sock_diag reports it; type: the
+ * socket's, which is its peer's too), keyed by the
  * same mnc_unix_key_build the connect_unix/sendmsg_unix hooks use. */
-static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned *cls, uint32_t *id)
+static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned type, unsigned *cls, uint32_t *id)
 {
     *cls = MNC_SINK_EXTERNAL;
     *id = MNC_ID_NONE;
@@ -72,7 +73,7 @@ static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned *cl
     memset(&b, 0, sizeof(b));
     uint32_t n = len < MNC_UNIX_PATH_MAX ? (uint32_t)len : MNC_UNIX_PATH_MAX;
     memcpy(b.key.path, name, n);
-    int kind = mnc_unix_key_build(&b, n);
+    int kind = mnc_unix_key_build(&b, n, type);
     if (kind == MNC_UNIX_PATHNAME && c->t->tainted && !mnc_unix_key_canonical(&b))
         return MNC_K_DENY_UNIX_PATH;
     struct mnc_sink s;
@@ -412,7 +413,7 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
         peek_unix(c, s, e, fd); /* the agent's own: a later connect()/sendto() is hooked */
         return;
     }
-    a.reason = decide_unix_name(c, name, len, &a.dst_cls, &a.dst_id);
+    a.reason = decide_unix_name(c, name, len, e->type, &a.dst_cls, &a.dst_id);
     if (mnc_kreason_allows(a.reason)) {
         c->st->kept++;
         peek_unix(c, s, e, fd);
