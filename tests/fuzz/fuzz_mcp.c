@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > MCP_MAX_LINE)
         return 0;
     mcp_server m;
-    if (mcp_server_init(&m, "/nonexistent/mnc-fuzz.sock", NULL) != 0)
+    if (mcp_server_init(&m, "/nonexistent/mnc-fuzz.sock") != 0)
         return 0;
     /* once before and once after initialize: both states of the server */
     one(&m, (const char *)data, size);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_protocol.c - request parsing/validation and response building. */
+/* test_protocol.c - request parsing/validation, response building, the client call's spin. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -159,13 +162,61 @@ static void test_response(void **st)
     assert_false(mnc_verb_is_admin(MNC_V_SEND));
 }
 
+static double elapsed_ms(const struct timespec *t0)
+{
+    struct timespec t;
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t), 0);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* mnc_spin_readable: bounded (gives up after its budget on a silent fd), returns at once when
+ * data or a hang-up is there; mnc_client_call_spin answers like mnc_client_call. */
+static void test_spin(void **st)
+{
+    (void)st;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    struct timespec t0;
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+    assert_false(mnc_spin_readable(sv[0], 2000000L)); /* 2 ms, nothing sent */
+    double ms = elapsed_ms(&t0);
+    assert_true(ms >= 2.0 && ms < 2000.0);
+    assert_false(mnc_spin_readable(sv[0], 0)); /* no budget: one poll */
+
+    /* the peer's answer is already there: the call returns it (spin or not) */
+    static const char answer[] = "{\"ok\":true,\"n\":1}\n";
+    assert_int_equal(write(sv[1], answer, sizeof(answer) - 1), (ssize_t)sizeof(answer) - 1);
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+    assert_true(mnc_spin_readable(sv[0], 5000000000L)); /* 5 s budget, returns at once */
+    assert_true(elapsed_ms(&t0) < 1000.0);
+    cJSON *req = cJSON_Parse("{\"verb\":\"whoami\"}"), *resp = NULL;
+    char err[128];
+    assert_non_null(req);
+    assert_int_equal(mnc_client_call_spin(sv[0], req, 30000L, &resp, err, sizeof(err)), 0);
+    assert_int_equal(cJSON_GetObjectItem(resp, "n")->valueint, 1);
+    cJSON_Delete(resp);
+    char sent[64];
+    ssize_t n = read(sv[1], sent, sizeof(sent));
+    assert_true(n > 0 && memchr(sent, '\n', (size_t)n) != NULL); /* the request went out as one line */
+
+    /* a peer that went away: the spin ends at once, the call fails with a message */
+    assert_int_equal(shutdown(sv[1], SHUT_WR), 0);
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+    assert_true(mnc_spin_readable(sv[0], 5000000000L));
+    assert_true(elapsed_ms(&t0) < 1000.0);
+    assert_int_equal(mnc_client_call_spin(sv[0], req, 30000L, &resp, err, sizeof(err)), -1);
+    assert_null(resp);
+    assert_non_null(strstr(err, "closed"));
+    cJSON_Delete(req);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),
-        cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_quarantine_put),
-        cmocka_unit_test(test_response),
+        cmocka_unit_test(test_valid),    cmocka_unit_test(test_invalid), cmocka_unit_test(test_quarantine_put),
+        cmocka_unit_test(test_response), cmocka_unit_test(test_spin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

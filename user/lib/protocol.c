@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const verb_names[MNC_V_COUNT] = {
@@ -488,7 +489,29 @@ int mnc_client_connect(const char *path, char *err, size_t errlen)
 
 #define CLIENT_MAX_RESP (64u << 20)
 
+bool mnc_spin_readable(int fd, long spin_ns)
+{
+    struct timespec t0, t;
+    if (clock_gettime(CLOCK_MONOTONIC, &t0) != 0)
+        return false;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 0);
+        if (r > 0)
+            return true;
+        if ((r < 0 && errno != EINTR) || clock_gettime(CLOCK_MONOTONIC, &t) != 0)
+            return false; /* the blocking read that follows reports the fd's trouble */
+        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >= spin_ns)
+            return false;
+    }
+}
+
 int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t errlen)
+{
+    return mnc_client_call_spin(fd, req, 0, resp, err, errlen);
+}
+
+int mnc_client_call_spin(int fd, const cJSON *req, long spin_ns, cJSON **resp, char *err, size_t errlen)
 {
     *resp = NULL;
     size_t len;
@@ -510,6 +533,8 @@ int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t er
         off += (size_t)w;
     }
     free(line);
+    if (spin_ns > 0)
+        mnc_spin_readable(fd, spin_ns);
     /* most responses fit the stack buffer; a longer one moves to the heap (a 4 KiB malloc per
      * call was a large-bin request, which consolidates glibc's fast bins every time) */
     char small[4096];

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* main.c - mnc-mcp: the MCP server's stdio loop (see mcp.h, docs/mcp.md).
  *
- *   mnc-mcp [--socket PATH] [--policy FILE]...
+ *   mnc-mcp [--socket PATH]
  *
- * --socket (default $MNC_SOCKET, else /run/mnc/mncd.sock) is where mncd listens. --policy
- * files (optional, readable by the agent) only let mnc_status list the contracts the agent may
- * use; every decision is mncd's. There is deliberately no option naming an agent: mncd
- * identifies this process by the kernel.
+ * --socket (default $MNC_SOCKET, else /run/mnc/mncd.sock) is where mncd listens. There is
+ * deliberately no option naming an agent, and none naming a policy: mncd identifies this
+ * process by the kernel, and identity, contracts and taint are mncd's (mnc_status asks mncd's
+ * whoami). The former --policy option is refused with a message saying so.
  *
  * Messages are read from stdin one line at a time (at most MCP_MAX_LINE bytes; a longer line is
  * answered with an error and skipped up to its newline) and each response is written to stdout
@@ -22,10 +22,8 @@
 #include <unistd.h>
 
 #include "mcp.h"
-#include "mnc/policy.h"
 
 #define DEFAULT_SOCKET "/run/mnc/mncd.sock"
-#define MAX_POLICIES 16
 
 static int write_all(int fd, const char *s, size_t n)
 {
@@ -44,7 +42,7 @@ static int write_all(int fd, const char *s, size_t n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mnc-mcp [--socket PATH] [--policy FILE]...\n"
+    fprintf(f, "usage: mnc-mcp [--socket PATH]\n"
                "An MCP server (stdio) for mnc: tools mnc_disclose, mnc_receive, mnc_forward, "
                "mnc_log,\nmnc_memory_write, mnc_memory_read, mnc_derive, mnc_status. Start it "
                "from an agent runtime\nlaunched with `mncctl run --agent NAME`: mncd identifies it "
@@ -56,16 +54,17 @@ int main(int argc, char **argv)
     const char *sock = getenv("MNC_SOCKET");
     if (!sock || !*sock)
         sock = DEFAULT_SOCKET;
-    const char *pol[MAX_POLICIES];
-    int npol = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--socket") && i + 1 < argc) {
             sock = argv[++i];
         } else if (!strncmp(a, "--socket=", 9)) {
             sock = a + 9;
-        } else if (!strcmp(a, "--policy") && i + 1 < argc && npol < MAX_POLICIES) {
-            pol[npol++] = argv[++i];
+        } else if (!strcmp(a, "--policy") || !strncmp(a, "--policy=", 9)) {
+            /* the agent-side process reads no policy: what the agent may use is mncd's answer */
+            fprintf(stderr, "mnc-mcp: --policy is no longer accepted: mnc_status shows the contracts "
+                            "and taint mncd reports for this agent (whoami); drop the option\n");
+            return 2;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -75,27 +74,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    mnc_policy *policy = NULL;
-    if (npol > 0) {
-        mnc_errors errs;
-        mnc_errors_init(&errs);
-        policy = mnc_policy_load_files(pol, npol, &errs);
-        if (!policy) {
-            for (int i = 0; i < errs.n; i++)
-                fprintf(stderr, "mnc-mcp: %s\n", errs.msg[i]);
-            mnc_errors_free(&errs);
-            return 2;
-        }
-        mnc_errors_free(&errs);
-    }
     /* a client that goes away must end us through write()'s EPIPE, not a signal */
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
         perror("mnc-mcp: signal");
-        mnc_policy_free(policy);
         return 1;
     }
     mcp_server m;
-    if (mcp_server_init(&m, sock, policy) != 0) {
+    if (mcp_server_init(&m, sock) != 0) {
         fprintf(stderr, "mnc-mcp: out of memory (or a tool schema does not parse)\n");
         return 1;
     }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "mcp.h"
-#include "mnc/policy.h"
+#include "mnc/policy.h" /* the strict JSON reader (mnc_json_parse_strict, mnc_errors) */
 #include "mnc/protocol.h"
 
 #define MCP_SERVER_VERSION "0.1.0"
@@ -28,15 +28,13 @@ static const char INSTRUCTIONS[] =
     "(a shell, an HTTP request, a file outside your workspace) is refused by the kernel. A "
     "result with isError true and a reason code is mnc's decision: do not retry it another way.";
 
-int mcp_server_init(mcp_server *m, const char *socket, mnc_policy *policy)
+int mcp_server_init(mcp_server *m, const char *socket)
 {
     memset(m, 0, sizeof(*m));
     m->socket = socket;
     m->fd = -1;
-    m->policy = policy;
     m->tools = mcp_tools_new();
-    m->held = cJSON_CreateArray();
-    if (!m->tools || !m->held) {
+    if (!m->tools) {
         mcp_server_free(m);
         return -1;
     }
@@ -49,11 +47,7 @@ void mcp_server_free(mcp_server *m)
         close(m->fd);
     m->fd = -1;
     cJSON_Delete(m->tools);
-    cJSON_Delete(m->held);
-    m->tools = m->held = NULL;
-    if (m->policy)
-        mnc_policy_free(m->policy);
-    m->policy = NULL;
+    m->tools = NULL;
 }
 
 /* Serialises msg (consumed) as one line. NULL on OOM. */

@@ -19,12 +19,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "mnc/policy.h"
-
 /* Longest accepted message line, without its newline: mncd's own request limit, so every
  * well-formed tool call fits into one mncd request. A longer line is answered with -32600 and
  * discarded up to its newline; the server stays up. */
 #define MCP_MAX_LINE (1u << 20)
+
+/* How long mnc-mcp polls its mncd connection after sending a request before it blocks in
+ * read (mnc_client_call_spin). mncd answers a recv in ~10 us; on an idle 2-core VM a blocked
+ * reader's wake-up costs tens of us more (a halted vCPU is woken), which the spin avoids when
+ * mncd answers in time. Measured with bench_mcp (docs/mcp.md "Performance"). Bounded, and only
+ * while a request is outstanding: an idle mnc-mcp waiting for its client never spins. */
+#define MCP_MNCD_SPIN_NS 30000L
 
 #define MCP_PROTO_LATEST "2025-06-18"
 #define MCP_PROTO_OLDEST "2025-03-26"
@@ -41,14 +46,12 @@ typedef struct mcp_server {
     int fd;             /* connection to mncd, -1 until the first tool call or after a failure */
     bool initialized;   /* initialize answered */
     bool v2025_06;      /* negotiated 2025-06-18 (else 2025-03-26) */
-    mnc_policy *policy; /* --policy: lists the contracts mnc_status shows (owned; may be NULL) */
     cJSON *tools;       /* tool definitions (owned): [{name,title,description,inputSchema,outputSchema}] */
-    cJSON *held;        /* objects delivered to this session: [{id,contract,sinks,memory,expires_ms}] */
 } mcp_server;
 
 /* Sets up m (tool table built from the static schemas). socket is the mncd socket path;
- * policy may be NULL. Returns 0, or -1 on OOM. Nothing is connected yet. */
-int mcp_server_init(mcp_server *m, const char *socket, mnc_policy *policy);
+ * Returns 0, or -1 on OOM. Nothing is connected yet. */
+int mcp_server_init(mcp_server *m, const char *socket);
 void mcp_server_free(mcp_server *m);
 
 /* Handles one message line (without its newline; need not be NUL-terminated; len <=

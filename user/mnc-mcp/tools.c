@@ -19,12 +19,9 @@
 #include <unistd.h>
 
 #include "mcp.h"
-#include "mnc/policy.h"
+#include "mnc/policy.h" /* the strict JSON reader (mnc_json_parse_strict, mnc_errors) */
 #include "mnc/protocol.h"
 #include "mnc_util.h"
-
-/* Session record of delivered objects (mnc_status's taint view) is bounded. */
-#define MCP_HELD_MAX 1024
 
 /* ---- schemas -------------------------------------------------------------------------- */
 
@@ -140,13 +137,19 @@ static const tool_def TOOLS[] = {
      OUT(S_OBJECT_OUT)},
     {"mnc_status", "Who am I to mnc", "whoami",
      "Show who mnc (mncd) says you are - decided by the kernel from the process you run in, not "
-     "by anything you say - the contracts you may disclose or receive under, and the taint this "
-     "session's deliveries put on you (what you may still do with received data).",
+     "by anything you say - the contracts you may disclose or receive under, and your taint: "
+     "what you may still do with data you received (mncd's record and the kernel's entry).",
      "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
      OUT(",\"agent\":{\"type\":[\"string\",\"null\"]},\"via\":{\"type\":\"string\",\"description\":\"cgroup, uid or none\"},"
          "\"uid\":{\"type\":\"number\"},\"pid\":{\"type\":\"number\"},\"cgroup\":{\"type\":\"string\"},\"admin\":{\"type\":\"boolean\"},"
-         "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"disclose: contracts you are an issuer of; receive: contracts you are the recipient of (null without --policy)\"},"
-         "\"taint\":{\"type\":\"object\",\"description\":\"this session's deliveries: tainted, objects, sinks (intersection), memory\"}")},
+         "\"contracts\":{\"type\":[\"object\",\"null\"],\"description\":\"mncd's policy (null when you are no agent): disclose: contracts you are an issuer of, with the recipient; receive: contracts you are the recipient of, with the issuers\","
+         "\"properties\":{\"disclose\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"contract\",\"purpose\",\"recipient\"]}},"
+         "\"receive\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"required\":[\"contract\",\"purpose\",\"issuers\"]}}},\"required\":[\"disclose\",\"receive\"]},"
+         "\"taint\":{\"type\":[\"object\",\"null\"],\"description\":\"mncd's view (null when you are no agent): tainted, objects (delivered to you, up to 64), n_objects, sinks (intersection of their sinks), memory; "
+         "kernel: the taint entry the kernel enforces for all your processes (entry, tainted, sinks, log, memory, forward, external, generation), null when mncd runs without the kernel layer\","
+         "\"properties\":{\"tainted\":{\"type\":\"boolean\"},\"objects\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"n_objects\":{\"type\":\"number\"},"
+         "\"sinks\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"memory\":{\"type\":\"boolean\"},\"kernel\":{\"type\":[\"object\",\"null\"]}},"
+         "\"required\":[\"tainted\",\"objects\",\"n_objects\",\"sinks\",\"memory\",\"kernel\"]}")},
 };
 // clang-format on
 #define N_TOOLS (sizeof(TOOLS) / sizeof(TOOLS[0]))
@@ -358,7 +361,8 @@ static void sb_scope(sbuf *b, const cJSON *obj)
 
 /* Sends req to mncd on the session's connection (connected on first use; after any transport
  * failure it is closed and the next call reconnects - a request is never re-sent, since mncd
- * may have acted on it). */
+ * may have acted on it). Between the send and the blocking read it polls the connection for up
+ * to MCP_MNCD_SPIN_NS: only while a request is outstanding, so an idle server never spins. */
 static int mncd_call(mcp_server *m, const cJSON *req, cJSON **resp, char *err, size_t errlen)
 {
     if (m->fd < 0) {
@@ -366,7 +370,7 @@ static int mncd_call(mcp_server *m, const cJSON *req, cJSON **resp, char *err, s
         if (m->fd < 0)
             return -1;
     }
-    if (mnc_client_call(m->fd, req, resp, err, errlen) != 0) {
+    if (mnc_client_call_spin(m->fd, req, MCP_MNCD_SPIN_NS, resp, err, errlen) != 0) {
         close(m->fd);
         m->fd = -1;
         return -1;
@@ -504,103 +508,6 @@ oom:
     return -1;
 }
 
-/* Remembers the objects delivered to this session (for mnc_status's taint view). */
-static void note_held(mcp_server *m, const cJSON *obj)
-{
-    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(obj, "scope");
-    cJSON *h = cJSON_CreateObject();
-    cJSON *sinks = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(sc, "sinks"), 1);
-    if (!h || !sinks || !cJSON_AddStringToObject(h, "id", strd(obj, "id", "?")) ||
-        !cJSON_AddStringToObject(h, "contract", strd(obj, "contract", "?")) ||
-        !cJSON_AddBoolToObject(h, "memory", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "memory")))) {
-        cJSON_Delete(h);
-        cJSON_Delete(sinks);
-        return; /* best effort: the view is informational; mncd's taint is what is enforced */
-    }
-    cJSON_AddItemToObject(h, "sinks", sinks);
-    if (cJSON_GetArraySize(m->held) >= MCP_HELD_MAX)
-        cJSON_DeleteItemFromArray(m->held, 0);
-    cJSON_AddItemToArray(m->held, h);
-}
-
-/* mnc_status's additions: the contracts (from --policy) and the session taint view. */
-static bool status_extra(mcp_server *m, cJSON *sc)
-{
-    const char *me = str(sc, "agent");
-    if (m->policy && me) {
-        int a = mnc_policy_agent(m->policy, me);
-        cJSON *c = cJSON_AddObjectToObject(sc, "contracts");
-        cJSON *dis = c ? cJSON_AddArrayToObject(c, "disclose") : NULL;
-        cJSON *rec = c ? cJSON_AddArrayToObject(c, "receive") : NULL;
-        if (!rec)
-            return false;
-        for (int i = 0; a >= 0 && i < m->policy->n_contracts; i++) {
-            const mnc_contract *ct = &m->policy->contracts[i];
-            if (mnc_set_has(&ct->issuers, (unsigned)a)) {
-                cJSON *e = cJSON_CreateObject();
-                if (!e || !cJSON_AddStringToObject(e, "contract", ct->id) ||
-                    !cJSON_AddStringToObject(e, "purpose", ct->purpose) ||
-                    !cJSON_AddStringToObject(e, "recipient", m->policy->principals[ct->scope.recipient].name)) {
-                    cJSON_Delete(e);
-                    return false;
-                }
-                cJSON_AddItemToArray(dis, e);
-            }
-            if (ct->scope.recipient == (unsigned)a) {
-                cJSON *e = cJSON_CreateObject();
-                if (!e || !cJSON_AddStringToObject(e, "contract", ct->id) ||
-                    !cJSON_AddStringToObject(e, "purpose", ct->purpose)) {
-                    cJSON_Delete(e);
-                    return false;
-                }
-                cJSON_AddItemToArray(rec, e);
-            }
-        }
-    } else if (!cJSON_AddNullToObject(sc, "contracts")) {
-        return false;
-    }
-    /* Taint as the kernel applies it: once anything is delivered, only the sinks every held
-     * object allows (intersection), memory only if every one allows it. */
-    cJSON *t = cJSON_AddObjectToObject(sc, "taint");
-    cJSON *objs = t ? cJSON_AddArrayToObject(t, "objects") : NULL;
-    cJSON *sinks = NULL;
-    bool mem = true;
-    if (!objs)
-        return false;
-    for (const cJSON *h = m->held->child; h; h = h->next) {
-        if (!cJSON_AddItemToArray(objs, cJSON_CreateString(strd(h, "id", "?"))))
-            return false;
-        mem = mem && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "memory"));
-        const cJSON *hs = cJSON_GetObjectItemCaseSensitive(h, "sinks");
-        if (!sinks) {
-            sinks = cJSON_Duplicate(hs, 1);
-            if (!sinks)
-                return false;
-            continue;
-        }
-        for (cJSON *s = sinks->child; s;) {
-            cJSON *next = s->next;
-            bool keep = false;
-            for (const cJSON *x = cJSON_IsArray(hs) ? hs->child : NULL; x && !keep; x = x->next)
-                keep = cJSON_IsString(x) && cJSON_IsString(s) && !strcmp(x->valuestring, s->valuestring);
-            if (!keep)
-                cJSON_Delete(cJSON_DetachItemViaPointer(sinks, s));
-            s = next;
-        }
-    }
-    bool tainted = m->held->child != NULL;
-    if (!sinks)
-        sinks = cJSON_CreateArray();
-    if (!sinks)
-        return false;
-    cJSON_AddItemToObject(t, "sinks", sinks);
-    return cJSON_AddBoolToObject(t, "tainted", tainted) && cJSON_AddBoolToObject(t, "memory", tainted ? mem : true) &&
-           cJSON_AddStringToObject(t, "source",
-                                   "objects delivered to this mnc-mcp session; mncd's kernel taint "
-                                   "entry for the agent is what is enforced and covers every "
-                                   "process of the agent");
-}
-
 /* The text content: what mncd decided, in a sentence or a few lines. */
 static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
 {
@@ -680,18 +587,33 @@ static void render(sbuf *b, const char *tool, const cJSON *sc, bool is_error)
             sb_printf(b, "\nYou receive under: ");
             n = 0;
             d = cJSON_GetObjectItemCaseSensitive(c, "receive");
-            for (const cJSON *it = d ? d->child : NULL; it; it = it->next)
-                sb_printf(b, "%s%s", n++ ? ", " : "", strd(it, "contract", "?"));
+            for (const cJSON *it = d ? d->child : NULL; it; it = it->next) {
+                sb_printf(b, "%s%s (from ", n++ ? ", " : "", strd(it, "contract", "?"));
+                sb_list(b, cJSON_GetObjectItemCaseSensitive(it, "issuers"));
+                sb_printf(b, ")");
+            }
             if (!n)
                 sb_printf(b, "none");
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "tainted"))) {
-            sb_printf(b, "\nTainted by %d received object(s): received data may go only to: ",
-                      cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "objects")));
+            sb_printf(b, "\nTainted by %.0f received object(s): received data may go only to: ",
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "n_objects")));
             sb_list(b, cJSON_GetObjectItemCaseSensitive(t, "sinks"));
             sb_printf(b, "; memory: %s.", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "memory")) ? "yes" : "no");
-        } else {
-            sb_printf(b, "\nNot tainted by this session (nothing received yet).");
+        } else if (cJSON_IsObject(t)) {
+            sb_printf(b, "\nNot tainted (nothing received).");
+        }
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(t, "kernel");
+        if (cJSON_IsObject(k)) {
+            sb_printf(b, "\nKernel taint entry (generation %.0f): %s",
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(k, "generation")),
+                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "tainted"))
+                          ? "tainted; your processes may reach only: "
+                          : "not tainted.");
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "tainted")))
+                sb_list(b, cJSON_GetObjectItemCaseSensitive(k, "sinks"));
+        } else if (cJSON_IsObject(t)) {
+            sb_printf(b, "\nmncd runs without the kernel layer: the kernel does not confine you.");
         }
         return;
     }
@@ -763,17 +685,6 @@ int mcp_tool_call(mcp_server *m, const cJSON *t, const cJSON *args, cJSON **resu
                 break;
             }
     }
-    if (ok && !strcmp(d->name, "mnc_receive")) {
-        const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(sc, "messages");
-        for (const cJSON *it = cJSON_IsArray(msgs) ? msgs->child : NULL; it; it = it->next)
-            note_held(m, cJSON_GetObjectItemCaseSensitive(it, "object"));
-        if (!msgs && cJSON_GetObjectItemCaseSensitive(sc, "object"))
-            note_held(m, cJSON_GetObjectItemCaseSensitive(sc, "object"));
-    }
-    if (ok && !strcmp(d->name, "mnc_memory_read"))
-        note_held(m, cJSON_GetObjectItemCaseSensitive(sc, "object"));
-    if (ok && !strcmp(d->name, "mnc_status") && !status_extra(m, sc))
-        goto oom;
 
     sbuf b = {0};
     render(&b, d->name, sc, is_error);

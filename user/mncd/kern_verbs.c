@@ -425,6 +425,40 @@ cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
                                               : v_reset(d, q);
 }
 
+int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n)
+{
+    mncd_kern *kk = d->kern;
+    if (!kk) {
+        if (cJSON_AddNullToObject(t, "kernel"))
+            return 0;
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    struct mnc_taint kt;
+    int r = mnc_kern_taint_get(kk->k, (uint32_t)agent, &kt);
+    if (r == -ENOENT)
+        memset(&kt, 0, sizeof(kt)); /* no entry yet: untainted (agent.register creates it) */
+    else if (r != 0) {
+        snprintf(why, n, "taint map read failed: %s", strerror(-r));
+        return -1;
+    }
+    cJSON *k = cJSON_AddObjectToObject(t, "kernel");
+    cJSON *sinks = k ? cJSON_AddArrayToObject(k, "sinks") : NULL;
+    bool ok = sinks && cJSON_AddBoolToObject(k, "entry", r == 0) && cJSON_AddBoolToObject(k, "tainted", kt.tainted) &&
+              cJSON_AddBoolToObject(k, "log", kt.may_log) && cJSON_AddBoolToObject(k, "memory", kt.may_memory) &&
+              cJSON_AddBoolToObject(k, "forward", kt.may_forward) &&
+              cJSON_AddBoolToObject(k, "external", kt.may_external) &&
+              cJSON_AddNumberToObject(k, "generation", (double)kt.generation);
+    mnc_set s;
+    memcpy(s.w, kt.sinks, sizeof(s.w));
+    for (int i = 0; ok && i < d->policy->n_principals; i++)
+        if (mnc_set_has(&s, (unsigned)i))
+            ok = cJSON_AddItemToArray(sinks, cJSON_CreateString(d->policy->principals[i].name));
+    if (!ok)
+        snprintf(why, n, "out of memory");
+    return ok ? 0 : -1;
+}
+
 void mncd_kern_status(mncd *d, cJSON *resp)
 {
     cJSON *k = cJSON_AddObjectToObject(resp, "kernel");

@@ -417,6 +417,11 @@ int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
 /* agent.register / taint.reset / workspace.clear (admin checked by the caller). Returns a
  * response. */
 cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* whoami: adds "kernel" to the taint object t: the agent's taint entry in the kernel's map as
+ * the kernel enforces it ({"entry", "tainted", "sinks" (names), "log", "memory", "forward",
+ * "external", "generation"}; "entry": false and untainted when the agent has no entry yet), or
+ * null when the layer is off. Returns 0, or -1 with why filled (map read failure, OOM). */
+int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n);
 /* Adds the "kernel" object (mode, backend, counters...) to a status response. */
 void mncd_kern_status(mncd *d, cJSON *resp);
 /* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,

@@ -69,6 +69,10 @@ class Client:
 
     # -- agent verbs
     def whoami(self):
+        """Who mncd says this process is: agent, via, uid, pid, cgroup, admin; for an agent also
+        "contracts" (disclose/receive) and "taint" (delivered objects, their sinks' intersection,
+        memory, and "kernel": the kernel's taint entry or None with the layer off); both None for
+        a caller that is no agent (docs/protocol.md "whoami")."""
         return self.call("whoami")
 
     def disclose(self, state, contract=None, purpose=None, recipient=None, candidates=None,

@@ -130,5 +130,14 @@ int mnc_client_connect(const char *path, char *err, size_t errlen);
 /* Sends req as one line and reads one response line (up to 64 MiB). Returns 0 with *resp
  * (caller frees) or -1 with err. */
 int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t errlen);
+/* As mnc_client_call, but between the send and the blocking read it polls fd without blocking
+ * for up to spin_ns nanoseconds (mnc_spin_readable). For a process relaying requests to mncd
+ * (mnc-mcp): when mncd answers within the spin, the relay is still running and no wake-up is
+ * paid for - on an idle VM a blocked reader woken by its peer costs a halted vCPU's wake-up,
+ * tens of us (docs/mcp.md "Performance"). spin_ns 0 is mnc_client_call. */
+int mnc_client_call_spin(int fd, const cJSON *req, long spin_ns, cJSON **resp, char *err, size_t errlen);
+/* Polls fd (poll(2) with timeout 0) until it is readable (or reports an error or hang-up) or
+ * spin_ns nanoseconds have passed. Never blocks. Returns true if poll reported fd ready. */
+bool mnc_spin_readable(int fd, long spin_ns);
 
 #endif
