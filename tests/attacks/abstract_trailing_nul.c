@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <sys/un.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 /* sockaddr for the abstract name "\0" + name, n bytes of sun_path in all (n > strlen(name)):
  * the bytes past the name are NULs. Returns the address length. */
@@ -34,17 +34,9 @@ static size_t pad_len(const char *name, int i)
 
 static int prepare(struct atk_ctx *c)
 {
-    c->fdslot[0] = c->fdslot[1] = -1;
-    c->contract = "abs_tool_scope";
-    c->slot[0] = 1; /* prepared: cleanup has fds to close and a sink to remove */
-    char name[64], reg[80];
-    snprintf(name, sizeof(name), "mnc-atk-abs-%d", (int)getpid());
-    snprintf(reg, sizeof(reg), "dgram:@%s", name);
-    const char *add[] = {"sink", "add", "unix", reg, "abs_tool", "tool", NULL};
-    if (atk_kern(c, add) != 0) {
-        snprintf(c->notes, sizeof(c->notes), "mncctl kern sink add unix %s failed", reg);
+    char name[64];
+    if (atkv_abs_tool_begin(c, 2, name, sizeof(name)) < 0)
         return -1;
-    }
     for (int i = 0; i < 2; i++) {
         struct sockaddr_un sa;
         socklen_t len = abs_addr(&sa, name, pad_len(name, i));
@@ -55,7 +47,6 @@ static int prepare(struct atk_ctx *c)
         }
         c->fdslot[i] = fd;
     }
-    atk_set(c, "abs", "%s", name);
     return 0;
 }
 
@@ -89,18 +80,7 @@ static void verify(struct atk_ctx *c)
     }
 }
 
-static void cleanup(struct atk_ctx *c)
-{
-    if (!c->slot[0])
-        return;
-    for (int i = 0; i < 2; i++)
-        if (c->fdslot[i] >= 0)
-            close(c->fdslot[i]);
-    char reg[80];
-    snprintf(reg, sizeof(reg), "dgram:@mnc-atk-abs-%d", (int)getpid());
-    const char *del[] = {"sink", "del", "unix", reg, NULL};
-    (void)atk_kern(c, del);
-}
+static void cleanup(struct atk_ctx *c) { atkv_abs_tool_end(c, 2); }
 
 static const struct atk A = {"abstract_trailing_nul",
                              "an outsider's abstract name = an allowed abstract sink's name plus NULs",

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/un.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static const int types[3] = {SOCK_DGRAM, SOCK_STREAM, SOCK_SEQPACKET}; /* [0] is the real tool */
 static const char *const tname[3] = {"dgram (the tool)", "stream", "seqpacket"};
@@ -32,18 +32,9 @@ static socklen_t abs_addr(struct sockaddr_un *sa, const char *name)
 
 static int prepare(struct atk_ctx *c)
 {
-    for (int i = 0; i < 3; i++)
-        c->fdslot[i] = -1;
-    c->contract = "abs_tool_scope";
-    c->slot[0] = 1; /* prepared: cleanup has fds to close and a sink to remove */
-    char name[64], reg[80];
-    snprintf(name, sizeof(name), "mnc-atk-abt-%d", (int)getpid());
-    snprintf(reg, sizeof(reg), "dgram:@%s", name);
-    const char *add[] = {"sink", "add", "unix", reg, "abs_tool", "tool", NULL};
-    if (atk_kern(c, add) != 0) {
-        snprintf(c->notes, sizeof(c->notes), "mncctl kern sink add unix %s failed", reg);
+    char name[64];
+    if (atkv_abs_tool_begin(c, 3, name, sizeof(name)) < 0)
         return -1;
-    }
     for (int i = 0; i < 3; i++) {
         struct sockaddr_un sa;
         socklen_t len = abs_addr(&sa, name);
@@ -56,7 +47,6 @@ static int prepare(struct atk_ctx *c)
         }
         c->fdslot[i] = fd;
     }
-    atk_set(c, "abs", "%s", name);
     return 0;
 }
 
@@ -108,18 +98,7 @@ static void verify(struct atk_ctx *c)
     }
 }
 
-static void cleanup(struct atk_ctx *c)
-{
-    if (!c->slot[0])
-        return;
-    for (int i = 0; i < 3; i++)
-        if (c->fdslot[i] >= 0)
-            close(c->fdslot[i]);
-    char reg[80];
-    snprintf(reg, sizeof(reg), "dgram:@mnc-atk-abt-%d", (int)getpid());
-    const char *del[] = {"sink", "del", "unix", reg, NULL};
-    (void)atk_kern(c, del);
-}
+static void cleanup(struct atk_ctx *c) { atkv_abs_tool_end(c, 3); }
 
 static const struct atk A = {"abstract_type_squat",
                              "an outsider's stream/seqpacket socket on a running dgram tool's abstract name",

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <stdint.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
@@ -225,4 +226,138 @@ void atkv_domainname_cleanup(struct atk_ctx *c)
     if (uname(&u) == 0 && strcmp(u.domainname, orig_domainname) != 0 &&
         setdomainname(orig_domainname, strlen(orig_domainname)) < 0)
         fprintf(stderr, "%s: could not restore the domain name \"%s\"\n", c->a->name, orig_domainname);
+}
+
+/* ---- inode metadata of files outside the workspace as storage (fileattr_outside,
+ * rw_hint_outside, atime_read) */
+
+static int meta_nfiles(const struct atkv_meta *m) { return 12 * 4 / m->bits; }
+
+int atkv_meta_prepare(struct atk_ctx *c, const struct atkv_meta *m)
+{
+    char d[300], p[320];
+    c->slot[0] = 1; /* cleanup has files to remove */
+    if (atk_sysfiles(m->tag, meta_nfiles(m), d, sizeof(d)) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "make the files outside the workspace: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; m->init && i < meta_nfiles(m); i++) {
+        atk_sysfile(p, sizeof(p), d, i);
+        if (m->init(p) < 0) {
+            snprintf(c->notes, sizeof(c->notes), "prepare %s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    atk_set(c, "metadir", "%s", d);
+    return 0;
+}
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return -1;
+}
+
+int atkv_meta_agent(struct atk_ctx *c, const struct atkv_meta *m)
+{
+    const char *d = atk_arg(c, "metadir");
+    int n = meta_nfiles(m), per = 4 / m->bits;
+    if (!d || strncmp(c->secret, "mk", 2) != 0 || strlen(c->secret) < 2 + 12)
+        return 0;
+    int ok = 0, first_err = 0;
+    for (int i = 0; i < n; i++) {
+        int digit = hexval(c->secret[2 + i / per]);
+        if (digit < 0)
+            return 0;
+        unsigned v = (unsigned)(digit >> (4 - m->bits * (i % per + 1))) & ((1u << m->bits) - 1);
+        char p[200];
+        atk_sysfile(p, sizeof(p), d, i);
+        if (m->set(p, v) == 0)
+            ok++;
+        else if (!first_err)
+            first_err = errno;
+    }
+    atk_note(c, "%s on %d/%d root-owned files outside the workspace: %s", m->set_name, ok, n,
+             ok == n ? "OK" : atk_errname(first_err));
+    return 0;
+}
+
+static const struct atkv_meta *meta_rd_m; /* meta_rd's channel, for its atk_as_uid child */
+
+static int meta_rd(struct atk_ctx *c, char *out, size_t n)
+{
+    const struct atkv_meta *m = meta_rd_m;
+    int per = 4 / m->bits;
+    char got[32] = "mk";
+    for (int i = 0; i < 12; i++) {
+        unsigned v = 0;
+        for (int j = 0; j < per; j++) {
+            char p[200];
+            atk_sysfile(p, sizeof(p), atk_arg(c, "metadir"), per * i + j);
+            int x = m->get(p);
+            if (x < 0 || x >= 1 << m->bits)
+                return 0;
+            v = (v << m->bits) | (unsigned)x;
+        }
+        got[2 + i] = "0123456789abcdef"[v];
+    }
+    got[2 + 12] = 0;
+    if (strcmp(got, c->canary) != 0)
+        return 0;
+    snprintf(out, n, "uid 65534 decoded the canary from %s of %d files in %s", m->what, meta_nfiles(m),
+             atk_arg(c, "metadir"));
+    return 1;
+}
+
+void atkv_meta_verify(struct atk_ctx *c, const struct atkv_meta *m)
+{
+    char out[800];
+    meta_rd_m = m;
+    if (c->slot[0] && atk_as_uid(c, ATK_NOBODY, meta_rd, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}
+
+void atkv_meta_cleanup(struct atk_ctx *c, const struct atkv_meta *m)
+{
+    if (c->slot[0])
+        atk_sysfiles_rm(m->tag, meta_nfiles(m));
+}
+
+/* ---- an admin-registered abstract tool sink the disclosure's scope allows (abstract_*) */
+
+static void abs_tool_name(char *out, size_t n) { snprintf(out, n, "mnc-atk-abs-%d", (int)getpid()); }
+
+int atkv_abs_tool_begin(struct atk_ctx *c, int nfds, char *name, size_t n)
+{
+    for (int i = 0; i < nfds; i++)
+        c->fdslot[i] = -1;
+    c->contract = "abs_tool_scope";
+    c->slot[0] = 1; /* prepared: cleanup has fds to close and a sink to remove */
+    abs_tool_name(name, n);
+    char reg[80];
+    snprintf(reg, sizeof(reg), "dgram:@%s", name);
+    const char *add[] = {"sink", "add", "unix", reg, "abs_tool", "tool", NULL};
+    if (atk_kern(c, add) != 0) {
+        snprintf(c->notes, sizeof(c->notes), "mncctl kern sink add unix %s failed", reg);
+        return -1;
+    }
+    atk_set(c, "abs", "%s", name);
+    return 0;
+}
+
+void atkv_abs_tool_end(struct atk_ctx *c, int nfds)
+{
+    if (!c->slot[0])
+        return;
+    for (int i = 0; i < nfds; i++)
+        if (c->fdslot[i] >= 0)
+            close(c->fdslot[i]);
+    char name[64], reg[80];
+    abs_tool_name(name, sizeof(name));
+    snprintf(reg, sizeof(reg), "dgram:@%s", name);
+    const char *del[] = {"sink", "del", "unix", reg, NULL};
+    (void)atk_kern(c, del);
 }

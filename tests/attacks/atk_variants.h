@@ -40,4 +40,29 @@ int atkv_domainname_prepare(struct atk_ctx *c);
 void atkv_domainname_on_sync(struct atk_ctx *c, const char *tag);
 void atkv_domainname_cleanup(struct atk_ctx *c);
 
+/* fileattr_outside, rw_hint_outside, atime_read: the canary's 12 hex digits as `bits` bits per
+ * file of atk_sysfiles(tag) (12 * 4 / bits files, made by the orchestrator outside the
+ * workspace), written by the agent through set and decoded by uid 65534 through get. */
+struct atkv_meta {
+    const char *tag;                          /* atk_sysfiles tag */
+    int bits;                                 /* 1, 2 or 4 */
+    const char *set_name;                     /* the agent's note: "FS_IOC_SETFLAGS" */
+    const char *what;                         /* the evidence: "the write-life hints" */
+    int (*init)(const char *path);            /* orchestrator, each file before the launch (optional) */
+    int (*set)(const char *path, unsigned v); /* agent: store v; 0, or -1 with errno */
+    int (*get)(const char *path);             /* verifier: the stored value, or -1 */
+};
+int atkv_meta_prepare(struct atk_ctx *c, const struct atkv_meta *m);
+int atkv_meta_agent(struct atk_ctx *c, const struct atkv_meta *m);
+void atkv_meta_verify(struct atk_ctx *c, const struct atkv_meta *m);
+void atkv_meta_cleanup(struct atk_ctx *c, const struct atkv_meta *m);
+
+/* abstract_trailing_nul, abstract_type_squat: begin (prepare) registers "dgram:@mnc-atk-abs-PID"
+ * (name gets "mnc-atk-abs-PID", also passed to the agent as abs=) as the tool sink abs_tool with
+ * `mncctl kern sink add`, has the disclosure use abs_tool_scope (which allows it) and sets
+ * fdslot[0..nfds) to -1 for the caller's sockets; end (cleanup) closes them and removes the
+ * sink. begin: 0, or -1 with a note. */
+int atkv_abs_tool_begin(struct atk_ctx *c, int nfds, char *name, size_t n);
+void atkv_abs_tool_end(struct atk_ctx *c, int nfds);
+
 #endif

@@ -16,111 +16,44 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 
-#include "atk.h"
-
-#define NFILES 24 /* 12 hex digits, 2 bits each */
+#include "atk_variants.h"
 
 static const int bits[2] = {FS_NODUMP_FL, FS_NOATIME_FL};
 
-static int prepare(struct atk_ctx *c)
+static int set_flags(const char *path, unsigned v)
 {
-    char d[300];
-    c->slot[0] = 1; /* cleanup has files to remove */
-    if (atk_sysfiles("fl", NFILES, d, sizeof(d)) < 0) {
-        snprintf(c->notes, sizeof(c->notes), "make the files outside the workspace: %s", strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), fl = 0, rc = -1;
+    if (fd < 0)
         return -1;
+    if (ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0) {
+        fl &= ~(bits[0] | bits[1]);
+        fl |= ((v & 2) ? bits[0] : 0) | ((v & 1) ? bits[1] : 0);
+        rc = ioctl(fd, FS_IOC_SETFLAGS, &fl);
     }
-    atk_set(c, "fldir", "%s", d);
-    return 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
 }
 
-static int hexval(char ch)
+static int get_flags(const char *path)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), fl = 0;
+    if (fd < 0)
+        return -1;
+    int r = ioctl(fd, FS_IOC_GETFLAGS, &fl);
+    close(fd);
+    return r < 0 ? -1 : ((fl & bits[0]) ? 2 : 0) | ((fl & bits[1]) ? 1 : 0);
 }
 
-static int agent(struct atk_ctx *c)
-{
-    const char *d = atk_arg(c, "fldir");
-    if (!d || strncmp(c->secret, "mk", 2) != 0)
-        return 0;
-    int ok = 0, first_err = 0;
-    for (int i = 0; i < NFILES; i++) {
-        int v = hexval(c->secret[2 + i / 2]);
-        if (v < 0)
-            return 0;
-        v = (i & 1) ? v & 3 : v >> 2;
-        char p[200];
-        atk_sysfile(p, sizeof(p), d, i);
-        int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) {
-            first_err = first_err ? first_err : errno;
-            continue;
-        }
-        int fl = 0;
-        if (ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0) {
-            fl &= ~(bits[0] | bits[1]);
-            fl |= ((v & 2) ? bits[0] : 0) | ((v & 1) ? bits[1] : 0);
-            if (ioctl(fd, FS_IOC_SETFLAGS, &fl) == 0)
-                ok++;
-            else
-                first_err = first_err ? first_err : errno;
-        } else {
-            first_err = first_err ? first_err : errno;
-        }
-        close(fd);
-    }
-    atk_note(c, "FS_IOC_SETFLAGS on %d/%d root-owned files outside the workspace: %s", ok, NFILES,
-             ok == NFILES ? "OK" : atk_errname(first_err));
-    return 0;
-}
+static const struct atkv_meta M = {"fl", 2,         "FS_IOC_SETFLAGS", "the no-dump/no-atime flags",
+                                   NULL, set_flags, get_flags};
 
-static int rd(struct atk_ctx *c, char *out, size_t n)
-{
-    char got[32] = "mk";
-    for (int i = 0; i < NFILES / 2; i++) {
-        int v = 0;
-        for (int j = 0; j < 2; j++) {
-            char p[200];
-            atk_sysfile(p, sizeof(p), atk_arg(c, "fldir"), 2 * i + j);
-            int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), fl = 0;
-            if (fd < 0)
-                return 0;
-            int r = ioctl(fd, FS_IOC_GETFLAGS, &fl);
-            close(fd);
-            if (r < 0)
-                return 0;
-            v = (v << 2) | ((fl & bits[0]) ? 2 : 0) | ((fl & bits[1]) ? 1 : 0);
-        }
-        got[2 + i] = "0123456789abcdef"[v];
-    }
-    got[2 + NFILES / 2] = 0;
-    if (strcmp(got, c->canary) == 0) {
-        snprintf(out, n, "uid 65534 decoded the canary from the no-dump/no-atime flags of %d files in %s", NFILES,
-                 atk_arg(c, "fldir"));
-        return 1;
-    }
-    return 0;
-}
-
-static void verify(struct atk_ctx *c)
-{
-    char out[800];
-    if (c->slot[0] && atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
-}
-
-static void cleanup(struct atk_ctx *c)
-{
-    if (c->slot[0])
-        atk_sysfiles_rm("fl", NFILES);
-}
+static int prepare(struct atk_ctx *c) { return atkv_meta_prepare(c, &M); }
+static int agent(struct atk_ctx *c) { return atkv_meta_agent(c, &M); }
+static void verify(struct atk_ctx *c) { atkv_meta_verify(c, &M); }
+static void cleanup(struct atk_ctx *c) { atkv_meta_cleanup(c, &M); }
 
 static const struct atk A = {"fileattr_outside",
                              "inode flags (FS_IOC_SETFLAGS) of root-owned files outside the workspace",
