@@ -8,6 +8,9 @@
  *   open+close  open(O_RDONLY) + read(1) + close of a file in the workspace (Landlock's path walk)
  *   stat        stat() of /usr/bin/env (a path beneath a read-only rule)
  *   fork        fork + _exit + waitpid (process creation under both)
+ *   fcntl/ioctl fcntl(F_GETFL) and ioctl(FIONREAD) on a held fd: the two syscalls whose
+ *               command the filter inspects (inode-metadata commands refused, the rest allowed
+ *               through masked-prefix rules)
  * Both children run in their own empty cgroup v2 child (no BPF programs: the socket hooks are
  * bench_kernel's). Needs root. --quick: fewer iterations. */
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,9 +31,10 @@
 #include "run_confine.h"
 
 #define ROUNDS 7
-#define NOPS 4
+#define NOPS 6
 
-static const char *const op_names[NOPS] = {"getppid", "open+read+close", "stat", "fork+exit+wait"};
+static const char *const op_names[NOPS] = {"getppid",        "open+read+close", "stat",
+                                           "fork+exit+wait", "fcntl F_GETFL",   "ioctl FIONREAD"};
 
 static double now_ns(void)
 {
@@ -59,6 +64,16 @@ static double run_op(int op, long n, const char *file)
             if (stat("/usr/bin/env", &st) != 0)
                 return -1;
             break;
+        case 4:
+        case 5: {
+            static int held = -1; /* one fd for the whole loop: the syscall alone is timed */
+            int v;
+            if (held < 0 && (held = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+                return -1;
+            if ((op == 4 ? fcntl(held, F_GETFL) : ioctl(held, FIONREAD, &v)) < 0)
+                return -1;
+            break;
+        }
         case 3: {
             pid_t p = fork();
             if (p < 0)
@@ -163,7 +178,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_run: setup: %s\n", strerror(errno));
         goto out;
     }
-    long iters[NOPS] = {200000, 50000, 100000, 500};
+    long iters[NOPS] = {200000, 50000, 100000, 500, 200000, 200000};
     if (quick)
         for (int i = 0; i < NOPS; i++)
             iters[i] /= 10;
