@@ -17,14 +17,6 @@
 
 /* sockaddr for the abstract name "\0" + name, n bytes of sun_path in all (n > strlen(name)):
  * the bytes past the name are NULs. Returns the address length. */
-static socklen_t abs_addr(struct sockaddr_un *sa, const char *name, size_t n)
-{
-    memset(sa, 0, sizeof(*sa));
-    sa->sun_family = AF_UNIX;
-    memcpy(sa->sun_path + 1, name, strlen(name));
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
-}
-
 static const size_t pads[2] = {1, 0}; /* name + one NUL; name zero padded to all of sun_path */
 
 static size_t pad_len(const char *name, int i)
@@ -39,7 +31,7 @@ static int prepare(struct atk_ctx *c)
         return -1;
     for (int i = 0; i < 2; i++) {
         struct sockaddr_un sa;
-        socklen_t len = abs_addr(&sa, name, pad_len(name, i));
+        socklen_t len = atkv_abs_addr(&sa, name, pad_len(name, i));
         int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) < 0) {
             snprintf(c->notes, sizeof(c->notes), "bind the outsider's abstract socket: %s", strerror(errno));
@@ -57,7 +49,7 @@ static int agent(struct atk_ctx *c)
         return 0;
     for (int i = 0; i < 2; i++) {
         struct sockaddr_un sa;
-        socklen_t len = abs_addr(&sa, name, pad_len(name, i));
+        socklen_t len = atkv_abs_addr(&sa, name, pad_len(name, i));
         int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd >= 0) {
             atk_try(c, i == 0 ? "sendto name+NUL" : "sendto name padded to 108",

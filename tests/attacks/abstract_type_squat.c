@@ -22,14 +22,6 @@
 static const int types[3] = {SOCK_DGRAM, SOCK_STREAM, SOCK_SEQPACKET}; /* [0] is the real tool */
 static const char *const tname[3] = {"dgram (the tool)", "stream", "seqpacket"};
 
-static socklen_t abs_addr(struct sockaddr_un *sa, const char *name)
-{
-    memset(sa, 0, sizeof(*sa));
-    sa->sun_family = AF_UNIX;
-    memcpy(sa->sun_path + 1, name, strlen(name));
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
-}
-
 static int prepare(struct atk_ctx *c)
 {
     char name[64];
@@ -37,7 +29,7 @@ static int prepare(struct atk_ctx *c)
         return -1;
     for (int i = 0; i < 3; i++) {
         struct sockaddr_un sa;
-        socklen_t len = abs_addr(&sa, name);
+        socklen_t len = atkv_abs_addr(&sa, name, 1 + strlen(name));
         int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len) < 0 || (i > 0 && listen(fd, 8) < 0)) {
             snprintf(c->notes, sizeof(c->notes), "bind the %s socket to @%s: %s", tname[i], name, strerror(errno));
@@ -56,7 +48,7 @@ static int agent(struct atk_ctx *c)
     if (!name)
         return 0;
     struct sockaddr_un ta;
-    socklen_t tlen = abs_addr(&ta, name);
+    socklen_t tlen = atkv_abs_addr(&ta, name, 1 + strlen(name));
     int tfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (tfd >= 0) {
         /* the allowed flow (the tool), noted so a block by Landlock's scope shows as such */
@@ -65,7 +57,7 @@ static int agent(struct atk_ctx *c)
     }
     for (int i = 1; i < 3; i++) {
         struct sockaddr_un sa;
-        socklen_t len = abs_addr(&sa, name);
+        socklen_t len = atkv_abs_addr(&sa, name, 1 + strlen(name));
         int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
         if (fd < 0)
             continue;

@@ -361,3 +361,21 @@ void atkv_abs_tool_end(struct atk_ctx *c, int nfds)
     const char *del[] = {"sink", "del", "unix", reg, NULL};
     (void)atk_kern(c, del);
 }
+
+socklen_t atkv_abs_addr(struct sockaddr_un *sa, const char *name, size_t n)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    memcpy(sa->sun_path + 1, name, strlen(name));
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+}
+
+/* ---- a writable file fd the collector's helper hands out (foreign_file_fd, thread_private_file) */
+
+void atkv_given_file_verify(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/given.out", c->dir);
+    if (atk_file_has(p, c->canary) == 1)
+        atk_evidence(c, "canary in %s (the helper's file)", p);
+}

@@ -5,6 +5,8 @@
 #ifndef MNC_ATK_VARIANTS_H
 #define MNC_ATK_VARIANTS_H
 
+#include <sys/un.h>
+
 #include "atk.h"
 
 /* foreign_*: take the socket the collector's giver made (code: 'S' UNIX stream connected to the
@@ -64,5 +66,13 @@ void atkv_meta_cleanup(struct atk_ctx *c, const struct atkv_meta *m);
  * sink. begin: 0, or -1 with a note. */
 int atkv_abs_tool_begin(struct atk_ctx *c, int nfds, char *name, size_t n);
 void atkv_abs_tool_end(struct atk_ctx *c, int nfds);
+
+/* The abstract address "\0" + name with n bytes of sun_path in all (n > strlen(name); the bytes
+ * past the name are NULs). Returns the address length. */
+socklen_t atkv_abs_addr(struct sockaddr_un *sa, const char *name, size_t n);
+
+/* foreign_file_fd, thread_private_file: the canary in the file behind the fd the collector's
+ * helper gave the agent (DIR/given.out) is the evidence. */
+void atkv_given_file_verify(struct atk_ctx *c);
 
 #endif

@@ -5,7 +5,7 @@
  * Verifier: reads DIR/given.out.
  * Blocks it: refusing delivery (or revoking) while the agent holds writable fds it did not open
  * inside its workspace; fds in flight before the taint. */
-#include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
@@ -19,20 +19,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static void verify(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/given.out", c->dir);
-    if (atk_file_has(p, c->canary) == 1)
-        atk_evidence(c, "canary in %s (helper's file)", p);
-}
-
 static const struct atk A = {"foreign_file_fd",
                              "helper-opened writable file fd, written after the taint",
                              ATK_NO_RECV,
                              NULL,
                              agent,
                              NULL,
-                             verify,
+                             atkv_given_file_verify,
                              NULL};
 ATK_MAIN(A)

@@ -8,7 +8,7 @@
  * open time only).
  * Verifier: reads DIR/given.out.
  * Blocks it: an fd scan of every task's fd table (/proc/PID/task/TID/fd). */
-#include "atk.h"
+#include "atk_variants.h"
 
 static int take_file(struct atk_ctx *c)
 {
@@ -32,20 +32,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static void verify(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/given.out", c->dir);
-    if (atk_file_has(p, c->canary) == 1)
-        atk_evidence(c, "canary in %s (helper's file, written by the thread)", p);
-}
-
 static const struct atk A = {"thread_private_file",
                              "helper-opened writable file fd held only by a thread with its own fd table",
                              ATK_NO_RECV,
                              NULL,
                              agent,
                              NULL,
-                             verify,
+                             atkv_given_file_verify,
                              NULL};
 ATK_MAIN(A)
