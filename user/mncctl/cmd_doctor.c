@@ -179,11 +179,13 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("  %-20s %s\n", "seccomp (run)",
            "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "
            "namespaces, io_uring, ptrace and other processes' memory, bpf, mounts, modules, clock setting, "
-           "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen (non-server), PR_SET_NAME -> EPERM");
+           "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen, bind and SO_PASSCRED/SO_PASSPIDFD (non-server), "
+           "PR_SET_NAME -> EPERM");
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",
-               "UNIX listeners made after the taint (shut at the next delivery), sockets in flight between "
+               "a server agent's UNIX listeners and bound sockets made after the taint (shut at the next delivery), "
+               "sockets in flight between "
                "processes outside the agent during the sweep, and (--kernel-only, "
                "no mncd sweep) UNIX connections made before the taint (needs the lsm backend: unix_may_send, "
                "socket_sendmsg); see docs/kernel.md");

@@ -516,7 +516,6 @@ static const char *const allow_plain[] = {
     "connect",
     "accept",
     "accept4",
-    "bind",
     "getsockname",
     "getpeername",
     "sendto",
@@ -526,7 +525,6 @@ static const char *const allow_plain[] = {
     "sendmmsg",
     "recvmmsg",
     "shutdown",
-    "setsockopt",
     "getsockopt",
 };
 
@@ -650,24 +648,32 @@ static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, F
 #endif
 static const uint32_t deny_fcntl_cmds[] = {F_SET_RW_HINT, F_SET_FILE_RW_HINT};
 
-/* Adds ALLOW rules for syscall nr covering every 32-bit second argument whose top `len` bits
- * are `prefix` (the low 32 - len bits of prefix zero) and that is not in cmds[0..n): one
- * masked compare per rule, splitting the prefix where it still holds an excluded command.
- * libseccomp 2.5 accepts only one comparison per argument and rule, so "not one of n values"
- * becomes at most 32 n disjoint prefixes (as a CIDR set minus n hosts). 0 or an error. */
-static int allow_prefixes(scmp_filter_ctx ctx, int nr, uint32_t prefix, int len, const uint32_t *cmds, size_t n)
+/* Adds ALLOW rules for syscall nr covering every 32-bit value of argument `arg` whose top `len`
+ * bits are `prefix` (the low 32 - len bits of prefix zero) and that is not in cmds[0..n): one
+ * masked compare per rule (plus `also`, a comparison on another argument, when not NULL),
+ * splitting the prefix where it still holds an excluded value. libseccomp 2.5 accepts only one
+ * comparison per argument and rule, so "not one of n values" becomes at most 32 n disjoint
+ * prefixes (as a CIDR set minus n hosts). 0 or an error. */
+static int allow_prefixes(scmp_filter_ctx ctx, int nr, unsigned arg, const struct scmp_arg_cmp *also, uint32_t prefix,
+                          int len, const uint32_t *cmds, size_t n)
 {
     uint32_t mask = len ? ~0u << (32 - len) : 0;
     bool holds = false;
     for (size_t i = 0; i < n; i++)
         holds |= (cmds[i] & mask) == prefix;
-    if (!holds)
-        return len ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1_32(SCMP_CMP_MASKED_EQ, mask, prefix))
-                   : seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+    if (!holds) {
+        struct scmp_arg_cmp cmp[2];
+        unsigned nc = 0;
+        if (len)
+            cmp[nc++] = SCMP_CMP32(arg, SCMP_CMP_MASKED_EQ, mask, prefix);
+        if (also)
+            cmp[nc++] = *also;
+        return seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, nc, cmp);
+    }
     if (len == 32)
-        return 0; /* an excluded command itself */
-    int rc = allow_prefixes(ctx, nr, prefix, len + 1, cmds, n);
-    return rc ? rc : allow_prefixes(ctx, nr, prefix | (1u << (31 - len)), len + 1, cmds, n);
+        return 0; /* an excluded value itself */
+    int rc = allow_prefixes(ctx, nr, arg, also, prefix, len + 1, cmds, n);
+    return rc ? rc : allow_prefixes(ctx, nr, arg, also, prefix | (1u << (31 - len)), len + 1, cmds, n);
 }
 
 /* Allows syscall nr except when its second argument (a 32-bit command) is one of cmds[0..n),
@@ -677,7 +683,27 @@ static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, 
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A1_32(SCMP_CMP_EQ, cmds[i]));
-    return rc ? rc : allow_prefixes(ctx, nr, 0, 0, cmds, n);
+    return rc ? rc : allow_prefixes(ctx, nr, 1, NULL, 0, 0, cmds, n);
+}
+
+/* Socket options that make the kernel give an unnamed UNIX socket an abstract name of its own
+ * (autobind, on the next connect or send): a name an outsider can send to. */
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+static const uint32_t deny_sockopts[] = {SO_PASSCRED, SO_PASSPIDFD};
+
+/* setsockopt for an agent that is not a server: every option except deny_sockopts at
+ * SOL_SOCKET (EPERM). 0 or a libseccomp error. */
+static int allow_setsockopt_but_names(scmp_filter_ctx ctx)
+{
+    const int nr = SCMP_SYS(setsockopt);
+    const size_t n = sizeof(deny_sockopts) / sizeof(deny_sockopts[0]);
+    const struct scmp_arg_cmp sol = SCMP_A1_32(SCMP_CMP_EQ, SOL_SOCKET);
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1_32(SCMP_CMP_NE, SOL_SOCKET));
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, sol, SCMP_CMP32(2, SCMP_CMP_EQ, deny_sockopts[i]));
+    return rc ? rc : allow_prefixes(ctx, nr, 2, &sol, 0, 0, deny_sockopts, n);
 }
 
 static int add_named(scmp_filter_ctx ctx, uint32_t action, const char *name)
@@ -764,6 +790,17 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     if (rc == 0 &&
         (rc = seccomp_rule_add(ctx, c->server ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM), SCMP_SYS(listen), 0)) != 0)
         at = "listen";
+    /* bind, and the socket options that autobind a UNIX socket: only a server. A bound UNIX
+     * socket is a way in that needs no listen(): an outsider sends a datagram to its name and
+     * SCM_RIGHTS in it hands the agent a file, pipe or socket opened outside, after the last
+     * delivery and its sweep (attacks late_file_fd, late_socket_fd, late_pipe_fd). Clients
+     * connect and send unbound; the kernel picks their ports. */
+    if (rc == 0 &&
+        (rc = seccomp_rule_add(ctx, c->server ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bind), 0)) != 0)
+        at = "bind";
+    if (rc == 0 && (rc = c->server ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0)
+                                   : allow_setsockopt_but_names(ctx)) != 0)
+        at = "setsockopt";
     /* prctl, except PR_SET_NAME and PR_SET_MM: a thread's name is world-readable in /proc
      * (the option is an int: compared on its low 32 bits, as the kernel reads it) */
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 2, SCMP_A0_32(SCMP_CMP_NE, PR_SET_NAME),
