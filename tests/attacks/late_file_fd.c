@@ -7,10 +7,9 @@
  * finds it; here no delivery follows the fd's arrival. Landlock judges opens, not writes on
  * received fds.
  * Verifier: uid 65534 reads DIR/late.out after the agent exited.
- * Blocks it: lsm backend: file_permission by taint on every write; cgroup backend: nothing
- * after the last delivery unless a tainted agent cannot receive fds (SCM_RIGHTS into a
- * tainted agent refused, e.g. a seccomp filter cannot see it; the lsm hook
- * security_file_receive can) or mncd rescans continuously. */
+ * Blocked by: `mncctl run`'s seccomp filter, which gives bind() and the autobinding socket
+ * options only to agents declared servers, so the agent has no mailbox anyone can send to
+ * (both backends); on the lsm backend, file_permission judges every write by taint as well. */
 #include "atk_variants.h"
 
 static void on_sync(struct atk_ctx *c, const char *tag)
@@ -26,12 +25,8 @@ static void verify(struct atk_ctx *c)
     atk_nobody_reads(c, p);
 }
 
-static const struct atk A = {"late_file_fd",
-                             "a writable file fd sent to the agent's abstract mailbox after the taint",
-                             ATK_NO_RECV,
-                             atkv_late_prepare,
-                             atkv_late_agent,
-                             on_sync,
-                             verify,
-                             NULL};
+static const struct atk A = {"late_file_fd",  "a writable file fd sent to the agent's abstract mailbox after the taint",
+                             ATK_NO_RECV,     atkv_late_prepare,
+                             atkv_late_agent, on_sync,
+                             verify,          NULL};
 ATK_MAIN(A)

@@ -7,8 +7,9 @@
  * cgroup connect/sendmsg hook (docs/threat-model.md, "Also outside the promise": a socket that
  * arrives after the last delivery is judged by the kernel programs only).
  * Verifier: the collector's UNIX stream listener (DIR/got).
- * Blocks it: lsm backend: socket_sendmsg by the calling task's taint; cgroup backend: refusing
- * fds into a tainted agent (security_file_receive, an lsm hook) or a continuous sweep. */
+ * Blocked by: `mncctl run`'s seccomp filter, which gives bind() and the autobinding socket
+ * options only to agents declared servers, so the agent has no mailbox anyone can send to
+ * (both backends); on the lsm backend, socket_sendmsg judges the send by taint as well. */
 #include "atk_variants.h"
 
 static void on_sync(struct atk_ctx *c, const char *tag)
