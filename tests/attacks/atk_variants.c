@@ -379,3 +379,58 @@ void atkv_given_file_verify(struct atk_ctx *c)
     if (atk_file_has(p, c->canary) == 1)
         atk_evidence(c, "canary in %s (the helper's file)", p);
 }
+
+/* ---- an fd that reaches the agent after the taint (late_file_fd, late_socket_fd) */
+
+int atkv_late_prepare(struct atk_ctx *c)
+{
+    atk_set(c, "late", "mnc-atk-late-%d", (int)getpid());
+    return 0;
+}
+
+int atkv_late_agent(struct atk_ctx *c)
+{
+    const char *name = atk_arg(c, "late");
+    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    socklen_t sl = name ? atkv_abs_addr(&sa, name, strlen(name) + 1) : 0;
+    if (atk_try(c, "bind the abstract mailbox", s < 0 || !name ? -1 : bind(s, (struct sockaddr *)&sa, sl)) < 0)
+        return 0;
+    atk_recv(c); /* now tainted */
+    atk_sync(c, "mailbox");
+    struct pollfd pf = {.fd = s, .events = POLLIN};
+    if (atk_try(c, "poll the mailbox", poll(&pf, 1, 3000) == 1 ? 0 : -1) < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "recvmsg SCM_RIGHTS after the taint", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    atk_try(c, "write the canary into the late fd", write(fd, c->secret, strlen(c->secret)));
+    close(fd);
+    return 0;
+}
+
+void atkv_late_on_sync(struct atk_ctx *c, char kind)
+{
+    const char *name = atk_arg(c, "late");
+    int fd = -1;
+    if (kind == 'F') {
+        char p[700];
+        snprintf(p, sizeof(p), "%s/late.out", c->dir);
+        fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0 && fchmod(fd, 0644) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    } else {
+        fd = atk_unix(SOCK_STREAM, atk_arg(c, "c_unix"));
+    }
+    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa;
+    socklen_t sl = name ? atkv_abs_addr(&sa, name, strlen(name) + 1) : 0;
+    if (fd < 0 || s < 0 || !name || connect(s, (struct sockaddr *)&sa, sl) < 0 || atk_send_fds(s, 'L', &fd, 1) < 0)
+        atk_note(c, "hand the late fd: %s", atk_errname(errno));
+    if (fd >= 0)
+        close(fd);
+    if (s >= 0)
+        close(s);
+}

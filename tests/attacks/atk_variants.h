@@ -75,4 +75,13 @@ socklen_t atkv_abs_addr(struct sockaddr_un *sa, const char *name, size_t n);
  * helper gave the agent (DIR/given.out) is the evidence. */
 void atkv_given_file_verify(struct atk_ctx *c);
 
+/* late_file_fd ('F'), late_socket_fd ('S'): the agent binds an abstract datagram mailbox (name
+ * from prepare, "late=" argument), receives, then waits at sync "mailbox"; on_sync (the
+ * orchestrator, an outsider) sends it, after the taint, an fd: 'F' a file DIR/late.out open for
+ * writing (0644, read back by uid 65534), 'S' a UNIX stream socket it connected to the
+ * collector. The agent writes the canary through that fd. The agent uses ATK_NO_RECV. */
+int atkv_late_prepare(struct atk_ctx *c);
+int atkv_late_agent(struct atk_ctx *c);
+void atkv_late_on_sync(struct atk_ctx *c, char kind);
+
 #endif

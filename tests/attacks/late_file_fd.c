@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* late_file_fd - a writable file fd that reaches the agent AFTER the taint. The agent binds an
+ * abstract datagram socket (its inbound mailbox; binding and receiving are not sending), does
+ * its recv, and then an outsider sends it, over that mailbox, an fd open for writing on a file
+ * outside the workspace (DIR/late.out, 0644). The agent writes the canary through it.
+ * foreign_file_fd hands the fd over before the recv, where mncd's fd scan at the delivery
+ * finds it; here no delivery follows the fd's arrival. Landlock judges opens, not writes on
+ * received fds.
+ * Verifier: uid 65534 reads DIR/late.out after the agent exited.
+ * Blocks it: lsm backend: file_permission by taint on every write; cgroup backend: nothing
+ * after the last delivery unless a tainted agent cannot receive fds (SCM_RIGHTS into a
+ * tainted agent refused, e.g. a seccomp filter cannot see it; the lsm hook
+ * security_file_receive can) or mncd rescans continuously. */
+#include "atk_variants.h"
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    (void)tag;
+    atkv_late_on_sync(c, 'F');
+}
+
+static void verify(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/late.out", c->dir);
+    atk_nobody_reads(c, p);
+}
+
+static const struct atk A = {"late_file_fd",
+                             "a writable file fd sent to the agent's abstract mailbox after the taint",
+                             ATK_NO_RECV,
+                             atkv_late_prepare,
+                             atkv_late_agent,
+                             on_sync,
+                             verify,
+                             NULL};
+ATK_MAIN(A)
