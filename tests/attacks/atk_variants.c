@@ -421,6 +421,12 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind)
             close(fd);
             fd = -1;
         }
+    } else if (kind == 'P') {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
+            c->fdslot[0] = p[0]; /* the outsider keeps the read end (atkv_late_pipe_verify) */
+            fd = p[1];
+        }
     } else {
         fd = atk_unix(SOCK_STREAM, atk_arg(c, "c_unix"));
     }
@@ -433,4 +439,16 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind)
         close(fd);
     if (s >= 0)
         close(s);
+}
+
+void atkv_late_pipe_verify(struct atk_ctx *c)
+{
+    if (c->fdslot[0] <= 0)
+        return;
+    char buf[512];
+    ssize_t r = read(c->fdslot[0], buf, sizeof(buf));
+    if (r > 0 && atk_buf_has(buf, (size_t)r, c->canary))
+        atk_evidence(c, "the outsider read the canary from the pipe whose write end it sent");
+    close(c->fdslot[0]);
+    c->fdslot[0] = -1;
 }

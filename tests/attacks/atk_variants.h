@@ -83,5 +83,8 @@ void atkv_given_file_verify(struct atk_ctx *c);
 int atkv_late_prepare(struct atk_ctx *c);
 int atkv_late_agent(struct atk_ctx *c);
 void atkv_late_on_sync(struct atk_ctx *c, char kind);
+/* late_pipe_fd ('P'): on_sync sends the write end of a pipe and keeps the read end; verify
+ * reads it. */
+void atkv_late_pipe_verify(struct atk_ctx *c);
 
 #endif
