@@ -731,6 +731,8 @@ static int run_agent(struct atk_ctx *c, int phase)
         argv[n++] = c->ws;
         if (strcmp(c->mode, "root") == 0 && env("ATK_ROOTFLAG")[0])
             argv[n++] = (char *)env("ATK_ROOTFLAG");
+        if (a->flags & ATK_SERVER)
+            argv[n++] = "--server";
         /* no --stdio passthrough: the relay is on for every attack (control lines go to the
          * control file, not stdout), and the launcher's stdout/stderr are verified (check_stdio) */
         argv[n++] = "--";

@@ -50,6 +50,8 @@
     0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
                                     searches what is left in it after the agent exited */
 
+#define ATK_SERVER 0x200 /* the agent is launched with `mncctl run --server` (listen allowed) */
+
 struct atk_ctx;
 
 struct atk {
