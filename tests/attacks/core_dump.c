@@ -110,12 +110,9 @@ static void cleanup(struct atk_ctx *c)
     }
 }
 
-static const struct atk A = {"core_dump",
-                             "a core dump of a crashing child in a world-writable directory outside the workspace",
-                             0,
-                             NULL,
-                             agent,
-                             NULL,
-                             verify,
-                             cleanup};
+static const struct atk A = {
+    "core_dump", "a core dump of a crashing child in a world-writable directory outside the workspace",
+    0,           NULL,
+    agent,       NULL,
+    verify,      cleanup};
 ATK_MAIN(A)

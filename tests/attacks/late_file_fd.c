@@ -26,12 +26,8 @@ static void verify(struct atk_ctx *c)
     atk_nobody_reads(c, p);
 }
 
-static const struct atk A = {"late_file_fd",
-                             "a writable file fd sent to the agent's abstract mailbox after the taint",
-                             ATK_NO_RECV,
-                             atkv_late_prepare,
-                             atkv_late_agent,
-                             on_sync,
-                             verify,
-                             NULL};
+static const struct atk A = {"late_file_fd",  "a writable file fd sent to the agent's abstract mailbox after the taint",
+                             ATK_NO_RECV,     atkv_late_prepare,
+                             atkv_late_agent, on_sync,
+                             verify,          NULL};
 ATK_MAIN(A)

@@ -15,12 +15,9 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     atkv_late_on_sync(c, 'P');
 }
 
-static const struct atk A = {"late_pipe_fd",
-                             "the write end of an outsider's pipe sent to the agent's abstract mailbox after the taint",
-                             ATK_NO_RECV,
-                             atkv_late_prepare,
-                             atkv_late_agent,
-                             on_sync,
-                             atkv_late_pipe_verify,
-                             NULL};
+static const struct atk A = {
+    "late_pipe_fd",        "the write end of an outsider's pipe sent to the agent's abstract mailbox after the taint",
+    ATK_NO_RECV,           atkv_late_prepare,
+    atkv_late_agent,       on_sync,
+    atkv_late_pipe_verify, NULL};
 ATK_MAIN(A)

@@ -56,6 +56,12 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "the bystander (another agent) received the canary from mncd");
 }
 
-static const struct atk A = {"mncd_redisclose", "mncd's disclose verb with the received value as the new state", 0,
-                             prepare, agent, NULL, verify, NULL};
+static const struct atk A = {"mncd_redisclose",
+                             "mncd's disclose verb with the received value as the new state",
+                             0,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             NULL};
 ATK_MAIN(A)

@@ -97,7 +97,7 @@ static void cleanup(struct atk_ctx *c)
         unlink(path);
 }
 
-static const struct atk A = {"tmp_fifo", "an outsider's FIFO in /tmp, opened for writing by the agent", 0, prepare,
-                             agent,      NULL,
-                             verify,     cleanup};
+static const struct atk A = {
+    "tmp_fifo", "an outsider's FIFO in /tmp, opened for writing by the agent", 0, prepare, agent, NULL, verify,
+    cleanup};
 ATK_MAIN(A)
