@@ -731,6 +731,8 @@ static int run_agent(struct atk_ctx *c, int phase)
         argv[n++] = c->ws;
         if (strcmp(c->mode, "root") == 0 && env("ATK_ROOTFLAG")[0])
             argv[n++] = (char *)env("ATK_ROOTFLAG");
+        if (a->flags & ATK_SERVER)
+            argv[n++] = "--server";
         /* no --stdio passthrough: the relay is on for every attack (control lines go to the
          * control file, not stdout), and the launcher's stdout/stderr are verified (check_stdio) */
         argv[n++] = "--";
@@ -933,6 +935,87 @@ static int disclose_role(struct atk_ctx *c)
         return 1;
     }
     printf("%s\n", resp);
+    return 0;
+}
+
+/* Another agent's inbox, read back (atk_recv_as): `mncctl run --agent AGENT` runs this binary
+ * as `peek` in DIR/ws-AGENT; it receives until mncd has nothing more for it and appends every
+ * answer to DIR/ws-AGENT/peek (a file of its own workspace: its stdout is withheld once the first
+ * recv tainted it). Returns the number of bytes read back into out (NUL-terminated), or -1. */
+int atk_recv_as(struct atk_ctx *c, const char *agent, char *out, size_t n)
+{
+    char wsa[700], exe[720], file[720];
+    snprintf(wsa, sizeof(wsa), "%s/ws-%s", c->dir, agent);
+    if (mkdir(wsa, 0755) < 0 && errno != EEXIST)
+        return -1;
+    snprintf(exe, sizeof(exe), "%s/.atk", wsa);
+    snprintf(file, sizeof(file), "%s/peek", wsa);
+    if (access(exe, X_OK) != 0 && copy_self(exe) < 0)
+        return -1;
+    int f = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (f < 0 || fchmod(f, 0666) < 0 || close(f) < 0)
+        return -1;
+    char sock[700], outarg[740];
+    snprintf(sock, sizeof(sock), "sock=%s", env("MNC_SOCKET"));
+    snprintf(outarg, sizeof(outarg), "out=%s", file);
+    char *argv[] = {(char *)env("MNCCTL"),
+                    "run",
+                    "--agent",
+                    (char *)agent,
+                    "--workspace",
+                    wsa,
+                    "--",
+                    exe,
+                    "peek",
+                    sock,
+                    outarg,
+                    NULL};
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0)
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    f = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (f < 0)
+        return -1;
+    ssize_t r = read(f, out, n - 1);
+    close(f);
+    if (r < 0)
+        return -1;
+    out[r] = 0;
+    return (int)r;
+}
+
+/* the other agent's side of atk_recv_as */
+static int peek_role(struct atk_ctx *c)
+{
+    const char *path = atk_arg(c, "out");
+    int f = path ? open(path, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+    if (f < 0)
+        return 1;
+    for (int i = 0; i < 8; i++) {
+        char resp[LINE_MAX_];
+        int fd = atk_mncd(c);
+        if (fd < 0 || atk_call(fd, "{\"verb\":\"recv\"}", resp, sizeof(resp)) < 0) {
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        close(fd);
+        if (atk_write_all(f, resp, strlen(resp)) < 0 || atk_write_all(f, "\n", 1) < 0)
+            break;
+        if (!strstr(resp, "\"ok\":true"))
+            break;
+    }
+    close(f);
     return 0;
 }
 
@@ -1492,13 +1575,16 @@ int atk_main(const struct atk *a, int argc, char **argv)
     static struct atk_ctx c;
     c.a = a;
     signal(SIGPIPE, SIG_IGN);
-    if (argc >= 2 && (strcmp(argv[1], "agent") == 0 || strcmp(argv[1], "disclose") == 0)) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "agent") == 0 || strcmp(argv[1], "disclose") == 0 || strcmp(argv[1], "peek") == 0)) {
         for (int i = 2; i < argc && c.nkv < ATK_MAXKV; i++)
             c.kv[c.nkv++] = argv[i];
         c.argc = argc;
         c.argv = argv;
         if (strcmp(argv[1], "disclose") == 0)
             return disclose_role(&c);
+        if (strcmp(argv[1], "peek") == 0)
+            return peek_role(&c);
         c.phase = (int)atk_argl(&c, "phase");
         const char *ctl = atk_arg(&c, "ctl");
         if (!ctl || (ctl_fd = open(ctl, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0) {

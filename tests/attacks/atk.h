@@ -50,6 +50,8 @@
     0x100 /* the orchestrator keeps the read end of the agent's stdin pipe and
                                     searches what is left in it after the agent exited */
 
+#define ATK_SERVER 0x200 /* the agent is launched with `mncctl run --server` (listen allowed) */
+
 struct atk_ctx;
 
 struct atk {
@@ -151,6 +153,10 @@ int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *,
 void atk_nobody_reads(struct atk_ctx *c, const char *path);
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
+/* Reads another agent's inbox: `mncctl run --agent agent` receives everything mncd queued for
+ * it (in DIR/ws-AGENT) and the answers, one JSON line each, go to out (NUL-terminated). The
+ * number of bytes, or -1. That agent is an outsider to the attacking one. */
+int atk_recv_as(struct atk_ctx *c, const char *agent, char *out, size_t n);
 /* Runs the admin's `mncctl kern --pin-root $MNC_PIN_ROOT <args...>` (NULL-terminated), output
  * to the orchestrator's stderr log. Its exit status, or -1 if it did not run. */
 int atk_kern(struct atk_ctx *c, const char *const *args);

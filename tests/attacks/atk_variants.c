@@ -427,6 +427,14 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind)
             c->fdslot[0] = p[0]; /* the outsider keeps the read end (atkv_late_pipe_verify) */
             fd = p[1];
         }
+    } else if (kind == 'T') {
+        struct sockaddr_in si = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atk_argl(c, "tcp4"))};
+        si.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&si, sizeof(si)) < 0) {
+            close(fd);
+            fd = -1;
+        }
     } else {
         fd = atk_unix(SOCK_STREAM, atk_arg(c, "c_unix"));
     }

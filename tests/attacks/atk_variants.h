@@ -79,7 +79,7 @@ void atkv_given_file_verify(struct atk_ctx *c);
  * from prepare, "late=" argument), receives, then waits at sync "mailbox"; on_sync (the
  * orchestrator, an outsider) sends it, after the taint, an fd: 'F' a file DIR/late.out open for
  * writing (0644, read back by uid 65534), 'S' a UNIX stream socket it connected to the
- * collector. The agent writes the canary through that fd. The agent uses ATK_NO_RECV. */
+ * collector, 'T' a TCP socket it connected to the collector on 127.0.0.1. The agent writes the canary through that fd. The agent uses ATK_NO_RECV. */
 int atkv_late_prepare(struct atk_ctx *c);
 int atkv_late_agent(struct atk_ctx *c);
 void atkv_late_on_sync(struct atk_ctx *c, char kind);

@@ -8,8 +8,7 @@
  * received fds.
  * Verifier: uid 65534 reads DIR/late.out after the agent exited.
  * Blocked by: `mncctl run`'s seccomp filter, which gives bind() and the autobinding socket
- * options only to agents declared servers, so the agent has no mailbox anyone can send to
- * (both backends); on the lsm backend, file_permission judges every write by taint as well. */
+ * options only to agents declared servers, so the agent has no mailbox anyone can send to. */
 #include "atk_variants.h"
 
 static void on_sync(struct atk_ctx *c, const char *tag)
