@@ -296,6 +296,12 @@ static mnc_policy *load_sources(src *files, int n, mnc_errors *errs)
         each(b, &c, files[i].root, "requirements", pol_parse_requirement);
         each(b, &c, files[i].root, "contracts", pol_parse_contract);
     }
+    for (int i = 0; i < n; i++) {
+        if (!files[i].root)
+            continue;
+        fctx c = {errs, files[i].name, i};
+        each(b, &c, files[i].root, "contracts", pol_parse_onward);
+    }
     mnc_policy *p = NULL;
     if (errs->n == before) {
         p = assemble(b);

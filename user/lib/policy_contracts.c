@@ -327,8 +327,9 @@ void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected a contract object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"id",     "purpose", "issuers", "recipient", "fields",  "lifetime", "sinks",
-                                          "memory", "family",  "failure", "broker",    "epsilon", "budget",   NULL};
+    static const char *const allowed[] = {"id",       "purpose", "issuers", "recipient", "fields",
+                                          "lifetime", "sinks",   "memory",  "family",    "failure",
+                                          "broker",   "epsilon", "budget",  "onward",    NULL};
     static const char *const required[] = {"id",     "purpose",  "issuers", "recipient",
                                            "fields", "lifetime", "family",  NULL};
     int before = c->errs->n;
@@ -456,4 +457,53 @@ void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx)
         return;
     b->cons[b->n_cons] = k;
     b->con_file[b->n_cons++] = c->fi;
+}
+
+/* A contract's "onward" (a second pass: it names contracts of any file of the set, defined
+ * before or after it). Contracts that failed to parse are skipped (their errors are reported). */
+void pol_parse_onward(build *b, fctx *c, const cJSON *j, int idx)
+{
+    const cJSON *on = cJSON_IsObject(j) ? pol_get(j, "onward") : NULL;
+    const cJSON *id = on ? pol_get(j, "id") : NULL;
+    if (!on || !cJSON_IsString(id))
+        return;
+    int me = -1;
+    for (int i = 0; i < b->n_cons && me < 0; i++)
+        if (b->con_file[i] == c->fi && strcmp(b->cons[i].id, id->valuestring) == 0)
+            me = i;
+    if (me < 0)
+        return;
+    jpath path, p2, p3;
+    mnc_jpath_idx(&path, "contracts", idx);
+    mnc_jpath_key(&p2, path.s, "onward");
+    if (!cJSON_IsArray(on)) {
+        E(c, p2.s, "expected an array of contract ids, got %s", mnc_json_type(on));
+        return;
+    }
+    mnc_contract *k = &b->cons[me];
+    int i = 0;
+    for (const cJSON *x = on->child; x; x = x->next, i++) {
+        mnc_jpath_idx(&p3, p2.s, i);
+        if (!cJSON_IsString(x)) {
+            E(c, p3.s, "expected a contract id (string), got %s", mnc_json_type(x));
+            continue;
+        }
+        int t = -1;
+        for (int q = 0; q < b->n_cons && t < 0; q++)
+            if (strcmp(b->cons[q].id, x->valuestring) == 0)
+                t = q;
+        if (t < 0) {
+            E(c, p3.s, "unknown contract %s", Q(x->valuestring));
+            continue;
+        }
+        bool dup = false;
+        for (int q = 0; q < k->n_onward; q++)
+            dup |= k->onward[q] == t;
+        if (dup)
+            E(c, p3.s, "duplicate contract %s", Q(x->valuestring));
+        else if (k->n_onward >= MNC_MAX_ONWARD)
+            E(c, p3.s, "too many contracts (at most %d)", MNC_MAX_ONWARD);
+        else
+            k->onward[k->n_onward++] = (uint16_t)t;
+    }
 }

@@ -125,5 +125,6 @@ void pol_parse_field(build *b, fctx *c, const cJSON *j, int idx);
 void pol_parse_family(build *b, fctx *c, const cJSON *j, int idx);
 void pol_parse_requirement(build *b, fctx *c, const cJSON *j, int idx);
 void pol_parse_contract(build *b, fctx *c, const cJSON *j, int idx);
+void pol_parse_onward(build *b, fctx *c, const cJSON *j, int idx); /* after every file's contracts */
 
 #endif

@@ -341,6 +341,7 @@ static cJSON *v_reset(mncd *d, const mnc_request *q)
                      r ? "internal" : "ok", det);
     if (r)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "taint.reset %s: %s", q->agent, strerror(-r));
+    mncd_flow_reset(d, agent); /* and what mncd's disclose judges it by */
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp) {
         cJSON_AddStringToObject(resp, "agent", mncd_peer_name(d, agent));

@@ -89,6 +89,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: audit log: %s\n", det);
         mncd_audit(&d, "audit.recover", -1, -1, NULL, "allow", MNC_OK, det);
     }
+    if (mncd_flow_open(&d) != 0) {
+        fprintf(stderr, "mncd: refusing to start: out of memory (flow record)\n");
+        goto out;
+    }
     /* MNC-L ledger and MNC-D queue (mncd_failure.c): a corrupt ledger record refuses the start */
     if (mncd_mncl_open(&d) != 0)
         goto out;
@@ -105,6 +109,7 @@ int main(int argc, char **argv)
         goto out;
     rc = mncd_run(&d);
 out:
+    mncd_flow_close(&d);
     mncd_kern_stop(&d);
     mncd_mncl_close(&d);
     if (d.store.p)

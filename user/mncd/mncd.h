@@ -6,6 +6,7 @@
  *   core.c         the audit writer (mncd_audit, mncd_audit_named) and principal names
  *   store.c        durable state: object registry, inboxes, memory store; persisted through the
  *                  journal (one journal record per event-loop iteration = group commit)
+ *   flow.c         per agent, the scopes of the objects it holds: what it may still disclose
  *   ident.c        caller identity from the kernel, per request: the sender credentials the
  *                  kernel attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup
  *                  -> agent, else uid; the mnc-tree rule (mncd_ident_tree_rule)
@@ -250,6 +251,21 @@ const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *k
 int mncd_store_commit(mncd_store *s);
 size_t mncd_store_inbox_total(const mncd_store *s);
 
+/* ---- flow (flow.c): what an agent holds limits what it may disclose in bytes of its own.
+ * Per agent and contract: the sinks ∩ of the objects of that contract delivered to the agent. */
+struct mncd_flow;
+typedef struct mncd mncd;
+/* Builds the record from the objects the store holds (after mncd_store_open). 0 or -1 (OOM). */
+int mncd_flow_open(mncd *d);
+void mncd_flow_close(mncd *d);
+/* Before a delivery of o to agent: records it. 0, or -1 (OOM: the caller must not deliver). */
+int mncd_flow_hold(mncd *d, int agent, const mnc_disclosure *o);
+/* taint.reset: forgets what agent held. */
+void mncd_flow_reset(mncd *d, int agent);
+/* May agent disclose under contract to recipient, given what it holds? MNC_OK, MNC_R_SINK with
+ * *blocking = the held contract whose scope forbids it, or MNC_R_INTERNAL without a record. */
+mnc_reason mncd_flow_check(const mncd *d, int agent, int contract, int recipient, int *blocking);
+
 /* ---- the daemon */
 typedef struct mncd {
     mncd_config cfg;
@@ -266,6 +282,7 @@ typedef struct mncd {
      * NULL outside; read here by fleet.c and loop.c so that they need not call MNC-D. */
     struct mnc_lbackend *ledger;
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
+    struct mncd_flow *flow; /* flow.c */
 } mncd;
 
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */

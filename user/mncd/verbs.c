@@ -81,9 +81,12 @@ static cJSON *deny(const mnc_request *q, mnc_reason r, const char *what)
     return mnc_resp_deny(q->id, r, "%s denied: %s", what, mnc_reason_name(r));
 }
 
-/* A delivery (recv, mem.get): consumes one turn and makes the reader a holder. */
+/* A delivery (recv, mem.get): records the object's scope against the reader (flow.c: what it
+ * may still disclose), consumes one turn and makes the reader a holder. */
 static int deliver(mncd *d, mnc_disclosure *o, int reader)
 {
+    if (mncd_flow_hold(d, reader, o) != 0)
+        return -1;
     if (o->turns_left != MNC_TURNS_UNBOUNDED && o->turns_left > 0)
         o->turns_left--;
     else if (mnc_set_has(&o->holders, (unsigned)reader))
@@ -183,6 +186,17 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                              "agent %s may not disclose under contract "
                              "%s",
                              mncd_peer_name(d, w->agent), ct->id);
+    }
+    /* What the issuer holds: its state may carry bytes of objects delivered to it (flow.c) */
+    int held = -1;
+    mnc_reason fr = mncd_flow_check(d, w->agent, c, ct->scope.recipient, &held);
+    if (fr != MNC_OK) {
+        const char *hk = held >= 0 ? p->contracts[held].id : "?";
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", fr, hk);
+        return mnc_resp_deny(q->id, fr,
+                             "agent %s holds an object of contract %s, whose sinks do not include %s "
+                             "and whose onward contracts do not include %s",
+                             mncd_peer_name(d, w->agent), hk, mncd_peer_name(d, ct->scope.recipient), ct->id);
     }
     mnc_state st;
     mnc_state_init(&st);

@@ -27,6 +27,7 @@
 #define MNC_MAX_UIDS 16
 #define MNC_MAX_WORKSPACE 16
 #define MNC_MAX_FAILURE 3
+#define MNC_MAX_ONWARD 16 /* contracts an object's holder may issue while it holds the object */
 #define MNC_NO_ID 0xffff
 
 typedef enum mnc_role { MNC_ROLE_AGENT = 0, MNC_ROLE_BROKER = 1 } mnc_role;
@@ -112,6 +113,12 @@ typedef struct mnc_contract {
     uint16_t broker; /* broker agent for delegate, MNC_NO_ID if none */
     double epsilon;  /* MNC-L per-release cap ε; < 0 = none */
     double budget;   /* MNC-L total budget B; < 0 = none */
+    /* "onward": contracts (indexes into policy->contracts) that an agent holding an object of
+     * this contract may still disclose under, to recipients outside the object's sinks. An agent
+     * that holds objects discloses to recipient r under contract k only if every object it holds
+     * has r among its sinks or k among its contract's onward (mncd, verbs.c). */
+    uint16_t onward[MNC_MAX_ONWARD];
+    int n_onward;
 } mnc_contract;
 
 typedef enum mnc_risk_kind { MNC_RISK_WEIGHTS = 0, MNC_RISK_BAYES = 1 } mnc_risk_kind;
