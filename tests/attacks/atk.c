@@ -1599,7 +1599,8 @@ int atk_main(const struct atk *a, int argc, char **argv)
         return r;
     }
     if (argc >= 2 && strcmp(argv[1], "--describe") == 0) {
-        printf("%s: %s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "");
+        printf("%s: %s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
+               (a->flags & ATK_LIMIT_CGROUP) ? " [limit:cgroup]" : "");
         return 0;
     }
     return orchestrate(a, &c);

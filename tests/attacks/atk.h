@@ -51,6 +51,9 @@
                                     searches what is left in it after the agent exited */
 
 #define ATK_SERVER 0x200 /* the agent is launched with `mncctl run --server` (listen allowed) */
+/* a known limit of the cgroup backend (README, "Known limits"): on that backend run-attacks runs
+ * it and reports it apart from the corpus totals; on the lsm backend it counts like any other */
+#define ATK_LIMIT_CGROUP 0x400
 
 struct atk_ctx;
 

@@ -16,7 +16,7 @@ static int agent(struct atk_ctx *c) { return atkv_listen_agent(c, 'a'); }
 
 static const struct atk A = {"server_listen_abstract",
                              "a server agent's abstract UNIX listener opened after the taint",
-                             ATK_SERVER,
+                             ATK_SERVER | ATK_LIMIT_CGROUP,
                              NULL,
                              agent,
                              atkv_listen_on_sync,

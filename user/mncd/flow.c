@@ -95,10 +95,7 @@ void mncd_flow_close(mncd *d)
     d->flow = NULL;
 }
 
-int mncd_flow_hold(mncd *d, int agent, const mnc_disclosure *o)
-{
-    return d->flow ? hold_one(d->flow, agent, o) : -1;
-}
+int mncd_flow_hold(mncd *d, int agent, const mnc_disclosure *o) { return d->flow ? hold_one(d->flow, agent, o) : -1; }
 
 void mncd_flow_reset(mncd *d, int agent)
 {
