@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* workspace_inotify - names of files the agent creates in its workspace, seen through an
+ * inotify watch an outsider placed on the workspace before the launch. inotify_add_watch needs
+ * read access only when the watch is added: uid 65534 watches WS (0755 before `mncctl run`
+ * closes it to root:agent 0770) for IN_CREATE | IN_MOVED_TO, and the watch outlives the
+ * chmod. The agent creates WS/<canary>; the event carries the name (up to 255 bytes per file,
+ * at file-creation rate). The watcher holds an inotify fd ("anon_inode:inotify"), no fd on a
+ * workspace file, so mncd's sweep (fdscan's host pass: fd links and maps by path) never sees it.
+ * Verifier: the watcher hands every event name to the orchestrator over a pipe.
+ * Would block it: the sweep judging inotify marks of outside processes on workspace inodes
+ * (/proc/PID/fdinfo/N of every inotify fd lists "inotify wd:.. ino:.. sdev:..") like held
+ * files; or the launcher giving the agent a workspace nobody could have reached before. */
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "atk.h"
+
+static void watcher(const char *ws, int out, int ready)
+{
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0 || inotify_add_watch(in, ws, IN_CREATE | IN_MOVED_TO) < 0)
+        _exit(1);
+    if (write(ready, "r", 1) != 1)
+        _exit(1);
+    close(ready);
+    char buf[1 << 16] __attribute__((aligned(__alignof__(struct inotify_event))));
+    for (;;) {
+        ssize_t r = read(in, buf, sizeof(buf));
+        if (r <= 0)
+            _exit(0);
+        for (char *p = buf; p < buf + r;) {
+            struct inotify_event *e = (struct inotify_event *)p;
+            if (e->len > 0) {
+                size_t l = strnlen(e->name, e->len);
+                if (write(out, e->name, l) != (ssize_t)l || write(out, "\n", 1) != 1)
+                    _exit(1);
+            }
+            p += sizeof(*e) + e->len;
+        }
+    }
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    int p[2], rd[2];
+    if (pipe2(p, O_CLOEXEC) < 0 || pipe2(rd, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(p[0]);
+        close(rd[0]);
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
+            _exit(1);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[1] && fd != rd[1])
+                close(fd);
+        watcher(c->ws, p[1], rd[1]);
+    }
+    close(p[1]);
+    close(rd[1]);
+    char x;
+    ssize_t r = read(rd[0], &x, 1);
+    close(rd[0]);
+    if (r != 1) {
+        snprintf(c->notes, sizeof(c->notes), "the inotify watcher did not start");
+        close(p[0]);
+        return -1;
+    }
+    if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+        return -1;
+    c->fdslot[0] = p[0];
+    c->slot[0] = pid;
+    return 0;
+}
+
+static int agent(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/%s", atk_arg(c, "ws"), c->secret);
+    int fd = (int)atk_try(c, "create ws/<canary>", open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    if (c->slot[0] <= 0)
+        return;
+    usleep(100 * 1000);
+    static char names[1 << 16];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof(names) && (r = read(c->fdslot[0], names + n, sizeof(names) - n)) > 0)
+        n += (size_t)r;
+    if (atk_buf_has(names, n, c->canary))
+        atk_evidence(c, "uid 65534's inotify watch on the workspace received the canary as a file name");
+}
+
+static void cleanup(struct atk_ctx *c)
+{
+    if (c->slot[0] > 0) {
+        kill((pid_t)c->slot[0], SIGKILL);
+        waitpid((pid_t)c->slot[0], NULL, 0);
+        c->slot[0] = 0;
+    }
+    if (c->fdslot[0] > 0)
+        close(c->fdslot[0]);
+}
+
+static const struct atk A = {"workspace_inotify",
+                             "file names in the workspace, seen by an inotify watch placed before the launch",
+                             0,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             cleanup};
+ATK_MAIN(A)
