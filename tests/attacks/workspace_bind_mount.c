@@ -2,13 +2,14 @@
 /* workspace_bind_mount - a workspace subdirectory bind-mounted, before the launch, in an
  * outsider's private mount namespace. uid 65534 made WS/shared (its own directory, 0777), then
  * in a user and mount namespace of its own (unprivileged: unshare(CLONE_NEWUSER | CLONE_NEWNS))
- * bind-mounted it on /mnt, chdir'ed to / and kept no fd on the workspace. `mncctl run` closes
- * the workspace's top directory, but the mount's root is WS/shared itself: /mnt/out.txt never
+ * bind-mounted it on DIR (the attack's directory, in its namespace only), chdir'ed to / and
+ * kept no fd on the workspace. `mncctl run` closes
+ * the workspace's top directory, but the mount's root is WS/shared itself: DIR/out.txt there never
  * passes the top. The agent writes the canary into WS/shared/out.txt (0644).
  * mncd's sweep (fdscan's host pass) reads outside processes' fd links and maps by path; it
  * reads neither their cwd nor their mounts (/proc/PID/mountinfo), so the same outsider as
  * workspace_outsider_cwd with its reference moved into a mount is not found by a cwd check.
- * Verifier: the outsider, asked after the agent exited, reads /mnt/out.txt in its namespace
+ * Verifier: the outsider, asked after the agent exited, reads DIR/out.txt in its namespace
  * and hands the bytes over a pipe.
  * Would block it: a workspace no other uid could reach before the launch (the launcher
  * refusing directories other uids own or can write, or making the workspace itself); a sweep
@@ -23,7 +24,7 @@
 
 #include "atk.h"
 
-static void outsider(const char *dir, int cmd, int ans)
+static void outsider(const char *dir, const char *target, int cmd, int ans)
 {
     if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
         _exit(1);
@@ -41,8 +42,11 @@ static void outsider(const char *dir, int cmd, int ans)
     f = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
     if (f < 0 || write(f, m, strlen(m)) != (ssize_t)strlen(m) || close(f) < 0)
         _exit(5);
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || mount(dir, "/mnt", NULL, MS_BIND, NULL) < 0 ||
-        chdir("/") < 0)
+    /* the target is DIR (exists on every host; /mnt may not): in this namespace DIR is now
+     * WS/shared. Making the tree private first is not needed for a bind mount (the copy of the
+     * namespace is already the outsider's own), so a rootfs that refuses it does not matter. */
+    (void)mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+    if (mount(dir, target, NULL, MS_BIND, NULL) < 0 || chdir("/") < 0)
         _exit(6);
     if (write(ans, "r", 1) != 1)
         _exit(1);
@@ -50,7 +54,9 @@ static void outsider(const char *dir, int cmd, int ans)
     if (read(cmd, &x, 1) != 1)
         _exit(0);
     char buf[256];
-    int fd = open("/mnt/out.txt", O_RDONLY | O_CLOEXEC);
+    char p[700];
+    snprintf(p, sizeof(p), "%s/out.txt", target);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
     ssize_t r = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
     if (r > 0 && write(ans, buf, (size_t)r) != r)
         _exit(1);
@@ -80,7 +86,7 @@ static int prepare(struct atk_ctx *c)
         for (int fd = 3; fd < 1024; fd++)
             if (fd != cmd[0] && fd != ans[1])
                 close(fd);
-        outsider(d, cmd[0], ans[1]);
+        outsider(d, c->dir, cmd[0], ans[1]);
     }
     close(cmd[0]);
     close(ans[1]);
