@@ -605,7 +605,7 @@ int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, ui
     int ninst = live_instances(mnc_kern_tree(k), agent, inst);
     if (ninst < 0)
         return -1;
-    give_ctx c = {.k = k, .uid = uid, .check_open = ninst == 0};
+    give_ctx c = {.k = k, .uid = uid};
     /* a lease break (someone opening a file while the lease is held) signals SIGIO, whose
      * default action ends the launcher: ignored while the walk runs */
     struct sigaction ign = {.sa_handler = SIG_IGN}, old;
@@ -627,6 +627,10 @@ int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, ui
                 close(fd);
             break;
         }
+        /* Another live instance's own opens would count as "open elsewhere": the check is
+         * skipped then, but only on a workspace already given to this agent (root:gid, 0770 or
+         * 0700), which no outsider could enter since; a workspace given now is checked. */
+        c.check_open = ninst == 0 || st.st_uid != 0 || st.st_gid != uid || (st.st_mode & 07777) != (uid ? 0770 : 0700);
         /* the top directory first: root's, the agent's group, 0770 (root: 0700), no ACL */
         if (add_key(&c, &st) != 0 || normalise(&c, fd, &st, true) != 0) {
             close(fd);

@@ -31,7 +31,7 @@ int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr);
  *     then meets DAC on every inode, and the agent, not the owner, cannot chmod it open again;
  *   - every regular file: refused if open elsewhere (a write lease is refused while another
  *     open file description exists: fds, mappings, fds in flight). Not checked while another
- *     instance of the same agent runs (its own opens count);
+ *     instance of the same agent runs (its own opens count) on a workspace already given;
  *   - then every inotify/fanotify mark of a process outside the agent's cgroups
  *     (/proc/PID/fdinfo) on an inode of the workspaces: refused, naming the pid.
  * A refused launch leaves what was already normalised as it is (closed to others). */
