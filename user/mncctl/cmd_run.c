@@ -170,7 +170,7 @@ static void remove_cgroup(const char *cg)
 
 /* agent.register through mncd. 0, or -1 after printing why. */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
-                             bool as_root, char *const *ws, int n_ws, bool stdio_pass)
+                             bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -191,17 +191,12 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
     }
-    /* subdirectories an earlier instance used as its workspace and left tainted: mncd reads
-     * each record itself (docs/kernel.md, "Workspace taint"); an unreadable walk refuses */
-    cJSON *td = built ? cJSON_AddArrayToObject(req, "tainted_dirs") : NULL;
-    for (int i = 0; td && i < n_ws; i++)
-        if (mncctl_ws_tainted_dirs(ws[i], td) != 0) {
-            cJSON_Delete(req);
-            close(fd);
-            mncctl_err("run refused: cannot list the tainted directories of workspace %s", ws[i]);
-            return -1;
-        }
-    built = built && td;
+    /* subdirectories an earlier instance used as its workspace and left tainted (found by
+     * mncctl_ws_give's walk): mncd reads each record itself (docs/kernel.md, "Workspace taint") */
+    cJSON *td = built ? cJSON_Duplicate(tainted, 1) : NULL;
+    built = td && cJSON_AddItemToObject(req, "tainted_dirs", td);
+    if (!built && td)
+        cJSON_Delete(td);
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -348,6 +343,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     bool registered = false;
     uint32_t agent_id = 0;
     uid_t uid = 0;
+    cJSON *tainted = NULL; /* agent.register's "tainted_dirs" */
 
     if (mnc_kern_open(root, &k, err, sizeof(err)) != 0) {
         mncctl_err("run refused: kernel enforcement is not available: %s", err);
@@ -423,7 +419,11 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
      * others, so an outsider's earlier reference to a directory or file meets DAC and the agent
      * cannot chmod it open either. What the agent creates is its own, reachable only through
      * directories outsiders cannot search. --as-root: root:root, and seccomp denies chmod. */
-    if (n_ws > 0 && mncctl_ws_give(k, agent, ws, n_ws, uid) != 0)
+    if (!(tainted = cJSON_CreateArray())) {
+        mncctl_err("run: out of memory");
+        goto out;
+    }
+    if (n_ws > 0 && mncctl_ws_give(k, agent, ws, n_ws, uid, tainted) != 0)
         goto out;
 
     /* cgroup, registered before anything runs in it */
@@ -439,7 +439,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, stdio_pass) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
@@ -541,6 +541,7 @@ out:
         free(ws[w]);
     for (int r = 0; r < RUN_MAX_READ; r++)
         free(rd[r]);
+    cJSON_Delete(tainted);
     mnc_policy_free(pol);
     mnc_kern_close(k);
     return rc;

@@ -248,6 +248,7 @@ typedef struct {
     long count;
     struct ws_key *keys;
     size_t nkeys, capkeys;
+    cJSON *tainted; /* agent.register's "tainted_dirs", or NULL */
 } give_ctx;
 
 static uint64_t kdev(dev_t d) { return ((uint64_t)major(d) << 20) | minor(d); }
@@ -294,7 +295,8 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
     char proc[64];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     uid_t own = S_ISFIFO(st->st_mode) ? st->st_uid : 0;
-    if ((st->st_uid != own || st->st_gid != c->uid) && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0)
+    bool chown_it = st->st_uid != own || st->st_gid != c->uid;
+    if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0)
         return give_refuse(c, "%s: chown to %u:%u: %s", c->path, (unsigned)own, (unsigned)c->uid, strerror(errno));
     /* POSIX ACLs: a named-user entry would let an outsider in whatever the mode */
     const char *acl[2] = {"system.posix_acl_access", "system.posix_acl_default"};
@@ -304,8 +306,8 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
             return give_refuse(c, "%s: remove %s: %s", c->path, acl[i], strerror(errno));
     }
     mode_t want = top ? (c->uid ? 0770 : 0700) : given_mode(st->st_mode);
-    /* chown cleared setuid/setgid (and the ACL removal may have left any mode): always set */
-    if ((opath ? chmod(proc, want) : fchmod(fd, want)) != 0)
+    /* a chown may have cleared setuid/setgid: set the mode then, and whenever it differs */
+    if ((chown_it || (st->st_mode & 07777) != want) && (opath ? chmod(proc, want) : fchmod(fd, want)) != 0)
         return give_refuse(c, "%s: chmod %04o: %s", c->path, (unsigned)want, strerror(errno));
     return 0;
 }
@@ -348,6 +350,27 @@ static int check_not_open(give_ctx *c, int fd)
     }
     if (fcntl(fd, F_SETLEASE, F_UNLCK) != 0)
         return give_refuse(c, "%s: F_SETLEASE F_UNLCK: %s", c->path, strerror(errno));
+    return 0;
+}
+
+/* A directory inside the workspace (fd) that carries a trusted.mnc.taint record: its path goes
+ * to agent.register's "tainted_dirs", as mncctl_ws_tainted_dirs would find it (mncd re-reads
+ * each record itself). */
+static int tainted_dir(give_ctx *c, int fd)
+{
+    char v[8];
+    ssize_t r = fgetxattr(fd, WS_XATTR, v, sizeof(v));
+    if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+        return 0;
+    if (r < 0 && errno != ERANGE)
+        return give_refuse(c, "%s: %s: %s", c->path, WS_XATTR, strerror(errno));
+    if (cJSON_GetArraySize(c->tainted) >= MNCCTL_WS_MAX_TAINTED_DIRS)
+        return give_refuse(c, "more than %d tainted directories", MNCCTL_WS_MAX_TAINTED_DIRS);
+    cJSON *str = cJSON_CreateString(c->path);
+    if (!str || !cJSON_AddItemToArray(c->tainted, str)) {
+        cJSON_Delete(str);
+        return give_refuse(c, "out of memory");
+    }
     return 0;
 }
 
@@ -396,6 +419,8 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
         goto out;
     }
     if (entry_checks(c, &st) != 0 || normalise(c, fd, &st, false) != 0)
+        goto out;
+    if (S_ISDIR(st.st_mode) && c->tainted && tainted_dir(c, fd) != 0)
         goto out;
     if (S_ISDIR(st.st_mode)) {
         if (depth + 1 > GIVE_MAX_DEPTH) {
@@ -599,13 +624,13 @@ static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int
     return rc;
 }
 
-int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid)
+int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid, cJSON *tainted)
 {
     static char inst[GIVE_MAX_INST][PATH_MAX];
     int ninst = live_instances(mnc_kern_tree(k), agent, inst);
     if (ninst < 0)
         return -1;
-    give_ctx c = {.k = k, .uid = uid};
+    give_ctx c = {.k = k, .uid = uid, .tainted = tainted};
     /* a lease break (someone opening a file while the lease is held) signals SIGIO, whose
      * default action ends the launcher: ignored while the walk runs */
     struct sigaction ign = {.sa_handler = SIG_IGN}, old;

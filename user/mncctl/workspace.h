@@ -12,7 +12,8 @@
 #define MNCCTL_WS_MAX_TAINTED_DIRS 1024 /* == mncd's MNCD_WS_MAX_TAINTED_DIRS */
 
 /* Appends to arr (a cJSON array) the path of every directory strictly inside ws (a realpath)
- * that carries a trusted.mnc.taint record: agent.register's "tainted_dirs" (mncd re-reads each
+ * that carries a trusted.mnc.taint record (`mncctl workspace show`; `mncctl run` collects the same
+ * list in mncctl_ws_give's walk for agent.register's "tainted_dirs": mncd re-reads each
  * itself). Walks without following symlinks, across mounts. Needs CAP_SYS_ADMIN (without it
  * the records are invisible). 0, or -1 after printing why (a directory that cannot be read,
  * more than MNCCTL_WS_MAX_TAINTED_DIRS records): the launch must then be refused. */
@@ -34,7 +35,8 @@ int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr);
  *     instance of the same agent runs (its own opens count) on a workspace already given;
  *   - then every inotify/fanotify mark of a process outside the agent's cgroups
  *     (/proc/PID/fdinfo) on an inode of the workspaces: refused, naming the pid.
- * A refused launch leaves what was already normalised as it is (closed to others). */
-int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid);
+ * tainted (a cJSON array, or NULL): gets what mncctl_ws_tainted_dirs would append, from the
+ * same walk. A refused launch leaves what was already normalised as it is (closed to others). */
+int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid, cJSON *tainted);
 
 #endif
