@@ -301,6 +301,10 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
     /* POSIX ACLs: a named-user entry would let an outsider in whatever the mode */
     const char *acl[2] = {"system.posix_acl_access", "system.posix_acl_default"};
     for (int i = 0; i < (S_ISDIR(st->st_mode) ? 2 : 1); i++) {
+        /* looked up first: a removal starts a journal transaction even when there is nothing */
+        ssize_t has = opath ? getxattr(proc, acl[i], NULL, 0) : fgetxattr(fd, acl[i], NULL, 0);
+        if (has < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+            continue;
         int r = opath ? removexattr(proc, acl[i]) : fremovexattr(fd, acl[i]);
         if (r != 0 && errno != ENODATA && errno != EOPNOTSUPP)
             return give_refuse(c, "%s: remove %s: %s", c->path, acl[i], strerror(errno));
