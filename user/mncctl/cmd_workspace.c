@@ -567,9 +567,11 @@ static const struct ws_key *fdinfo_hit(int pfd, const char *fdname, const struct
     return hit;
 }
 
-/* inotify and fanotify marks of processes outside the agent's cgroups on any inode of the
- * workspaces. A mark outlives the mode change (inotify_add_watch checks read access once) and
- * reports the names of the files the agent creates. 0, or -1 after printing the first one. */
+/* inotify and fanotify marks, and open directory fds, of processes outside the agent's cgroups
+ * on any inode of the workspaces. A mark outlives the mode change (inotify_add_watch checks read
+ * access once) and reports the names of the files the agent creates; so does getdents on a
+ * directory fd opened before (read access is checked at open only). Open regular files are the
+ * lease's (check_not_open). 0, or -1 after printing the first one. */
 static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int ninst)
 {
     qsort(c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
@@ -597,14 +599,26 @@ static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int
         while (fds && rc == 0 && (f = readdir(fds))) {
             if (f->d_name[0] == '.')
                 continue;
-            char l[64];
+            char l[PATH_MAX];
             ssize_t r = readlinkat(dirfd(fds), f->d_name, l, sizeof(l) - 1);
             if (r <= 0)
                 continue;
             l[r] = 0;
-            if (strcmp(l, "anon_inode:inotify") != 0 && strcmp(l, "anon_inode:[fanotify]") != 0)
-                continue;
-            const struct ws_key *hit = fdinfo_hit(pfd, f->d_name, c->keys, c->nkeys);
+            const struct ws_key *hit = NULL;
+            bool dir = false;
+            if (l[0] == '/') { /* a path: a directory fd on a workspace directory? (by (dev, ino):
+                                * the path is the holder's, maybe of another mount namespace) */
+                char fp[300];
+                struct stat st;
+                snprintf(fp, sizeof(fp), "fd/%s", f->d_name);
+                if (fstatat(pfd, fp, &st, 0) != 0 || !S_ISDIR(st.st_mode))
+                    continue;
+                struct ws_key k = {kdev(st.st_dev), st.st_ino, 0};
+                hit = bsearch(&k, c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
+                dir = true;
+            } else if (!strcmp(l, "anon_inode:inotify") || !strcmp(l, "anon_inode:[fanotify]")) {
+                hit = fdinfo_hit(pfd, f->d_name, c->keys, c->nkeys);
+            }
             if (!hit || pid_in_instances(pid, inst, ninst))
                 continue;
             char comm[64] = "?";
@@ -614,10 +628,16 @@ static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int
                 close(cf);
             if (cn > 0)
                 comm[cn - (comm[cn - 1] == '\n')] = 0;
-            mncctl_err("run refused: workspace %s: process %d (%s) watches inode %llu of it (%s mark, fd %s, made "
-                       "before the launch: it would see the names of what the agent creates); end the watch and "
-                       "launch again",
-                       ws[hit->ws], (int)pid, comm, (unsigned long long)hit->ino, l + 11, f->d_name);
+            if (dir)
+                mncctl_err("run refused: workspace %s: process %d (%s) holds directory %s of it open (fd %s, "
+                           "opened before the launch: reading it lists the names of what the agent creates); close "
+                           "it and launch again",
+                           ws[hit->ws], (int)pid, comm, l, f->d_name);
+            else
+                mncctl_err("run refused: workspace %s: process %d (%s) watches inode %llu of it (%s mark, fd %s, "
+                           "made before the launch: it would see the names of what the agent creates); end the "
+                           "watch and launch again",
+                           ws[hit->ws], (int)pid, comm, (unsigned long long)hit->ino, l + 11, f->d_name);
             rc = -1;
         }
         if (fds)

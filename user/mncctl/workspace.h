@@ -33,8 +33,9 @@ int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr);
  *   - every regular file: refused if open elsewhere (a write lease is refused while another
  *     open file description exists: fds, mappings, fds in flight). Not checked while another
  *     instance of the same agent runs (its own opens count) on a workspace already given;
- *   - then every inotify/fanotify mark of a process outside the agent's cgroups
- *     (/proc/PID/fdinfo) on an inode of the workspaces: refused, naming the pid.
+ *   - then every inotify/fanotify mark (/proc/PID/fdinfo) and every open directory fd of a
+ *     process outside the agent's cgroups on an inode of the workspaces: refused, naming the
+ *     pid (getdents on a directory fd opened before lists what the agent creates).
  * tainted (a cJSON array, or NULL): gets what mncctl_ws_tainted_dirs would append, from the
  * same walk. A refused launch leaves what was already normalised as it is (closed to others). */
 int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid, cJSON *tainted);
