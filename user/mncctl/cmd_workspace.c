@@ -229,7 +229,7 @@ MNCCTL_COMMAND(cmd_workspace, "workspace", U_WORKSPACE, c_workspace)
 
 /* ---- the launcher giving the workspaces to the agent (workspace.h, mncctl_ws_give) */
 
-#define GIVE_WALK_LIMIT 200000 /* entries per launch, all workspaces together */
+#define GIVE_WALK_LIMIT 200000 /* entries per workspace */
 #define GIVE_MAX_DEPTH 256     /* directory levels (one fd each while the walk is below) */
 #define GIVE_MAX_INST 32       /* other live instances remembered (their pids are not outsiders) */
 
@@ -288,7 +288,9 @@ static mode_t given_mode(mode_t m) { return (m & 0770) | ((m & 0700) >> 3); }
  * owner may chmod, and an agent that owned a directory an outsider had bind-mounted (or a file
  * it had hard-linked, or held by O_PATH) before the launch could open it again with chmod
  * (--as-root agents have no chmod, run_confine.c). A FIFO the agent made keeps its uid (the
- * FIFO rule above: only the agent's own FIFOs are accepted). */
+ * FIFO rule above: only the agent's own FIFOs are accepted). 0; 1 if the entry is on a read-only
+ * mount (left as is: the agent cannot write there either, so nothing of its reaches a holder);
+ * -1 after printing why the launch is refused. */
 static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
 {
     bool opath = !S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode);
@@ -296,8 +298,11 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     uid_t own = S_ISFIFO(st->st_mode) ? st->st_uid : 0;
     bool chown_it = st->st_uid != own || st->st_gid != c->uid;
-    if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0)
+    if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0) {
+        if (errno == EROFS) /* a read-only mount: nothing the agent writes can land there */
+            return 1;
         return give_refuse(c, "%s: chown to %u:%u: %s", c->path, (unsigned)own, (unsigned)c->uid, strerror(errno));
+    }
     /* POSIX ACLs: a named-user entry would let an outsider in whatever the mode */
     const char *acl[2] = {"system.posix_acl_access", "system.posix_acl_default"};
     for (int i = 0; i < (S_ISDIR(st->st_mode) ? 2 : 1); i++) {
@@ -306,13 +311,18 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
         if (has < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
             continue;
         int r = opath ? removexattr(proc, acl[i]) : fremovexattr(fd, acl[i]);
+        if (r != 0 && errno == EROFS)
+            return 1;
         if (r != 0 && errno != ENODATA && errno != EOPNOTSUPP)
             return give_refuse(c, "%s: remove %s: %s", c->path, acl[i], strerror(errno));
     }
     mode_t want = top ? (c->uid ? 0770 : 0700) : given_mode(st->st_mode);
     /* a chown may have cleared setuid/setgid: set the mode then, and whenever it differs */
-    if ((chown_it || (st->st_mode & 07777) != want) && (opath ? chmod(proc, want) : fchmod(fd, want)) != 0)
+    if ((chown_it || (st->st_mode & 07777) != want) && (opath ? chmod(proc, want) : fchmod(fd, want)) != 0) {
+        if (errno == EROFS)
+            return 1;
         return give_refuse(c, "%s: chmod %04o: %s", c->path, (unsigned)want, strerror(errno));
+    }
     return 0;
 }
 
@@ -422,7 +432,8 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
         give_refuse(c, "%s changed during the walk", c->path);
         goto out;
     }
-    if (entry_checks(c, &st) != 0 || normalise(c, fd, &st, false) != 0)
+    int nr = entry_checks(c, &st) != 0 ? -1 : normalise(c, fd, &st, false);
+    if (nr < 0)
         goto out;
     if (S_ISDIR(st.st_mode) && c->tainted && tainted_dir(c, fd) != 0)
         goto out;
@@ -435,7 +446,7 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
         fd = -1;
         goto out;
     }
-    if (S_ISREG(st.st_mode) && check_not_open(c, fd) != 0)
+    if (S_ISREG(st.st_mode) && nr == 0 && check_not_open(c, fd) != 0)
         goto out;
     rc = 0;
 out:
@@ -667,6 +678,7 @@ int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, ui
     for (int w = 0; rc == 0 && w < n_ws; w++) {
         c.ws = ws[w];
         c.ws_idx = w;
+        c.count = 0;
         snprintf(c.path, sizeof(c.path), "%s", ws[w]);
         int fd = open(ws[w], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
@@ -681,7 +693,7 @@ int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, ui
          * 0700), which no outsider could enter since; a workspace given now is checked. */
         c.check_open = ninst == 0 || st.st_uid != 0 || st.st_gid != uid || (st.st_mode & 07777) != (uid ? 0770 : 0700);
         /* the top directory first: root's, the agent's group, 0770 (root: 0700), no ACL */
-        if (add_key(&c, &st) != 0 || normalise(&c, fd, &st, true) != 0) {
+        if (add_key(&c, &st) != 0 || normalise(&c, fd, &st, true) < 0) {
             close(fd);
             rc = -1;
             break;
