@@ -690,6 +690,35 @@ static void read_control(struct atk_ctx *c, const char *path, off_t *off, int in
     }
 }
 
+/* Set when `mncctl run` refused the launch because of what reached the workspace before it
+ * ("run refused: workspace DIR: ..." on its stderr): no agent process ran, so nothing held the
+ * canary; the orchestrator counts that as BLOCKED (the verifiers still run: a canary found
+ * anyway is still a leak) and does not relaunch. Any other failed launch stays an ERROR. */
+static int refused_launch;
+
+/* Does the launcher's stderr (errpath) say it refused the workspace? Appends the line to notes. */
+static int launch_refused(struct atk_ctx *c, const char *errpath)
+{
+    static char buf[LINE_MAX_];
+    int fd = open(errpath, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *l = strstr(buf, "run refused: workspace ");
+    if (!l)
+        return 0;
+    char *nl = strchr(l, '\n');
+    if (nl)
+        *nl = 0;
+    size_t used = strlen(c->notes);
+    snprintf(c->notes + used, sizeof(c->notes) - used, "%s[launch refused: %s]", used ? " " : "", l + 13);
+    refused_launch = 1;
+    return 1;
+}
+
 /* Runs the agent (phase): reads its control file and everything the launcher writes on its
  * stdout (c->stdio; the launcher's stderr goes to DIR/agentN.err). Returns 0 if the agent held
  * the canary (or did not need to), -1 with a reason in c->notes otherwise. */
@@ -820,6 +849,8 @@ static int run_agent(struct atk_ctx *c, int phase)
         close(in[0]);
     if (got_recv == 1)
         rc = 0;
+    else if (c->agent_uid < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && launch_refused(c, errpath))
+        rc = 0; /* the launcher refused the workspace before any agent process ran: blocked, and why */
     else if (!strstr(c->notes, "recv fail"))
         snprintf(c->notes + strlen(c->notes), sizeof(c->notes) - strlen(c->notes), " [no recv: agent status %d]",
                  WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -1541,7 +1572,7 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
         goto out;
     if (run_agent(c, 1) < 0)
         goto out;
-    if ((a->flags & ATK_RELAUNCH) && run_agent(c, 2) < 0)
+    if ((a->flags & ATK_RELAUNCH) && !refused_launch && run_agent(c, 2) < 0)
         goto out;
     kill_tree("coordinator");
     stop_collector(c);

@@ -30,7 +30,6 @@
  *    killed), 1 on a launcher error. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <linux/landlock.h>
 #include <seccomp.h>
@@ -59,39 +58,7 @@
 #define MAX_WS MNC_MAX_WORKSPACE
 #define WALK_LIMIT 200000
 
-/* ---- workspace checks */
-static mnc_kern *walk_kern;
-static uid_t walk_uid;
-static const char *walk_bad;
-static char walk_bad_path[PATH_MAX];
-static long walk_count;
-
-static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)flag, (void)ftw;
-    if (++walk_count > WALK_LIMIT) {
-        walk_bad = "too many entries to verify (limit 200000)";
-        return 1;
-    }
-    /* A FIFO someone else made may already be open for reading outside (the workspace was
-     * reachable before it became the agent's), and a device node is a terminal or a disk:
-     * both would carry what the agent writes past every check. The agent's own FIFOs (made
-     * while the workspace was closed to everyone else) are fine. */
-    if ((S_ISFIFO(st->st_mode) && st->st_uid != walk_uid) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
-        walk_bad = S_ISFIFO(st->st_mode) ? "holds a FIFO the agent did not create" : "holds a device node";
-        snprintf(walk_bad_path, sizeof(walk_bad_path), "%s", path);
-        return 1;
-    }
-    struct mnc_file_key k = {.dev = ((uint64_t)major(st->st_dev) << 20) | minor(st->st_dev), .ino = st->st_ino};
-    struct mnc_sink s;
-    if (mnc_kern_sink_file_lookup(walk_kern, &k, &s) == 0 && (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY)) {
-        walk_bad = s.cls == MNC_SINK_LOG ? "contains a registered log sink" : "contains a registered memory sink";
-        snprintf(walk_bad_path, sizeof(walk_bad_path), "%s", path);
-        return 1;
-    }
-    return 0;
-}
-
+/* ---- workspace checks (the walk over every entry is mncctl_ws_give's, workspace.h) */
 static bool path_within(const char *inner, const char *outer)
 {
     size_t n = strlen(outer);
@@ -175,38 +142,6 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
             break;
         *slash = 0;
     }
-    walk_kern = k;
-    walk_uid = uid;
-    walk_bad = NULL;
-    walk_count = 0;
-    walk_bad_path[0] = 0;
-    /* No FTW_MOUNT: a mount inside the workspace (a bind mount of a sink directory from
-     * another filesystem) is exactly what must be seen - Landlock's rule for the workspace
-     * covers everything mounted beneath it. WALK_LIMIT bounds the cost. */
-    if (nftw(ws, walk_fn, 32, FTW_PHYS) < 0) {
-        mncctl_err("cannot scan workspace %s: %s", ws, strerror(errno));
-        return -1;
-    }
-    if (walk_bad) {
-        mncctl_err("workspace %s %s%s%s: refused", ws, walk_bad, walk_bad_path[0] ? ": " : "", walk_bad_path);
-        return -1;
-    }
-    return 0;
-}
-
-/* The workspace becomes the agent's alone: nobody else may enter. It stays OWNED BY ROOT, with
- * the agent's group and mode 0770: the agent (its gid is its uid's number) reads, creates and
- * removes in it, but only the owner may chmod a directory, so the agent cannot open its own
- * workspace to the world (chmod 0755) and hand its files to any reader. What it creates inside
- * is its own, but unreachable through the closed top directory. An --as-root agent gets
- * root:root 0700, and seccomp denies it chmod (run_confine.c). Other agents run as other uids;
- * an outside process that is not root cannot open anything in it. */
-static int give_workspace(const char *ws, uid_t uid)
-{
-    if (chown(ws, 0, uid) != 0 || chmod(ws, uid ? 0770 : 0700) != 0) {
-        mncctl_err("workspace %s: cannot hand it to uid %u: %s", ws, (unsigned)uid, strerror(errno));
-        return -1;
-    }
     return 0;
 }
 
@@ -235,7 +170,7 @@ static void remove_cgroup(const char *cg)
 
 /* agent.register through mncd. 0, or -1 after printing why. */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
-                             bool as_root, char *const *ws, int n_ws, bool stdio_pass)
+                             bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -256,17 +191,12 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         cJSON *w = cJSON_CreateString(ws[i]);
         built = w && cJSON_AddItemToArray(wsa, w);
     }
-    /* subdirectories an earlier instance used as its workspace and left tainted: mncd reads
-     * each record itself (docs/kernel.md, "Workspace taint"); an unreadable walk refuses */
-    cJSON *td = built ? cJSON_AddArrayToObject(req, "tainted_dirs") : NULL;
-    for (int i = 0; td && i < n_ws; i++)
-        if (mncctl_ws_tainted_dirs(ws[i], td) != 0) {
-            cJSON_Delete(req);
-            close(fd);
-            mncctl_err("run refused: cannot list the tainted directories of workspace %s", ws[i]);
-            return -1;
-        }
-    built = built && td;
+    /* subdirectories an earlier instance used as its workspace and left tainted (found by
+     * mncctl_ws_give's walk): mncd reads each record itself (docs/kernel.md, "Workspace taint") */
+    cJSON *td = built ? cJSON_Duplicate(tainted, 1) : NULL;
+    built = td && cJSON_AddItemToObject(req, "tainted_dirs", td);
+    if (!built && td)
+        cJSON_Delete(td);
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -413,6 +343,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     bool registered = false;
     uint32_t agent_id = 0;
     uid_t uid = 0;
+    cJSON *tainted = NULL; /* agent.register's "tainted_dirs" */
 
     if (mnc_kern_open(root, &k, err, sizeof(err)) != 0) {
         mncctl_err("run refused: kernel enforcement is not available: %s", err);
@@ -480,9 +411,20 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (check_reachable("--read", rd[r], uid) != 0)
             goto out;
     }
-    for (int w = 0; w < n_ws; w++)
-        if (give_workspace(ws[w], uid) != 0)
-            goto out;
+    /* The workspaces become the agent's alone: nobody else may enter, and nothing reached before
+     * the launch (bind mounts, directory fds, cwds, hard links, open files, fds in flight,
+     * inotify marks) still leads in. The top directory stays OWNED BY ROOT, with the agent's
+     * group and mode 0770: the agent reads, creates and removes in it but cannot chmod it open
+     * (only the owner may); what was inside before becomes root's too, same group, no bits for
+     * others, so an outsider's earlier reference to a directory or file meets DAC and the agent
+     * cannot chmod it open either. What the agent creates is its own, reachable only through
+     * directories outsiders cannot search. --as-root: root:root, and seccomp denies chmod. */
+    if (!(tainted = cJSON_CreateArray())) {
+        mncctl_err("run: out of memory");
+        goto out;
+    }
+    if (n_ws > 0 && mncctl_ws_give(k, agent, ws, n_ws, uid, tainted) != 0)
+        goto out;
 
     /* cgroup, registered before anything runs in it */
     if (strchr(agent, '/') || strcmp(agent, ".") == 0 || strcmp(agent, "..") == 0) {
@@ -497,7 +439,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, stdio_pass) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
@@ -599,6 +541,7 @@ out:
         free(ws[w]);
     for (int r = 0; r < RUN_MAX_READ; r++)
         free(rd[r]);
+    cJSON_Delete(tainted);
     mnc_policy_free(pol);
     mnc_kern_close(k);
     return rc;

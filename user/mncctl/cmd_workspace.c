@@ -13,14 +13,23 @@
  * workspace overlaps DIR, and audits the removed value.
  */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
+#include "mnc_kern.h"
 #include "mncctl.h"
 #include "workspace.h"
 
@@ -217,3 +226,483 @@ static int c_workspace(int argc, char **argv, const mncctl_global *g)
 }
 
 MNCCTL_COMMAND(cmd_workspace, "workspace", U_WORKSPACE, c_workspace)
+
+/* ---- the launcher giving the workspaces to the agent (workspace.h, mncctl_ws_give) */
+
+#define GIVE_WALK_LIMIT 200000 /* entries per workspace */
+#define GIVE_MAX_DEPTH 256     /* directory levels (one fd each while the walk is below) */
+#define GIVE_MAX_INST 32       /* other live instances remembered (their pids are not outsiders) */
+
+struct ws_key {
+    uint64_t dev, ino; /* dev in the kernel's encoding (major << 20 | minor), as fdinfo's sdev */
+    int ws;            /* index of the workspace */
+};
+
+typedef struct {
+    mnc_kern *k;
+    uid_t uid; /* the agent's (0 --as-root); its gid has the same number */
+    bool check_open;
+    const char *ws;
+    int ws_idx;
+    char path[PATH_MAX]; /* the entry being handled, for messages */
+    long count;
+    struct ws_key *keys;
+    size_t nkeys, capkeys;
+    cJSON *tainted; /* agent.register's "tainted_dirs", or NULL */
+} give_ctx;
+
+static uint64_t kdev(dev_t d) { return ((uint64_t)major(d) << 20) | minor(d); }
+
+static int give_refuse(const give_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int give_refuse(const give_ctx *c, const char *fmt, ...)
+{
+    char why[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    mncctl_err("run refused: workspace %s: %s", c->ws, why);
+    return -1;
+}
+
+static int add_key(give_ctx *c, const struct stat *st)
+{
+    if (c->nkeys == c->capkeys) {
+        size_t cap = c->capkeys ? c->capkeys * 2 : 1024;
+        struct ws_key *n = realloc(c->keys, cap * sizeof(*n));
+        if (!n)
+            return give_refuse(c, "out of memory");
+        c->keys = n;
+        c->capkeys = cap;
+    }
+    c->keys[c->nkeys++] = (struct ws_key){kdev(st->st_dev), st->st_ino, c->ws_idx};
+    return 0;
+}
+
+/* The mode an entry gets: no bits for others, the owner's bits also for the group (the agent
+ * reaches root-owned entries through its group), no setuid/setgid/sticky. */
+static mode_t given_mode(mode_t m) { return (m & 0770) | ((m & 0700) >> 3); }
+
+/* Owner, ACLs and mode of the open fd (a directory or a regular file, or an O_PATH fd of a FIFO
+ * or socket: then through /proc/self/fd). st is its fstat. The owner is root, not the agent: an
+ * owner may chmod, and an agent that owned a directory an outsider had bind-mounted (or a file
+ * it had hard-linked, or held by O_PATH) before the launch could open it again with chmod
+ * (--as-root agents have no chmod, run_confine.c). A FIFO the agent made keeps its uid (the
+ * FIFO rule above: only the agent's own FIFOs are accepted). 0; 1 if the entry is on a read-only
+ * mount (left as is: the agent cannot write there either, so nothing of its reaches a holder);
+ * -1 after printing why the launch is refused. */
+static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
+{
+    bool opath = !S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode);
+    char proc[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    uid_t own = S_ISFIFO(st->st_mode) ? st->st_uid : 0;
+    bool chown_it = st->st_uid != own || st->st_gid != c->uid;
+    if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0) {
+        if (errno == EROFS) /* a read-only mount: nothing the agent writes can land there */
+            return 1;
+        return give_refuse(c, "%s: chown to %u:%u: %s", c->path, (unsigned)own, (unsigned)c->uid, strerror(errno));
+    }
+    /* POSIX ACLs: a named-user entry would let an outsider in whatever the mode */
+    const char *acl[2] = {"system.posix_acl_access", "system.posix_acl_default"};
+    for (int i = 0; i < (S_ISDIR(st->st_mode) ? 2 : 1); i++) {
+        /* looked up first: a removal starts a journal transaction even when there is nothing */
+        ssize_t has = opath ? getxattr(proc, acl[i], NULL, 0) : fgetxattr(fd, acl[i], NULL, 0);
+        if (has < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+            continue;
+        int r = opath ? removexattr(proc, acl[i]) : fremovexattr(fd, acl[i]);
+        if (r != 0 && errno == EROFS)
+            return 1;
+        if (r != 0 && errno != ENODATA && errno != EOPNOTSUPP)
+            return give_refuse(c, "%s: remove %s: %s", c->path, acl[i], strerror(errno));
+    }
+    mode_t want = top ? (c->uid ? 0770 : 0700) : given_mode(st->st_mode);
+    /* a chown may have cleared setuid/setgid: set the mode then, and whenever it differs */
+    if ((chown_it || (st->st_mode & 07777) != want) && (opath ? chmod(proc, want) : fchmod(fd, want)) != 0) {
+        if (errno == EROFS)
+            return 1;
+        return give_refuse(c, "%s: chmod %04o: %s", c->path, (unsigned)want, strerror(errno));
+    }
+    return 0;
+}
+
+/* The checks every entry passes (formerly check_workspace's walk): no device node, no FIFO
+ * someone else made (it may be open for reading outside already), no registered log or memory
+ * sink (by (dev, ino), so hard links are found). st is the entry's own stat, before it is
+ * normalised (the FIFO's owner is the one who made it). */
+static int entry_checks(give_ctx *c, const struct stat *st)
+{
+    if (++c->count > GIVE_WALK_LIMIT)
+        return give_refuse(c, "too many entries to verify (limit %d)", GIVE_WALK_LIMIT);
+    if ((S_ISFIFO(st->st_mode) && st->st_uid != c->uid) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+        return give_refuse(c, "%s: %s: refused",
+                           S_ISFIFO(st->st_mode) ? "holds a FIFO the agent did not create" : "holds a device node",
+                           c->path);
+    struct mnc_file_key k = {.dev = kdev(st->st_dev), .ino = st->st_ino};
+    struct mnc_sink s;
+    if (c->k && mnc_kern_sink_file_lookup(c->k, &k, &s) == 0 && (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY))
+        return give_refuse(c, "contains a registered %s sink: %s", s.cls == MNC_SINK_LOG ? "log" : "memory", c->path);
+    return add_key(c, st);
+}
+
+/* A regular file nobody else has open: the kernel grants a write lease only if no other open
+ * file description of the inode exists (fd tables, mappings, fds in flight in socket queues,
+ * an executable being run all count; O_PATH fds do not, and cannot read). */
+static int check_not_open(give_ctx *c, int fd)
+{
+    if (!c->check_open)
+        return 0;
+    if (fcntl(fd, F_SETLEASE, F_WRLCK) != 0) {
+        if (errno == EAGAIN)
+            return give_refuse(c,
+                               "%s is open elsewhere (an fd, a mapping or a socket queue): a process that opened "
+                               "it before the launch could read what the agent writes; close it (fuser/lsof find "
+                               "fds and mappings, not fds in flight) and launch again",
+                               c->path);
+        return give_refuse(c, "%s: cannot check whether it is open elsewhere (F_SETLEASE: %s)", c->path,
+                           strerror(errno));
+    }
+    if (fcntl(fd, F_SETLEASE, F_UNLCK) != 0)
+        return give_refuse(c, "%s: F_SETLEASE F_UNLCK: %s", c->path, strerror(errno));
+    return 0;
+}
+
+/* A directory inside the workspace (fd) that carries a trusted.mnc.taint record: its path goes
+ * to agent.register's "tainted_dirs", as mncctl_ws_tainted_dirs would find it (mncd re-reads
+ * each record itself). */
+static int tainted_dir(give_ctx *c, int fd)
+{
+    char v[8];
+    ssize_t r = fgetxattr(fd, WS_XATTR, v, sizeof(v));
+    if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
+        return 0;
+    if (r < 0 && errno != ERANGE)
+        return give_refuse(c, "%s: %s: %s", c->path, WS_XATTR, strerror(errno));
+    if (cJSON_GetArraySize(c->tainted) >= MNCCTL_WS_MAX_TAINTED_DIRS)
+        return give_refuse(c, "more than %d tainted directories", MNCCTL_WS_MAX_TAINTED_DIRS);
+    cJSON *str = cJSON_CreateString(c->path);
+    if (!str || !cJSON_AddItemToArray(c->tainted, str)) {
+        cJSON_Delete(str);
+        return give_refuse(c, "out of memory");
+    }
+    return 0;
+}
+
+static int give_dir(give_ctx *c, int dfd, size_t plen, int depth);
+
+/* One entry `name` of the directory dfd (already normalised: no outsider can add, remove or
+ * swap entries in it any more). */
+static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtype, size_t plen, int depth)
+{
+    int n = snprintf(c->path + plen, sizeof(c->path) - plen, "/%s", name);
+    if (n < 0 || (size_t)n >= sizeof(c->path) - plen)
+        return give_refuse(c, "a path inside it is too long");
+    size_t nlen = plen + (size_t)n;
+    struct stat st;
+    if (dtype == DT_UNKNOWN) { /* the filesystem does not say: stat it */
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return give_refuse(c, "%s: %s", c->path, strerror(errno));
+        dtype = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
+    }
+    int fd = -1, rc = -1;
+    if (dtype == DT_LNK) { /* a symlink is never followed; its owner only */
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return give_refuse(c, "%s: %s", c->path, strerror(errno));
+        if (!S_ISLNK(st.st_mode)) /* changed since readdir: only the agent's own instances can */
+            return give_refuse(c, "%s changed during the walk", c->path);
+        if (entry_checks(c, &st) != 0)
+            return -1;
+        if ((st.st_uid != 0 || st.st_gid != c->uid) && fchownat(dfd, name, 0, c->uid, AT_SYMLINK_NOFOLLOW) != 0)
+            return give_refuse(c, "%s: lchown: %s", c->path, strerror(errno));
+        return 0;
+    }
+    if (dtype == DT_DIR)
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    else if (dtype == DT_REG)
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_NOATIME | O_CLOEXEC);
+    else /* FIFO, socket, device: never opened for I/O */
+        fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return give_refuse(c, "%s cannot be read: %s", c->path, strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+        goto out;
+    }
+    if ((dtype == DT_DIR) != S_ISDIR(st.st_mode) || (dtype == DT_REG) != S_ISREG(st.st_mode)) {
+        give_refuse(c, "%s changed during the walk", c->path);
+        goto out;
+    }
+    int nr = entry_checks(c, &st) != 0 ? -1 : normalise(c, fd, &st, false);
+    if (nr < 0)
+        goto out;
+    if (S_ISDIR(st.st_mode) && c->tainted && tainted_dir(c, fd) != 0)
+        goto out;
+    if (S_ISDIR(st.st_mode)) {
+        if (depth + 1 > GIVE_MAX_DEPTH) {
+            give_refuse(c, "%s: more than %d levels deep", c->path, GIVE_MAX_DEPTH);
+            goto out;
+        }
+        rc = give_dir(c, fd, nlen, depth + 1); /* takes fd */
+        fd = -1;
+        goto out;
+    }
+    if (S_ISREG(st.st_mode) && nr == 0 && check_not_open(c, fd) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    c->path[plen] = 0;
+    return rc;
+}
+
+/* The entries of dfd (normalised already), each after its directory: whoever reached a
+ * directory before the launch (a bind mount, a directory fd, a cwd) has lost the right to add
+ * or rename entries before they are listed. Takes dfd. */
+static int give_dir(give_ctx *c, int dfd, size_t plen, int depth)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return give_refuse(c, "%s: %s", c->path, strerror(errno));
+    }
+    int rc = 0;
+    struct dirent *e;
+    errno = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        rc = give_entry(c, dirfd(d), e->d_name, e->d_type, plen, depth);
+        errno = 0;
+    }
+    if (rc == 0 && errno != 0)
+        rc = give_refuse(c, "%s: readdir: %s", c->path, strerror(errno));
+    closedir(d);
+    return rc;
+}
+
+/* ---- other live instances of the agent, and the outsiders' inotify/fanotify marks */
+
+/* Live instances of `agent` other than the launcher's own: cgroup directories
+ * <tree>/<agent>.<pid> that have processes (cgroup.events "populated 1"), the cgroups mncd
+ * watches (user/mncd/kern_watch.c). Their paths go to inst (up to GIVE_MAX_INST); returns how
+ * many exist, or -1 after printing why the tree cannot be read. */
+static int live_instances(const char *tree, const char *agent, char (*inst)[PATH_MAX])
+{
+    DIR *d = opendir(tree);
+    if (!d) {
+        mncctl_err("run refused: cannot list the agents' cgroups in %s: %s", tree, strerror(errno));
+        return -1;
+    }
+    size_t al = strlen(agent);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *s = e->d_name;
+        if (strncmp(s, agent, al) != 0 || s[al] != '.' || !s[al + 1] ||
+            strspn(s + al + 1, "0123456789") != strlen(s + al + 1))
+            continue;
+        char p[PATH_MAX], buf[256];
+        snprintf(p, sizeof(p), "%s/%s/cgroup.events", tree, s);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        ssize_t r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = 0;
+        if (!strstr(buf, "populated 1"))
+            continue;
+        if (n < GIVE_MAX_INST)
+            snprintf(inst[n], PATH_MAX, "%s/%s", tree, s);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Is pid in one of the agent's live instances (their cgroup.procs)? */
+static bool pid_in_instances(pid_t pid, char (*inst)[PATH_MAX], int ninst)
+{
+    for (int i = 0; i < ninst && i < GIVE_MAX_INST; i++) {
+        char p[PATH_MAX + 16];
+        snprintf(p, sizeof(p), "%.4080s/cgroup.procs", inst[i]);
+        FILE *f = fopen(p, "re");
+        long v;
+        bool hit = false;
+        while (f && !hit && fscanf(f, "%ld", &v) == 1)
+            hit = v == (long)pid;
+        if (f)
+            fclose(f);
+        if (hit)
+            return true;
+    }
+    return false;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const struct ws_key *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* One fdinfo file of an inotify or fanotify fd: the first mark on a workspace inode, or NULL. */
+static const struct ws_key *fdinfo_hit(int pfd, const char *fdname, const struct ws_key *keys, size_t n)
+{
+    char p[300];
+    snprintf(p, sizeof(p), "fdinfo/%s", fdname);
+    int fd = openat(pfd, p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL; /* gone */
+    FILE *f = fdopen(fd, "re");
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    char line[512];
+    const struct ws_key *hit = NULL;
+    while (!hit && fgets(line, sizeof(line), f)) {
+        /* "inotify wd:1 ino:9e7e sdev:800013 mask:..." / "fanotify ino:4f969 sdev:800013 ..."
+         * (mount and filesystem marks need CAP_SYS_ADMIN: a root outsider's) */
+        if (strncmp(line, "inotify wd:", 11) != 0 && strncmp(line, "fanotify ino:", 13) != 0)
+            continue;
+        const char *i = strstr(line, " ino:"), *s = strstr(line, " sdev:");
+        if (!i || !s)
+            continue;
+        struct ws_key k = {strtoull(s + 6, NULL, 16), strtoull(i + 5, NULL, 16), 0};
+        hit = bsearch(&k, keys, n, sizeof(*keys), key_cmp);
+    }
+    fclose(f);
+    return hit;
+}
+
+/* inotify and fanotify marks, and open directory fds, of processes outside the agent's cgroups
+ * on any inode of the workspaces. A mark outlives the mode change (inotify_add_watch checks read
+ * access once) and reports the names of the files the agent creates; so does getdents on a
+ * directory fd opened before (read access is checked at open only). Open regular files are the
+ * lease's (check_not_open). 0, or -1 after printing the first one. */
+static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int ninst)
+{
+    qsort(c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
+    DIR *proc = opendir("/proc");
+    if (!proc) {
+        mncctl_err("run refused: cannot read /proc to look for watches on the workspaces: %s", strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(proc))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        pid_t pid = (pid_t)atol(e->d_name);
+        if (pid == getpid())
+            continue;
+        int pfd = openat(dirfd(proc), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+            continue; /* exited */
+        int ffd = openat(pfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *fds = ffd >= 0 ? fdopendir(ffd) : NULL;
+        if (!fds && ffd >= 0)
+            close(ffd);
+        struct dirent *f;
+        while (fds && rc == 0 && (f = readdir(fds))) {
+            if (f->d_name[0] == '.')
+                continue;
+            char l[PATH_MAX];
+            ssize_t r = readlinkat(dirfd(fds), f->d_name, l, sizeof(l) - 1);
+            if (r <= 0)
+                continue;
+            l[r] = 0;
+            const struct ws_key *hit = NULL;
+            bool dir = false;
+            if (l[0] == '/') { /* a path: a directory fd on a workspace directory? (by (dev, ino):
+                                * the path is the holder's, maybe of another mount namespace) */
+                char fp[300];
+                struct stat st;
+                snprintf(fp, sizeof(fp), "fd/%s", f->d_name);
+                if (fstatat(pfd, fp, &st, 0) != 0 || !S_ISDIR(st.st_mode))
+                    continue;
+                struct ws_key k = {kdev(st.st_dev), st.st_ino, 0};
+                hit = bsearch(&k, c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
+                dir = true;
+            } else if (!strcmp(l, "anon_inode:inotify") || !strcmp(l, "anon_inode:[fanotify]")) {
+                hit = fdinfo_hit(pfd, f->d_name, c->keys, c->nkeys);
+            }
+            if (!hit || pid_in_instances(pid, inst, ninst))
+                continue;
+            char comm[64] = "?";
+            int cf = openat(pfd, "comm", O_RDONLY | O_CLOEXEC);
+            ssize_t cn = cf >= 0 ? read(cf, comm, sizeof(comm) - 1) : -1;
+            if (cf >= 0)
+                close(cf);
+            if (cn > 0)
+                comm[cn - (comm[cn - 1] == '\n')] = 0;
+            if (dir)
+                mncctl_err("run refused: workspace %s: process %d (%s) holds directory %s of it open (fd %s, "
+                           "opened before the launch: reading it lists the names of what the agent creates); close "
+                           "it and launch again",
+                           ws[hit->ws], (int)pid, comm, l, f->d_name);
+            else
+                mncctl_err("run refused: workspace %s: process %d (%s) watches inode %llu of it (%s mark, fd %s, "
+                           "made before the launch: it would see the names of what the agent creates); end the "
+                           "watch and launch again",
+                           ws[hit->ws], (int)pid, comm, (unsigned long long)hit->ino, l + 11, f->d_name);
+            rc = -1;
+        }
+        if (fds)
+            closedir(fds);
+        close(pfd);
+    }
+    closedir(proc);
+    return rc;
+}
+
+int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, uid_t uid, cJSON *tainted)
+{
+    static char inst[GIVE_MAX_INST][PATH_MAX];
+    int ninst = live_instances(mnc_kern_tree(k), agent, inst);
+    if (ninst < 0)
+        return -1;
+    give_ctx c = {.k = k, .uid = uid, .tainted = tainted};
+    /* a lease break (someone opening a file while the lease is held) signals SIGIO, whose
+     * default action ends the launcher: ignored while the walk runs */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    if (sigaction(SIGIO, &ign, &old) != 0) {
+        mncctl_err("run: sigaction: %s", strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    for (int w = 0; rc == 0 && w < n_ws; w++) {
+        c.ws = ws[w];
+        c.ws_idx = w;
+        c.count = 0;
+        snprintf(c.path, sizeof(c.path), "%s", ws[w]);
+        int fd = open(ws[w], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            rc = give_refuse(&c, "cannot open it: %s", strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        /* Another live instance's own opens would count as "open elsewhere": the check is
+         * skipped then, but only on a workspace already given to this agent (root:gid, 0770 or
+         * 0700), which no outsider could enter since; a workspace given now is checked. */
+        c.check_open = ninst == 0 || st.st_uid != 0 || st.st_gid != uid || (st.st_mode & 07777) != (uid ? 0770 : 0700);
+        /* the top directory first: root's, the agent's group, 0770 (root: 0700), no ACL */
+        if (add_key(&c, &st) != 0 || normalise(&c, fd, &st, true) < 0) {
+            close(fd);
+            rc = -1;
+            break;
+        }
+        rc = give_dir(&c, fd, strlen(c.path), 0);
+    }
+    sigaction(SIGIO, &old, NULL);
+    if (rc == 0)
+        rc = check_marks(&c, ws, inst, ninst);
+    free(c.keys);
+    return rc;
+}
