@@ -113,7 +113,7 @@ int mnc_jbuf_reserve(mnc_jbuf *b, size_t n)
     return 0;
 }
 
-static int put(mnc_jbuf *b, const char *s, size_t n)
+int mnc_jbuf_put(mnc_jbuf *b, const char *s, size_t n)
 {
     if (mnc_jbuf_reserve(b, n) != 0)
         return -1;
@@ -121,6 +121,8 @@ static int put(mnc_jbuf *b, const char *s, size_t n)
     b->len += n;
     return 0;
 }
+
+#define put mnc_jbuf_put
 
 static int put_jstr(mnc_jbuf *b, const char *s)
 {
@@ -136,9 +138,8 @@ static int put_jstr(mnc_jbuf *b, const char *s)
 }
 
 /* cJSON's print_number, with integral values below 10^15 written as digits (the same text). */
-static int put_num(mnc_jbuf *b, const cJSON *it)
+static int put_num(mnc_jbuf *b, double d)
 {
-    double d = it->valuedouble;
     char t[32];
     size_t n;
     if (isnan(d) || isinf(d))
@@ -171,7 +172,7 @@ static int print_item(mnc_jbuf *b, const cJSON *it)
     case cJSON_True:
         return put(b, "true", 4);
     case cJSON_Number:
-        return put_num(b, it);
+        return put_num(b, it->valuedouble);
     case cJSON_Raw:
         return it->valuestring ? put(b, it->valuestring, strlen(it->valuestring)) : -1;
     case cJSON_String:
@@ -203,5 +204,17 @@ int mnc_json_print(mnc_jbuf *b, const cJSON *item)
         b->len = len0;
         return -1;
     }
+    return 0;
+}
+
+int mnc_jbuf_str(mnc_jbuf *b, const char *s) { return s ? put_jstr(b, s) : -1; }
+
+int mnc_jbuf_num(mnc_jbuf *b, double v) { return put_num(b, v); }
+
+int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v)
+{
+    if (mnc_jbuf_reserve(b, 20) != 0)
+        return -1;
+    b->len += mnc_json_put_u64(b->p + b->len, v);
     return 0;
 }

@@ -56,4 +56,24 @@ int mnc_jbuf_reserve(mnc_jbuf *b, size_t n);
  * invalid type, a raw item without text) with b->len as before (b->p may have grown). */
 int mnc_json_print(mnc_jbuf *b, const cJSON *item);
 
+/* Streaming writers: append to b the text mnc_json_print prints for the corresponding cJSON
+ * item, so a record or an answer can be written without building a tree and prints the same
+ * bytes. Each returns 0, or -1 (out of memory; b->len may have grown by a part: callers that
+ * write several pieces reset b->len themselves on failure). */
+int mnc_jbuf_put(mnc_jbuf *b, const char *s, size_t n); /* raw bytes */
+#define MNC_JBUF_LIT(b, lit) mnc_jbuf_put((b), (lit), sizeof(lit) - 1)
+/* cJSON_CreateString(s): -1 for s == NULL (cJSON_CreateString(NULL) fails too) */
+int mnc_jbuf_str(mnc_jbuf *b, const char *s);
+/* cJSON_CreateNumber(v) */
+int mnc_jbuf_num(mnc_jbuf *b, double v);
+/* mnc_json_add_u64's raw digits */
+int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v);
+
+/* Appends the text of mnc_json_print(mnc_disclosure_to_json(p, d)) without building the tree
+ * (disclosure.c; test_disclosure compares the two). 0, or -1 (out of memory, or a part
+ * mnc_disclosure_to_json would fail on, e.g. a NULL value) with b->len as before. */
+struct mnc_policy;
+struct mnc_disclosure;
+int mnc_disclosure_write_json(mnc_jbuf *b, const struct mnc_policy *p, const struct mnc_disclosure *d);
+
 #endif

@@ -24,6 +24,7 @@
 #include "mnc/monitor.h"
 #include "mnc/select.h"
 #include "mnc/state.h"
+#include "json_write.h"
 #include "mncd.h"
 
 /* ---- helpers */
@@ -43,13 +44,22 @@ static const char *contract_purpose(const mncd *d, const mnc_disclosure *o)
     return o && o->contract < d->policy->n_contracts ? d->policy->contracts[o->contract].purpose : "";
 }
 
-/* Adds "object" (lossless JSON) and "message" (rendered) to a response. */
+/* Adds "object" (lossless JSON) and "message" (rendered) to a response. The object is added
+ * as its printed text (mnc_disclosure_write_json: the bytes mnc_disclosure_to_json's tree
+ * prints, json_write.h) in one raw item, not as a tree of ~40 items allocated, printed and
+ * freed per answer; a response is only printed (loop.c), never read. The text is written into
+ * one buffer reused by every answer (one thread; nothing runs between the write and the copy
+ * cJSON_AddRawToObject makes). */
+static mnc_jbuf obj_text;
+
 static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_message)
 {
-    cJSON *j = mnc_disclosure_to_json(d->policy, o);
-    if (!j)
+    obj_text.len = 0;
+    if (mnc_disclosure_write_json(&obj_text, d->policy, o) != 0 || mnc_jbuf_reserve(&obj_text, 1) != 0)
         return -1;
-    cJSON_AddItemToObject(resp, "object", j);
+    obj_text.p[obj_text.len] = '\0';
+    if (!cJSON_AddRawToObject(resp, "object", obj_text.p))
+        return -1;
     if (with_message) {
         char *m = mnc_disclosure_render(d->policy, o);
         if (!m || !cJSON_AddStringToObject(resp, "message", m)) {
