@@ -518,6 +518,24 @@ static void test_json_str_is_cjsons(void **st)
     check_str("");
     check_str(NULL);
     check_str("caf\xc3\xa9 \xe2\x82\xac \"q\" \\ \x7f");
+    /* strings of every length up to 40 mixing plain bytes with ones that need an escape at
+     * every position: the writer takes 8 plain bytes at a time, any word with an escape byte by
+     * byte (json_write.c), so each escape must be found wherever it sits in a word */
+    static const char pool[] = {'a',  'Z',    '0',    ' ',    '~',        '"',        '\\',
+                                '\n', '\x01', '\x1f', '\x7f', (char)0x80, (char)0xff, '/'};
+    unsigned seed = 12345;
+    for (int len = 0; len <= 40; len++)
+        for (int rep = 0; rep < 60; rep++) {
+            char s[41];
+            for (int i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                /* mostly plain text, so that clean words occur next to dirty ones */
+                unsigned r = (seed >> 16) % 40;
+                s[i] = r < 26 ? (char)('a' + r % 26) : pool[r % sizeof(pool)];
+            }
+            s[len] = 0;
+            check_str(s);
+        }
     const uint64_t nums[] = {0, 1, 9, 10, 2147483647ull, 2147483648ull, 1764547200000ull, 999999999999999ull};
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
         char *want = cjson_text(cJSON_CreateNumber((double)nums[i]));

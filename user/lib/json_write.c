@@ -36,51 +36,99 @@ size_t mnc_json_str_len(const char *s)
 /* 1 for the bytes cJSON escapes: those below 0x20, '"' and '\\'. */
 static const unsigned char escaped[256] = {[0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1};
 
+/* The bytes of the 8-byte word w that cJSON escapes (below 0x20, '"', '\\'), as the high bit of
+ * each: the "has a byte less than n" test (n <= 128) and the "has a zero byte" test on w xor
+ * the quote and the backslash. Non-zero iff there is such a byte, and the lowest set bit marks
+ * the first one exactly (a borrow only runs upwards from a byte that is one): in memory order
+ * on a little-endian machine. */
+static inline uint64_t word_escapes(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high;
+}
+
+static char *put_byte(char *o, unsigned char c)
+{
+    static const char hx[] = "0123456789abcdef";
+    if (!escaped[c]) {
+        *o++ = (char)c;
+        return o;
+    }
+    *o++ = '\\';
+    switch (c) {
+    case '"':
+    case '\\':
+        *o++ = (char)c;
+        break;
+    case '\b':
+        *o++ = 'b';
+        break;
+    case '\f':
+        *o++ = 'f';
+        break;
+    case '\n':
+        *o++ = 'n';
+        break;
+    case '\r':
+        *o++ = 'r';
+        break;
+    case '\t':
+        *o++ = 't';
+        break;
+    default:
+        memcpy(o, "u00", 3);
+        o[3] = hx[c >> 4];
+        o[4] = hx[c & 15];
+        o += 5;
+    }
+    return o;
+}
+
+/* The n bytes at p, escaped, between quotes. Eight bytes are copied at a time up to the first
+ * that needs an escape (out has room for 6 per input byte, so copying a whole word ahead is
+ * safe while 8 or more remain), which is written and the scan goes on after it. */
+static size_t put_strn(char *out, const unsigned char *p, size_t n)
+{
+    char *o = out;
+    *o++ = '"';
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = word_escapes(w);
+        memcpy(o, p, 8);
+        if (!m) {
+            o += 8;
+            p += 8;
+            n -= 8;
+            continue;
+        }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        size_t k = (size_t)__builtin_ctzll(m) >> 3; /* bytes before the first escaped one */
+#else
+        size_t k = 0;
+        while (!escaped[p[k]])
+            k++;
+#endif
+        o += k;
+        p += k;
+        n -= k;
+        o = put_byte(o, *p++);
+        n--;
+    }
+    while (n--)
+        o = put_byte(o, *p++);
+    *o++ = '"';
+    return (size_t)(o - out);
+}
+
 size_t mnc_json_put_str(char *out, const char *s)
 {
     if (!s) {
         memcpy(out, "null", 4);
         return 4;
     }
-    static const char hx[] = "0123456789abcdef";
-    char *o = out;
-    *o++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned char c = *p;
-        if (!escaped[c]) {
-            *o++ = (char)c;
-            continue;
-        }
-        *o++ = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            *o++ = (char)c;
-            break;
-        case '\b':
-            *o++ = 'b';
-            break;
-        case '\f':
-            *o++ = 'f';
-            break;
-        case '\n':
-            *o++ = 'n';
-            break;
-        case '\r':
-            *o++ = 'r';
-            break;
-        case '\t':
-            *o++ = 't';
-            break;
-        default:
-            memcpy(o, "u00", 3);
-            o[3] = hx[c >> 4];
-            o[4] = hx[c & 15];
-            o += 5;
-        }
-    }
-    *o++ = '"';
-    return (size_t)(o - out);
+    return put_strn(out, (const unsigned char *)s, strlen(s));
 }
 
 size_t mnc_json_put_u64(char *out, uint64_t v)
@@ -133,7 +181,7 @@ static int put_jstr(mnc_jbuf *b, const char *s)
     size_t n = strlen(s);
     if (n > (SIZE_MAX - 2) / 6 || mnc_jbuf_reserve(b, 6 * n + 2) != 0)
         return -1;
-    b->len += mnc_json_put_str(b->p + b->len, s);
+    b->len += put_strn(b->p + b->len, (const unsigned char *)s, n);
     return 0;
 }
 
