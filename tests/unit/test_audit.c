@@ -686,6 +686,77 @@ static cJSON *gen(int depth)
     }
 }
 
+/* Fractions (json_write.c prints those with at most 15 significant digits without printf):
+ * cJSON's text for decimals m / 10^k of every size and place, their neighbours one ulp away
+ * (which need 16-17 digits: printf's path), random doubles, the ends of the fast path's range
+ * (1e-4, 1e15) and values just inside and outside it, negative ones too. */
+static void check_num(double v)
+{
+    cJSON *it = cJSON_CreateNumber(v);
+    assert_non_null(it);
+    mnc_jbuf b = {0};
+    assert_int_equal(mnc_json_print(&b, it), 0);
+    char *want = cjson_text(it);
+    assert_int_equal(b.len, strlen(want));
+    if (memcmp(b.p, want, b.len) != 0)
+        fail_msg("%.17g: printed %.*s, cJSON %s", v, (int)b.len, b.p, want);
+    free(b.p);
+    cJSON_free(want);
+}
+
+static void test_json_fractions_are_cjsons(void **st)
+{
+    (void)st;
+    static const double p10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9, 1e10,
+                                 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20};
+    uint64_t seed = 88172645463325252ull;
+    int n = 0;
+    for (int i = 0; i < 60000; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        int digits = 1 + (int)(seed % 17);                 /* 1..17 significant digits */
+        int k = (int)((seed >> 8) % 21);                   /* 10^-k */
+        uint64_t m = (seed >> 16) % (uint64_t)p10[digits]; /* below 10^digits */
+        double v = (double)m / p10[k];
+        double sgn = (seed >> 60) & 1 ? -1.0 : 1.0;
+        check_num(sgn * v);
+        check_num(sgn * nextafter(v, 1e300));
+        check_num(sgn * nextafter(v, 0));
+        double r; /* a random bit pattern (finite) */
+        memcpy(&r, &seed, sizeof(r));
+        if (isfinite(r))
+            check_num(r);
+        n += 4;
+    }
+    static const double edges[] = {1e-4,
+                                   1e-5,
+                                   0.00010000000000000001,
+                                   0.0001000000000001,
+                                   999999999999999.9,
+                                   999999999999999.5,
+                                   99999999999999.95,
+                                   1e15 - 0.5,
+                                   0.1 + 0.2,
+                                   1.0 / 3,
+                                   2.0 / 3,
+                                   0.05,
+                                   1.4,
+                                   0.15,
+                                   0.1,
+                                   123456789012345.6,
+                                   12345678901234.56,
+                                   5e-324,
+                                   1e308};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        check_num(edges[i]);
+        check_num(-edges[i]);
+        check_num(nextafter(edges[i], 0));
+        check_num(nextafter(edges[i], 1e300));
+    }
+    assert_true(n > 200000);
+}
+
 static void test_json_print_is_cjsons(void **st)
 {
     (void)st;
@@ -737,6 +808,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
         cmocka_unit_test(test_json_str_is_cjsons),
         cmocka_unit_test(test_json_print_is_cjsons),
+        cmocka_unit_test(test_json_fractions_are_cjsons),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
