@@ -185,52 +185,67 @@ static int put_jstr(mnc_jbuf *b, const char *s)
     return 0;
 }
 
-/* "%1.15g" of a finite, non-integral d with 1e-4 <= |d| < 1e15 that some decimal of at most 15
- * significant digits reads back as exactly (risks, charges: 0.05, 1.4), without printf: then
- * that decimal is what "%1.15g" prints (15 significant digits tell doubles apart, DBL_DIG, so
- * the nearest 15-digit decimal to d is that one; trailing zeros stripped; fixed notation for
- * exponents -4..14) and cJSON keeps it (it reads back exactly). It is m / 10^k for the
- * smallest k: m = the nearest integer to |d| * 10^k (off by at most 0.2 from an integer when
- * one fits, so rounding finds it), checked by m / 10^k == |d| (both exact below 2^53 and
- * 10^22, one correctly rounded division: the double strtod gives for the text). Writes into t
- * (room for 32) and returns the length, or 0: not such a number, printf decides. */
-static size_t put_short_frac(char *t, double d)
+/* cJSON's text for a finite, non-integral d with 1e-4 <= |d| < 1e15, without printf when it
+ * can be had exactly: "%1.15g" rounds |d| to 15 significant digits, m / 10^k with 10^14 <= m
+ * < 10^15; x = |d| * 10^k is one multiplication off the exact product (10^k is exact up to
+ * 10^22) by at most 1/16, so the nearest integer to x is m unless x is within 1/4 of a
+ * half-integer (printf decides those). Trailing zeros go, fixed notation (the exponent is
+ * -4..14; an m rounded up to 10^15 would change it: printf). cJSON then keeps the text if it
+ * reads back within DBL_EPSILON (relative) of d, which is checked as cJSON does, on the value
+ * strtod gives for it: m' / 10^k', exact below 2^53 and 10^22 and one correctly rounded
+ * division; else cJSON prints "%1.17g" (printf). Writes into t (room for 32) and returns the
+ * length, or 0: printf decides. test_audit compares it with cJSON on 240k numbers. */
+static size_t put_frac15(char *t, double d)
 {
     static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
                                  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
     double a = fabs(d);
     if (!(a >= 1e-4 && a < 1e15))
         return 0;
-    for (int k = 1; k <= 19; k++) {
-        double x = a * p10[k];
-        if (x >= 1e15)
-            return 0;
-        uint64_t m = (uint64_t)nearbyint(x);
-        if (m == 0 || (double)m / p10[k] != a)
-            continue;
-        if (m % 10 == 0) /* cannot be (k - 1 would have matched): leave it to printf */
-            return 0;
-        char dg[20];
-        size_t nd = mnc_json_put_u64(dg, m), n = 0;
-        if (signbit(d))
-            t[n++] = '-';
-        if (nd <= (size_t)k) { /* 0.00ddd */
-            t[n++] = '0';
-            t[n++] = '.';
-            for (size_t z = nd; z < (size_t)k; z++)
-                t[n++] = '0';
-            memcpy(t + n, dg, nd);
-            n += nd;
-        } else { /* iii.ddd */
-            memcpy(t + n, dg, nd - (size_t)k);
-            n += nd - (size_t)k;
-            t[n++] = '.';
-            memcpy(t + n, dg + nd - (size_t)k, (size_t)k);
-            n += (size_t)k;
-        }
-        return n;
+    int e = 14; /* decimal exponent of a: 10^e <= a < 10^(e+1), found by comparison */
+    while (e > -4 && a < (e >= 0 ? p10[e] : 1.0 / p10[-e]))
+        e--;
+    int k = 14 - e; /* 0..18 */
+    double x = a * p10[k];
+    if (!(x >= 1e14 && x < 1e15)) /* a boundary misjudged: printf */
+        return 0;
+    double fl = floor(x);
+    if (fabs(x - fl - 0.5) < 0.25)
+        return 0;
+    uint64_t m = (uint64_t)fl + (x - fl > 0.5);
+    if (m >= 1000000000000000ull)
+        return 0;
+    while (k > 0 && m % 10 == 0) { /* %g drops trailing zeros */
+        m /= 10;
+        k--;
     }
-    return 0;
+    double back = (double)m / p10[k];
+    double mx = back > a ? back : a;
+    if (!(fabs(back - a) <= mx * DBL_EPSILON))
+        return 0;
+    char dg[20];
+    size_t nd = mnc_json_put_u64(dg, m), n = 0;
+    if (signbit(d))
+        t[n++] = '-';
+    if (k == 0) { /* rounded to an integer */
+        memcpy(t + n, dg, nd);
+        return n + nd;
+    }
+    if (nd <= (size_t)k) { /* 0.00ddd */
+        t[n++] = '0';
+        t[n++] = '.';
+        for (size_t z = nd; z < (size_t)k; z++)
+            t[n++] = '0';
+        memcpy(t + n, dg, nd);
+        n += nd;
+    } else { /* iii.ddd */
+        memcpy(t + n, dg, nd - (size_t)k);
+        n += nd - (size_t)k;
+        t[n++] = '.';
+        memcpy(t + n, dg + nd - (size_t)k, (size_t)k);
+        n += (size_t)k;
+    }
+    return n;
 }
 
 /* cJSON's print_number, with integral values below 10^15 written as digits (the same text). */
@@ -248,7 +263,7 @@ static int put_num(mnc_jbuf *b, double d)
         n += mnc_json_put_u64(t + n, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
         return put(b, t, n);
     }
-    if ((n = put_short_frac(t, d)) > 0)
+    if ((n = put_frac15(t, d)) > 0)
         return put(b, t, n);
     int k = snprintf(t, sizeof(t), "%1.15g", d);
     double back = k > 0 ? strtod(t, NULL) : 0;
