@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
  * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
+#include <malloc.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -790,6 +791,46 @@ static void test_json_print_is_cjsons(void **st)
     free(b.p);
 }
 
+/* mnc_json_use_pool: cJSON's allocations come from free lists afterwards. A freed block is
+ * reused for the next request of its size, blocks are real malloc blocks (free() works on
+ * what cJSON returns, as the default hooks allow), sizes of every class round-trip with their
+ * contents intact, and the byte-identity tests above pass again with the pool in place. */
+static void test_json_pool(void **st)
+{
+    mnc_json_use_pool();
+    void *a = cJSON_malloc(40);
+    assert_non_null(a);
+    cJSON_free(a);
+    void *b = cJSON_malloc(33); /* the same glibc chunk size as 40: the same block */
+    assert_ptr_equal(a, b);
+    cJSON_free(b);
+    /* every size up to past the largest class, many live at once, each filled and checked */
+    enum { N = 700 };
+    static unsigned char *blk[N];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++) {
+            size_t n = (size_t)i + 1;
+            blk[i] = cJSON_malloc(n);
+            assert_non_null(blk[i]);
+            assert_true(malloc_usable_size(blk[i]) >= n);
+            memset(blk[i], (int)(i & 0xff), n);
+        }
+        for (int i = 0; i < N; i++) {
+            for (size_t k = 0; k < (size_t)i + 1; k++)
+                assert_int_equal(blk[i][k], i & 0xff);
+            cJSON_free(blk[i]);
+        }
+    }
+    cJSON *x = cJSON_CreateString("x");
+    char *t = cJSON_PrintUnformatted(x);
+    assert_string_equal(t, "\"x\"");
+    free(t); /* plain free on cJSON's memory */
+    cJSON_Delete(x);
+    test_json_str_is_cjsons(st);
+    test_json_print_is_cjsons(st);
+    test_json_fractions_are_cjsons(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -810,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_json_print_is_cjsons),
         cmocka_unit_test(test_json_fractions_are_cjsons),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
+        cmocka_unit_test(test_json_pool), /* last: it changes cJSON's hooks */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

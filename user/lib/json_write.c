@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include <float.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,4 +331,48 @@ int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v)
         return -1;
     b->len += mnc_json_put_u64(b->p + b->len, v);
     return 0;
+}
+
+/* mnc_json_use_pool: list c holds blocks whose glibc chunk is at least 16 * c bytes (usable
+ * size 16 * c - 8 or more), for c = 2..POOL_CLASSES - 1; a request of n bytes takes from list
+ * (n + 23) / 16, the smallest chunk glibc itself would give it. Thread-local: no locking,
+ * and a block freed on another thread merely lands on that thread's lists. */
+#define POOL_CLASSES 34 /* chunks of 32..528 bytes */
+#define POOL_CAP 2048   /* blocks kept per size */
+
+static _Thread_local struct {
+    void *head;
+    unsigned n;
+} pool[POOL_CLASSES];
+
+static void *pool_malloc(size_t n)
+{
+    size_t c = n < 9 ? 2 : (n + 23) / 16;
+    if (c < POOL_CLASSES && pool[c].head) {
+        void *p = pool[c].head;
+        pool[c].head = *(void **)p;
+        pool[c].n--;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void pool_free(void *p)
+{
+    if (!p)
+        return;
+    size_t c = (malloc_usable_size(p) + 8) / 16;
+    if (c >= 2 && c < POOL_CLASSES && pool[c].n < POOL_CAP) {
+        *(void **)p = pool[c].head;
+        pool[c].head = p;
+        pool[c].n++;
+        return;
+    }
+    free(p);
+}
+
+void mnc_json_use_pool(void)
+{
+    cJSON_Hooks h = {.malloc_fn = pool_malloc, .free_fn = pool_free};
+    cJSON_InitHooks(&h);
 }

@@ -69,6 +69,15 @@ int mnc_jbuf_num(mnc_jbuf *b, double v);
 /* mnc_json_add_u64's raw digits */
 int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v);
 
+/* Makes cJSON allocate through per-thread free lists of small blocks (cJSON_InitHooks): a
+ * freed block of up to 520 bytes is kept, up to 2048 of each glibc chunk size, and handed
+ * to the next allocation that fits, instead of glibc's bins, whose consolidation of a freed
+ * tree of ~60 items cost more than building it. Every block is one malloc returned, so memory
+ * cJSON hands out may still be released with free() as with the default hooks. For a
+ * program to call once at start, before any cJSON item exists (mncd); cJSON then prints
+ * without realloc (its rule for custom hooks), which changes no byte it prints. */
+void mnc_json_use_pool(void);
+
 /* Appends the text of mnc_json_print(mnc_disclosure_to_json(p, d)) without building the tree
  * (disclosure.c; test_disclosure compares the two). 0, or -1 (out of memory, or a part
  * mnc_disclosure_to_json would fail on, e.g. a NULL value) with b->len as before. */
