@@ -545,6 +545,22 @@ static void test_json_str_is_cjsons(void **st)
         assert_string_equal(got, want);
         cJSON_free(want);
     }
+    /* every digit count, each side of every power of ten, and random values: printf's digits */
+    uint64_t p = 1, useed = 0x9e3779b97f4a7c15ull;
+    for (int e = 0; e < 20; e++, p *= 10)
+        for (int d = -2; d <= 2; d++) {
+            for (int r = 0; r < 50; r++) {
+                useed = useed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t v = r == 0 ? p + (uint64_t)(int64_t)d : (useed >> (r % 64));
+                char want[24], got[21];
+                snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+                got[mnc_json_put_u64(got, v)] = '\0';
+                assert_string_equal(got, want);
+            }
+        }
+    char mx[21];
+    mx[mnc_json_put_u64(mx, UINT64_MAX)] = '\0';
+    assert_string_equal(mx, "18446744073709551615");
 }
 
 /* The line as mnc_audit_append wrote it when it built a cJSON tree (the reference the chain's

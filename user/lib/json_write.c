@@ -134,14 +134,25 @@ size_t mnc_json_put_str(char *out, const char *s)
 
 size_t mnc_json_put_u64(char *out, uint64_t v)
 {
+    static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                             "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                             "8081828384858687888990919293949596979899";
     char t[20];
-    size_t n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = t[n - 1 - i];
+    size_t i = sizeof(t); /* digits are written backwards from the end of t, two at a time */
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        t[--i] = d2[2 * r + 1];
+        t[--i] = d2[2 * r];
+    }
+    if (v >= 10) {
+        t[--i] = d2[2 * v + 1];
+        t[--i] = d2[2 * v];
+    } else {
+        t[--i] = (char)('0' + v);
+    }
+    size_t n = sizeof(t) - i;
+    memcpy(out, t + i, n);
     return n;
 }
 
@@ -162,7 +173,7 @@ int mnc_jbuf_reserve(mnc_jbuf *b, size_t n)
     return 0;
 }
 
-int mnc_jbuf_put(mnc_jbuf *b, const char *s, size_t n)
+int mnc_jbuf_put_grow(mnc_jbuf *b, const char *s, size_t n)
 {
     if (mnc_jbuf_reserve(b, n) != 0)
         return -1;

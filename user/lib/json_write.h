@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Adds v to object o as a JSON number member printed as plain integer digits. cJSON prints
  * every number above INT_MAX through "%1.15g" and checks it by parsing it back (sscanf), then
@@ -60,7 +61,17 @@ int mnc_json_print(mnc_jbuf *b, const cJSON *item);
  * item, so a record or an answer can be written without building a tree and prints the same
  * bytes. Each returns 0, or -1 (out of memory; b->len may have grown by a part: callers that
  * write several pieces reset b->len themselves on failure). */
-int mnc_jbuf_put(mnc_jbuf *b, const char *s, size_t n); /* raw bytes */
+int mnc_jbuf_put_grow(mnc_jbuf *b, const char *s, size_t n);         /* raw bytes, growing b */
+static inline int mnc_jbuf_put(mnc_jbuf *b, const char *s, size_t n) /* raw bytes */
+{
+    if (n <= b->cap - b->len) { /* the common case inline: room already there */
+        if (n)                  /* b->p may still be NULL */
+            memcpy(b->p + b->len, s, n);
+        b->len += n;
+        return 0;
+    }
+    return mnc_jbuf_put_grow(b, s, n);
+}
 #define MNC_JBUF_LIT(b, lit) mnc_jbuf_put((b), (lit), sizeof(lit) - 1)
 /* cJSON_CreateString(s): -1 for s == NULL (cJSON_CreateString(NULL) fails too) */
 int mnc_jbuf_str(mnc_jbuf *b, const char *s);
