@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "json_write.h"
+#include "mnc_util.h"
 #include "mnc/audit.h"
 
 static char dir[64];
@@ -807,6 +808,66 @@ static void test_json_print_is_cjsons(void **st)
     free(b.p);
 }
 
+/* Audit details are written without printf: mnc_fmt_g6 prints what "%.6g" prints (random
+ * doubles, short decimals and their ulp neighbours, ties at the 6th digit, range edges, 0, -0,
+ * infinities, NaN) and mnc_str_cat what snprintf(buf, n, "%s%s...") writes, cut at every size. */
+static void test_fmt_g6_and_str_cat(void **st)
+{
+    (void)st;
+    uint64_t sd = 0x2545F4914F6CDD1Dull;
+    int n = 0;
+    for (int i = 0; i < 100000; i++) {
+        sd ^= sd << 13;
+        sd ^= sd >> 7;
+        sd ^= sd << 17;
+        double vs[5];
+        memcpy(&vs[0], &sd, sizeof(double));                                  /* any bits */
+        vs[1] = (double)(sd % 10000000) / pow(10, (double)((sd >> 32) % 14)); /* decimals */
+        vs[2] = nextafter(vs[1], 1e300);
+        vs[3] = nextafter(vs[1], -1e300);
+        vs[4] = ((double)(sd % 2000000) + 0.5) / pow(10, (double)((sd >> 40) % 12)); /* ties */
+        for (int k = 0; k < 5; k++) {
+            double v = (sd >> 63) ? -vs[k] : vs[k];
+            char want[64], got[32];
+            snprintf(want, sizeof(want), "%.6g", v);
+            size_t l = mnc_fmt_g6(got, v);
+            assert_int_equal(l, strlen(want));
+            if (strcmp(got, want) != 0)
+                fail_msg("%.17g: %s, printf %s", v, got, want);
+            n++;
+        }
+    }
+    static const double edges[] = {0.0,        -0.0,
+                                   1e-4,       1e-5,
+                                   999999.5,   999999.4,
+                                   1e6,        999999,
+                                   0.05,       0.15000000000000002,
+                                   1.0 / 3,    123456.5,
+                                   1234565e-1, 0.00012345650000000001,
+                                   INFINITY,   -INFINITY,
+                                   NAN};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        char want[64], got[32];
+        snprintf(want, sizeof(want), "%.6g", edges[i]);
+        assert_int_equal(mnc_fmt_g6(got, edges[i]), strlen(want));
+        assert_string_equal(got, want);
+    }
+    assert_true(n == 500000);
+    const char *const parts[] = {"subject ", "alice", " release ", "", " charged ", "0.05", "\xc3\xa9!"};
+    char full[128];
+    snprintf(full, sizeof(full), "%s%s%s%s%s%s%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5],
+             parts[6]);
+    for (size_t sz = 0; sz <= strlen(full) + 2; sz++) {
+        char want[128], got[128];
+        memset(want, 'x', sizeof(want));
+        memset(got, 'x', sizeof(got));
+        snprintf(want, sz, "%s%s%s%s%s%s%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6]);
+        size_t l = mnc_str_cat(got, sz, parts, 7);
+        assert_memory_equal(got, want, sizeof(got));
+        assert_int_equal(l, sz ? strlen(got) : 0);
+    }
+}
+
 /* mnc_json_use_pool: cJSON's allocations come from free lists afterwards. A freed block is
  * reused for the next request of its size, blocks are real malloc blocks (free() works on
  * what cJSON returns, as the default hooks allow), sizes of every class round-trip with their
@@ -866,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_json_str_is_cjsons),
         cmocka_unit_test(test_json_print_is_cjsons),
         cmocka_unit_test(test_json_fractions_are_cjsons),
+        cmocka_unit_test(test_fmt_g6_and_str_cat),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
         cmocka_unit_test(test_json_pool), /* last: it changes cJSON's hooks */
     };

@@ -260,6 +260,63 @@ static size_t put_frac15(char *t, double d)
     return n;
 }
 
+/* mnc_fmt_g6: "%.6g" rounds |v| to 6 significant digits, m / 10^k with 10^5 <= m < 10^6: x =
+ * |v| * 10^k is one multiplication off the exact product (10^k exact) by at most 2^-33, so
+ * the nearest integer to x is m unless x is within 1e-6 of a half-integer (then printf,
+ * which rounds exactly). The exponent is -4..5 (fixed notation) unless m rounded up to 10^6
+ * (printf); trailing zeros and a bare point are dropped as %g does. */
+size_t mnc_fmt_g6(char *out, double v)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+    double a = fabs(v);
+    if (a == 0) {
+        memcpy(out, signbit(v) ? "-0" : "0", signbit(v) ? 3 : 2);
+        return signbit(v) ? 2 : 1;
+    }
+    if (a >= 1e-4 && a < 1e6) {
+        int e = 5;
+        while (e > -4 && a < (e >= 0 ? p10[e] : 1.0 / p10[-e]))
+            e--;
+        int k = 5 - e; /* 0..9 */
+        double x = a * p10[k];
+        double fl = floor(x);
+        if (x >= 1e5 && x < 1e6 && fabs(x - fl - 0.5) >= 1e-6) {
+            uint64_t m = (uint64_t)fl + (x - fl > 0.5);
+            if (m < 1000000) {
+                while (k > 0 && m % 10 == 0) {
+                    m /= 10;
+                    k--;
+                }
+                char dg[20];
+                size_t nd = mnc_json_put_u64(dg, m), n = 0;
+                if (signbit(v))
+                    out[n++] = '-';
+                if (k == 0) {
+                    memcpy(out + n, dg, nd);
+                    n += nd;
+                } else if (nd <= (size_t)k) {
+                    out[n++] = '0';
+                    out[n++] = '.';
+                    for (size_t z = nd; z < (size_t)k; z++)
+                        out[n++] = '0';
+                    memcpy(out + n, dg, nd);
+                    n += nd;
+                } else {
+                    memcpy(out + n, dg, nd - (size_t)k);
+                    n += nd - (size_t)k;
+                    out[n++] = '.';
+                    memcpy(out + n, dg + nd - (size_t)k, (size_t)k);
+                    n += (size_t)k;
+                }
+                out[n] = '\0';
+                return n;
+            }
+        }
+    }
+    int r = snprintf(out, 32, "%.6g", v);
+    return r < 0 ? 0 : (size_t)r < 32 ? (size_t)r : 31;
+}
+
 /* cJSON's print_number, with integral values below 10^15 written as digits (the same text). */
 static int put_num(mnc_jbuf *b, double d)
 {

@@ -80,6 +80,12 @@ int mnc_jbuf_num(mnc_jbuf *b, double v);
 /* mnc_json_add_u64's raw digits */
 int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v);
 
+/* Writes printf's "%.6g" of v into out (room for 32 bytes, NUL-terminated) and returns its
+ * length: the digits audit details carry (charges, spent budgets), computed without printf
+ * when |v| is 0 or in [1e-4, 1e6) and not within 1e-6 of a rounding tie (see json_write.c),
+ * by snprintf otherwise. test_audit compares the two. */
+size_t mnc_fmt_g6(char *out, double v);
+
 /* Makes cJSON allocate through per-thread free lists of small blocks (cJSON_InitHooks): a
  * freed block of up to 520 bytes is kept, up to 2048 of each glibc chunk size, and handed
  * to the next allocation that fits, instead of glibc's bins, whose consolidation of a freed
