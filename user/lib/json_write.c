@@ -403,10 +403,12 @@ int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v)
 
 /* mnc_json_use_pool: list c holds blocks whose glibc chunk is at least 16 * c bytes (usable
  * size 16 * c - 8 or more), for c = 2..POOL_CLASSES - 1; a request of n bytes takes from list
- * (n + 23) / 16, the smallest chunk glibc itself would give it. Thread-local: no locking,
- * and a block freed on another thread merely lands on that thread's lists. */
-#define POOL_CLASSES 34 /* chunks of 32..528 bytes */
-#define POOL_CAP 2048   /* blocks kept per size */
+ * (n + 23) / 16, the smallest chunk glibc itself would give it. A list keeps at most 64 KiB
+ * of blocks (2048 of the smallest), so all of them together stay below 8.5 MiB.
+ * Thread-local: no locking, and a block freed on another thread merely lands on that
+ * thread's lists. */
+#define POOL_CLASSES 130 /* chunks of 32..2064 bytes: items, keys, texts of objects */
+#define POOL_BYTES 65536 /* per list */
 
 static _Thread_local struct {
     void *head;
@@ -430,7 +432,7 @@ static void pool_free(void *p)
     if (!p)
         return;
     size_t c = (malloc_usable_size(p) + 8) / 16;
-    if (c >= 2 && c < POOL_CLASSES && pool[c].n < POOL_CAP) {
+    if (c >= 2 && c < POOL_CLASSES && pool[c].n < POOL_BYTES / (16 * c)) {
         *(void **)p = pool[c].head;
         pool[c].head = p;
         pool[c].n++;

@@ -87,7 +87,7 @@ int mnc_jbuf_u64(mnc_jbuf *b, uint64_t v);
 size_t mnc_fmt_g6(char *out, double v);
 
 /* Makes cJSON allocate through per-thread free lists of small blocks (cJSON_InitHooks): a
- * freed block of up to 520 bytes is kept, up to 2048 of each glibc chunk size, and handed
+ * freed block of up to 2056 bytes is kept, up to 64 KiB of each glibc chunk size, and handed
  * to the next allocation that fits, instead of glibc's bins, whose consolidation of a freed
  * tree of ~60 items cost more than building it. Every block is one malloc returned, so memory
  * cJSON hands out may still be released with free() as with the default hooks. For a

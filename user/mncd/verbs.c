@@ -71,6 +71,36 @@ static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_m
     return 0;
 }
 
+/* Adds the scored candidates to a disclose's answer as the text of the array of objects they
+ * used to be built as ({"name","submitted","risk" (null if NaN),"verdict"[,"detail"]}), one
+ * raw item: mnc_json_print's bytes for that tree (json_write.h). Written into obj_text, which
+ * nothing else uses between this write and the copy. 0 or -1 (out of memory). */
+static int add_candidates(cJSON *resp, const mnc_selection *sel)
+{
+    mnc_jbuf *cb = &obj_text;
+    cb->len = 0;
+    int rc = MNC_JBUF_LIT(cb, "[");
+    for (int i = 0; rc == 0 && i < sel->n; i++) {
+        const mnc_scored *sc = &sel->c[i];
+        rc = i ? MNC_JBUF_LIT(cb, ",{\"name\":") : MNC_JBUF_LIT(cb, "{\"name\":");
+        rc = rc ? rc : mnc_jbuf_str(cb, sc->name);
+        rc = rc ? rc
+                : (sc->submitted ? MNC_JBUF_LIT(cb, ",\"submitted\":true,\"risk\":")
+                                 : MNC_JBUF_LIT(cb, ",\"submitted\":false,\"risk\":"));
+        rc = rc ? rc : (sc->risk == sc->risk ? mnc_jbuf_num(cb, sc->risk) : MNC_JBUF_LIT(cb, "null"));
+        rc = rc ? rc : MNC_JBUF_LIT(cb, ",\"verdict\":");
+        rc = rc ? rc : mnc_jbuf_str(cb, mnc_reason_name(sc->verdict));
+        if (rc == 0 && sc->detail[0]) {
+            rc = MNC_JBUF_LIT(cb, ",\"detail\":");
+            rc = rc ? rc : mnc_jbuf_str(cb, sc->detail);
+        }
+        rc = rc ? rc : MNC_JBUF_LIT(cb, "}");
+    }
+    rc = rc ? rc : MNC_JBUF_LIT(cb, "]");
+    rc = rc ? rc : mnc_jbuf_put(cb, "", 1); /* the NUL */
+    return rc == 0 && cJSON_AddRawToObject(resp, "candidates", cb->p) ? 0 : -1;
+}
+
 /* Runs the monitor for one operation, audits it, and returns the reason. */
 static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_channel ch, const char *purpose,
                         const mnc_oid *oid, const mnc_disclosure *o)
@@ -273,36 +303,6 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         sel_put(sel);
         goto out;
     }
-    /* The scored candidates, written as the text of the array of objects they used to be
-     * built as ({"name","submitted","risk" (null if NaN),"verdict"[,"detail"]}), added below
-     * as one raw item: mnc_json_print's bytes for that tree (json_write.h). */
-    char *cands = NULL;
-    {
-        mnc_jbuf cb = {0};
-        int rc = MNC_JBUF_LIT(&cb, "[");
-        for (int i = 0; rc == 0 && i < sel->n; i++) {
-            const mnc_scored *sc = &sel->c[i];
-            rc = i ? MNC_JBUF_LIT(&cb, ",{\"name\":") : MNC_JBUF_LIT(&cb, "{\"name\":");
-            rc = rc ? rc : mnc_jbuf_str(&cb, sc->name);
-            rc = rc ? rc
-                    : (sc->submitted ? MNC_JBUF_LIT(&cb, ",\"submitted\":true,\"risk\":")
-                                     : MNC_JBUF_LIT(&cb, ",\"submitted\":false,\"risk\":"));
-            rc = rc ? rc : (sc->risk == sc->risk ? mnc_jbuf_num(&cb, sc->risk) : MNC_JBUF_LIT(&cb, "null"));
-            rc = rc ? rc : MNC_JBUF_LIT(&cb, ",\"verdict\":");
-            rc = rc ? rc : mnc_jbuf_str(&cb, mnc_reason_name(sc->verdict));
-            if (rc == 0 && sc->detail[0]) {
-                rc = MNC_JBUF_LIT(&cb, ",\"detail\":");
-                rc = rc ? rc : mnc_jbuf_str(&cb, sc->detail);
-            }
-            rc = rc ? rc : MNC_JBUF_LIT(&cb, "}");
-        }
-        rc = rc ? rc : MNC_JBUF_LIT(&cb, "]");
-        rc = rc ? rc : mnc_jbuf_put(&cb, "", 1); /* the NUL */
-        if (rc == 0)
-            cands = cb.p;
-        else
-            free(cb.p);
-    }
     if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
         /* MNC-D: the contract's failure order (mncd_failure.c). Each outcome is its own decision,
          * never a success. */
@@ -345,9 +345,8 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
             }
         }
     }
-    if (resp && cands)
-        cJSON_AddRawToObject(resp, "candidates", cands);
-    free(cands);
+    if (resp) /* out of memory: the answer goes without them, as when the array could not be built */
+        (void)add_candidates(resp, sel);
     sel_put(sel);
 out:
     mncd_mncl_ctx_free(&mx);
