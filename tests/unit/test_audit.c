@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_audit.c - the hash-chained audit log: append, reopen, verify, tamper detection; deferred
  * mode and reconciliation with a durable copy (mncd's one-sync group commit). */
+#include <malloc.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "json_write.h"
+#include "mnc_util.h"
 #include "mnc/audit.h"
 
 static char dir[64];
@@ -518,6 +520,24 @@ static void test_json_str_is_cjsons(void **st)
     check_str("");
     check_str(NULL);
     check_str("caf\xc3\xa9 \xe2\x82\xac \"q\" \\ \x7f");
+    /* strings of every length up to 40 mixing plain bytes with ones that need an escape at
+     * every position: the writer takes 8 plain bytes at a time, any word with an escape byte by
+     * byte (json_write.c), so each escape must be found wherever it sits in a word */
+    static const char pool[] = {'a',  'Z',    '0',    ' ',    '~',        '"',        '\\',
+                                '\n', '\x01', '\x1f', '\x7f', (char)0x80, (char)0xff, '/'};
+    unsigned seed = 12345;
+    for (int len = 0; len <= 40; len++)
+        for (int rep = 0; rep < 60; rep++) {
+            char s[41];
+            for (int i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                /* mostly plain text, so that clean words occur next to dirty ones */
+                unsigned r = (seed >> 16) % 40;
+                s[i] = r < 26 ? (char)('a' + r % 26) : pool[r % sizeof(pool)];
+            }
+            s[len] = 0;
+            check_str(s);
+        }
     const uint64_t nums[] = {0, 1, 9, 10, 2147483647ull, 2147483648ull, 1764547200000ull, 999999999999999ull};
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
         char *want = cjson_text(cJSON_CreateNumber((double)nums[i]));
@@ -526,6 +546,22 @@ static void test_json_str_is_cjsons(void **st)
         assert_string_equal(got, want);
         cJSON_free(want);
     }
+    /* every digit count, each side of every power of ten, and random values: printf's digits */
+    uint64_t p = 1, useed = 0x9e3779b97f4a7c15ull;
+    for (int e = 0; e < 20; e++, p *= 10)
+        for (int d = -2; d <= 2; d++) {
+            for (int r = 0; r < 50; r++) {
+                useed = useed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t v = r == 0 ? p + (uint64_t)(int64_t)d : (useed >> (r % 64));
+                char want[24], got[21];
+                snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+                got[mnc_json_put_u64(got, v)] = '\0';
+                assert_string_equal(got, want);
+            }
+        }
+    char mx[21];
+    mx[mnc_json_put_u64(mx, UINT64_MAX)] = '\0';
+    assert_string_equal(mx, "18446744073709551615");
 }
 
 /* The line as mnc_audit_append wrote it when it built a cJSON tree (the reference the chain's
@@ -668,6 +704,77 @@ static cJSON *gen(int depth)
     }
 }
 
+/* Fractions (json_write.c prints those with at most 15 significant digits without printf):
+ * cJSON's text for decimals m / 10^k of every size and place, their neighbours one ulp away
+ * (which need 16-17 digits: printf's path), random doubles, the ends of the fast path's range
+ * (1e-4, 1e15) and values just inside and outside it, negative ones too. */
+static void check_num(double v)
+{
+    cJSON *it = cJSON_CreateNumber(v);
+    assert_non_null(it);
+    mnc_jbuf b = {0};
+    assert_int_equal(mnc_json_print(&b, it), 0);
+    char *want = cjson_text(it);
+    assert_int_equal(b.len, strlen(want));
+    if (memcmp(b.p, want, b.len) != 0)
+        fail_msg("%.17g: printed %.*s, cJSON %s", v, (int)b.len, b.p, want);
+    free(b.p);
+    cJSON_free(want);
+}
+
+static void test_json_fractions_are_cjsons(void **st)
+{
+    (void)st;
+    static const double p10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9, 1e10,
+                                 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20};
+    uint64_t seed = 88172645463325252ull;
+    int n = 0;
+    for (int i = 0; i < 60000; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        int digits = 1 + (int)(seed % 17);                 /* 1..17 significant digits */
+        int k = (int)((seed >> 8) % 21);                   /* 10^-k */
+        uint64_t m = (seed >> 16) % (uint64_t)p10[digits]; /* below 10^digits */
+        double v = (double)m / p10[k];
+        double sgn = (seed >> 60) & 1 ? -1.0 : 1.0;
+        check_num(sgn * v);
+        check_num(sgn * nextafter(v, 1e300));
+        check_num(sgn * nextafter(v, 0));
+        double r; /* a random bit pattern (finite) */
+        memcpy(&r, &seed, sizeof(r));
+        if (isfinite(r))
+            check_num(r);
+        n += 4;
+    }
+    static const double edges[] = {1e-4,
+                                   1e-5,
+                                   0.00010000000000000001,
+                                   0.0001000000000001,
+                                   999999999999999.9,
+                                   999999999999999.5,
+                                   99999999999999.95,
+                                   1e15 - 0.5,
+                                   0.1 + 0.2,
+                                   1.0 / 3,
+                                   2.0 / 3,
+                                   0.05,
+                                   1.4,
+                                   0.15,
+                                   0.1,
+                                   123456789012345.6,
+                                   12345678901234.56,
+                                   5e-324,
+                                   1e308};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        check_num(edges[i]);
+        check_num(-edges[i]);
+        check_num(nextafter(edges[i], 0));
+        check_num(nextafter(edges[i], 1e300));
+    }
+    assert_true(n > 200000);
+}
+
 static void test_json_print_is_cjsons(void **st)
 {
     (void)st;
@@ -701,6 +808,106 @@ static void test_json_print_is_cjsons(void **st)
     free(b.p);
 }
 
+/* Audit details are written without printf: mnc_fmt_g6 prints what "%.6g" prints (random
+ * doubles, short decimals and their ulp neighbours, ties at the 6th digit, range edges, 0, -0,
+ * infinities, NaN) and mnc_str_cat what snprintf(buf, n, "%s%s...") writes, cut at every size. */
+static void test_fmt_g6_and_str_cat(void **st)
+{
+    (void)st;
+    uint64_t sd = 0x2545F4914F6CDD1Dull;
+    int n = 0;
+    for (int i = 0; i < 100000; i++) {
+        sd ^= sd << 13;
+        sd ^= sd >> 7;
+        sd ^= sd << 17;
+        double vs[5];
+        memcpy(&vs[0], &sd, sizeof(double));                                  /* any bits */
+        vs[1] = (double)(sd % 10000000) / pow(10, (double)((sd >> 32) % 14)); /* decimals */
+        vs[2] = nextafter(vs[1], 1e300);
+        vs[3] = nextafter(vs[1], -1e300);
+        vs[4] = ((double)(sd % 2000000) + 0.5) / pow(10, (double)((sd >> 40) % 12)); /* ties */
+        for (int k = 0; k < 5; k++) {
+            double v = (sd >> 63) ? -vs[k] : vs[k];
+            char want[64], got[32];
+            snprintf(want, sizeof(want), "%.6g", v);
+            size_t l = mnc_fmt_g6(got, v);
+            assert_int_equal(l, strlen(want));
+            if (strcmp(got, want) != 0)
+                fail_msg("%.17g: %s, printf %s", v, got, want);
+            n++;
+        }
+    }
+    static const double edges[] = {0.0,        -0.0,
+                                   1e-4,       1e-5,
+                                   999999.5,   999999.4,
+                                   1e6,        999999,
+                                   0.05,       0.15000000000000002,
+                                   1.0 / 3,    123456.5,
+                                   1234565e-1, 0.00012345650000000001,
+                                   INFINITY,   -INFINITY,
+                                   NAN};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        char want[64], got[32];
+        snprintf(want, sizeof(want), "%.6g", edges[i]);
+        assert_int_equal(mnc_fmt_g6(got, edges[i]), strlen(want));
+        assert_string_equal(got, want);
+    }
+    assert_true(n == 500000);
+    const char *const parts[] = {"subject ", "alice", " release ", "", " charged ", "0.05", "\xc3\xa9!"};
+    char full[128];
+    snprintf(full, sizeof(full), "%s%s%s%s%s%s%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5],
+             parts[6]);
+    for (size_t sz = 0; sz <= strlen(full) + 2; sz++) {
+        char want[128], got[128];
+        memset(want, 'x', sizeof(want));
+        memset(got, 'x', sizeof(got));
+        snprintf(want, sz, "%s%s%s%s%s%s%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6]);
+        size_t l = mnc_str_cat(got, sz, parts, 7);
+        assert_memory_equal(got, want, sizeof(got));
+        assert_int_equal(l, sz ? strlen(got) : 0);
+    }
+}
+
+/* mnc_json_use_pool: cJSON's allocations come from free lists afterwards. A freed block is
+ * reused for the next request of its size, blocks are real malloc blocks (free() works on
+ * what cJSON returns, as the default hooks allow), sizes of every class round-trip with their
+ * contents intact, and the byte-identity tests above pass again with the pool in place. */
+static void test_json_pool(void **st)
+{
+    mnc_json_use_pool();
+    void *a = cJSON_malloc(40);
+    assert_non_null(a);
+    cJSON_free(a);
+    void *b = cJSON_malloc(33); /* the same glibc chunk size as 40: the same block */
+    assert_ptr_equal(a, b);
+    cJSON_free(b);
+    /* every size up to past the largest class, many live at once, each filled and checked */
+    enum { N = 700 };
+    static unsigned char *blk[N];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++) {
+            size_t n = (size_t)i + 1;
+            blk[i] = cJSON_malloc(n);
+            assert_non_null(blk[i]);
+            assert_true(malloc_usable_size(blk[i]) >= n);
+            memset(blk[i], (int)(i & 0xff), n);
+        }
+        for (int i = 0; i < N; i++) {
+            for (size_t k = 0; k < (size_t)i + 1; k++)
+                assert_int_equal(blk[i][k], i & 0xff);
+            cJSON_free(blk[i]);
+        }
+    }
+    cJSON *x = cJSON_CreateString("x");
+    char *t = cJSON_PrintUnformatted(x);
+    assert_string_equal(t, "\"x\"");
+    free(t); /* plain free on cJSON's memory */
+    cJSON_Delete(x);
+    test_json_str_is_cjsons(st);
+    test_json_print_is_cjsons(st);
+    test_json_fractions_are_cjsons(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -719,7 +926,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discard_poisons, setup, teardown),
         cmocka_unit_test(test_json_str_is_cjsons),
         cmocka_unit_test(test_json_print_is_cjsons),
+        cmocka_unit_test(test_json_fractions_are_cjsons),
+        cmocka_unit_test(test_fmt_g6_and_str_cat),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
+        cmocka_unit_test(test_json_pool), /* last: it changes cJSON's hooks */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

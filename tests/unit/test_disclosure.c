@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "json_write.h"
 
 #define NOW 1700000000000ULL
 
@@ -228,6 +229,94 @@ static void t_json_roundtrip(void **state)
     mnc_disclosure_free(&c);
 }
 
+/* mnc_disclosure_write_json (json_write.h) writes, without a tree, exactly the bytes
+ * mnc_json_print prints for mnc_disclosure_to_json's tree - mncd's journal records and answers
+ * depend on it - over objects that vary every member: parent or not, revoked, turns bounded or
+ * not, numbers past 10^15 (printed through "%1.15g"), escapes and UTF-8 in names and values, an
+ * unknown contract index, no holders; and a NULL value fails both ways, leaving b as it was. */
+static void check_write_same(fx *f, const mnc_disclosure *d)
+{
+    cJSON *j = mnc_disclosure_to_json(f->p, d);
+    assert_non_null(j);
+    mnc_jbuf a = {0}, b = {0};
+    assert_int_equal(mnc_json_print(&a, j), 0);
+    assert_int_equal(mnc_jbuf_put(&b, "xy", 2), 0); /* appends after what is there */
+    assert_int_equal(mnc_disclosure_write_json(&b, f->p, d), 0);
+    assert_int_equal(b.len, a.len + 2);
+    assert_memory_equal(b.p + 2, a.p, a.len);
+    if (d->issued_ms < 1000000000000000ULL && d->expires_ms < 1000000000000000ULL &&
+        d->scope.life.seconds < 1000000000000000ULL) { /* and cJSON's own printer agrees */
+        char *c = cJSON_PrintUnformatted(j);
+        assert_non_null(c);
+        assert_int_equal(strlen(c), a.len);
+        assert_memory_equal(c, a.p, a.len);
+        free(c);
+    }
+    cJSON_Delete(j);
+    free(a.p);
+    free(b.p);
+}
+
+static void t_json_write_bytes(void **state)
+{
+    fx *f = *state;
+    mnc_disclosure p, c;
+    share_obj(f, &p);
+    mnc_set fields = fx_set2(f->f_selected, -1);
+    mnc_narrowing n = {.fields = &fields, .memory = 0};
+    assert_int_equal(mnc_disclosure_derive(&p, f->coordinator, &n, NOW + 5, &c), MNC_OK);
+    static const uint64_t nums[] = {
+        0, 1, 999999999999999ULL, 1000000000000000ULL, 12345678901234567ULL, (1ULL << 53) + 1, UINT64_MAX};
+    static const char *const texts[] = {
+        "", "a\"b\\c", "tab\there\nnl\r\b\f", "\x01\x1f\x7f", "caf\xc3\xa9 \xe2\x82\xac", "</script>"};
+    int runs = 0;
+    for (int v = 0; v < 2; v++) {
+        mnc_disclosure *d = v ? &c : &p;
+        check_write_same(f, d);
+        for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+            mnc_disclosure x = *d; /* shallow: values shared, not freed */
+            x.issued_ms = nums[i];
+            x.expires_ms = nums[(i + 3) % 7];
+            x.scope.life.seconds = nums[(i + 5) % 7];
+            x.scope.life.turns = (uint32_t)nums[i];
+            x.turns_left = i % 2 ? MNC_TURNS_UNBOUNDED : (uint32_t)i;
+            x.revoked = i % 2;
+            x.scope.memory = !(i % 3);
+            check_write_same(f, &x);
+            runs++;
+        }
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+            mnc_disclosure x = *d;
+            snprintf(x.form, sizeof(x.form), "%s", texts[i]);
+            mnc_value vals[2];
+            for (int k = 0; k < x.n_values && k < 2; k++) {
+                vals[k] = d->values[k];
+                vals[k].value = (char *)texts[(i + (size_t)k) % 6];
+            }
+            x.values = vals;
+            check_write_same(f, &x);
+            x.contract = 999; /* unknown: "?" */
+            mnc_set_clear(&x.holders);
+            check_write_same(f, &x);
+            runs += 2;
+        }
+    }
+    assert_int_equal(runs, 2 * (7 + 12));
+    /* a NULL value: the tree cannot be built, and the writer fails without writing */
+    mnc_disclosure x = p;
+    mnc_value bad = {.field = p.values[0].field, .value = NULL};
+    x.values = &bad;
+    x.n_values = 1;
+    assert_null(mnc_disclosure_to_json(f->p, &x));
+    mnc_jbuf b = {0};
+    assert_int_equal(mnc_jbuf_put(&b, "z", 1), 0);
+    assert_int_equal(mnc_disclosure_write_json(&b, f->p, &x), -1);
+    assert_int_equal(b.len, 1);
+    free(b.p);
+    mnc_disclosure_free(&p);
+    mnc_disclosure_free(&c);
+}
+
 static void t_json_strict(void **state)
 {
     fx *f = *state;
@@ -290,6 +379,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(t_derive_refusals, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_render, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_json_roundtrip, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(t_json_write_bytes, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_json_strict, fx_setup, fx_teardown),
         cmocka_unit_test(t_oid),
     };

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "mnc/journal.h"
 #include "mnc/ledger.h"
 
@@ -150,6 +152,70 @@ static void test_charge_and_reopen(void **state)
 
 /* A repeated identical disclosure reveals nothing new: the history keeps each distinct
  * observation once, so it stays bounded by the subject's facts, not by the number of rounds. */
+/* A charge's record is written without a cJSON tree (ledger.c, json_write.h): its bytes in the
+ * file are those cJSON_PrintUnformatted prints for the tree it used to be built as, for
+ * deltas printed with and without printf and strings that need escapes. */
+static void test_record_bytes_are_cjsons(void **state)
+{
+    (void)state;
+    char notice[256];
+    mnc_ledger *l = open_ok(notice, sizeof(notice));
+    static const double deltas[] = {0.25, 0.05, 1.0 / 3, 0.1 + 0.2, 1e-7, 123.456, 0, 2, 0.15000000000000002};
+    mnc_ledger_obs obs[3] = {{"f\"q\\b", "v\nnl\ttab\x01"}, {"caf\xc3\xa9", "\xe2\x82\xac 5"}, {"plain", ""}};
+    mnc_ledger_limits lim = {.epsilon = -1, .budget = -1};
+    size_t nd = sizeof(deltas) / sizeof(deltas[0]);
+    for (size_t i = 0; i < nd; i++) {
+        char rel[32];
+        snprintf(rel, sizeof(rel), "rel-%zu", i);
+        assert_int_equal(mnc_ledger_charge(l, "sub\"j", "coordinator", rel, obs, i % 4, deltas[i], &lim),
+                         MNC_LEDGER_OK);
+    }
+    mnc_ledger_close(l);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *at = buf;
+    for (size_t i = 0; i < nd; i++) {
+        const char *p = memmem(at, n - (size_t)(at - buf), "{\"v\":1,", 7);
+        assert_non_null(p);
+        const char *end = memmem(p, n - (size_t)(p - buf), "]}", 2); /* no value holds "]}" */
+        assert_non_null(end);
+        size_t len = (size_t)(end + 2 - p);
+        cJSON *got = cJSON_ParseWithLength(p, len);
+        assert_non_null(got);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(got, "t");
+        assert_true(cJSON_IsNumber(t));
+        /* the tree the record was built as before */
+        cJSON *j = cJSON_CreateObject();
+        char tt[24];
+        snprintf(tt, sizeof(tt), "%.0f", t->valuedouble);
+        cJSON_AddNumberToObject(j, "v", 1);
+        cJSON_AddRawToObject(j, "t", tt);
+        cJSON_AddStringToObject(j, "subject", "sub\"j");
+        cJSON_AddStringToObject(j, "recipient", "coordinator");
+        char rel[32];
+        snprintf(rel, sizeof(rel), "rel-%zu", i);
+        cJSON_AddStringToObject(j, "release", rel);
+        cJSON_AddNumberToObject(j, "delta", deltas[i]);
+        cJSON *arr = cJSON_AddArrayToObject(j, "obs");
+        for (size_t k = 0; k < i % 4; k++) {
+            const char *pair[2] = {obs[k].field, obs[k].value};
+            cJSON_AddItemToArray(arr, cJSON_CreateStringArray(pair, 2));
+        }
+        char *want = cJSON_PrintUnformatted(j);
+        assert_non_null(want);
+        assert_int_equal(strlen(want), len);
+        assert_memory_equal(want, p, len);
+        free(want);
+        cJSON_Delete(j);
+        cJSON_Delete(got);
+        at = end + 2;
+    }
+}
+
 static void test_history_distinct(void **state)
 {
     (void)state;
@@ -674,6 +740,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_charge_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_distinct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_incremental, setup, teardown),
         cmocka_unit_test_setup_teardown(test_find_release, setup, teardown),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "json_write.h"
 #include "mnc/disclosure.h"
 
 /* ---- ids */
@@ -475,6 +476,79 @@ cJSON *mnc_disclosure_to_json(const mnc_policy *p, const mnc_disclosure *d)
         return NULL;
     }
     return o;
+}
+
+static int set_write(mnc_jbuf *b, const mnc_set *s, const char *(*name)(const mnc_policy *, int), const mnc_policy *p)
+{
+    int rc = MNC_JBUF_LIT(b, "[");
+    bool first = true;
+    for (int i = mnc_set_next(s, -1); rc == 0 && i >= 0; i = mnc_set_next(s, i)) {
+        if (!first)
+            rc = MNC_JBUF_LIT(b, ",");
+        first = false;
+        rc = rc ? rc : mnc_jbuf_str(b, name(p, i));
+    }
+    return rc ? rc : MNC_JBUF_LIT(b, "]");
+}
+
+/* The same members in the same order as mnc_disclosure_to_json, written as mnc_json_print
+ * prints them: keys are these literals (no byte of them is escaped), values through the
+ * writers that print cJSON's text for a string, number or boolean item. */
+int mnc_disclosure_write_json(mnc_jbuf *b, const mnc_policy *p, const mnc_disclosure *d)
+{
+    size_t len0 = b->len;
+    char hex[MNC_OID_HEX];
+    const mnc_contract *c = d->contract < p->n_contracts ? &p->contracts[d->contract] : NULL;
+    int rc = MNC_JBUF_LIT(b, "{\"id\":");
+    mnc_oid_hex(&d->id, hex);
+    rc = rc ? rc : mnc_jbuf_str(b, hex);
+    if (rc == 0 && d->has_parent) {
+        mnc_oid_hex(&d->parent, hex);
+        rc = MNC_JBUF_LIT(b, ",\"parent\":");
+        rc = rc ? rc : mnc_jbuf_str(b, hex);
+    }
+#define W(x) rc = rc ? rc : (x)
+    W(MNC_JBUF_LIT(b, ",\"contract\":"));
+    W(mnc_jbuf_str(b, c ? c->id : "?"));
+    W(MNC_JBUF_LIT(b, ",\"purpose\":"));
+    W(mnc_jbuf_str(b, c ? c->purpose : "?"));
+    W(MNC_JBUF_LIT(b, ",\"origin\":"));
+    W(mnc_jbuf_str(b, principal_name(p, d->origin)));
+    W(MNC_JBUF_LIT(b, ",\"form\":"));
+    W(mnc_jbuf_str(b, d->form));
+    W(MNC_JBUF_LIT(b, ",\"scope\":{\"recipient\":"));
+    W(mnc_jbuf_str(b, principal_name(p, d->scope.recipient)));
+    W(MNC_JBUF_LIT(b, ",\"fields\":"));
+    W(set_write(b, &d->scope.fields, field_name, p));
+    W(MNC_JBUF_LIT(b, ",\"sinks\":"));
+    W(set_write(b, &d->scope.sinks, principal_name, p));
+    W(MNC_JBUF_LIT(b, ",\"lifetime\":{\"seconds\":"));
+    W(mnc_jbuf_num(b, (double)d->scope.life.seconds));
+    W(MNC_JBUF_LIT(b, ",\"turns\":"));
+    W(mnc_jbuf_num(b, (double)d->scope.life.turns));
+    W(d->scope.memory ? MNC_JBUF_LIT(b, "},\"memory\":true}") : MNC_JBUF_LIT(b, "},\"memory\":false}"));
+    W(MNC_JBUF_LIT(b, ",\"issued_ms\":"));
+    W(mnc_jbuf_num(b, (double)d->issued_ms));
+    W(MNC_JBUF_LIT(b, ",\"expires_ms\":"));
+    W(mnc_jbuf_num(b, (double)d->expires_ms));
+    W(MNC_JBUF_LIT(b, ",\"turns_left\":"));
+    W(d->turns_left == MNC_TURNS_UNBOUNDED ? MNC_JBUF_LIT(b, "null") : mnc_jbuf_num(b, (double)d->turns_left));
+    W(MNC_JBUF_LIT(b, ",\"holders\":"));
+    W(set_write(b, &d->holders, principal_name, p));
+    W(d->revoked ? MNC_JBUF_LIT(b, ",\"revoked\":true,\"values\":{")
+                 : MNC_JBUF_LIT(b, ",\"revoked\":false,\"values\":{"));
+    for (int i = 0; rc == 0 && i < d->n_values; i++) {
+        if (i)
+            W(MNC_JBUF_LIT(b, ","));
+        W(mnc_jbuf_str(b, field_name(p, d->values[i].field)));
+        W(MNC_JBUF_LIT(b, ":"));
+        W(mnc_jbuf_str(b, d->values[i].value));
+    }
+    W(MNC_JBUF_LIT(b, "}}"));
+#undef W
+    if (rc != 0)
+        b->len = len0;
+    return rc ? -1 : 0;
 }
 
 /* Strict readers: each returns 0 or -1 after recording "where.key: message". */

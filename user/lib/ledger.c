@@ -443,29 +443,41 @@ mnc_ledger_rc mnc_ledger_check(mnc_ledger *l, const char *subject_name, const ch
     return rc;
 }
 
+/* The charge record {"v":1,"t":T,"subject":S,"recipient":R,"release":ID,"delta":D,
+ * "obs":[[field,value],...]}, written with json_write.h's writers: the bytes
+ * cJSON_PrintUnformatted printed for the same tree (test_ledger compares them), without the
+ * tree. A heap string (free()), or NULL (out of memory, or a NULL string: as the tree's). */
 static char *payload(uint64_t t, const char *sname, const char *recipient, const char *release, double delta,
                      const mnc_ledger_obs *obs, size_t n)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON *arr = NULL;
-    char *out = NULL;
-    if (!j || !cJSON_AddNumberToObject(j, "v", 1) || !mnc_json_add_u64(j, "t", t) ||
-        !cJSON_AddStringToObject(j, "subject", sname) || !cJSON_AddStringToObject(j, "recipient", recipient) ||
-        !cJSON_AddStringToObject(j, "release", release) || !cJSON_AddNumberToObject(j, "delta", delta) ||
-        !(arr = cJSON_AddArrayToObject(j, "obs")))
-        goto out;
-    for (size_t i = 0; i < n; i++) {
-        const char *pair[2] = {obs[i].field, obs[i].value};
-        cJSON *p = cJSON_CreateStringArray(pair, 2);
-        if (!p || !cJSON_AddItemToArray(arr, p)) {
-            cJSON_Delete(p);
-            goto out;
-        }
+    mnc_jbuf b = {0};
+    int rc = MNC_JBUF_LIT(&b, "{\"v\":1,\"t\":");
+#define W(x) rc = rc ? rc : (x)
+    W(mnc_jbuf_u64(&b, t));
+    W(MNC_JBUF_LIT(&b, ",\"subject\":"));
+    W(mnc_jbuf_str(&b, sname));
+    W(MNC_JBUF_LIT(&b, ",\"recipient\":"));
+    W(mnc_jbuf_str(&b, recipient));
+    W(MNC_JBUF_LIT(&b, ",\"release\":"));
+    W(mnc_jbuf_str(&b, release));
+    W(MNC_JBUF_LIT(&b, ",\"delta\":"));
+    W(mnc_jbuf_num(&b, delta));
+    W(MNC_JBUF_LIT(&b, ",\"obs\":["));
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        W(i ? MNC_JBUF_LIT(&b, ",[") : MNC_JBUF_LIT(&b, "["));
+        W(mnc_jbuf_str(&b, obs[i].field));
+        W(MNC_JBUF_LIT(&b, ","));
+        W(mnc_jbuf_str(&b, obs[i].value));
+        W(MNC_JBUF_LIT(&b, "]"));
     }
-    out = cJSON_PrintUnformatted(j);
-out:
-    cJSON_Delete(j);
-    return out;
+    W(MNC_JBUF_LIT(&b, "]}"));
+    W(mnc_jbuf_put(&b, "", 1)); /* the NUL */
+#undef W
+    if (rc != 0) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
 }
 
 mnc_ledger_rc mnc_ledger_charge(mnc_ledger *l, const char *sname, const char *recipient, const char *release,

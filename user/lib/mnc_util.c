@@ -77,3 +77,22 @@ int mnc_grow(void **arr, int *cap, int n, size_t elem, int first)
     *cap = ncap;
     return 0;
 }
+
+size_t mnc_str_cat(char *buf, size_t n, const char *const *parts, size_t np)
+{
+    if (n == 0)
+        return 0;
+    size_t o = 0;
+    for (size_t i = 0; i < np; i++) {
+        size_t l = strlen(parts[i]);
+        if (l > n - 1 - o) {
+            memcpy(buf + o, parts[i], n - 1 - o);
+            o = n - 1;
+            break;
+        }
+        memcpy(buf + o, parts[i], l);
+        o += l;
+    }
+    buf[o] = '\0';
+    return o;
+}

@@ -38,4 +38,9 @@ int mnc_read_file(const char *path, char *buf, size_t n);
  * of memory or the capacity would overflow (*arr and *cap unchanged). */
 int mnc_grow(void **arr, int *cap, int n, size_t elem, int first);
 
+/* Writes the concatenation of the np strings parts[] into buf (n bytes): exactly what
+ * snprintf(buf, n, "%s%s...", parts...) writes - cut at n - 1 bytes, NUL-terminated when
+ * n >= 1 - without printf (messages built per request). Returns the length written. */
+size_t mnc_str_cat(char *buf, size_t n, const char *const *parts, size_t np);
+
 #endif

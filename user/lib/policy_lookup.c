@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mnc/policy.h"
+#include "mnc_util.h"
 
 int mnc_policy_principal(const mnc_policy *p, const char *name)
 {
@@ -93,12 +94,13 @@ void mnc_policy_fieldset_str(const mnc_policy *p, const mnc_set *s, char *buf, s
     size_t o = 0;
     for (int id = mnc_set_next(s, -1); id >= 0; id = mnc_set_next(s, id)) {
         const char *name = id < p->n_fields ? p->fields[id].name : "?";
-        int r = snprintf(buf + o, n - o, "%s%s", o ? "," : "", name);
-        if (r < 0 || (size_t)r >= n - o) {
-            buf[n - 1] = '\0'; /* truncated */
-            return;
-        }
-        o += (size_t)r;
+        /* appended as snprintf(buf + o, n - o, "%s%s", sep, name) did, without printf: cut
+         * at n - 1 bytes (truncated) */
+        const char *const parts[] = {o ? "," : "", name};
+        size_t w = mnc_str_cat(buf + o, n - o, parts, 2);
+        if (w < strlen(parts[0]) + strlen(name))
+            return; /* truncated */
+        o += w;
     }
 }
 

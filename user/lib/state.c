@@ -18,8 +18,9 @@ void mnc_state_init(mnc_state *s) { memset(s, 0, sizeof(*s)); }
 
 void mnc_state_free(mnc_state *s)
 {
-    for (int i = 0; i < MNC_MAX_FIELDS; i++)
-        free(s->value[i]);
+    for (int i = 0; i < MNC_MAX_FIELDS; i++) /* most are NULL: no call for those */
+        if (s->value[i])
+            free(s->value[i]);
     mnc_state_init(s);
 }
 
@@ -101,51 +102,51 @@ int mnc_state_from_json(const mnc_policy *p, const cJSON *j, mnc_state *s, const
         mnc_errors_add(errs, "%s: fields: expected an object of field values", w);
     } else {
         for (const cJSON *v = f->child; v; v = v->next) {
+            /* the key's path, for error messages only: printed when one is written */
             char kp[160];
             const char *key = v->string ? v->string : "";
-            key_path(kp, sizeof(kp), key);
+#define KP (key_path(kp, sizeof(kp), key), kp)
             int id = mnc_policy_field(p, key);
             if (id < 0) {
-                mnc_errors_add(errs, "%s: %s: unknown field (not declared by the policy)", w, kp);
+                mnc_errors_add(errs, "%s: %s: unknown field (not declared by the policy)", w, KP);
                 continue;
             }
             if (mnc_set_has(&s->present, (unsigned)id)) {
-                mnc_errors_add(errs, "%s: %s: duplicate key", w, kp);
+                mnc_errors_add(errs, "%s: %s: duplicate key", w, KP);
                 continue;
             }
-            char *text = NULL;
+            /* the value's text, copied once by mnc_state_set */
+            const char *text = NULL;
+            char *printed = NULL;
             if (cJSON_IsString(v)) {
                 if (!mnc_utf8_valid(v->valuestring, strlen(v->valuestring))) {
-                    mnc_errors_add(errs, "%s: %s: value is not valid UTF-8", w, kp);
+                    mnc_errors_add(errs, "%s: %s: value is not valid UTF-8", w, KP);
                     continue;
                 }
-                text = strdup(v->valuestring);
+                text = v->valuestring;
             } else if (cJSON_IsNumber(v)) {
                 if (!isfinite(v->valuedouble)) {
-                    mnc_errors_add(errs, "%s: %s: number is not finite", w, kp);
+                    mnc_errors_add(errs, "%s: %s: number is not finite", w, KP);
                     continue;
                 }
-                text = cJSON_PrintUnformatted(v);
+                text = printed = cJSON_PrintUnformatted(v);
             } else if (cJSON_IsBool(v)) {
-                text = strdup(cJSON_IsTrue(v) ? "true" : "false");
+                text = cJSON_IsTrue(v) ? "true" : "false";
             } else {
-                mnc_errors_add(errs, "%s: %s: expected a string, number or boolean", w, kp);
+                mnc_errors_add(errs, "%s: %s: expected a string, number or boolean", w, KP);
                 continue;
             }
             if (!text) {
-                mnc_errors_add(errs, "%s: %s: out of memory", w, kp);
+                mnc_errors_add(errs, "%s: %s: out of memory", w, KP);
                 continue;
             }
-            /* cJSON_PrintUnformatted allocates with cJSON's hooks; keep one allocator here */
             int r = mnc_state_set(s, id, text);
-            if (cJSON_IsNumber(v))
-                cJSON_free(text);
-            else
-                free(text);
+            cJSON_free(printed); /* allocated with cJSON's hooks */
             if (r != 0)
-                mnc_errors_add(errs, "%s: %s: out of memory", w, kp);
+                mnc_errors_add(errs, "%s: %s: out of memory", w, KP);
         }
     }
+#undef KP
     if (errs->n != before) {
         mnc_state_free(s);
         return -1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_write.h"
 #include "mncd.h"
 
 static int setup_identity(mncd *d)
@@ -36,7 +37,8 @@ static int setup_identity(mncd *d)
 
 int main(int argc, char **argv)
 {
-    static mncd d; /* large (config tables); static keeps it off the stack */
+    static mncd d;       /* large (config tables); static keeps it off the stack */
+    mnc_json_use_pool(); /* cJSON's items from free lists (json_write.h): requests, answers */
     int rc = mncd_config_load(&d.cfg, argc, argv);
     if (rc != 0)
         return rc > 0 ? 0 : 2;

@@ -44,29 +44,31 @@
 #define MEM_BUCKETS_MIN 1024
 #define COMPACT_CHUNK 1000
 
-/* Appends rec (consumed) to the batch text. Printed at once rather than kept as a tree until
- * the commit: the commit then neither prints nor frees a tree of the whole iteration, and the
- * buffer is reused, so a busy iteration costs no large allocations (profiles showed the
- * iteration-sized print and delete at ~9% of mncd's CPU, mostly in malloc_consolidate).
- * 0, or -1 (OOM: the batch is unchanged). */
-static int batch_add(mncd_store *s, cJSON *rec)
+/* Change records are written straight into the batch text, in the bytes mnc_json_print prints
+ * for the cJSON tree each used to be built as (json_write.h's writers; test_disclosure compares
+ * the object's text with its tree's): no tree is built, printed and freed per record, and the
+ * buffer is reused, so a busy iteration costs no allocations (profiles showed the per-record
+ * trees, then the iteration-sized print and delete, among mncd's largest costs).
+ * batch_open appends the "[" or "," before a record; batch_close keeps the record, leaving
+ * room for the "]" the commit adds, or (rc != 0: OOM) drops it - the batch is then as before.
+ * A record that grows the buffer keeps it grown. */
+static void batch_open(mncd_store *s, mnc_jbuf *b, int *rc)
 {
-    if (!rec)
-        return -1;
-    /* printed straight into the reused buffer after the "[" or "," (json_write.h), leaving
-     * room for the "]" the commit adds; a record that grows the buffer keeps it grown */
-    mnc_jbuf b = {s->batch, s->batch_len, s->batch_cap};
-    int rc = mnc_jbuf_reserve(&b, 1);
-    if (rc == 0) {
-        b.p[b.len++] = s->batch_len == 0 ? '[' : ',';
-        rc = mnc_json_print(&b, rec) != 0 || mnc_jbuf_reserve(&b, 1) != 0 ? -1 : 0;
-    }
-    cJSON_Delete(rec);
-    s->batch = b.p; /* possibly moved, in either case */
-    s->batch_cap = b.cap;
+    *b = (mnc_jbuf){s->batch, s->batch_len, s->batch_cap};
+    *rc = mnc_jbuf_reserve(b, 1);
+    if (*rc == 0)
+        b->p[b->len++] = s->batch_len == 0 ? '[' : ',';
+}
+
+static int batch_close(mncd_store *s, mnc_jbuf *b, int rc)
+{
+    if (rc == 0)
+        rc = mnc_jbuf_reserve(b, 1);
+    s->batch = b->p; /* possibly moved, in either case */
+    s->batch_cap = b->cap;
     if (rc != 0)
         return -1; /* batch_len unchanged */
-    s->batch_len = b.len;
+    s->batch_len = b->len;
     return 0;
 }
 
@@ -75,49 +77,119 @@ static const char *pname(const mnc_policy *p, int id)
     return id >= 0 && id < p->n_principals ? p->principals[id].name : "?";
 }
 
-static cJSON *rec_obj(const mnc_policy *p, const mnc_disclosure *d)
+#define W(x) rc = rc ? rc : (x)
+
+/* {"k":"obj","o":{...mnc_disclosure_to_json...}} */
+static int w_obj(mnc_jbuf *b, const mnc_policy *p, const mnc_disclosure *d)
 {
-    cJSON *r = cJSON_CreateObject();
-    cJSON *o = mnc_disclosure_to_json(p, d);
-    if (!r || !o || !cJSON_AddStringToObject(r, "k", "obj")) {
-        cJSON_Delete(r);
-        cJSON_Delete(o);
-        return NULL;
-    }
-    cJSON_AddItemToObject(r, "o", o);
-    return r;
+    int rc = MNC_JBUF_LIT(b, "{\"k\":\"obj\",\"o\":");
+    W(mnc_disclosure_write_json(b, p, d));
+    W(MNC_JBUF_LIT(b, "}"));
+    return rc;
 }
 
-static cJSON *rec_mem(const mnc_policy *p, const mncd_mem *m)
+/* {"k":"mem","store":S,"key":K,"id":HEX,"writer":A,"t":MS} */
+static int w_mem(mnc_jbuf *b, const mnc_policy *p, const mncd_mem *m)
 {
+    if (!m)
+        return -1;
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&m->id, hex);
     const char *slash = strchr(m->key, '/');
+    if (!slash)
+        return -1;
     int store = atoi(m->key);
-    cJSON *r = cJSON_CreateObject();
-    if (!r || !slash || !cJSON_AddStringToObject(r, "k", "mem") ||
-        !cJSON_AddStringToObject(r, "store", pname(p, store)) || !cJSON_AddStringToObject(r, "key", slash + 1) ||
-        !cJSON_AddStringToObject(r, "id", hex) || !cJSON_AddStringToObject(r, "writer", pname(p, m->writer)) ||
-        !mnc_json_add_u64(r, "t", m->time_ms)) {
-        cJSON_Delete(r);
-        return NULL;
-    }
-    return r;
+    int rc = 0;
+    W(MNC_JBUF_LIT(b, "{\"k\":\"mem\",\"store\":"));
+    W(mnc_jbuf_str(b, pname(p, store)));
+    W(MNC_JBUF_LIT(b, ",\"key\":"));
+    W(mnc_jbuf_str(b, slash + 1));
+    W(MNC_JBUF_LIT(b, ",\"id\":"));
+    W(mnc_jbuf_str(b, hex));
+    W(MNC_JBUF_LIT(b, ",\"writer\":"));
+    W(mnc_jbuf_str(b, pname(p, m->writer)));
+    W(MNC_JBUF_LIT(b, ",\"t\":"));
+    W(mnc_jbuf_u64(b, m->time_ms));
+    W(MNC_JBUF_LIT(b, "}"));
+    return rc;
 }
 
-static cJSON *rec_push(const mnc_policy *p, int agent, const mncd_msg *m)
+/* {"k":"push","agent":A,"id":HEX,"from":A,"t":MS[,"fwd":true]} */
+static int w_push(mnc_jbuf *b, const mnc_policy *p, int agent, const mncd_msg *m)
 {
     char hex[MNC_OID_HEX];
     mnc_oid_hex(&m->id, hex);
-    cJSON *r = cJSON_CreateObject();
-    if (!r || !cJSON_AddStringToObject(r, "k", "push") || !cJSON_AddStringToObject(r, "agent", pname(p, agent)) ||
-        !cJSON_AddStringToObject(r, "id", hex) || !cJSON_AddStringToObject(r, "from", pname(p, m->from)) ||
-        !mnc_json_add_u64(r, "t", m->time_ms) || (m->forwarded && !cJSON_AddTrueToObject(r, "fwd"))) {
-        cJSON_Delete(r);
-        return NULL;
-    }
-    return r;
+    int rc = 0;
+    W(MNC_JBUF_LIT(b, "{\"k\":\"push\",\"agent\":"));
+    W(mnc_jbuf_str(b, pname(p, agent)));
+    W(MNC_JBUF_LIT(b, ",\"id\":"));
+    W(mnc_jbuf_str(b, hex));
+    W(MNC_JBUF_LIT(b, ",\"from\":"));
+    W(mnc_jbuf_str(b, pname(p, m->from)));
+    W(MNC_JBUF_LIT(b, ",\"t\":"));
+    W(mnc_jbuf_u64(b, m->time_ms));
+    W(m->forwarded ? MNC_JBUF_LIT(b, ",\"fwd\":true}") : MNC_JBUF_LIT(b, "}"));
+    return rc;
 }
+
+static int rec_obj(mncd_store *s, const mnc_disclosure *d)
+{
+    mnc_jbuf b;
+    int rc;
+    batch_open(s, &b, &rc);
+    W(w_obj(&b, s->p, d));
+    return batch_close(s, &b, rc);
+}
+
+static int rec_mem(mncd_store *s, const mncd_mem *m)
+{
+    mnc_jbuf b;
+    int rc;
+    batch_open(s, &b, &rc);
+    W(w_mem(&b, s->p, m));
+    return batch_close(s, &b, rc);
+}
+
+static int rec_push(mncd_store *s, int agent, const mncd_msg *m)
+{
+    mnc_jbuf b;
+    int rc;
+    batch_open(s, &b, &rc);
+    W(w_push(&b, s->p, agent, m));
+    return batch_close(s, &b, rc);
+}
+
+/* {"k":"pop","agent":A,"id":HEX} */
+static int rec_pop(mncd_store *s, int agent, const mnc_oid *id)
+{
+    char hex[MNC_OID_HEX];
+    mnc_oid_hex(id, hex);
+    mnc_jbuf b;
+    int rc;
+    batch_open(s, &b, &rc);
+    W(MNC_JBUF_LIT(&b, "{\"k\":\"pop\",\"agent\":"));
+    W(mnc_jbuf_str(&b, pname(s->p, agent)));
+    W(MNC_JBUF_LIT(&b, ",\"id\":"));
+    W(mnc_jbuf_str(&b, hex));
+    W(MNC_JBUF_LIT(&b, "}"));
+    return batch_close(s, &b, rc);
+}
+
+/* {"k":"audit","seq":N,"lines":"..."} */
+static int rec_audit(mncd_store *s, uint64_t first, const char *lines)
+{
+    mnc_jbuf b;
+    int rc;
+    batch_open(s, &b, &rc);
+    W(MNC_JBUF_LIT(&b, "{\"k\":\"audit\",\"seq\":"));
+    W(mnc_jbuf_num(&b, (double)first));
+    W(MNC_JBUF_LIT(&b, ",\"lines\":"));
+    W(mnc_jbuf_str(&b, lines));
+    W(MNC_JBUF_LIT(&b, "}"));
+    return batch_close(s, &b, rc);
+}
+
+#undef W
 
 /* ---- in-memory operations (no journaling) */
 
@@ -190,12 +262,12 @@ static int inbox_pop(mncd_store *s, int agent, mncd_msg *out)
 
 int mncd_store_put_object(mncd_store *s, mnc_disclosure *d)
 {
-    if (batch_add(s, rec_obj(s->p, d)) != 0)
+    if (rec_obj(s, d) != 0)
         return -1;
     return mnc_registry_put(&s->reg, d) == 0 ? 0 : -1;
 }
 
-int mncd_store_touch(mncd_store *s, const mnc_disclosure *d) { return batch_add(s, rec_obj(s->p, d)); }
+int mncd_store_touch(mncd_store *s, const mnc_disclosure *d) { return rec_obj(s, d); }
 
 int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded, uint64_t now_ms)
 {
@@ -204,7 +276,7 @@ int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool 
         return -1;
     }
     mncd_msg m = {.id = *id, .from = (uint16_t)from, .forwarded = forwarded, .time_ms = now_ms};
-    if (batch_add(s, rec_push(s->p, agent, &m)) != 0)
+    if (rec_push(s, agent, &m) != 0)
         return -1;
     return inbox_push(s, agent, id, from, forwarded, now_ms);
 }
@@ -213,15 +285,7 @@ int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
 {
     if (agent < 0 || agent >= s->p->n_principals || !s->inbox[agent].head)
         return 0;
-    char hex[MNC_OID_HEX];
-    mnc_oid_hex(&s->inbox[agent].head->id, hex);
-    cJSON *r = cJSON_CreateObject();
-    if (!r || !cJSON_AddStringToObject(r, "k", "pop") || !cJSON_AddStringToObject(r, "agent", pname(s->p, agent)) ||
-        !cJSON_AddStringToObject(r, "id", hex)) {
-        cJSON_Delete(r);
-        return -1;
-    }
-    if (batch_add(s, r) != 0)
+    if (rec_pop(s, agent, &s->inbox[agent].head->id) != 0)
         return -1;
     return inbox_pop(s, agent, out);
 }
@@ -230,7 +294,7 @@ int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid 
 {
     if (mem_set(s, store, key, id, writer, now_ms) != 0)
         return -1;
-    return batch_add(s, rec_mem(s->p, mncd_store_mem_get(s, store, key)));
+    return rec_mem(s, mncd_store_mem_get(s, store, key));
 }
 
 /* Test hook (fault injection for tests/integration/test_mncd_durability): with
@@ -247,13 +311,7 @@ int mncd_store_commit(mncd_store *s)
     if (!s->batch_len && !al)
         return 0;
     if (al) {
-        cJSON *r = cJSON_CreateObject();
-        if (r && (!cJSON_AddStringToObject(r, "k", "audit") || !cJSON_AddNumberToObject(r, "seq", (double)afirst) ||
-                  !cJSON_AddStringToObject(r, "lines", al))) {
-            cJSON_Delete(r);
-            r = NULL;
-        }
-        if (batch_add(s, r) != 0) { /* frees r */
+        if (rec_audit(s, afirst, al) != 0) {
             mnc_audit_discard_pending(s->audit);
             s->batch_len = 0;
             errno = ENOMEM;
@@ -458,7 +516,7 @@ static int replay_cb(void *arg, uint64_t seq, const void *payload, size_t len)
 /* Snapshot of everything live, as journal payloads (for compaction). */
 typedef struct snap {
     mncd_store *s;
-    cJSON *cur;
+    mnc_jbuf cur; /* the current chunk's text: "[" record "," record ... */
     int in_cur;
     char **payloads;
     size_t *lens;
@@ -468,14 +526,11 @@ typedef struct snap {
 
 static int snap_flush(snap *sn)
 {
-    if (!sn->cur || !sn->in_cur)
+    if (!sn->in_cur)
         return 0;
-    char *t = cJSON_PrintUnformatted(sn->cur);
-    cJSON_Delete(sn->cur);
-    sn->cur = NULL;
-    sn->in_cur = 0;
-    if (!t)
+    if (mnc_jbuf_reserve(&sn->cur, 1) != 0)
         return -1;
+    sn->cur.p[sn->cur.len++] = ']';
     if (sn->n == sn->cap) {
         size_t nc = sn->cap ? sn->cap * 2 : 16;
         char **np = realloc(sn->payloads, nc * sizeof(*np));
@@ -484,26 +539,31 @@ static int snap_flush(snap *sn)
         size_t *nl = np ? realloc(sn->lens, nc * sizeof(*nl)) : NULL;
         if (nl)
             sn->lens = nl;
-        if (!np || !nl) {
-            cJSON_free(t);
+        if (!np || !nl)
             return -1;
-        }
         sn->cap = nc;
     }
-    sn->payloads[sn->n] = t;
-    sn->lens[sn->n++] = strlen(t);
+    sn->payloads[sn->n] = sn->cur.p;
+    sn->lens[sn->n++] = sn->cur.len;
+    sn->cur = (mnc_jbuf){0};
+    sn->in_cur = 0;
     return 0;
 }
 
-static int snap_add(snap *sn, cJSON *rec)
+/* Opens one record of the current chunk ("[" or ","); 0 or -1 (OOM). */
+static int snap_open(snap *sn)
 {
-    if (!rec)
+    if (mnc_jbuf_reserve(&sn->cur, 1) != 0)
         return -1;
-    if (!sn->cur && !(sn->cur = cJSON_CreateArray())) {
-        cJSON_Delete(rec);
+    sn->cur.p[sn->cur.len++] = sn->in_cur ? ',' : '[';
+    return 0;
+}
+
+/* Closes it: rc is the record writer's result. */
+static int snap_close(snap *sn, int rc)
+{
+    if (rc != 0)
         return -1;
-    }
-    cJSON_AddItemToArray(sn->cur, rec);
     if (++sn->in_cur >= COMPACT_CHUNK)
         return snap_flush(sn);
     return 0;
@@ -512,7 +572,7 @@ static int snap_add(snap *sn, cJSON *rec)
 static int snap_obj(mnc_disclosure *d, void *arg)
 {
     snap *sn = arg;
-    if (snap_add(sn, rec_obj(sn->s->p, d)) != 0) {
+    if (snap_open(sn) != 0 || snap_close(sn, w_obj(&sn->cur, sn->s->p, d)) != 0) {
         sn->failed = 1;
         return 1;
     }
@@ -522,7 +582,7 @@ static int snap_obj(mnc_disclosure *d, void *arg)
 static int snap_mem(mnc_hnode *n, void *arg)
 {
     snap *sn = arg;
-    if (snap_add(sn, rec_mem(sn->s->p, MNC_HTAB_ENTRY(n, mncd_mem, h))) != 0) {
+    if (snap_open(sn) != 0 || snap_close(sn, w_mem(&sn->cur, sn->s->p, MNC_HTAB_ENTRY(n, mncd_mem, h))) != 0) {
         sn->failed = 1;
         return 1;
     }
@@ -537,7 +597,7 @@ static int compact(mncd_store *s)
         mnc_htab_each(&s->mem, snap_mem, &sn);
     for (int a = 0; !sn.failed && a < s->p->n_principals; a++)
         for (mncd_msg *m = s->inbox[a].head; m && !sn.failed; m = m->next)
-            sn.failed = snap_add(&sn, rec_push(s->p, a, m)) != 0;
+            sn.failed = snap_open(&sn) != 0 || snap_close(&sn, w_push(&sn.cur, s->p, a, m)) != 0;
     if (!sn.failed)
         sn.failed = snap_flush(&sn) != 0;
     int rc = -1;
@@ -551,9 +611,9 @@ static int compact(mncd_store *s)
         rc = mnc_journal_append(s->j, "[]", 2, NULL);
     if (rc != 0)
         snprintf(s->err, sizeof(s->err), "%s: compaction failed: %s", s->path, strerror(errno));
-    cJSON_Delete(sn.cur);
+    free(sn.cur.p);
     for (size_t i = 0; i < sn.n; i++)
-        cJSON_free(sn.payloads[i]);
+        free(sn.payloads[i]);
     free(sn.payloads);
     free(sn.lens);
     return rc;

@@ -24,6 +24,7 @@
 #include "mnc/monitor.h"
 #include "mnc/select.h"
 #include "mnc/state.h"
+#include "json_write.h"
 #include "mncd.h"
 
 /* ---- helpers */
@@ -43,13 +44,22 @@ static const char *contract_purpose(const mncd *d, const mnc_disclosure *o)
     return o && o->contract < d->policy->n_contracts ? d->policy->contracts[o->contract].purpose : "";
 }
 
-/* Adds "object" (lossless JSON) and "message" (rendered) to a response. */
+/* Adds "object" (lossless JSON) and "message" (rendered) to a response. The object is added
+ * as its printed text (mnc_disclosure_write_json: the bytes mnc_disclosure_to_json's tree
+ * prints, json_write.h) in one raw item, not as a tree of ~40 items allocated, printed and
+ * freed per answer; a response is only printed (loop.c), never read. The text is written into
+ * one buffer reused by every answer (one thread; nothing runs between the write and the copy
+ * cJSON_AddRawToObject makes). */
+static mnc_jbuf obj_text;
+
 static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_message)
 {
-    cJSON *j = mnc_disclosure_to_json(d->policy, o);
-    if (!j)
+    obj_text.len = 0;
+    if (mnc_disclosure_write_json(&obj_text, d->policy, o) != 0 || mnc_jbuf_reserve(&obj_text, 1) != 0)
         return -1;
-    cJSON_AddItemToObject(resp, "object", j);
+    obj_text.p[obj_text.len] = '\0';
+    if (!cJSON_AddRawToObject(resp, "object", obj_text.p))
+        return -1;
     if (with_message) {
         char *m = mnc_disclosure_render(d->policy, o);
         if (!m || !cJSON_AddStringToObject(resp, "message", m)) {
@@ -59,6 +69,36 @@ static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_m
         free(m);
     }
     return 0;
+}
+
+/* Adds the scored candidates to a disclose's answer as the text of the array of objects they
+ * used to be built as ({"name","submitted","risk" (null if NaN),"verdict"[,"detail"]}), one
+ * raw item: mnc_json_print's bytes for that tree (json_write.h). Written into obj_text, which
+ * nothing else uses between this write and the copy. 0 or -1 (out of memory). */
+static int add_candidates(cJSON *resp, const mnc_selection *sel)
+{
+    mnc_jbuf *cb = &obj_text;
+    cb->len = 0;
+    int rc = MNC_JBUF_LIT(cb, "[");
+    for (int i = 0; rc == 0 && i < sel->n; i++) {
+        const mnc_scored *sc = &sel->c[i];
+        rc = i ? MNC_JBUF_LIT(cb, ",{\"name\":") : MNC_JBUF_LIT(cb, "{\"name\":");
+        rc = rc ? rc : mnc_jbuf_str(cb, sc->name);
+        rc = rc ? rc
+                : (sc->submitted ? MNC_JBUF_LIT(cb, ",\"submitted\":true,\"risk\":")
+                                 : MNC_JBUF_LIT(cb, ",\"submitted\":false,\"risk\":"));
+        rc = rc ? rc : (sc->risk == sc->risk ? mnc_jbuf_num(cb, sc->risk) : MNC_JBUF_LIT(cb, "null"));
+        rc = rc ? rc : MNC_JBUF_LIT(cb, ",\"verdict\":");
+        rc = rc ? rc : mnc_jbuf_str(cb, mnc_reason_name(sc->verdict));
+        if (rc == 0 && sc->detail[0]) {
+            rc = MNC_JBUF_LIT(cb, ",\"detail\":");
+            rc = rc ? rc : mnc_jbuf_str(cb, sc->detail);
+        }
+        rc = rc ? rc : MNC_JBUF_LIT(cb, "}");
+    }
+    rc = rc ? rc : MNC_JBUF_LIT(cb, "]");
+    rc = rc ? rc : mnc_jbuf_put(cb, "", 1); /* the NUL */
+    return rc == 0 && cJSON_AddRawToObject(resp, "candidates", cb->p) ? 0 : -1;
 }
 
 /* Runs the monitor for one operation, audits it, and returns the reason. */
@@ -158,6 +198,27 @@ static cJSON *hand_over(mncd *d, const mnc_request *q, const mncd_ident *w, mnc_
 
 static int principal_or(const mncd *d, const char *name) { return name ? mnc_policy_principal(d->policy, name) : -1; }
 
+/* mnc_selection holds every candidate's scores (tens of KiB): one is kept for the next
+ * disclose instead of a malloc and free each (glibc's large-chunk path cost ~4.5k
+ * instructions a call). A disclose that suspends in a job (fleet mode) while holding it makes
+ * the next one allocate its own, so two never share one. */
+static mnc_selection *sel_spare;
+
+static mnc_selection *sel_get(void)
+{
+    mnc_selection *s = sel_spare;
+    sel_spare = NULL;
+    return s ? s : malloc(sizeof(*s));
+}
+
+static void sel_put(mnc_selection *s)
+{
+    if (!sel_spare)
+        sel_spare = s;
+    else
+        free(s);
+}
+
 /* ---- agent verbs */
 
 static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
@@ -244,7 +305,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         .contract = c, .recipient = ct->scope.recipient, .state = &st, .submitted = sub, .n_submitted = nsub};
     if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
         goto out;
-    mnc_selection *sel = malloc(sizeof(*sel));
+    mnc_selection *sel = sel_get();
     if (!sel) {
         resp = oom(q);
         goto out;
@@ -253,24 +314,8 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     if (r == MNC_R_INVALID || r == MNC_R_INTERNAL) {
         mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "error", r, ct->id);
         resp = mnc_resp_error(q->id, r, "selection failed");
-        free(sel);
+        sel_put(sel);
         goto out;
-    }
-    cJSON *cands = cJSON_CreateArray();
-    for (int i = 0; cands && i < sel->n; i++) {
-        cJSON *x = cJSON_CreateObject();
-        if (!x)
-            break;
-        cJSON_AddStringToObject(x, "name", sel->c[i].name);
-        cJSON_AddBoolToObject(x, "submitted", sel->c[i].submitted);
-        if (sel->c[i].risk == sel->c[i].risk)
-            cJSON_AddNumberToObject(x, "risk", sel->c[i].risk);
-        else
-            cJSON_AddNullToObject(x, "risk");
-        cJSON_AddStringToObject(x, "verdict", mnc_reason_name(sel->c[i].verdict));
-        if (sel->c[i].detail[0])
-            cJSON_AddStringToObject(x, "detail", sel->c[i].detail);
-        cJSON_AddItemToArray(cands, x);
     }
     if (r == MNC_R_NO_CANDIDATE || sel->chosen < 0) {
         /* MNC-D: the contract's failure order (mncd_failure.c). Each outcome is its own decision,
@@ -314,11 +359,9 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
             }
         }
     }
-    if (resp && cands)
-        cJSON_AddItemToObject(resp, "candidates", cands);
-    else
-        cJSON_Delete(cands);
-    free(sel);
+    if (resp) /* out of memory: the answer goes without them, as when the array could not be built */
+        (void)add_candidates(resp, sel);
+    sel_put(sel);
 out:
     mncd_mncl_ctx_free(&mx);
     mnc_state_free(&st);
