@@ -460,3 +460,124 @@ void atkv_late_pipe_verify(struct atk_ctx *c)
     close(c->fdslot[0]);
     c->fdslot[0] = -1;
 }
+
+/* ---- a kept outsider (workspace_* attacks) */
+int atkv_keeper_start(struct atk_ctx *c, const char *path, atkv_keeper_fn fn, const char *hint)
+{
+    int cmd[2], ans[2];
+    if (pipe2(cmd, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(ans, O_CLOEXEC) < 0) {
+        close(cmd[0]);
+        close(cmd[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(cmd[1]);
+        close(ans[0]);
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
+            _exit(1);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != cmd[0] && fd != ans[1])
+                close(fd);
+        fn(c, path, cmd[0], ans[1]);
+        _exit(0);
+    }
+    close(cmd[0]);
+    close(ans[1]);
+    char x;
+    if (read(ans[0], &x, 1) != 1) {
+        int st = 0;
+        waitpid(pid, &st, 0);
+        snprintf(c->notes, sizeof(c->notes), "the outsider did not start (status %d%s%s)",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, hint ? ": " : "", hint ? hint : "");
+        close(cmd[1]);
+        close(ans[0]);
+        return -1;
+    }
+    c->slot[0] = pid;
+    c->fdslot[0] = cmd[1];
+    c->fdslot[1] = ans[0];
+    return 0;
+}
+
+void atkv_keeper_verify(struct atk_ctx *c, const char *evidence)
+{
+    if (c->slot[0] <= 0)
+        return;
+    char buf[512];
+    size_t n = 0;
+    ssize_t r;
+    if (write(c->fdslot[0], "g", 1) != 1)
+        return;
+    while (n < sizeof(buf) - 1 && (r = read(c->fdslot[1], buf + n, sizeof(buf) - 1 - n)) > 0)
+        n += (size_t)r;
+    if (atk_buf_has(buf, n, c->canary))
+        atk_evidence(c, "%s", evidence);
+}
+
+void atkv_keeper_cleanup(struct atk_ctx *c)
+{
+    if (c->slot[0] > 0) {
+        kill((pid_t)c->slot[0], SIGKILL);
+        waitpid((pid_t)c->slot[0], NULL, 0);
+        c->slot[0] = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        if (c->fdslot[i] > 0)
+            close(c->fdslot[i]);
+}
+
+int atkv_shared_dir(struct atk_ctx *c, char *d, size_t n)
+{
+    snprintf(d, n, "%s/shared", c->ws);
+    if (mkdir(d, 0777) < 0 || chown(d, ATK_NOBODY, ATK_NOBODY) < 0 || chmod(d, 0777) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "prepare %s: %s", d, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int atkv_shared_out_agent(struct atk_ctx *c, int reopen)
+{
+    char p[700];
+    if (reopen) {
+        snprintf(p, sizeof(p), "%s/shared", atk_arg(c, "ws"));
+        atk_try(c, "chmod ws/shared 0777", chmod(p, 0777));
+    }
+    snprintf(p, sizeof(p), "%s/shared/out.txt", atk_arg(c, "ws"));
+    int fd = (int)atk_try(c, "create ws/shared/out.txt", open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd < 0)
+        return 0;
+    atk_try(c, "fchmod 0644", fchmod(fd, 0644));
+    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    close(fd);
+    return 0;
+}
+
+int atkv_notes_file(struct atk_ctx *c, char *f, size_t n)
+{
+    snprintf(f, n, "%s/notes.txt", c->ws);
+    int fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || fchmod(fd, 0666) < 0 || close(fd) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "prepare %s: %s", f, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int atkv_notes_agent(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/notes.txt", atk_arg(c, "ws"));
+    int fd = (int)atk_try(c, "open ws/notes.txt O_WRONLY", open(p, O_WRONLY | O_TRUNC | O_CLOEXEC));
+    if (fd < 0)
+        return 0;
+    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+    close(fd);
+    return 0;
+}

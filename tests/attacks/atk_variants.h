@@ -87,4 +87,25 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind);
  * reads it. */
 void atkv_late_pipe_verify(struct atk_ctx *c);
 
+/* workspace_bind_mount, workspace_outsider_cwd, workspace_fd_in_flight, workspace_io_uring_file:
+ * an outsider kept alive across the run. keeper_start forks fn(c, path, cmd, ans) with
+ * /dev/null stdio and no other fds; fn drops to uid 65534 itself, keeps its reference to the
+ * workspace, writes one byte to ans when ready, and after a byte on cmd writes what it read
+ * through that reference to ans. keeper_verify asks it and records `evidence` if the canary
+ * came back; keeper_cleanup kills it. start: 0, or -1 with c->notes set (hint: what the exit
+ * statuses of fn mean, or NULL). */
+typedef void (*atkv_keeper_fn)(const struct atk_ctx *c, const char *path, int cmd, int ans);
+int atkv_keeper_start(struct atk_ctx *c, const char *path, atkv_keeper_fn fn, const char *hint);
+void atkv_keeper_verify(struct atk_ctx *c, const char *evidence);
+void atkv_keeper_cleanup(struct atk_ctx *c);
+/* WS/shared as the outsider's own directory (uid 65534, 0777) into d; 0 or -1 (c->notes). */
+int atkv_shared_dir(struct atk_ctx *c, char *d, size_t n);
+/* The agent writes the canary into WS/shared/out.txt, 0644 (after chmod 0777 of WS/shared when
+ * reopen is set: a directory the agent owned could be opened to others again). */
+int atkv_shared_out_agent(struct atk_ctx *c, int reopen);
+/* WS/notes.txt, 0666, made by root before the launch, path into f; 0 or -1 (c->notes). */
+int atkv_notes_file(struct atk_ctx *c, char *f, size_t n);
+/* The agent writes the canary into WS/notes.txt (O_WRONLY | O_TRUNC). */
+int atkv_notes_agent(struct atk_ctx *c);
+
 #endif

@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
-static void outsider(const char *dir, const char *target, int cmd, int ans)
+static void outsider(const struct atk_ctx *c, const char *dir, int cmd, int ans)
 {
     if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
         _exit(1);
@@ -46,6 +46,7 @@ static void outsider(const char *dir, const char *target, int cmd, int ans)
      * WS/shared. Making the tree private first is not needed for a bind mount (the copy of the
      * namespace is already the outsider's own), so a rootfs that refuses it does not matter. */
     (void)mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+    const char *target = c->dir;
     if (mount(dir, target, NULL, MS_BIND, NULL) < 0 || chdir("/") < 0)
         _exit(6);
     if (write(ans, "r", 1) != 1)
@@ -66,85 +67,15 @@ static void outsider(const char *dir, const char *target, int cmd, int ans)
 static int prepare(struct atk_ctx *c)
 {
     char d[700];
-    snprintf(d, sizeof(d), "%s/shared", c->ws);
-    if (mkdir(d, 0777) < 0 || chown(d, ATK_NOBODY, ATK_NOBODY) < 0 || chmod(d, 0777) < 0) {
-        snprintf(c->notes, sizeof(c->notes), "prepare %s: %s", d, strerror(errno));
-        return -1;
-    }
-    int cmd[2], ans[2];
-    if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ans, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(cmd[1]);
-        close(ans[0]);
-        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
-            _exit(1);
-        for (int fd = 3; fd < 1024; fd++)
-            if (fd != cmd[0] && fd != ans[1])
-                close(fd);
-        outsider(d, c->dir, cmd[0], ans[1]);
-    }
-    close(cmd[0]);
-    close(ans[1]);
-    char x;
-    if (read(ans[0], &x, 1) != 1) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        snprintf(c->notes, sizeof(c->notes), "the outsider did not start (status %d: 2 unshare, 6 mount)",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        return -1;
-    }
-    c->slot[0] = pid;
-    c->fdslot[0] = cmd[1];
-    c->fdslot[1] = ans[0];
-    return 0;
+    return atkv_shared_dir(c, d, sizeof(d)) ? -1 : atkv_keeper_start(c, d, outsider, "2 unshare, 6 mount");
 }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    /* the directory the outsider bind-mounted: opened again to others if the agent owns it */
-    snprintf(p, sizeof(p), "%s/shared", atk_arg(c, "ws"));
-    atk_try(c, "chmod ws/shared 0777", chmod(p, 0777));
-    snprintf(p, sizeof(p), "%s/shared/out.txt", atk_arg(c, "ws"));
-    int fd = (int)atk_try(c, "create ws/shared/out.txt", open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd < 0)
-        return 0;
-    atk_try(c, "fchmod 0644", fchmod(fd, 0644));
-    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
-    close(fd);
-    return 0;
-}
+/* the agent also tries to open the bind-mounted directory to others again (as its owner could) */
+static int agent(struct atk_ctx *c) { return atkv_shared_out_agent(c, 1); }
 
 static void verify(struct atk_ctx *c)
 {
-    if (c->slot[0] <= 0)
-        return;
-    char buf[512];
-    size_t n = 0;
-    ssize_t r;
-    if (write(c->fdslot[0], "g", 1) != 1)
-        return;
-    while (n < sizeof(buf) - 1 && (r = read(c->fdslot[1], buf + n, sizeof(buf) - 1 - n)) > 0)
-        n += (size_t)r;
-    if (atk_buf_has(buf, n, c->canary))
-        atk_evidence(c, "uid 65534 read the canary through its bind mount of a workspace directory");
-}
-
-static void cleanup(struct atk_ctx *c)
-{
-    if (c->slot[0] > 0) {
-        kill((pid_t)c->slot[0], SIGKILL);
-        waitpid((pid_t)c->slot[0], NULL, 0);
-        c->slot[0] = 0;
-    }
-    for (int i = 0; i < 2; i++)
-        if (c->fdslot[i] > 0)
-            close(c->fdslot[i]);
+    atkv_keeper_verify(c, "uid 65534 read the canary through its bind mount of a workspace directory");
 }
 
 static const struct atk A = {"workspace_bind_mount",
@@ -154,5 +85,5 @@ static const struct atk A = {"workspace_bind_mount",
                              agent,
                              NULL,
                              verify,
-                             cleanup};
+                             atkv_keeper_cleanup};
 ATK_MAIN(A)

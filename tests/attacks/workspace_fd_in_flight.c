@@ -18,10 +18,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
-static void outsider(const char *file, int cmd, int ans)
+static void outsider(const struct atk_ctx *c, const char *file, int cmd, int ans)
 {
+    (void)c;
     if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
         _exit(1);
     int sv[2];
@@ -48,82 +49,14 @@ static void outsider(const char *file, int cmd, int ans)
 static int prepare(struct atk_ctx *c)
 {
     char f[700];
-    snprintf(f, sizeof(f), "%s/notes.txt", c->ws);
-    int fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 || fchmod(fd, 0666) < 0 || close(fd) < 0) {
-        snprintf(c->notes, sizeof(c->notes), "prepare %s: %s", f, strerror(errno));
-        return -1;
-    }
-    int cmd[2], ans[2];
-    if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ans, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(cmd[1]);
-        close(ans[0]);
-        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
-            _exit(1);
-        for (int i = 3; i < 1024; i++)
-            if (i != cmd[0] && i != ans[1])
-                close(i);
-        outsider(f, cmd[0], ans[1]);
-    }
-    close(cmd[0]);
-    close(ans[1]);
-    char x;
-    if (read(ans[0], &x, 1) != 1) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        snprintf(c->notes, sizeof(c->notes), "the outsider did not start (status %d)",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        return -1;
-    }
-    c->slot[0] = pid;
-    c->fdslot[0] = cmd[1];
-    c->fdslot[1] = ans[0];
-    return 0;
+    return atkv_notes_file(c, f, sizeof(f)) ? -1 : atkv_keeper_start(c, f, outsider, NULL);
 }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/notes.txt", atk_arg(c, "ws"));
-    int fd = (int)atk_try(c, "open ws/notes.txt O_WRONLY", open(p, O_WRONLY | O_TRUNC | O_CLOEXEC));
-    if (fd < 0)
-        return 0;
-    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
-    close(fd);
-    return 0;
-}
+static int agent(struct atk_ctx *c) { return atkv_notes_agent(c); }
 
 static void verify(struct atk_ctx *c)
 {
-    if (c->slot[0] <= 0)
-        return;
-    char buf[512];
-    size_t n = 0;
-    ssize_t r;
-    if (write(c->fdslot[0], "g", 1) != 1)
-        return;
-    while (n < sizeof(buf) - 1 && (r = read(c->fdslot[1], buf + n, sizeof(buf) - 1 - n)) > 0)
-        n += (size_t)r;
-    if (atk_buf_has(buf, n, c->canary))
-        atk_evidence(c, "uid 65534 read the canary through a workspace file it kept in flight in its own socket");
-}
-
-static void cleanup(struct atk_ctx *c)
-{
-    if (c->slot[0] > 0) {
-        kill((pid_t)c->slot[0], SIGKILL);
-        waitpid((pid_t)c->slot[0], NULL, 0);
-        c->slot[0] = 0;
-    }
-    for (int i = 0; i < 2; i++)
-        if (c->fdslot[i] > 0)
-            close(c->fdslot[i]);
+    atkv_keeper_verify(c, "uid 65534 read the canary through a workspace file it kept in flight in its own socket");
 }
 
 static const struct atk A = {"workspace_fd_in_flight",
@@ -133,5 +66,5 @@ static const struct atk A = {"workspace_fd_in_flight",
                              agent,
                              NULL,
                              verify,
-                             cleanup};
+                             atkv_keeper_cleanup};
 ATK_MAIN(A)
