@@ -865,6 +865,20 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
                              "broker (%s)",
                              q->request_id, !r ? "unknown or forgotten" : rs_name[r->st]);
     }
+    /* The reply is text of the broker's own: a receipt goes to the contract's recipient, a
+     * failure code to the issuer (disclose.status). Judged like `disclose` by what the broker
+     * holds (flow.c); a refused reply leaves the request to the broker timeout. */
+    int held = -1;
+    int to = q->failure ? r->issuer : (int)p->contracts[r->contract].scope.recipient;
+    mnc_reason fr = mncd_flow_check(d, w->agent, r->contract, to, &held);
+    if (fr != MNC_OK) {
+        const char *hk = held >= 0 ? p->contracts[held].id : "?";
+        mncd_audit(d, "broker.reply", w->agent, to, NULL, "deny", fr, hk);
+        return mnc_resp_deny(q->id, fr,
+                             "broker %s holds an object of contract %s, whose sinks do not include %s "
+                             "and whose onward contracts do not include %s",
+                             mncd_peer_name(d, w->agent), hk, mncd_peer_name(d, to), p->contracts[r->contract].id);
+    }
     uint64_t now = mnc_now_ms();
     cJSON *resp = NULL;
     if (q->failure) {
