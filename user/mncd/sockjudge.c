@@ -595,15 +595,58 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     mncd_judge_unix(c, s, &e, fd);
 }
 
+/* Any other object parked in flight on a socket the agent keeps: a file, pipe, FIFO, device or
+ * memfd the agent takes back after the delivery, where no fd scan sees it (attacks
+ * file_fd_own_queue, memfd_own_queue). Only a read-only regular file or directory is harmless
+ * (writing needs a new open, which Landlock judges); anything else refuses the delivery. */
+static void judge_inflight_other(ctx *c, const sfd *s, int fd, const struct stat *st)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
+        return;
+    char why[128];
+    snprintf(why, sizeof(why), "%s parked in flight on the agent's socket %" PRIu32 ": may lead outside",
+             S_ISREG(st->st_mode) ? "a file open for writing" : "a pipe, FIFO, device or other non-socket fd", s->ino);
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = -1,
+                        .ino = (uint32_t)st->st_ino,
+                        .kind = "file",
+                        .action = "refuse",
+                        .refuse = true,
+                        .why = why,
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE};
+    char path[64], link[200];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof(link) - 1);
+    link[n > 0 ? n : 0] = 0;
+    snprintf(a.peer, sizeof(a.peer), "%s", n > 0 ? link : "(unnamed)");
+    mncd_judge_report(c, &a);
+}
+
 /* An fd found queued on a socket the agent keeps (mncd's duplicate of it). A socket in flight
  * counts as leading outside whoever made it (an agent that parks its own socket in a queue
  * loses it), except IP sockets created in the agent's cgroups (egress judges those) and
- * NETLINK_ROUTE. Files are not judged here (docs/kernel.md). */
+ * NETLINK_ROUTE. Other objects: judge_inflight_other. */
 static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
 {
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+    if (fstat(fd, &st) != 0) {
+        mncd_sweep_act a = {.pid = s->pid,
+                            .fd = -1,
+                            .kind = "file",
+                            .action = "inspect",
+                            .why = "fstat of an fd in flight to the agent",
+                            .err = errno,
+                            .dst_cls = MNC_SINK_EXTERNAL,
+                            .dst_id = MNC_ID_NONE};
+        mncd_judge_report(c, &a);
         return;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        judge_inflight_other(c, s, fd, &st);
+        return;
+    }
     int dom = 0, type = 0;
     socklen_t l = sizeof(dom);
     getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
