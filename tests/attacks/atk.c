@@ -228,9 +228,13 @@ static int json_str(const char *js, const char *key, char *out, size_t n)
     return 0;
 }
 
+static char recv_resp[LINE_MAX_];
+
+const char *atk_recv_response(void) { return recv_resp; }
+
 int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
 {
-    static char resp[LINE_MAX_];
+    char *resp = recv_resp;
     const char *ctl = getenv("ATK_CONTROL_SECRET");
     if (ctl) { /* positive control: an untainted process given the canary directly */
         snprintf(c->secret, sizeof(c->secret), "%s", ctl);
@@ -248,7 +252,7 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
         snprintf(why, n, "connect mncd: %s", atk_errname(errno));
         return -1;
     }
-    if (atk_call(fd, "{\"verb\":\"recv\"}", resp, sizeof(resp)) < 0) {
+    if (atk_call(fd, "{\"verb\":\"recv\"}", resp, sizeof(recv_resp)) < 0) {
         close(fd);
         snprintf(why, n, "no response");
         return -1;

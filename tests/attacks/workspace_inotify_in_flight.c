@@ -75,12 +75,13 @@ static void verify(struct atk_ctx *c)
                           "fd it kept in flight in its own socket");
 }
 
-static const struct atk A = {"workspace_inotify_in_flight",
-                             "an outsider's inotify watch on the workspace, its fd parked in flight in its own socketpair",
-                             0,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
+static const struct atk A = {
+    "workspace_inotify_in_flight",
+    "an outsider's inotify watch on the workspace, its fd parked in flight in its own socketpair",
+    0,
+    prepare,
+    agent,
+    NULL,
+    verify,
+    atkv_keeper_cleanup};
 ATK_MAIN(A)
