@@ -114,9 +114,6 @@ const char *atk_errname(int err); /* "EPERM", "OK" for 0 */
 /* ---- agent side */
 int atk_recv(struct atk_ctx *c);                           /* recv via mncd; fills c->secret; exits 3 on failure */
 int atk_recv_soft(struct atk_ctx *c, char *why, size_t n); /* the same, returns -1 with the reason instead */
-/* The whole answer of the last recv (every message: an object an earlier attack of the run left
- * queued to the coordinator may come before this run's; c->secret is the first one's value). */
-const char *atk_recv_response(void);
 /* An untainted helper hands us fds (the collector's giver, see atk.c): fds received, or -1. */
 int atk_take(struct atk_ctx *c, const char *req, int *fds, int max);
 /* One inet attempt, each step noted: connect+send (stream, or dgram with flags&2), sendto (dgram),

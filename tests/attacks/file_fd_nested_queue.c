@@ -54,12 +54,13 @@ static int prepare(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"file_fd_nested_queue",
-                             "helper-opened writable file fd queued on a socket queued on the agent's own pair across the recv",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             atkv_given_file_verify,
-                             NULL};
+static const struct atk A = {
+    "file_fd_nested_queue",
+    "helper-opened writable file fd queued on a socket queued on the agent's own pair across the recv",
+    ATK_NO_RECV,
+    prepare,
+    agent,
+    NULL,
+    atkv_given_file_verify,
+    NULL};
 ATK_MAIN(A)

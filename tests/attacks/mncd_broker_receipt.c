@@ -25,17 +25,7 @@ static int agent(struct atk_ctx *c)
         atk_note(c, "mncd connection: %s", atk_errname(errno));
         return 0;
     }
-    /* an object an earlier attack of the run left queued to the coordinator may have come first:
-     * carry every value received */
-    char resp[65536], req[1024], vals[200];
-    snprintf(vals, sizeof(vals), "%.40s", c->secret);
-    for (const char *p = strstr(atk_recv_response(), "\"selected_slot\":\""); p;
-         p = strstr(p, "\"selected_slot\":\"")) {
-        p += 17;
-        size_t l = strlen(vals), k = strcspn(p, "\"");
-        if (k < 32 && strncmp(vals, p, k) != 0 && l + k + 2 < sizeof(vals))
-            snprintf(vals + l, sizeof(vals) - l, " %.*s", (int)k, p);
-    }
+    char resp[65536], req[1024];
     atk_sync(c, "brokered");
     if (atk_call(fd, "{\"verb\":\"broker.next\"}", resp, sizeof(resp)) < 0) {
         atk_note(c, "broker.next: no answer");
@@ -51,14 +41,14 @@ static int agent(struct atk_ctx *c)
     snprintf(req, sizeof(req),
              "{\"verb\":\"broker.reply\",\"request\":\"%s\",\"receipt\":{\"selected_slot\":\"%s\","
              "\"slot_feasible\":\"true\"}}",
-             rid, vals);
+             rid, c->secret);
     if (atk_call(fd, req, resp, sizeof(resp)) < 0) {
         atk_note(c, "broker.reply: no answer");
         return 0;
     }
     const char *r = strstr(resp, "\"error\":\"");
-    atk_note(c, "broker.reply receipt: %s%s%.120s", strstr(resp, "\"ok\":true") ? "ALLOWED" : "denied",
-             r ? " " : "", r ? r + 9 : "");
+    atk_note(c, "broker.reply receipt: %s%s%.120s", strstr(resp, "\"ok\":true") ? "ALLOWED" : "denied", r ? " " : "",
+             r ? r + 9 : "");
     close(fd);
     return 0;
 }
@@ -82,8 +72,8 @@ static void verify(struct atk_ctx *c)
         return;
     }
     size_t l = strlen(c->notes);
-    snprintf(c->notes + l, sizeof(c->notes) - l, "%sbystander's inbox (%d bytes, canary %s): %.300s", l ? ", " : "", n, c->canary,
-             n > 0 && strstr(out, "\"values\"") ? strstr(out, "\"values\"") : "");
+    snprintf(c->notes + l, sizeof(c->notes) - l, "%sbystander's inbox (%d bytes, canary %s): %.300s", l ? ", " : "", n,
+             c->canary, n > 0 && strstr(out, "\"values\"") ? strstr(out, "\"values\"") : "");
 }
 
 static const struct atk A = {"mncd_broker_receipt",

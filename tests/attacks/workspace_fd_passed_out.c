@@ -89,12 +89,13 @@ static void verify(struct atk_ctx *c)
                           "taint, kept in flight in the outsider's own socket");
 }
 
-static const struct atk A = {"workspace_fd_passed_out",
-                             "a workspace file fd the agent passed out after the launch, parked in flight by the outsider",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
+static const struct atk A = {
+    "workspace_fd_passed_out",
+    "a workspace file fd the agent passed out after the launch, parked in flight by the outsider",
+    ATK_NO_RECV,
+    prepare,
+    agent,
+    NULL,
+    verify,
+    atkv_keeper_cleanup};
 ATK_MAIN(A)
