@@ -254,8 +254,18 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
         return -1;
     }
     close(fd);
-    const char *v = strstr(resp, "\"values\":");
+    /* an object an earlier attack of the run left queued (its recv refused, or never made) comes
+     * first in the same answer: take this run's disclosure (obj=, from the orchestrator) */
+    const char *mine = NULL;
+    if (atk_arg(c, "obj")) {
+        char pat[64];
+        snprintf(pat, sizeof(pat), "\"id\":\"%.40s\"", atk_arg(c, "obj"));
+        mine = strstr(resp, pat);
+    }
+    const char *v = strstr(mine ? mine : resp, "\"values\":");
     const char *o = strstr(resp, "\"object\":{");
+    if (mine)
+        o = mine - 1;
     const char *den = strstr(resp, "\"denied\":[{");
     if (!v && den) { /* mncd refused the delivery: the product blocked the attack before it held anything */
         char reason[64] = "?", err[160] = "";
@@ -901,6 +911,9 @@ int atk_kern(struct atk_ctx *c, const char *const *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* the object id of the last successful atk_disclose (the orchestrator hands it to the agent) */
+static char last_disclosed[40];
+
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
 {
     char wsw[700], exe[720];
@@ -945,6 +958,9 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
         snprintf(c->notes + l, sizeof(c->notes) - l, "%sdisclose %s failed: %.200s", l ? ", " : "", contract, resp);
         return -1;
     }
+    const char *o = strstr(resp, "\"object\":{");
+    if (!o || json_str(o, "id", last_disclosed, sizeof(last_disclosed)) < 0)
+        last_disclosed[0] = 0;
     return 0;
 }
 
@@ -1570,6 +1586,8 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
     if (!(a->flags & ATK_UNCONFINED) && !(getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0) &&
         atk_disclose(c, c->contract ? c->contract : "attack_scope", c->canary) < 0)
         goto out;
+    if (last_disclosed[0])
+        atk_set(c, "obj", "%s", last_disclosed);
     if (run_agent(c, 1) < 0)
         goto out;
     if ((a->flags & ATK_RELAUNCH) && !refused_launch && run_agent(c, 2) < 0)
