@@ -54,6 +54,9 @@
 /* a known limit of the cgroup backend (README, "Known limits"): on that backend run-attacks runs
  * it and reports it apart from the corpus totals; on the lsm backend it counts like any other */
 #define ATK_LIMIT_CGROUP 0x400
+/* an open byte channel that docs/threat-model.md lists ("Open byte channels"): run on every
+ * backend and reported apart from the corpus totals, so a change that closes it shows */
+#define ATK_OPEN 0x800
 
 struct atk_ctx;
 

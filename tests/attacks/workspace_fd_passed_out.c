@@ -92,7 +92,7 @@ static void verify(struct atk_ctx *c)
 static const struct atk A = {
     "workspace_fd_passed_out",
     "a workspace file fd the agent passed out after the launch, parked in flight by the outsider",
-    ATK_NO_RECV,
+    ATK_NO_RECV | ATK_OPEN,
     prepare,
     agent,
     NULL,
