@@ -914,9 +914,13 @@ int atk_kern(struct atk_ctx *c, const char *const *args)
 /* the object id of the last successful atk_disclose (the orchestrator hands it to the agent) */
 static char last_disclosed[40];
 
-int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
+/* The worker runs one request (raw JSON on stdin, raw=1) or a disclosure of value under contract;
+ * its answer goes to resp. 0, or -1. */
+static int worker_call(struct atk_ctx *c, const char *contract, const char *value, int raw, char *resp, size_t rn)
 {
     char wsw[700], exe[720];
+    if (rn)
+        resp[0] = 0;
     snprintf(wsw, sizeof(wsw), "%s/ws-worker", c->dir);
     if (mkdir(wsw, 0755) < 0 && errno != EEXIST)
         return -1;
@@ -930,7 +934,8 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
     snprintf(sock, sizeof(sock), "sock=%s", env("MNC_SOCKET"));
     snprintf(con, sizeof(con), "contract=%s", contract);
     char *argv[] = {
-        (char *)env("MNCCTL"), "run", "--agent", "worker", "--workspace", wsw, "--", exe, "disclose", sock, con, NULL};
+        (char *)env("MNCCTL"), "run", "--agent", "worker", "--workspace", wsw, "--", exe, "disclose", sock, con,
+        raw ? "raw=1" : NULL,  NULL};
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -944,15 +949,26 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
     close(out[1]);
     int rc = atk_write_all(in[1], value, strlen(value));
     close(in[1]);
-    char resp[LINE_MAX_];
     size_t got = 0;
     ssize_t r;
-    while (got + 1 < sizeof(resp) && (r = read(out[0], resp + got, sizeof(resp) - 1 - got)) > 0)
+    while (got + 1 < rn && (r = read(out[0], resp + got, rn - 1 - got)) > 0)
         got += (size_t)r;
     resp[got] = 0;
     close(out[0]);
     int st;
     waitpid(pid, &st, 0);
+    return rc;
+}
+
+int atk_worker_request(struct atk_ctx *c, const char *req, char *resp, size_t n)
+{
+    return worker_call(c, "-", req, 1, resp, n);
+}
+
+int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
+{
+    char resp[LINE_MAX_];
+    int rc = worker_call(c, contract, value, 0, resp, sizeof(resp));
     if (rc < 0 || !strstr(resp, "\"ok\":true")) {
         size_t l = strlen(c->notes);
         snprintf(c->notes + l, sizeof(c->notes) - l, "%sdisclose %s failed: %.200s", l ? ", " : "", contract, resp);
@@ -967,15 +983,18 @@ int atk_disclose(struct atk_ctx *c, const char *contract, const char *value)
 /* the worker's side of atk_disclose: value on stdin, the response on stdout */
 static int disclose_role(struct atk_ctx *c)
 {
-    char val[128] = "";
+    char val[1024] = "";
     if (!fgets(val, sizeof(val), stdin))
         return 1;
     val[strcspn(val, "\n")] = 0;
     char req[1024], resp[LINE_MAX_];
-    snprintf(req, sizeof(req),
-             "{\"verb\":\"disclose\",\"contract\":\"%s\",\"state\":{\"fields\":{\"slot_feasible\":\"true\","
-             "\"selected_slot\":\"%s\"}}}",
-             atk_arg(c, "contract"), val);
+    if (atk_arg(c, "raw"))
+        snprintf(req, sizeof(req), "%s", val);
+    else
+        snprintf(req, sizeof(req),
+                 "{\"verb\":\"disclose\",\"contract\":\"%s\",\"state\":{\"fields\":{\"slot_feasible\":\"true\","
+                 "\"selected_slot\":\"%s\"}}}",
+                 atk_arg(c, "contract"), val);
     int fd = atk_mncd(c);
     if (fd < 0 || atk_call(fd, req, resp, sizeof(resp)) < 0) {
         printf("{\"ok\":false,\"error\":\"mncd: %s\"}\n", atk_errname(errno));

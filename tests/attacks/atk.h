@@ -159,6 +159,9 @@ int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *,
 void atk_nobody_reads(struct atk_ctx *c, const char *path);
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
+/* Has the worker (`mncctl run --agent worker`) send one raw request line (under 1 KiB) to mncd;
+ * its answer into resp (NUL-terminated). 0 or -1. */
+int atk_worker_request(struct atk_ctx *c, const char *req, char *resp, size_t n);
 /* Reads another agent's inbox: `mncctl run --agent agent` receives everything mncd queued for
  * it (in DIR/ws-AGENT) and the answers, one JSON line each, go to out (NUL-terminated). The
  * number of bytes, or -1. That agent is an outsider to the attacking one. */
