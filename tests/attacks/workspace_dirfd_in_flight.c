@@ -80,7 +80,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"workspace_dirfd_in_flight",
                              "an outsider's directory fd on the workspace, parked in flight in its own socketpair",
-                             ATK_OPEN,
+                             0,
                              prepare,
                              agent,
                              NULL,

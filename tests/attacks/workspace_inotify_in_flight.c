@@ -78,7 +78,7 @@ static void verify(struct atk_ctx *c)
 static const struct atk A = {
     "workspace_inotify_in_flight",
     "an outsider's inotify watch on the workspace, its fd parked in flight in its own socketpair",
-    ATK_OPEN,
+    0,
     prepare,
     agent,
     NULL,

@@ -388,6 +388,108 @@ static int tainted_dir(give_ctx *c, int fd)
     return 0;
 }
 
+/* Copies the extended attributes of from to to (fds), except POSIX ACLs (removed anyway). 0 or
+ * -1 after printing why. */
+static int copy_xattrs(give_ctx *c, int from, int to)
+{
+    char names[8192], val[4096];
+    ssize_t n = flistxattr(from, names, sizeof(names));
+    if (n < 0)
+        return errno == ENOTSUP ? 0 : give_refuse(c, "%s: listxattr: %s", c->path, strerror(errno));
+    for (char *a = names; a < names + n; a += strlen(a) + 1) {
+        if (!strncmp(a, "system.posix_acl_", 17))
+            continue;
+        ssize_t v = fgetxattr(from, a, val, sizeof(val));
+        if (v < 0 || fsetxattr(to, a, val, (size_t)v, 0) != 0)
+            return give_refuse(c, "%s: copying xattr %s: %s", c->path, a, strerror(errno));
+    }
+    return 0;
+}
+
+/* A fresh inode for the directory `name` of parent (fd the open, normalised old one, st its
+ * fstat): a new directory with the same owner, mode and xattrs receives every entry of the old
+ * one (rename), the two are exchanged atomically (RENAME_EXCHANGE) and the old, empty one is
+ * removed. Whatever referred to the old directory before the launch (a directory fd or an
+ * inotify watch, even one parked in flight in a socket queue where no scan finds it; a cwd; a
+ * bind mount) now refers to a deleted, empty directory. A directory that cannot be exchanged (a
+ * mount point: EBUSY, EXDEV) keeps its inode and the walk goes on with it (docs/kernel.md).
+ * Returns the fd to walk (the new directory, or fd itself), or -1 after printing why (fd is
+ * closed then). */
+static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
+{
+    struct stat stbuf, *st = &stbuf; /* as normalised */
+    if (fstat(fd, st) != 0) {
+        close(fd);
+        return give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+    }
+    static unsigned long seq;
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), ".mnc-fresh.%d.%lu", (int)getpid(), seq++);
+    if (mkdirat(parent, tmp, 0700) != 0) {
+        if (errno == EROFS)
+            return fd;
+        close(fd);
+        return give_refuse(c, "%s: mkdir of its fresh copy: %s", c->path, strerror(errno));
+    }
+    int nfd = openat(parent, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (nfd < 0 || fchown(nfd, st->st_uid, st->st_gid) != 0 || fchmod(nfd, st->st_mode & 07777) != 0 ||
+        copy_xattrs(c, fd, nfd) != 0) {
+        int e = errno;
+        if (nfd >= 0)
+            close(nfd);
+        unlinkat(parent, tmp, AT_REMOVEDIR);
+        close(fd);
+        return give_refuse(c, "%s: preparing its fresh copy: %s", c->path, strerror(e));
+    }
+    int dfd = dup(fd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    int rc = d ? 0 : -1;
+    struct dirent *e;
+    while (rc == 0 && d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc = renameat(fd, e->d_name, nfd, e->d_name);
+    int err = errno;
+    if (d)
+        closedir(d);
+    else if (dfd >= 0)
+        close(dfd);
+    if (rc == 0 && renameat2(parent, name, parent, tmp, RENAME_EXCHANGE) != 0) {
+        err = errno;
+        rc = -1;
+        if (err == EBUSY || err == EXDEV) { /* a mount point: move the entries back, keep it */
+            DIR *b = fdopendir(dup(nfd));
+            while (b && (e = readdir(b)))
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                    renameat(nfd, e->d_name, fd, e->d_name);
+            if (b)
+                closedir(b);
+            close(nfd);
+            unlinkat(parent, tmp, AT_REMOVEDIR);
+            return fd;
+        }
+    }
+    if (rc != 0) {
+        close(nfd);
+        close(fd);
+        return give_refuse(c, "%s: moving its entries into a fresh directory: %s (entries may now be in %s)", c->path,
+                           strerror(err), tmp);
+    }
+    close(fd);
+    if (unlinkat(parent, tmp, AT_REMOVEDIR) != 0) {
+        close(nfd);
+        return give_refuse(c, "%s: removing the old directory %s: %s", c->path, tmp, strerror(errno));
+    }
+    /* the workspace's inode keys (check_marks) name the new directory, not the removed one */
+    struct stat nst;
+    if (fstat(nfd, &nst) == 0)
+        for (size_t i = c->nkeys; i-- > 0;)
+            if (c->keys[i].ino == st->st_ino && c->keys[i].dev == kdev(st->st_dev)) {
+                c->keys[i].ino = nst.st_ino;
+                break;
+            }
+    return nfd;
+}
+
 static int give_dir(give_ctx *c, int dfd, size_t plen, int depth);
 
 /* One entry `name` of the directory dfd (already normalised: no outsider can add, remove or
@@ -442,6 +544,8 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
             give_refuse(c, "%s: more than %d levels deep", c->path, GIVE_MAX_DEPTH);
             goto out;
         }
+        if (c->check_open && nr == 0 && (fd = fresh_dir(c, dfd, name, fd)) < 0)
+            goto out;
         rc = give_dir(c, fd, nlen, depth + 1); /* takes fd */
         fd = -1;
         goto out;
@@ -697,6 +801,37 @@ int mncctl_ws_give(mnc_kern *k, const char *agent, char *const *ws, int n_ws, ui
             close(fd);
             rc = -1;
             break;
+        }
+        /* and a fresh inode for it, as for every directory below (fresh_dir) */
+        if (c.check_open) {
+            char parent[PATH_MAX];
+            snprintf(parent, sizeof(parent), "%s", ws[w]);
+            char *slash = strrchr(parent, '/');
+            const char *base = slash ? slash + 1 : parent;
+            if (slash == parent)
+                parent[1] = 0;
+            else if (slash)
+                *slash = 0;
+            char basename_[NAME_MAX + 1];
+            size_t bl = strlen(base);
+            if (bl > NAME_MAX) {
+                close(fd);
+                rc = give_refuse(&c, "its name is longer than %d bytes", NAME_MAX);
+                break;
+            }
+            memcpy(basename_, base, bl + 1);
+            int pfd = slash ? open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+            if (pfd < 0) {
+                close(fd);
+                rc = give_refuse(&c, "its parent directory: %s", strerror(errno));
+                break;
+            }
+            fd = fresh_dir(&c, pfd, basename_, fd);
+            close(pfd);
+            if (fd < 0) {
+                rc = -1;
+                break;
+            }
         }
         rc = give_dir(&c, fd, strlen(c.path), 0);
     }
