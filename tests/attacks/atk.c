@@ -1667,8 +1667,9 @@ int atk_main(const struct atk *a, int argc, char **argv)
         return r;
     }
     if (argc >= 2 && strcmp(argv[1], "--describe") == 0) {
-        printf("%s: %s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
-               (a->flags & ATK_LIMIT_CGROUP) ? " [limit:cgroup]" : "", (a->flags & ATK_OPEN) ? " [open]" : "");
+        printf("%s: %s%s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
+               (a->flags & ATK_LIMIT_CGROUP) ? " [limit:cgroup]" : "", (a->flags & ATK_LIMIT_LSM) ? " [limit:lsm]" : "",
+               (a->flags & ATK_OPEN) ? " [open]" : "");
         return 0;
     }
     return orchestrate(a, &c);

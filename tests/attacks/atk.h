@@ -57,6 +57,8 @@
 /* an open byte channel that docs/threat-model.md lists ("Open byte channels"): run on every
  * backend and reported apart from the corpus totals, so a change that closes it shows */
 #define ATK_OPEN 0x800
+/* a known limit of the lsm backend (README, "Known limits"), as ATK_LIMIT_CGROUP for that one */
+#define ATK_LIMIT_LSM 0x1000
 
 struct atk_ctx;
 

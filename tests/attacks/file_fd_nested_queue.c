@@ -57,7 +57,7 @@ static int prepare(struct atk_ctx *c)
 static const struct atk A = {
     "file_fd_nested_queue",
     "helper-opened writable file fd queued on a socket queued on the agent's own pair across the recv",
-    ATK_NO_RECV,
+    ATK_NO_RECV | ATK_LIMIT_LSM,
     prepare,
     agent,
     NULL,

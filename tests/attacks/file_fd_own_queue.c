@@ -56,7 +56,7 @@ static int prepare(struct atk_ctx *c)
 
 static const struct atk A = {"file_fd_own_queue",
                              "helper-opened writable file fd parked in the agent's own socket queue across the recv",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_LIMIT_LSM,
                              prepare,
                              agent,
                              NULL,

@@ -42,7 +42,7 @@ static int agent(struct atk_ctx *c)
 
 static const struct atk A = {"memfd_own_queue",
                              "memfd shared with an outsider before the taint, the agent's copy parked in its own queue",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_LIMIT_LSM,
                              NULL,
                              agent,
                              NULL,
