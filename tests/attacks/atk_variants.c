@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -579,5 +580,84 @@ int atkv_notes_agent(struct atk_ctx *c)
         return 0;
     atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
     close(fd);
+    return 0;
+}
+
+/* ---- file_fd_own_queue (nested=0), file_fd_nested_queue (nested=1) */
+int atkv_own_queue_agent(struct atk_ctx *c)
+{
+    char req[700];
+    snprintf(req, sizeof(req), "F%s/given.out", atk_arg(c, "dir"));
+    int fd = -1, sv[2], iv[2] = {-1, -1};
+    if (atk_try(c, "take helper's file fd", atk_take(c, req, &fd, 1)) < 1)
+        return 0;
+    if (atk_try(c, "socketpair", socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) < 0)
+        return 0;
+    int nested = atk_argl(c, "nested") == 1;
+    if (nested) {
+        if (atk_try(c, "inner socketpair", socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, iv)) < 0 ||
+            atk_try(c, "park the file in the inner queue", atk_send_fds(iv[0], 'F', &fd, 1)) < 0 ||
+            atk_try(c, "park the inner socket in the outer queue", atk_send_fds(sv[0], 'S', &iv[1], 1)) < 0)
+            return 0;
+        close(iv[0]);
+        close(iv[1]);
+    } else if (atk_try(c, "park the file in our own queue", atk_send_fds(sv[0], 'F', &fd, 1)) < 0)
+        return 0;
+    close(fd);
+    close(sv[0]);
+    atk_recv(c);
+    int got = -1;
+    if (atk_try(c, "take it back", atk_recv_fds(sv[1], &got, 1)) < 1)
+        return 0;
+    if (nested) {
+        int inner = got;
+        got = -1;
+        if (atk_try(c, "take the file from the inner socket", atk_recv_fds(inner, &got, 1)) < 1)
+            return 0;
+    }
+    atk_try(c, "write", write(got, c->secret, strlen(c->secret)));
+    return 0;
+}
+
+void atkv_keeper_nobody(void)
+{
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+}
+
+int atkv_keeper_park(int fd, int cmd, int ans)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+        _exit(2);
+    if (fd < 0 || atk_send_fds(sv[0], 'F', &fd, 1) < 0 || close(fd) < 0)
+        _exit(3);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    char x;
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    int got = -1;
+    if (atk_recv_fds(sv[1], &got, 1) != 1)
+        _exit(4);
+    return got;
+}
+
+void atkv_keeper_hand_file(int got, int ans)
+{
+    char buf[256];
+    ssize_t r = pread(got, buf, sizeof(buf), 0);
+    if (r > 0 && write(ans, buf, (size_t)r) != r)
+        _exit(1);
+    _exit(0);
+}
+
+int atkv_canary_name_agent(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/%s", atk_arg(c, "ws"), c->secret);
+    int fd = (int)atk_try(c, "create WS/<canary>", open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (fd >= 0)
+        close(fd);
     return 0;
 }

@@ -108,4 +108,20 @@ int atkv_notes_file(struct atk_ctx *c, char *f, size_t n);
 /* The agent writes the canary into WS/notes.txt (O_WRONLY | O_TRUNC). */
 int atkv_notes_agent(struct atk_ctx *c);
 
+/* In a keeper (uid 65534 already): parks fd in flight in a socketpair of its own and closes it,
+ * signals ready on ans, waits for the byte on cmd and returns the fd taken back from the queue;
+ * exits (2 socketpair, 3 park, 4 take back) when a step fails. */
+int atkv_keeper_park(int fd, int cmd, int ans);
+/* In a keeper: drops to uid 65534 (exit 1 if it cannot). */
+void atkv_keeper_nobody(void);
+/* In a keeper: pread of what the file fd holds, written to ans; then exits. */
+void atkv_keeper_hand_file(int got, int ans) __attribute__((noreturn));
+/* The agent creates WS/<canary> (its name is the payload). */
+int atkv_canary_name_agent(struct atk_ctx *c);
+
+/* file_fd_own_queue, file_fd_nested_queue: the agent takes the helper's writable file fd, parks
+ * it in its own socketpair's queue (prepare sets "nested": 1 parks it one queue deeper) across
+ * the recv, takes it back and writes the canary through it. */
+int atkv_own_queue_agent(struct atk_ctx *c);
+
 #endif

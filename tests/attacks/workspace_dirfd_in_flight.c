@@ -23,22 +23,8 @@
 static void outsider(const struct atk_ctx *c, const char *ws, int cmd, int ans)
 {
     (void)c;
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
-        _exit(2);
-    int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || atk_send_fds(sv[0], 'F', &fd, 1) < 0 || close(fd) < 0)
-        _exit(3);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    char x;
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
-    int got = -1;
-    if (atk_recv_fds(sv[1], &got, 1) != 1)
-        _exit(4);
+    atkv_keeper_nobody();
+    int got = atkv_keeper_park(open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC), cmd, ans);
     if (lseek(got, 0, SEEK_SET) < 0)
         _exit(5);
     char buf[8192] __attribute__((aligned(8)));
@@ -62,16 +48,6 @@ static int prepare(struct atk_ctx *c)
     return atkv_keeper_start(c, c->ws, outsider, "2 socketpair, 3 open/send WS, 4 recv, 5 lseek, 6 getdents");
 }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/%s", atk_arg(c, "ws"), c->secret);
-    int fd = (int)atk_try(c, "create WS/<canary>", open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (fd >= 0)
-        close(fd);
-    return 0;
-}
-
 static void verify(struct atk_ctx *c)
 {
     atkv_keeper_verify(c, "uid 65534 listed the workspace (a file named after the canary) through a directory fd "
@@ -82,7 +58,7 @@ static const struct atk A = {"workspace_dirfd_in_flight",
                              "an outsider's directory fd on the workspace, parked in flight in its own socketpair",
                              0,
                              prepare,
-                             agent,
+                             atkv_canary_name_agent,
                              NULL,
                              verify,
                              atkv_keeper_cleanup};

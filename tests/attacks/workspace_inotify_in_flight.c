@@ -21,23 +21,11 @@
 static void outsider(const struct atk_ctx *c, const char *ws, int cmd, int ans)
 {
     (void)c;
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
-        _exit(2);
+    atkv_keeper_nobody();
     int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-    if (in < 0 || inotify_add_watch(in, ws, IN_CREATE | IN_MOVED_TO) < 0 || atk_send_fds(sv[0], 'I', &in, 1) < 0 ||
-        close(in) < 0)
+    if (in >= 0 && inotify_add_watch(in, ws, IN_CREATE | IN_MOVED_TO) < 0)
         _exit(3);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    char x;
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
-    int got = -1;
-    if (atk_recv_fds(sv[1], &got, 1) != 1)
-        _exit(4);
+    int got = atkv_keeper_park(in, cmd, ans);
     char buf[1 << 14] __attribute__((aligned(__alignof__(struct inotify_event))));
     ssize_t r;
     while ((r = read(got, buf, sizeof(buf))) > 0) {
@@ -59,16 +47,6 @@ static int prepare(struct atk_ctx *c)
     return atkv_keeper_start(c, c->ws, outsider, "2 socketpair, 3 inotify/send, 4 recv");
 }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/%s", atk_arg(c, "ws"), c->secret);
-    int fd = (int)atk_try(c, "create WS/<canary>", open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (fd >= 0)
-        close(fd);
-    return 0;
-}
-
 static void verify(struct atk_ctx *c)
 {
     atkv_keeper_verify(c, "uid 65534 read the canary as a file name from an inotify watch on the workspace whose "
@@ -80,7 +58,7 @@ static const struct atk A = {
     "an outsider's inotify watch on the workspace, its fd parked in flight in its own socketpair",
     0,
     prepare,
-    agent,
+    atkv_canary_name_agent,
     NULL,
     verify,
     atkv_keeper_cleanup};
