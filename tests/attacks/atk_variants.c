@@ -661,3 +661,10 @@ int atkv_canary_name_agent(struct atk_ctx *c)
         close(fd);
     return 0;
 }
+
+void atkv_outside_shared_verify(struct atk_ctx *c)
+{
+    char f[720];
+    snprintf(f, sizeof(f), "%s/outside/shared", c->dir);
+    atk_nobody_reads(c, f);
+}

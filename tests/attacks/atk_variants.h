@@ -116,6 +116,9 @@ int atkv_keeper_park(int fd, int cmd, int ans);
 void atkv_keeper_nobody(void);
 /* In a keeper: pread of what the file fd holds, written to ans; then exits. */
 void atkv_keeper_hand_file(int got, int ans) __attribute__((noreturn));
+/* workspace_hardlink, workspace_symlink: uid 65534 reads DIR/outside/shared, the outsider's file
+ * behind WS/notes.txt. */
+void atkv_outside_shared_verify(struct atk_ctx *c);
 /* The agent creates WS/<canary> (its name is the payload). */
 int atkv_canary_name_agent(struct atk_ctx *c);
 

@@ -13,7 +13,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static int prepare(struct atk_ctx *c)
 {
@@ -37,19 +37,7 @@ static int agent(struct atk_ctx *c)
     struct stat st;
     if (stat(p, &st) == 0)
         atk_note(c, "ws/notes.txt nlink %lu uid %u", (unsigned long)st.st_nlink, (unsigned)st.st_uid);
-    int fd = (int)atk_try(c, "open ws/notes.txt O_WRONLY", open(p, O_WRONLY | O_TRUNC | O_CLOEXEC));
-    if (fd < 0)
-        return 0;
-    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
-    close(fd);
-    return 0;
-}
-
-static void verify(struct atk_ctx *c)
-{
-    char f[720];
-    snprintf(f, sizeof(f), "%s/outside/shared", c->dir);
-    atk_nobody_reads(c, f);
+    return atkv_notes_agent(c);
 }
 
 static const struct atk A = {"workspace_hardlink",
@@ -58,6 +46,6 @@ static const struct atk A = {"workspace_hardlink",
                              prepare,
                              agent,
                              NULL,
-                             verify,
+                             atkv_outside_shared_verify,
                              NULL};
 ATK_MAIN(A)

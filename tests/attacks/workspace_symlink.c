@@ -8,7 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static int prepare(struct atk_ctx *c)
 {
@@ -25,31 +25,12 @@ static int prepare(struct atk_ctx *c)
     return 0;
 }
 
-static int agent(struct atk_ctx *c)
-{
-    char p[700];
-    snprintf(p, sizeof(p), "%s/notes.txt", atk_arg(c, "ws"));
-    int fd = (int)atk_try(c, "open ws/notes.txt (symlink) O_WRONLY", open(p, O_WRONLY | O_TRUNC | O_CLOEXEC));
-    if (fd < 0)
-        return 0;
-    atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
-    close(fd);
-    return 0;
-}
-
-static void verify(struct atk_ctx *c)
-{
-    char f[720];
-    snprintf(f, sizeof(f), "%s/outside/shared", c->dir);
-    atk_nobody_reads(c, f);
-}
-
 static const struct atk A = {"workspace_symlink",
                              "a workspace symlink to an outsider's file, planted before the launch",
                              0,
                              prepare,
-                             agent,
+                             atkv_notes_agent,
                              NULL,
-                             verify,
+                             atkv_outside_shared_verify,
                              NULL};
 ATK_MAIN(A)
