@@ -406,6 +406,29 @@ static int copy_xattrs(give_ctx *c, int from, int to)
     return 0;
 }
 
+/* Renames every entry of the directory from into the directory to (fds). 0, or -1 with errno. */
+static int move_entries(int from, int to)
+{
+    int dfd = dup(from);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (dfd >= 0)
+            close(dfd);
+        errno = e;
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc = renameat(from, e->d_name, to, e->d_name);
+    int err = errno;
+    closedir(d);
+    errno = err;
+    return rc;
+}
+
 /* A fresh inode for the directory `name` of parent (fd the open, normalised old one, st its
  * fstat): a new directory with the same owner, mode and xattrs receives every entry of the old
  * one (rename), the two are exchanged atomically (RENAME_EXCHANGE) and the old, empty one is
@@ -432,47 +455,35 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
         return give_refuse(c, "%s: mkdir of its fresh copy: %s", c->path, strerror(errno));
     }
     int nfd = openat(parent, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (nfd < 0 || fchown(nfd, st->st_uid, st->st_gid) != 0 || fchmod(nfd, st->st_mode & 07777) != 0 ||
-        copy_xattrs(c, fd, nfd) != 0) {
-        int e = errno;
+    bool made = nfd >= 0 && fchown(nfd, st->st_uid, st->st_gid) == 0 && fchmod(nfd, st->st_mode & 07777) == 0;
+    int e = errno;
+    if (!made || copy_xattrs(c, fd, nfd) != 0) { /* copy_xattrs says why itself */
         if (nfd >= 0)
             close(nfd);
         unlinkat(parent, tmp, AT_REMOVEDIR);
         close(fd);
-        return give_refuse(c, "%s: preparing its fresh copy: %s", c->path, strerror(e));
+        return made ? -1 : give_refuse(c, "%s: preparing its fresh copy: %s", c->path, strerror(e));
     }
-    int dfd = dup(fd);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    int rc = d ? 0 : -1;
-    struct dirent *e;
-    while (rc == 0 && d && (e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            rc = renameat(fd, e->d_name, nfd, e->d_name);
+    int rc = move_entries(fd, nfd);
     int err = errno;
-    if (d)
-        closedir(d);
-    else if (dfd >= 0)
-        close(dfd);
     if (rc == 0 && renameat2(parent, name, parent, tmp, RENAME_EXCHANGE) != 0) {
         err = errno;
         rc = -1;
-        if (err == EBUSY || err == EXDEV) { /* a mount point: move the entries back, keep it */
-            DIR *b = fdopendir(dup(nfd));
-            while (b && (e = readdir(b)))
-                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-                    renameat(nfd, e->d_name, fd, e->d_name);
-            if (b)
-                closedir(b);
-            close(nfd);
-            unlinkat(parent, tmp, AT_REMOVEDIR);
-            return fd;
-        }
     }
     if (rc != 0) {
+        /* nothing half-done: every entry goes back to the old directory, the new one goes */
+        int back = move_entries(nfd, fd);
         close(nfd);
+        unlinkat(parent, tmp, AT_REMOVEDIR);
+        if (back == 0 && (err == EBUSY || err == EXDEV))
+            return fd; /* a mount point: it keeps its inode */
         close(fd);
-        return give_refuse(c, "%s: moving its entries into a fresh directory: %s (entries may now be in %s)", c->path,
-                           strerror(err), tmp);
+        if (back != 0)
+            return give_refuse(c,
+                               "%s: moving its entries into a fresh directory failed (%s), and moving them back "
+                               "failed too: some are in %s next to it",
+                               c->path, strerror(err), tmp);
+        return give_refuse(c, "%s: moving its entries into a fresh directory: %s", c->path, strerror(err));
     }
     close(fd);
     if (unlinkat(parent, tmp, AT_REMOVEDIR) != 0) {
