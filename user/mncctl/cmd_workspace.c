@@ -406,7 +406,9 @@ static int copy_xattrs(give_ctx *c, int from, int to)
     return 0;
 }
 
-/* Renames every entry of the directory from into the directory to (fds). 0, or -1 with errno. */
+/* Renames every entry of the directory from into the directory to (fds). The read position of
+ * from is shared with the stream used here (a dup): it is rewound before and after, so a walk
+ * that goes on with from lists every entry. 0, or -1 with errno. */
 static int move_entries(int from, int to)
 {
     int dfd = dup(from);
@@ -418,6 +420,7 @@ static int move_entries(int from, int to)
         errno = e;
         return -1;
     }
+    rewinddir(d);
     int rc = 0;
     struct dirent *e;
     while (rc == 0 && (e = readdir(d)))
@@ -425,6 +428,10 @@ static int move_entries(int from, int to)
             rc = renameat(from, e->d_name, to, e->d_name);
     int err = errno;
     closedir(d);
+    if (lseek(from, 0, SEEK_SET) != 0 && rc == 0) {
+        err = errno;
+        rc = -1;
+    }
     errno = err;
     return rc;
 }
@@ -476,7 +483,7 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
         close(nfd);
         unlinkat(parent, tmp, AT_REMOVEDIR);
         if (back == 0 && (err == EBUSY || err == EXDEV))
-            return fd; /* a mount point: it keeps its inode */
+            return fd; /* it is, or holds, a mount point: it keeps its inode */
         close(fd);
         if (back != 0)
             return give_refuse(c,
