@@ -346,15 +346,9 @@ static const char *const allow_plain[] = {
     "getxattr",
     "lgetxattr",
     "fgetxattr",
-    "setxattr",
-    "lsetxattr",
-    "fsetxattr",
     "listxattr",
     "llistxattr",
     "flistxattr",
-    "removexattr",
-    "lremovexattr",
-    "fremovexattr",
     "inotify_init",
     "inotify_init1",
     "inotify_add_watch",
@@ -529,18 +523,28 @@ static const char *const allow_plain[] = {
 };
 
 /* Denied to an --as-root agent only: uid 0 owns most files of the host, and Landlock does not
- * govern metadata, so mode bits, owners, timestamps and extended attributes of files outside the
- * workspace would be storage any process can read. (An agent with its own uid owns nothing
- * outside its workspace, and its workspace's top directory belongs to root.) */
+ * govern metadata, so mode bits, owners and timestamps of files outside the workspace would be
+ * storage any process can read. (An agent with its own uid owns nothing outside its workspace,
+ * and its workspace's top directory belongs to root.) */
 static const char *const deny_root_meta[] = {
-    "chmod",     "fchmod",      "fchmodat",     "fchmodat2",    "chown",      "fchown",        "lchown",
-    "fchownat",  "utime",       "utimes",       "utimensat",    "futimesat",  "setxattr",      "lsetxattr",
-    "fsetxattr", "removexattr", "lremovexattr", "fremovexattr", "setxattrat", "removexattrat",
+    "chmod",  "fchmod",   "fchmodat", "fchmodat2", "chown",     "fchown",
+    "lchown", "fchownat", "utime",    "utimes",    "utimensat", "futimesat",
 };
 
 /* Denied with EPERM: each carries data to another process past the kernel layer's checks, or
  * changes the enforcement or the clock the scopes are measured by. */
 static const char *const deny_eperm[] = {
+    /* extended attributes: user.* ones need only DAC write permission, not ownership, so any
+     * agent could store bytes on a world-writable file an outsider leaves anywhere (attack
+     * xattr_outside); Landlock does not govern xattrs. Reading them stays allowed. */
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
     /* SysV and POSIX IPC: objects any process of the host can open by key or name */
     "msgget",
     "msgsnd",
