@@ -410,9 +410,8 @@ int atkv_late_agent(struct atk_ctx *c)
     return 0;
 }
 
-void atkv_late_on_sync(struct atk_ctx *c, char kind)
+int atkv_late_fd(struct atk_ctx *c, char kind)
 {
-    const char *name = atk_arg(c, "late");
     int fd = -1;
     if (kind == 'F') {
         char p[700];
@@ -439,6 +438,13 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind)
     } else {
         fd = atk_unix(SOCK_STREAM, atk_arg(c, "c_unix"));
     }
+    return fd;
+}
+
+void atkv_late_on_sync(struct atk_ctx *c, char kind)
+{
+    const char *name = atk_arg(c, "late");
+    int fd = atkv_late_fd(c, kind);
     int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa;
     socklen_t sl = name ? atkv_abs_addr(&sa, name, strlen(name) + 1) : 0;
@@ -448,6 +454,13 @@ void atkv_late_on_sync(struct atk_ctx *c, char kind)
         close(fd);
     if (s >= 0)
         close(s);
+}
+
+void atkv_late_file_verify(struct atk_ctx *c)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/late.out", c->dir);
+    atk_nobody_reads(c, p);
 }
 
 void atkv_late_pipe_verify(struct atk_ctx *c)
@@ -667,4 +680,38 @@ void atkv_outside_shared_verify(struct atk_ctx *c)
     char f[720];
     snprintf(f, sizeof(f), "%s/outside/shared", c->dir);
     atk_nobody_reads(c, f);
+}
+
+/* ---- a connection the agent makes before its recv, left in the outsider's backlog */
+int atkv_backlog_prepare(struct atk_ctx *c)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/lc.sock", c->dir);
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || n <= 0 || (size_t)n >= sizeof(sa.sun_path) || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        chmod(sa.sun_path, 0666) < 0 || listen(s, 4) < 0) {
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    c->fdslot[ATKV_BACKLOG_SLOT] = s;
+    atk_set(c, "lc", "%s", sa.sun_path);
+    return 0;
+}
+
+int atkv_backlog_agent(struct atk_ctx *c)
+{
+    int s = atk_unix(SOCK_STREAM, atk_arg(c, "lc"));
+    if (atk_try(c, "connect to the outsider before the recv", s) < 0)
+        return -1;
+    atk_recv(c); /* now tainted */
+    atk_sync(c, "late");
+    return s;
+}
+
+void atkv_backlog_cleanup(struct atk_ctx *c)
+{
+    if (c->fdslot[ATKV_BACKLOG_SLOT] > 0)
+        close(c->fdslot[ATKV_BACKLOG_SLOT]);
+    c->fdslot[ATKV_BACKLOG_SLOT] = -1;
 }

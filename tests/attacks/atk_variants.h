@@ -83,6 +83,10 @@ void atkv_given_file_verify(struct atk_ctx *c);
 int atkv_late_prepare(struct atk_ctx *c);
 int atkv_late_agent(struct atk_ctx *c);
 void atkv_late_on_sync(struct atk_ctx *c, char kind);
+/* The fd on_sync hands over: kind as above (the outsider's side). The fd, or -1. */
+int atkv_late_fd(struct atk_ctx *c, char kind);
+/* late_file_fd's verifier: uid 65534 reads DIR/late.out. */
+void atkv_late_file_verify(struct atk_ctx *c);
 /* late_pipe_fd ('P'): on_sync sends the write end of a pipe and keeps the read end; verify
  * reads it. */
 void atkv_late_pipe_verify(struct atk_ctx *c);
@@ -126,5 +130,13 @@ int atkv_canary_name_agent(struct atk_ctx *c);
  * it in its own socketpair's queue (prepare sets "nested": 1 parks it one queue deeper) across
  * the recv, takes it back and writes the canary through it. */
 int atkv_own_queue_agent(struct atk_ctx *c);
+
+/* preconnect_unix_backlog, late_fd_connected: prepare makes a listener DIR/lc.sock (0666, "lc=",
+ * kept in fdslot[ATKV_BACKLOG_SLOT]) that nobody accepts on; the agent connects to it before its
+ * recv, receives, and waits at sync "late"; the socket is returned (-1: failed, noted). */
+#define ATKV_BACKLOG_SLOT 1
+int atkv_backlog_prepare(struct atk_ctx *c);
+int atkv_backlog_agent(struct atk_ctx *c);
+void atkv_backlog_cleanup(struct atk_ctx *c);
 
 #endif

@@ -342,6 +342,19 @@ static int unix_peer_name(ctx *c, const uent *e, int fd, char name[MNC_UNIX_PATH
     return len;
 }
 
+/* Is name (len bytes) bound by a listener the agent holds? A connection to it waiting in its
+ * backlog then has both ends in the agent. */
+static bool agent_listener_named(ctx *c, const char *name, int len)
+{
+    for (int i = 0; i < c->g.nu; i++) {
+        const uent *l = &c->g.u[i];
+        if (l->state == UNIX_LISTEN && l->namelen == len && memcmp(l->name, name, (size_t)len) == 0 &&
+            mncd_u32set_has(&c->sc.inos, l->ino))
+            return true;
+    }
+    return false;
+}
+
 /* One UNIX socket of the agent (fd: mncd's copy of it). */
 void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
 {
@@ -350,6 +363,23 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
         if (!dead && c->t->tainted)
             shut_listener(c, s, e, fd);
         return;
+    }
+    uent named;
+    if (!e->peer && e->type != SOCK_DGRAM && e->state == UNIX_ESTABLISHED) {
+        /* connected, yet sock_diag names no peer inode: the peer is a connection still waiting
+         * in a listener's backlog (it gets an inode at accept(); what the agent writes now is
+         * read after it: attack preconnect_unix_backlog), or it was released. getpeername
+         * names the listener: judged by that name. */
+        named = *e;
+        named.peer = UINT32_MAX;
+        e = &named;
+        char nm[MNC_UNIX_PATH_MAX];
+        int len = unix_peer_name(c, e, fd, nm);
+        if (len > 0 && agent_listener_named(c, nm, len)) {
+            c->st->kept += !dead; /* the agent's own listener: both ends in the agent */
+            peek_unix(c, s, e, fd);
+            return;
+        }
     }
     if (e->peer && mncd_u32set_has(&c->sc.mine, e->peer)) {
         c->st->kept += !dead; /* the monitor (mncd never passes fds) */
