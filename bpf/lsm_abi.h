@@ -59,6 +59,8 @@ enum mnc_lsm_hook {
     MNC_HOOK_LSM_TASK_KILL = 48,           /* events: port = signal, protocol = the target's tgid */
     MNC_HOOK_LSM_FILE_SEND_SIGIOTASK = 49, /* events: port = signal (SIGIO, SIGURG or the F_SETSIG
                                               one), protocol = the target's tgid, no pid/comm */
+    MNC_HOOK_LSM_FILE_RECEIVE = 50,        /* events: port = the file type (st_mode >> 12),
+                                              protocol = 1 if open for writing; file key in addr */
 };
 
 /* sigio_owners: files whose owner (the SIGIO/SIGURG target) an agent set, keyed by the kernel

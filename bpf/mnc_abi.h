@@ -269,6 +269,25 @@ static inline enum mnc_kreason mnc_decide(const struct mnc_taint *t, __u32 cls, 
     }
 }
 
+/* ---- fds a tainted agent receives (SCM_RIGHTS; pidfd_getfd): may the agent keep this one?
+ * mode: the inode's st_mode; writable: the open file can be written (FMODE_WRITE; O_WRONLY or
+ * O_RDWR). A socket is harmless (every send on it is judged: socket_sendmsg, the sock_addr
+ * hooks), and so is a read-only regular file or directory (writing needs a new open, which
+ * Landlock and file_open judge). Anything else - a file open for writing, a pipe, FIFO,
+ * device, memfd, eventfd - lets the agent write where no hook looks (the lsm file hooks judge
+ * writes to sink files only), so it counts as an unregistered external destination:
+ * mnc_decide(t, MNC_SINK_EXTERNAL, MNC_ID_NONE). Used by the lsm file_receive hook and by
+ * mncd's sweep for fds queued on an agent's sockets. Pure. */
+#define MNC_S_IFMT 0170000
+#define MNC_S_IFSOCK 0140000
+#define MNC_S_IFREG 0100000
+#define MNC_S_IFDIR 0040000
+static inline int mnc_receive_harmless(__u32 mode, int writable)
+{
+    __u32 t = mode & MNC_S_IFMT;
+    return t == MNC_S_IFSOCK || ((t == MNC_S_IFREG || t == MNC_S_IFDIR) && !writable);
+}
+
 /* ---- IP destinations: one normalisation and one lookup order for every hook (connect and
  * sendmsg, egress, the LSM socket hooks) and for mncd's sweep of existing connections. */
 

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "kern_int.h"
+#include "lsm_backend.h"
 
 static int sys_rc(int rc) { return rc == 0 ? 0 : -errno; }
 
@@ -422,14 +423,51 @@ static void json_str(char *out, size_t len, const char *s, size_t max, bool bina
     out[o < len ? o : len - 1] = 0;
 }
 
+/* st_mode >> 12 as ls -l would say it */
+static const char *mnc_file_type_name(unsigned t)
+{
+    switch (t) {
+    case 001:
+        return "fifo";
+    case 002:
+        return "char_device";
+    case 004:
+        return "directory";
+    case 006:
+        return "block_device";
+    case 010:
+        return "regular";
+    case 012:
+        return "symlink";
+    case 014:
+        return "socket";
+    default:
+        return "anonymous";
+    }
+}
+
 int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
 {
     if (!ev || !buf || !len)
         return -EINVAL;
     char comm[16 * 6 + 1], dst[MNC_UNIX_PATH_MAX * 6 + 64];
     json_str(comm, sizeof(comm), ev->comm, sizeof(ev->comm), false);
+    bool file_hook = (ev->hook >= MNC_HOOK_LSM_FILE_OPEN && ev->hook <= MNC_HOOK_LSM_INODE_CREATE) ||
+                     ev->hook == MNC_HOOK_LSM_FILE_RECEIVE;
     if (ev->hook == MNC_HOOK_SOCK_CREATE) {
         snprintf(dst, sizeof(dst), "\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family, ev->port, ev->protocol);
+    } else if (file_hook) {
+        /* lsm_abi.h: the file key in addr (dev, ino; host order), its last name in path */
+        uint64_t dev, ino;
+        memcpy(&dev, ev->addr, 8);
+        memcpy(&ino, ev->addr + 8, 8);
+        char p[MNC_UNIX_PATH_MAX * 6 + 1];
+        json_str(p, sizeof(p), ev->path, sizeof(ev->path), false);
+        int o = snprintf(dst, sizeof(dst), "\"dev\":\"%u:%u\",\"ino\":%llu,\"name\":\"%s\"", major((dev_t)dev),
+                         minor((dev_t)dev), (unsigned long long)ino, p);
+        if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && o > 0 && (size_t)o < sizeof(dst))
+            snprintf(dst + o, sizeof(dst) - (size_t)o, ",\"file_type\":\"%s\",\"writable\":%s",
+                     mnc_file_type_name(ev->port), ev->protocol ? "true" : "false");
     } else if (ev->family == AF_UNIX) {
         char p[MNC_UNIX_PATH_MAX * 6 + 1];
         /* an abstract name with its length, so that "@name" and "@name\u0000" differ */
@@ -447,7 +485,7 @@ int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
                      "{\"kind\":\"kernel_deny\",\"ts_ns\":%llu,\"hook\":\"%s\",\"reason\":\"%s\","
                      "\"cgroup_id\":%llu,\"pid\":%u,\"comm\":\"%s\",\"agent_id\":%lld,\"generation\":%llu,"
                      "\"dst_class\":\"%s\",\"dst_id\":%lld,%s}",
-                     (unsigned long long)ev->ts_ns, mnc_hook_name(ev->hook), mnc_kreason_name(ev->reason),
+                     (unsigned long long)ev->ts_ns, mnc_lsm_hook_name(ev->hook), mnc_kreason_name(ev->reason),
                      (unsigned long long)ev->cgroup_id, ev->pid, comm,
                      ev->agent_id == 0xffffffffu ? -1LL : (long long)ev->agent_id, (unsigned long long)ev->generation,
                      mnc_sink_class_name(ev->dst_class), ev->dst_id == MNC_ID_NONE ? -1LL : (long long)ev->dst_id, dst);

@@ -49,6 +49,9 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_sigiotask", "lsm/file_send_sigiotask",
      "SIGIO/SIGURG to the owner an agent set, outside the agent's cgroup: an external destination"},
     {"mnc_lsm_file_free", "lsm/file_free_security", "a freed file leaves sigio_owners"},
+    {"mnc_lsm_file_receive", "lsm/file_receive",
+     "an fd arriving in a tainted agent (SCM_RIGHTS, pidfd_getfd) that is not a socket or a read-only file or "
+     "directory: an external destination"},
 };
 #define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
 
@@ -64,7 +67,7 @@ const char *mnc_lsm_hook_name(unsigned hook)
         "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",
         "path_rename",    "path_symlink",    "path_truncate",       "inode_create",  "socket_create",
         "socket_connect", "socket_sendmsg",  "unix_stream_connect", "unix_may_send", "msg_queue_msgsnd",
-        "shm_shmat",      "task_kill",       "file_send_sigiotask"};
+        "shm_shmat",      "task_kill",       "file_send_sigiotask", "file_receive"};
     if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
         return names[hook - MNC_HOOK_LSM_FILE_OPEN];
     return mnc_hook_name(hook);

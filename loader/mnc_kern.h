@@ -228,8 +228,11 @@ typedef int (*mnc_kern_event_fn)(const struct mnc_event *ev, void *ctx);
 int mnc_kern_poll_events(mnc_kern *k, int timeout_ms, mnc_kern_event_fn fn, void *ctx);
 /* An fd that becomes readable when events are pending (for mncd's epoll loop); -errno. */
 int mnc_kern_events_fd(mnc_kern *k);
-/* Formats one event as a JSON object (one line, no newline) into buf. Returns the length
- * (as snprintf) or -EINVAL. */
+/* Formats one event as a JSON object (one line, no newline) into buf: the hook by name on
+ * either backend; the destination as a UNIX path, an IP address and port, a socket's family and
+ * type (sock_create), or - lsm file hooks and file_receive - the file's dev, ino and last name
+ * (file_receive also its type and whether it was open for writing). Returns the length (as
+ * snprintf) or -EINVAL. */
 int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len);
 
 #endif

@@ -271,6 +271,9 @@ int atk_recv_soft(struct atk_ctx *c, char *why, size_t n)
         char reason[64] = "?", err[160] = "";
         json_str(den, "reason", reason, sizeof(reason));
         json_str(den, "error", err, sizeof(err));
+        snprintf(why, n, "refused %s: %.150s", reason, err);
+        if (c->retry_refused)
+            return -2; /* the attack notes how often it asked */
         atk_say(c, "recv refused %s: %s", reason, err);
         exit(0);
     }

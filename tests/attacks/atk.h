@@ -102,6 +102,8 @@ struct atk_ctx {
                              NULL: attack_scope */
     long slot[8];         /* per-attack scratch */
     int fdslot[8];
+    int retry_refused; /* agent: atk_recv_soft returns -2 on a refused delivery instead of
+                           exiting (an attack that asks again, racing mncd's checks) */
 };
 
 /* Entry point: dispatches on argv[1]. Exit status of the orchestrator: 0 BLOCKED, 1 LEAKED,
@@ -117,8 +119,10 @@ void atk_set(struct atk_ctx *c, const char *key, const char *fmt, ...) __attribu
 const char *atk_errname(int err); /* "EPERM", "OK" for 0 */
 
 /* ---- agent side */
-int atk_recv(struct atk_ctx *c);                           /* recv via mncd; fills c->secret; exits 3 on failure */
-int atk_recv_soft(struct atk_ctx *c, char *why, size_t n); /* the same, returns -1 with the reason instead */
+int atk_recv(struct atk_ctx *c); /* recv via mncd; fills c->secret; exits 3 on failure */
+/* the same, returns -1 with the reason instead; a refused delivery ends the agent (exit 0:
+ * blocked) unless c->retry_refused, then -2 with the reason */
+int atk_recv_soft(struct atk_ctx *c, char *why, size_t n);
 /* An untainted helper hands us fds (the collector's giver, see atk.c): fds received, or -1. */
 int atk_take(struct atk_ctx *c, const char *req, int *fds, int max);
 /* One inet attempt, each step noted: connect+send (stream, or dgram with flags&2), sendto (dgram),

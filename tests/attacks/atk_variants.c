@@ -399,15 +399,26 @@ int atkv_late_agent(struct atk_ctx *c)
         return 0;
     atk_recv(c); /* now tainted */
     atk_sync(c, "mailbox");
+    atkv_late_write(c, s);
+    return 0;
+}
+
+void atkv_late_write(struct atk_ctx *c, int s)
+{
     struct pollfd pf = {.fd = s, .events = POLLIN};
-    if (atk_try(c, "poll the mailbox", poll(&pf, 1, 3000) == 1 ? 0 : -1) < 0)
-        return 0;
-    int fd = -1;
-    if (atk_try(c, "recvmsg SCM_RIGHTS after the taint", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
+    if (poll(&pf, 1, 3000) != 1) {
+        atk_note(c, "poll for the late fd: nothing arrived in 3 s");
+        return;
+    }
+    int fd = -1, got = atk_recv_fds(s, &fd, 1);
+    if (got != 1) {
+        atk_note(c, "recvmsg SCM_RIGHTS after the taint: %s",
+                 got < 0 ? "no message (end of stream or error)" : "a message without the fd (refused on receipt)");
+        return;
+    }
+    atk_note(c, "recvmsg SCM_RIGHTS after the taint: OK");
     atk_try(c, "write the canary into the late fd", write(fd, c->secret, strlen(c->secret)));
     close(fd);
-    return 0;
 }
 
 int atkv_late_fd(struct atk_ctx *c, char kind)

@@ -82,6 +82,9 @@ void atkv_given_file_verify(struct atk_ctx *c);
  * collector, 'T' a TCP socket it connected to the collector on 127.0.0.1. The agent writes the canary through that fd. The agent uses ATK_NO_RECV. */
 int atkv_late_prepare(struct atk_ctx *c);
 int atkv_late_agent(struct atk_ctx *c);
+/* The agent's side after the sync: waits up to 3 s for a message with one fd on socket s and
+ * writes the canary through the fd; every step noted (a refused fd says so). */
+void atkv_late_write(struct atk_ctx *c, int s);
 void atkv_late_on_sync(struct atk_ctx *c, char kind);
 /* The fd on_sync hands over: kind as above (the outsider's side). The fd, or -1. */
 int atkv_late_fd(struct atk_ctx *c, char kind);

@@ -11,23 +11,13 @@
  * preconnect_unix_backlog). lsm backend: the connection is kept (every send on it is judged), and the
  * file_receive hook refuses a tainted agent any fd that is not a socket or a read-only regular
  * file or directory (mnc_receive_allows). */
-#include <poll.h>
-
 #include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
     int s = atkv_backlog_agent(c);
-    if (s < 0)
-        return 0;
-    struct pollfd pf = {.fd = s, .events = POLLIN};
-    if (atk_try(c, "poll the connection", poll(&pf, 1, 3000) == 1 ? 0 : -1) < 0)
-        return 0;
-    int fd = -1;
-    if (atk_try(c, "recvmsg SCM_RIGHTS after the taint", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
-    atk_try(c, "write the canary into the late fd", write(fd, c->secret, strlen(c->secret)));
-    close(fd);
+    if (s >= 0)
+        atkv_late_write(c, s);
     return 0;
 }
 

@@ -10,10 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
 
 #include "mnc/set.h"
+#include "lsm_abi.h"
 #include "mnc_abi.h"
 #include "mnc_kern.h"
 
@@ -385,6 +388,67 @@ static void test_event_json(void **state)
     ev.path[0] = '/';
     n = mnc_kern_event_json(&ev, buf, sizeof(buf));
     assert_non_null(strstr(buf, "\"path\":\"/name\""));
+    /* lsm hooks by name; file hooks name the file, not an address */
+    memset(&ev, 0, sizeof(ev));
+    ev.hook = MNC_HOOK_LSM_FILE_RECEIVE;
+    ev.reason = MNC_K_DENY_EXTERNAL;
+    ev.dst_class = MNC_SINK_EXTERNAL;
+    ev.dst_id = MNC_ID_NONE;
+    uint64_t dev = makedev(8, 1), ino = 4242;
+    memcpy(ev.addr, &dev, 8);
+    memcpy(ev.addr + 8, &ino, 8);
+    snprintf(ev.path, sizeof(ev.path), "given.out");
+    ev.port = 0010; /* S_IFREG >> 12 */
+    ev.protocol = 1;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_non_null(strstr(buf, "\"hook\":\"file_receive\""));
+    assert_non_null(strstr(buf, "\"dev\":\"8:1\",\"ino\":4242,\"name\":\"given.out\""));
+    assert_non_null(strstr(buf, "\"file_type\":\"regular\",\"writable\":true"));
+    assert_null(strstr(buf, "\"addr\""));
+    ev.port = 0001; /* a pipe */
+    ev.protocol = 0;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"file_type\":\"fifo\",\"writable\":false"));
+    ev.hook = MNC_HOOK_LSM_FILE_PERMISSION;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"hook\":\"file_permission\""));
+    assert_non_null(strstr(buf, "\"ino\":4242"));
+    assert_null(strstr(buf, "\"file_type\""));
+    ev.hook = MNC_HOOK_LSM_TASK_KILL;
+    n = mnc_kern_event_json(&ev, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\"hook\":\"task_kill\""));
+}
+
+/* fds a tainted agent may receive: sockets, and read-only regular files or directories */
+static void test_receive_harmless(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned mode;
+        int writable, harmless;
+    } c[] = {
+        {S_IFSOCK | 0777, 1, 1},
+        {S_IFSOCK, 0, 1},
+        {S_IFREG | 0644, 0, 1},
+        {S_IFDIR | 0755, 0, 1},
+        {S_IFREG | 0644, 1, 0},
+        {S_IFDIR, 1, 0},
+        {S_IFIFO | 0600, 0, 0},
+        {S_IFIFO | 0600, 1, 0},
+        {S_IFCHR | 0666, 0, 0},
+        {S_IFBLK | 0660, 0, 0},
+        {S_IFLNK | 0777, 0, 0},
+        {0600, 1, 0},
+        {0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+        assert_int_equal(mnc_receive_harmless(c[i].mode, c[i].writable), c[i].harmless);
+    /* the ABI's constants are the kernel's */
+    assert_int_equal(MNC_S_IFMT, S_IFMT);
+    assert_int_equal(MNC_S_IFSOCK, S_IFSOCK);
+    assert_int_equal(MNC_S_IFREG, S_IFREG);
+    assert_int_equal(MNC_S_IFDIR, S_IFDIR);
 }
 
 int main(void)
@@ -398,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_event_json),
+        cmocka_unit_test(test_receive_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

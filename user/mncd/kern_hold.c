@@ -17,6 +17,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "freeze.h"
 #include "kern_layer.h"
 
 /* ---- pre-taint connections (cgroup backend): see sockscan.h and docs/kernel.md */
@@ -114,14 +115,27 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
     if (r == 0 && n == 0)
         return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
-    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP) /* lsm: the kernel re-checks every send */
-        return fdscan(d, agent, o, op, cgs, n);
+    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP)
+        return fdscan(d, agent, o, op, cgs, n); /* lsm: sends, and fds received, judged in the kernel */
+    /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan: an fd
+     * the agent moves between its fd table and its own socket queue would otherwise be in the
+     * table during the peek and in flight during the scan (attack fd_pingpong_race). */
+    mncd_frozen *fz = r == 0 ? calloc((size_t)n, sizeof(*fz)) : NULL;
+    int nfz = 0;
     sweep_ctx c = {d, agent, &o->id, op};
-    if (r == 0 &&
+    if (r == 0 && !fz)
+        r = -ENOMEM;
+    if (r == 0 && mncd_freeze(cgs, n, fz, &nfz, err, sizeof(err)) == 0 &&
         mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
-        return d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
+        int rc = d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
+        mncd_thaw(fz, nfz);
+        free(fz);
+        return rc;
     }
+    if (fz)
+        mncd_thaw(fz, nfz);
+    free(fz);
     if (r)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
     char det[600];

@@ -632,8 +632,8 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
 static void judge_inflight_other(ctx *c, const sfd *s, int fd, const struct stat *st)
 {
     int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
-        return;
+    if (fl >= 0 && mnc_receive_harmless(st->st_mode, (fl & O_ACCMODE) != O_RDONLY))
+        return; /* the lsm backend's file_receive rule (mnc_abi.h) */
     char why[128];
     snprintf(why, sizeof(why), "%s parked in flight on the agent's socket %" PRIu32 ": may lead outside",
              S_ISREG(st->st_mode) ? "a file open for writing" : "a pipe, FIFO, device or other non-socket fd", s->ino);
@@ -644,6 +644,7 @@ static void judge_inflight_other(ctx *c, const sfd *s, int fd, const struct stat
                         .action = "refuse",
                         .refuse = true,
                         .why = why,
+                        .reason = MNC_K_DENY_EXTERNAL,
                         .dst_cls = MNC_SINK_EXTERNAL,
                         .dst_id = MNC_ID_NONE};
     char path[64], link[200];

@@ -160,11 +160,15 @@ enum probe {
     P_CONNECT_EXT,       /* TCP connect to an unregistered (external) peer */
     P_SEND_HELD_TCP,     /* send() on a TCP connection made before the taint */
     P_CONNECT_UNIX_EXT,  /* UNIX stream connect to an unregistered peer */
+    P_RECV_WRITABLE_FD,  /* receive (SCM_RIGHTS) an fd open for writing on a non-sink file */
+    P_RECV_PIPE_FD,      /* receive the write end of a pipe */
     /* positive controls: allowed in every round */
-    P_WRITE_PLAIN,  /* write a non-sink file */
-    P_READ_LOG,     /* read the log */
-    P_CONNECT_MNCD, /* UNIX connect to the monitor's socket (class mncd) */
-    P_MSGSND_SCOPE, /* msgsnd to bob's queue: bob is in the disclosure's scope */
+    P_WRITE_PLAIN,    /* write a non-sink file */
+    P_READ_LOG,       /* read the log */
+    P_CONNECT_MNCD,   /* UNIX connect to the monitor's socket (class mncd) */
+    P_MSGSND_SCOPE,   /* msgsnd to bob's queue: bob is in the disclosure's scope */
+    P_RECV_RDONLY_FD, /* receive a read-only fd on a regular file */
+    P_RECV_SOCKET_FD, /* receive a socket (its sends are judged) */
     P__N
 };
 static const char *const probe_names[P__N] = {
@@ -185,10 +189,14 @@ static const char *const probe_names[P__N] = {
     "connect() to external TCP peer",
     "send() on TCP connection made before the taint",
     "connect() to external UNIX peer",
+    "receive a writable file fd (SCM_RIGHTS)",
+    "receive a pipe's write end (SCM_RIGHTS)",
     "write a non-sink file (control)",
     "read the log (control)",
     "connect() to the mncd socket (control)",
     "msgsnd to the queue of bob, in scope (control)",
+    "receive a read-only file fd (control)",
+    "receive a socket fd (control)",
 };
 #define FIRST_CONTROL P_WRITE_PLAIN
 
@@ -246,6 +254,59 @@ static int unix_connect(const char *path)
     return r;
 }
 
+/* Sends fd to ourselves over a socketpair (SCM_RIGHTS) and takes it back: 0 if it arrived,
+ * EPERM if the message came without it (file_receive refused it), else the errno. Closes fd. */
+static int pass_self(int fd)
+{
+    if (fd < 0)
+        return errno;
+    int sp[2], r = 0;
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) != 0) {
+        r = errno;
+        close(fd);
+        return r;
+    }
+    char c = 'f', cb[CMSG_SPACE(sizeof(int))];
+    memset(cb, 0, sizeof(cb));
+    struct iovec iov = {&c, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &fd, sizeof(int));
+    if (sendmsg(sp[0], &m, 0) != 1) {
+        r = errno;
+    } else {
+        memset(cb, 0, sizeof(cb));
+        m.msg_controllen = sizeof(cb);
+        if (recvmsg(sp[1], &m, MSG_CMSG_CLOEXEC) != 1) {
+            r = errno;
+        } else {
+            h = CMSG_FIRSTHDR(&m);
+            int got = -1;
+            if (h && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&got, CMSG_DATA(h), sizeof(int));
+            r = got >= 0 ? 0 : EPERM;
+            if (got >= 0)
+                close(got);
+        }
+    }
+    close(fd);
+    close(sp[0]);
+    close(sp[1]);
+    return r;
+}
+
+static int pass_pipe_write_end(void)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return errno;
+    close(p[0]);
+    return pass_self(p[1]);
+}
+
 static void run_probes(struct agent_state *s, int round, int res[P__N])
 {
     char a[128], b[128];
@@ -289,6 +350,10 @@ static void run_probes(struct agent_state *s, int round, int res[P__N])
     if (fd >= 0)
         close(fd);
     res[P_CONNECT_MNCD] = unix_connect(WS "/mncd.sock");
+    res[P_RECV_WRITABLE_FD] = pass_self(open(WS "/scratch.txt", O_WRONLY | O_APPEND | O_CLOEXEC));
+    res[P_RECV_PIPE_FD] = pass_pipe_write_end();
+    res[P_RECV_RDONLY_FD] = pass_self(open(WS "/scratch.txt", O_RDONLY | O_CLOEXEC));
+    res[P_RECV_SOCKET_FD] = pass_self(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
 }
 
 /* ---- bench: write() of 4 KiB to a non-sink file; returns ns per write (min of reps) */
@@ -579,7 +644,7 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 }
 
 struct ev_stats {
-    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth;
+    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -599,6 +664,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
         s->msgsnd++;
     if (ev->hook == MNC_HOOK_LSM_SOCKET_CONNECT && ev->reason == MNC_K_DENY_EXTERNAL)
         s->connect++;
+    if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && ev->reason == MNC_K_DENY_EXTERNAL && ev->protocol == 1)
+        s->receive++;
     if (ev->reason == MNC_K_DENY_MEMORY && ev->hook >= MNC_HOOK_LSM_PATH_MKNOD && ev->hook <= MNC_HOOK_LSM_INODE_CREATE)
         s->path_mem++;
     return 0;
@@ -764,10 +831,11 @@ static int scenario(void)
     tap(pe >= 0 && es.alice >= 2 * FIRST_CONTROL && es.unknown >= 2,
         "events: %d deny events for alice (>= %d expected), %d for the unknown cgroup, %d total", es.alice,
         2 * FIRST_CONTROL, es.unknown, es.n);
-    tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2,
+    tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2 &&
+            es.receive >= 2,
         "events: file_permission/deny_log %d, file_open/deny_log %d, msgsnd/deny_scope %d, "
-        "connect/deny_external %d, path hooks/deny_memory %d",
-        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem);
+        "connect/deny_external %d, path hooks/deny_memory %d, file_receive/deny_external (writable) %d",
+        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive);
     uint64_t c1[MNC_K__COUNT];
     if (mnc_kern_counters(k, c1) != 0)
         die("counters");
