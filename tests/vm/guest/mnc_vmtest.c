@@ -254,57 +254,96 @@ static int unix_connect(const char *path)
     return r;
 }
 
-/* Sends fd to ourselves over a socketpair (SCM_RIGHTS) and takes it back: 0 if it arrived,
- * EPERM if the message came without it (file_receive refused it), else the errno. Closes fd. */
-static int pass_self(int fd)
+/* The fd giver: a child the agent forks before it joins its cgroup, so it stays outside the
+ * agent and untainted (like an outsider). It reads one request byte from a pipe and answers
+ * with one fd (SCM_RIGHTS) on a datagram socketpair: 'w' a file open for writing, 'p' a pipe's
+ * write end, 'r' a read-only file, 's' a socket. The agent only writes to a pipe and receives:
+ * neither is a send the socket hooks judge. */
+static int g_give_req = -1, g_give_sock = -1;
+
+static void giver_loop(int req, int sock)
 {
-    if (fd < 0)
-        return errno;
-    int sp[2], r = 0;
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) != 0) {
-        r = errno;
-        close(fd);
-        return r;
+    char k;
+    while (read(req, &k, 1) == 1) {
+        int fd = -1, p[2];
+        if (k == 'w')
+            fd = open(WS "/scratch.txt", O_WRONLY | O_APPEND | O_CLOEXEC);
+        else if (k == 'r')
+            fd = open(WS "/scratch.txt", O_RDONLY | O_CLOEXEC);
+        else if (k == 's')
+            fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        else if (k == 'p' && pipe2(p, O_CLOEXEC) == 0) {
+            close(p[0]);
+            fd = p[1];
+        }
+        char c = k, cb[CMSG_SPACE(sizeof(int))];
+        memset(cb, 0, sizeof(cb));
+        struct iovec iov = {&c, 1};
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (fd >= 0) {
+            m.msg_control = cb;
+            m.msg_controllen = sizeof(cb);
+            struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+            h->cmsg_level = SOL_SOCKET;
+            h->cmsg_type = SCM_RIGHTS;
+            h->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(h), &fd, sizeof(int));
+        }
+        if (sendmsg(sock, &m, 0) != 1)
+            _exit(5);
+        if (fd >= 0)
+            close(fd);
     }
-    char c = 'f', cb[CMSG_SPACE(sizeof(int))];
+    _exit(0);
+}
+
+static int giver_start(void)
+{
+    int rq[2], sp[2];
+    if (pipe2(rq, O_CLOEXEC) != 0)
+        return -1;
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) != 0) {
+        close(rq[0]);
+        close(rq[1]);
+        return -1;
+    }
+    pid_t g = fork();
+    if (g < 0)
+        return -1;
+    if (g == 0) {
+        close(rq[1]);
+        close(sp[1]);
+        giver_loop(rq[0], sp[0]);
+    }
+    close(rq[0]);
+    close(sp[0]);
+    g_give_req = rq[1];
+    g_give_sock = sp[1];
+    return 0;
+}
+
+/* Asks the giver for one fd of kind k and takes it: 0 if it arrived, EPERM if the message came
+ * without it (file_receive refused it), else the errno. */
+static int receive_kind(char k)
+{
+    if (g_give_req < 0 || g_give_sock < 0)
+        return EBADF;
+    if (write(g_give_req, &k, 1) != 1)
+        return errno;
+    char c, cb[CMSG_SPACE(sizeof(int))];
     memset(cb, 0, sizeof(cb));
     struct iovec iov = {&c, 1};
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(h), &fd, sizeof(int));
-    if (sendmsg(sp[0], &m, 0) != 1) {
-        r = errno;
-    } else {
-        memset(cb, 0, sizeof(cb));
-        m.msg_controllen = sizeof(cb);
-        if (recvmsg(sp[1], &m, MSG_CMSG_CLOEXEC) != 1) {
-            r = errno;
-        } else {
-            h = CMSG_FIRSTHDR(&m);
-            int got = -1;
-            if (h && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
-                memcpy(&got, CMSG_DATA(h), sizeof(int));
-            r = got >= 0 ? 0 : EPERM;
-            if (got >= 0)
-                close(got);
-        }
-    }
-    close(fd);
-    close(sp[0]);
-    close(sp[1]);
-    return r;
-}
-
-static int pass_pipe_write_end(void)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
+    if (recvmsg(g_give_sock, &m, MSG_CMSG_CLOEXEC) != 1)
         return errno;
-    close(p[0]);
-    return pass_self(p[1]);
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    int got = -1;
+    if (h && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(&got, CMSG_DATA(h), sizeof(int));
+    if (got < 0)
+        return EPERM;
+    close(got);
+    return 0;
 }
 
 static void run_probes(struct agent_state *s, int round, int res[P__N])
@@ -350,10 +389,10 @@ static void run_probes(struct agent_state *s, int round, int res[P__N])
     if (fd >= 0)
         close(fd);
     res[P_CONNECT_MNCD] = unix_connect(WS "/mncd.sock");
-    res[P_RECV_WRITABLE_FD] = pass_self(open(WS "/scratch.txt", O_WRONLY | O_APPEND | O_CLOEXEC));
-    res[P_RECV_PIPE_FD] = pass_pipe_write_end();
-    res[P_RECV_RDONLY_FD] = pass_self(open(WS "/scratch.txt", O_RDONLY | O_CLOEXEC));
-    res[P_RECV_SOCKET_FD] = pass_self(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    res[P_RECV_WRITABLE_FD] = receive_kind('w');
+    res[P_RECV_PIPE_FD] = receive_kind('p');
+    res[P_RECV_RDONLY_FD] = receive_kind('r');
+    res[P_RECV_SOCKET_FD] = receive_kind('s');
 }
 
 /* ---- bench: write() of 4 KiB to a non-sink file; returns ns per write (min of reps) */
@@ -399,6 +438,8 @@ static void agent_main(int cmd_fd, int rep_fd, const char *cg_procs)
 {
     char pid_s[32];
     snprintf(pid_s, sizeof(pid_s), "%d\n", (int)getpid());
+    if (giver_start() != 0) /* before joining the cgroup: the giver stays outside the agent */
+        _exit(3);
     int fd = open(cg_procs, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, pid_s, strlen(pid_s)) != (ssize_t)strlen(pid_s))
         _exit(3);
