@@ -2,6 +2,7 @@
 /* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
 #include "mnc/protocol.h"
 #include "json_write.h"
+#include "reqscan.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -265,7 +266,18 @@ void mnc_request_free(mnc_request *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The hot verbs' plain lines are read without a tree (reqscan.h); every other line, and every
+ * error, goes through the full parser below. */
 int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen)
+{
+    if (id_out)
+        *id_out = NULL;
+    if (mnc_reqscan(line, len, out) == 1)
+        return 0;
+    return mnc_request_parse_tree(line, len, out, id_out, err, errlen);
+}
+
+int mnc_request_parse_tree(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     out->memory = -1;
