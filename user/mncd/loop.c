@@ -562,6 +562,11 @@ static void client_read(loop *l, client *c)
         if (cr.pidfd >= 0)
             close(cr.pidfd);
         budget = budget > (size_t)r ? budget - (size_t)r : 0;
+        /* A short read took everything queued (or stopped where the next bytes have another
+         * sender): no second recvmsg just to hear EAGAIN. Anything left keeps the socket
+         * readable, and the level-triggered epoll brings it back next iteration. */
+        if ((size_t)r < sizeof(buf))
+            return;
     }
 }
 
