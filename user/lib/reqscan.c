@@ -194,8 +194,7 @@ static cJSON *id_node(const span *s)
 {
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(s->p, s->n, &end, false);
-    if (j && end == s->p + s->n &&
-        ((cJSON_IsString(j) && strlen(j->valuestring) <= 255) || cJSON_IsNumber(j)))
+    if (j && end == s->p + s->n && ((cJSON_IsString(j) && strlen(j->valuestring) <= 255) || cJSON_IsNumber(j)))
         return j;
     cJSON_Delete(j);
     return NULL;
