@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "mnc/protocol.h"
+#include "jtree.h"
 #include "reqscan.h"
 
 static int parse(const char *s, mnc_request *r, char *err)
@@ -571,11 +572,158 @@ static void test_fast_path(void **st)
         assert_false(compare_line(cold[i], strlen(cold[i])));
 }
 
+/* ---- jtree.c against cJSON: a tree it builds is cJSON's, item for item */
+
+static void same_tree(const cJSON *a, const cJSON *b, const char *text)
+{
+    if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
+        (a->string && strcmp(a->string, b->string) != 0) || (a->valuestring == NULL) != (b->valuestring == NULL) ||
+        (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0) || a->valueint != b->valueint ||
+        !(a->valuedouble == b->valuedouble)) {
+        print_message("text [%s]: item differs (type %d/%d, key %s/%s)\n", text, a->type, b->type, str_or(a->string),
+                      str_or(b->string));
+        fail();
+    }
+    const cJSON *x = a->child, *y = b->child, *px = NULL, *py = NULL;
+    for (; x && y; px = x, py = y, x = x->next, y = y->next) {
+        same_tree(x, y, text);
+        /* prev links: the previous item, or (first child) the last one */
+        assert_true((x->prev == NULL) == (y->prev == NULL));
+        if (px)
+            assert_ptr_equal(x->prev, px);
+        if (py)
+            assert_ptr_equal(y->prev, py);
+    }
+    assert_true(x == NULL && y == NULL);
+    if (a->child) {
+        assert_ptr_equal(a->child->prev, px);
+        assert_ptr_equal(b->child->prev, py);
+    }
+}
+
+static void gen_json(char *out, size_t cap, size_t *o, int depth)
+{
+#define J(str) (*o += (size_t)snprintf(out + *o, cap > *o ? cap - *o : 0, "%s", (str)))
+    static const char *const ws[] = {"", "", "", " ", "\t", "\r\n", "\n ", "\v", "\f", "  "};
+    static const char *const strs[] = {"\"a\"",           "\"\"",         "\"subject\"",   "\"Thu 10:00\"",
+                                       "\"caf\xc3\xa9\"", "\"a\\\"b\"",   "\"tab\there\"", "\"\\u0041\"",
+                                       "\"\x7f\"",        "\"\xff\xfe\"", "\"x y z\"",     "\"a/b\""};
+    static const char *const keys[] = {"\"k\"", "\"subject\"",  "\"fields\"",  "\"\"",
+                                       "\"k\"", "\"k\\u0062\"", "\"\xc3\xa9\""};
+    static const char *const lits[] = {"true", "false", "null", "1", "-0.5", "1e3", "tru", "nul", "nulll", "truex"};
+    if (*o >= cap - 64)
+        return;
+    J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+    unsigned k = depth > 6 ? rnd(2) : rnd(5);
+    if (k == 0) {
+        J(strs[rnd(sizeof(strs) / sizeof(strs[0]))]);
+    } else if (k == 1) {
+        J(lits[rnd(sizeof(lits) / sizeof(lits[0]))]);
+    } else {
+        bool obj = k != 2;
+        J(obj ? "{" : "[");
+        unsigned n = rnd(5);
+        for (unsigned i = 0; i < n; i++) {
+            if (i)
+                J(rnd(40) ? "," : ";");
+            J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+            if (obj) {
+                J(keys[rnd(sizeof(keys) / sizeof(keys[0]))]);
+                J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+                J(rnd(40) ? ":" : "");
+            }
+            gen_json(out, cap, o, depth + 1);
+            J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+        }
+        if (rnd(30))
+            J(obj ? "}" : "]");
+    }
+#undef J
+}
+
+static void test_jtree(void **st)
+{
+    (void)st;
+    char text[4096];
+    int n_fast = 0, n_cjson = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        size_t o = 0;
+        if (rnd(100) == 0)
+            o += (size_t)snprintf(text, sizeof(text), "\xef\xbb\xbf");
+        if (rnd(3)) { /* mostly objects at the top, as requests are */
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "{\"state\":");
+            gen_json(text, sizeof(text), &o, 1);
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", rnd(20) ? "}" : "");
+        } else {
+            gen_json(text, sizeof(text), &o, 0);
+        }
+        if (rnd(4) == 0 && o < sizeof(text)) /* what follows the value: not part of it */
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", rnd(2) ? " " : "\t\r\n x");
+        if (o >= sizeof(text))
+            o = sizeof(text) - 1;
+        if (rnd(10) == 0 && o > 0)
+            text[rnd((unsigned)o)] ^= (char)(1u << rnd(8));
+        if (rnd(10) == 0 && o > 0)
+            o = rnd((unsigned)o);
+        text[o] = '\0';
+        const char *e1 = NULL, *e2 = NULL;
+        cJSON *a = mnc_jtree_parse(text, o, &e1);
+        cJSON *b = cJSON_ParseWithLengthOpts(text, o, &e2, false);
+        n_cjson += b != NULL;
+        if (a) {
+            n_fast++;
+            if (!b || e1 != e2) {
+                print_message("text [%s]: jtree took it, cJSON %s (end %td vs %td)\n", text, b ? "too" : "did not",
+                              e1 - text, b ? e2 - text : (ptrdiff_t)-1);
+                fail();
+            }
+            same_tree(a, b, text);
+        }
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    print_message("jtree: %d trees of %d cJSON parsed\n", n_fast, n_cjson);
+    assert_true(n_fast > 20000);
+    /* deeper than 64 levels: cJSON's; 60 levels: its own */
+    for (int depth = 60; depth <= 70; depth += 10) {
+        char deep[400];
+        size_t o = (size_t)snprintf(deep, sizeof(deep), "{\"a\":");
+        for (int i = 0; i < depth; i++)
+            deep[o++] = '[';
+        o += (size_t)snprintf(deep + o, sizeof(deep) - o, "\"x\"");
+        for (int i = 0; i < depth; i++)
+            deep[o++] = ']';
+        deep[o++] = '}';
+        deep[o] = '\0';
+        const char *e1 = NULL, *e2 = NULL;
+        cJSON *a = mnc_jtree_parse(deep, o, &e1), *b = cJSON_ParseWithLengthOpts(deep, o, &e2, false);
+        assert_non_null(b);
+        if (depth == 60) {
+            assert_non_null(a);
+            assert_ptr_equal(e1, e2);
+            same_tree(a, b, deep);
+        } else {
+            assert_null(a);
+        }
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    const char *e = NULL;
+    /* a disclose's line is taken */
+    const char *line =
+        "{\"verb\":\"disclose\",\"contract\":\"c\",\"state\":{\"subject\":\"alice\",\"fields\":{\"a\":\"b\"}}}";
+    cJSON *t = mnc_jtree_parse(line, strlen(line), &e);
+    assert_non_null(t);
+    assert_ptr_equal(e, line + strlen(line));
+    cJSON_Delete(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),    cmocka_unit_test(test_invalid), cmocka_unit_test(test_quarantine_put),
         cmocka_unit_test(test_response), cmocka_unit_test(test_spin),    cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_jtree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 /* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
 #include "mnc/protocol.h"
 #include "json_write.h"
+#include "jtree.h"
 #include "reqscan.h"
 
 #include <errno.h>
@@ -298,7 +299,10 @@ int mnc_request_parse_tree(const char *line, size_t len, mnc_request *out, cJSON
         return -1;
     }
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, false);
+    /* plain JSON (a disclose's state) in one pass; anything else, and every error, by cJSON */
+    cJSON *root = mnc_jtree_parse(line, len, &end);
+    if (!root)
+        root = cJSON_ParseWithLengthOpts(line, len, &end, false);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
         long pos = at && at >= line && at <= line + len ? (long)(at - line) : -1;
