@@ -28,8 +28,9 @@ static unsigned rnd(unsigned n)
 /* A string of up to max bytes: names, UTF-8, quotes, backslashes, control bytes. */
 static void gen_text(char *s, size_t max)
 {
-    static const char *const pieces[] = {"worker", "coordinator", "a", "\"", "\\", "\n", "\t", "\x01", "\x1f",
-                                         "caf\xc3\xa9", "/", " ", "{}", "\x7f", "\xe2\x82\xac", "0123456789"};
+    static const char *const pieces[] = {"worker",       "coordinator", "a",           "\"", "\\", "\n", "\t",
+                                         "\x01",         "\x1f",        "caf\xc3\xa9", "/",  " ",  "{}", "\x7f",
+                                         "\xe2\x82\xac", "0123456789"};
     size_t n = 0;
     unsigned k = rnd(8);
     s[0] = '\0';
