@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_answer.c - mncd's send and recv answers written as text (user/mncd/answer.c) against
+/* test_answer.c - mncd's send, recv and disclose answers written as text (user/mncd/answer.c) against
  * the trees they used to be built as (mnc_resp_new + cJSON_Add*), printed by cJSON itself:
  * the same bytes for generated ids (none, numbers, strings with escapes), names and texts with
  * every kind of byte, object texts, and any number of messages and refusals. */
@@ -176,8 +176,77 @@ static void test_recv(void **st)
     free(refused.p);
 }
 
+static double gen_num(void)
+{
+    switch (rnd(6)) {
+    case 0:
+        return -1;
+    case 1:
+        return 0;
+    case 2:
+        return (double)rnd(100) / 20.0;
+    case 3:
+        return (double)rnd(1000000) / 3.0;
+    case 4:
+        return 1.0 / (1 + rnd(1000));
+    default:
+        return (double)rnd(1u << 30) * 1e-9;
+    }
+}
+
+/* a disclose's answer: object, message, form, queued_to, the MNC-L members (as
+ * mncd_mncl_selected adds them to the tree) and the candidates' text */
+static void test_disclose(void **st)
+{
+    (void)st;
+    mnc_jbuf b = {0};
+    for (int i = 0; i < 20000; i++) {
+        cJSON *id = gen_id();
+        char msg[200], form[64], to[64];
+        gen_text(msg, sizeof(msg));
+        gen_text(form, sizeof(form));
+        gen_text(to, sizeof(to));
+        bool ledger = rnd(4) != 0, replayed = rnd(3) == 0;
+        double charged = gen_num(), spent = gen_num(), eps = gen_num(), budget = gen_num();
+        const char *obj = "{\"id\":\"00ff\",\"values\":{\"a\":\"b\"},\"n\":0.05}";
+        const char *cands = rnd(2) ? "[{\"name\":\"x\",\"submitted\":false,\"risk\":0.15,\"verdict\":\"ok\"}]" : "[]";
+        cJSON *tree = mnc_resp_new(id, true, "allow", MNC_OK);
+        cJSON_AddRawToObject(tree, "object", obj);
+        cJSON_AddStringToObject(tree, "message", msg);
+        cJSON_AddStringToObject(tree, "form", form);
+        cJSON_AddStringToObject(tree, "queued_to", to);
+        cJSON_AddStringToObject(tree, "outcome", "selected"); /* mncd_mncl_selected */
+        if (ledger) {
+            cJSON_AddNumberToObject(tree, "charge", charged);
+            if (replayed)
+                cJSON_AddBoolToObject(tree, "replayed", true);
+            cJSON_AddNumberToObject(tree, "spent", spent + charged);
+            if (eps >= 0)
+                cJSON_AddNumberToObject(tree, "epsilon", eps);
+            if (budget >= 0)
+                cJSON_AddNumberToObject(tree, "budget", budget);
+        }
+        cJSON_AddRawToObject(tree, "candidates", cands);
+        b.len = 0;
+        assert_int_equal(mncd_ans_head(&b, id, true, "allow", mnc_reason_name(MNC_OK)), 0);
+        assert_int_equal(MNC_JBUF_LIT(&b, ",\"object\":"), 0);
+        assert_int_equal(mnc_jbuf_put(&b, obj, strlen(obj)), 0);
+        assert_int_equal(mncd_ans_str(&b, "message", msg), 0);
+        assert_int_equal(mncd_ans_str(&b, "form", form), 0);
+        assert_int_equal(mncd_ans_str(&b, "queued_to", to), 0);
+        assert_int_equal(mncd_ans_selected(&b, ledger, charged, replayed, spent, eps, budget), 0);
+        assert_int_equal(MNC_JBUF_LIT(&b, ",\"candidates\":"), 0);
+        assert_int_equal(mnc_jbuf_put(&b, cands, strlen(cands)), 0);
+        same(tree, mncd_ans_item(&b));
+        cJSON_Delete(tree);
+        cJSON_Delete(id);
+    }
+    free(b.p);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_send), cmocka_unit_test(test_recv)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_send), cmocka_unit_test(test_recv),
+                                       cmocka_unit_test(test_disclose)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

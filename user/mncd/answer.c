@@ -55,6 +55,32 @@ int mncd_ans_refusal(mnc_jbuf *b, bool first, const char *from, const char *hex,
     return rc ? rc : LIT(b, "}");
 }
 
+/* ,"name":number, as cJSON_AddNumberToObject adds it */
+static int num(mnc_jbuf *b, const char *name, double v)
+{
+    int rc = LIT(b, ",\"");
+    rc = rc ? rc : mnc_jbuf_put(b, name, strlen(name));
+    rc = rc ? rc : LIT(b, "\":");
+    return rc ? rc : mnc_jbuf_num(b, v);
+}
+
+int mncd_ans_selected(mnc_jbuf *b, bool ledger, double charged, bool replayed, double spent, double epsilon,
+                      double budget)
+{
+    int rc = LIT(b, ",\"outcome\":\"selected\"");
+    if (rc || !ledger)
+        return rc;
+    rc = num(b, "charge", charged);
+    if (rc == 0 && replayed)
+        rc = LIT(b, ",\"replayed\":true");
+    rc = rc ? rc : num(b, "spent", spent + charged);
+    if (rc == 0 && epsilon >= 0)
+        rc = num(b, "epsilon", epsilon);
+    if (rc == 0 && budget >= 0)
+        rc = num(b, "budget", budget);
+    return rc;
+}
+
 cJSON *mncd_ans_item(mnc_jbuf *b)
 {
     if (LIT(b, "}") != 0 || mnc_jbuf_put(b, "", 1) != 0) /* and a NUL for the copy */

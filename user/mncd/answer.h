@@ -29,6 +29,11 @@ int mncd_ans_msg(mnc_jbuf *b, bool first, const char *from, const char *obj, siz
  * NULL: no member), after a ',' unless first. */
 int mncd_ans_refusal(mnc_jbuf *b, bool first, const char *from, const char *hex, const char *decision,
                      const char *reason, const char *error);
+/* A disclose's MNC-L members (mncd_mncl_selected): ,"outcome":"selected", and when the release
+ * was charged ,"charge", [,"replayed":true], ,"spent" (spent + charged) [,"epsilon"] [,"budget"]
+ * (the last two only when >= 0). */
+int mncd_ans_selected(mnc_jbuf *b, bool ledger, double charged, bool replayed, double spent, double epsilon,
+                      double budget);
 /* Closes the object ('}') and returns it as a raw item (a copy of b's text), or NULL (OOM). */
 cJSON *mncd_ans_item(mnc_jbuf *b);
 

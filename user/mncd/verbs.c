@@ -79,10 +79,8 @@ static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_m
  * used to be built as ({"name","submitted","risk" (null if NaN),"verdict"[,"detail"]}), one
  * raw item: mnc_json_print's bytes for that tree (json_write.h). Written into obj_text, which
  * nothing else uses between this write and the copy. 0 or -1 (out of memory). */
-static int add_candidates(cJSON *resp, const mnc_selection *sel)
+static int write_candidates(mnc_jbuf *cb, const mnc_selection *sel)
 {
-    mnc_jbuf *cb = &obj_text;
-    cb->len = 0;
     int rc = MNC_JBUF_LIT(cb, "[");
     for (int i = 0; rc == 0 && i < sel->n; i++) {
         const mnc_scored *sc = &sel->c[i];
@@ -100,9 +98,44 @@ static int add_candidates(cJSON *resp, const mnc_selection *sel)
         }
         rc = rc ? rc : MNC_JBUF_LIT(cb, "}");
     }
-    rc = rc ? rc : MNC_JBUF_LIT(cb, "]");
+    return rc ? rc : MNC_JBUF_LIT(cb, "]");
+}
+
+static int add_candidates(cJSON *resp, const mnc_selection *sel)
+{
+    mnc_jbuf *cb = &obj_text;
+    cb->len = 0;
+    int rc = write_candidates(cb, sel);
     rc = rc ? rc : mnc_jbuf_put(cb, "", 1); /* the NUL */
     return rc == 0 && cJSON_AddRawToObject(resp, "candidates", cb->p) ? 0 : -1;
+}
+
+/* A disclose's answer as text (answer.h): the bytes of the tree mnc_resp_new, add_object,
+ * "form", "queued_to", mncd_mncl_selected and add_candidates built. NULL when out of memory
+ * before the MNC-L members (the caller answers as the tree path did then); once they are
+ * written, candidates that cannot be written are left out, as add_candidates leaves them. */
+static cJSON *disclose_answer(mncd *d, const mnc_request *q, const mnc_disclosure *o, const char *form,
+                              const char *queued_to, const mncd_mncl_ctx *mx, const mnc_selection *sel)
+{
+    ans.len = 0;
+    int rc = mncd_ans_head(&ans, q->id, true, "allow", mnc_reason_name(MNC_OK));
+    rc = rc ? rc : MNC_JBUF_LIT(&ans, ",\"object\":");
+    rc = rc ? rc : mnc_disclosure_write_json(&ans, d->policy, o);
+    char *m = rc ? NULL : mnc_disclosure_render(d->policy, o);
+    rc = rc ? rc : !m ? -1 : mncd_ans_str(&ans, "message", m);
+    free(m);
+    rc = rc ? rc : mncd_ans_str(&ans, "form", form);
+    rc = rc ? rc : queued_to ? mncd_ans_str(&ans, "queued_to", queued_to) : -1;
+    rc = rc ? rc
+            : mncd_ans_selected(&ans, mx->ledger, mx->charged, mx->replayed, mx->limits.spent, mx->limits.epsilon,
+                                mx->limits.budget);
+    if (rc)
+        return NULL;
+    mncd_mncl_selected(d, NULL, mx); /* its count */
+    size_t mark = ans.len;
+    if (MNC_JBUF_LIT(&ans, ",\"candidates\":") != 0 || write_candidates(&ans, sel) != 0)
+        ans.len = mark;
+    return mncd_ans_item(&ans);
 }
 
 /* Runs the monitor for one operation, audits it, and returns the reason. */
@@ -352,13 +385,11 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 resp = oom(q);
             } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent, false, o->issued_ms) != 0) {
                 resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "recipient inbox full or OOM");
+            } else if ((resp = disclose_answer(d, q, o, ch->name, mncd_peer_name(d, ct->scope.recipient), &mx, sel))) {
+                sel_put(sel); /* the answer is complete, candidates included */
+                goto out;
             } else {
-                resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-                if (resp && (add_object(d, resp, o, true) != 0 || !cJSON_AddStringToObject(resp, "form", ch->name) ||
-                             !cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient)))) {
-                    cJSON_Delete(resp);
-                    resp = oom(q);
-                }
+                resp = oom(q); /* as the tree path answered when it could not build the answer */
                 mncd_mncl_selected(d, resp, &mx);
             }
         }
