@@ -793,6 +793,15 @@ static void test_json_fractions_are_cjsons(void **st)
                                    12345678901234.5625,
                                    12345678901234.4375,
                                    1234567890123.59375};
+    /* just below a power of ten: the 15 digits round up to the next exponent */
+    for (int x = -5; x <= 16; x++) {
+        double pw = pow(10, x);
+        check_num(nextafter(pw, 0));
+        check_num(nextafter(nextafter(pw, 0), 0));
+        check_num(-nextafter(pw, 0));
+        check_num(pw * (1 - 4e-16));
+        check_num(pw * (1 - 6e-16));
+    }
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
         check_num(edges[i]);
         check_num(-edges[i]);

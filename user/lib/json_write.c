@@ -202,7 +202,8 @@ static int put_jstr(mnc_jbuf *b, const char *s)
  * < 10^15; x = |d| * 10^k is one multiplication off the exact product (10^k is exact up to
  * 10^22) by at most 1/16, so the nearest integer to x is m unless x is within 1/4 of a
  * half-integer (printf decides those). Trailing zeros go, fixed notation (the exponent is
- * -4..14; an m rounded up to 10^15 would change it: printf). cJSON then keeps the text if it
+ * -4..14; an m rounded up to 10^15 is 10^14 one exponent up, e.g. 1 - 2^-52 prints as "1",
+ * unless that exponent is 15: printf). cJSON then keeps the text if it
  * reads back within DBL_EPSILON (relative) of d, which is checked as cJSON does, on the value
  * strtod gives for it: m' / 10^k', exact below 2^53 and 10^22 and one correctly rounded
  * division; else cJSON prints "%1.17g" (printf). Writes into t (room for 32) and returns the
@@ -228,8 +229,12 @@ static size_t put_frac15(char *t, double d)
     if (fabs(x - fl - 0.5) < 0.25)
         return 0;
     uint64_t m = (uint64_t)fl + (x - fl > 0.5);
-    if (m >= 1000000000000000ull)
-        return 0;
+    if (m >= 1000000000000000ull) { /* rounded up to 10^(e+1): one exponent up */
+        if (e >= 14)
+            return 0; /* 10^15: "%1.15g" turns to exponent notation (printf) */
+        m = 100000000000000ull;
+        k--;
+    }
     while (k > 0 && m % 10 == 0) { /* %g drops trailing zeros */
         m /= 10;
         k--;
