@@ -136,6 +136,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 # test_wstaint compiles mncd's wstaint.c in (it is not part of libmnc)
 $(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
 
+# test_answer compares mncd's send/recv answers written as text (answer.o) with the trees
+$(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answer.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/answer.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+
 # test_inflight drives mncd's SCM_RIGHTS peek/drain on real sockets: it links mncd's inflight.o
 $(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(BUILD)/obj/user/mncd/inflight.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)

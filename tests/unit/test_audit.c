@@ -747,6 +747,23 @@ static void test_json_fractions_are_cjsons(void **st)
             check_num(r);
         n += 4;
     }
+    /* random doubles of every exponent around the exact 17-digit writer's range (most need
+     * 17 digits), and the ties of its rounding: m / 2^s with few bits */
+    for (int i = 0; i < 200000; i++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        uint64_t mant = (seed >> 11) | (1ull << 52);
+        int ex = -70 + (int)((seed >> 3) % 70); /* 2^-70 .. 2^-1 times 2^52 */
+        double v = ldexp((double)mant, ex);
+        check_num((seed & 1) ? -v : v);
+        if (i % 4 == 0) {
+            double few = ldexp((double)(((seed >> 20) % 4096) | 1), -(int)(1 + (seed >> 40) % 40));
+            check_num(few);
+            check_num(few + 1e-4);
+        }
+        n += 2;
+    }
     static const double edges[] = {1e-4,
                                    1e-5,
                                    0.00010000000000000001,
@@ -765,7 +782,26 @@ static void test_json_fractions_are_cjsons(void **st)
                                    123456789012345.6,
                                    12345678901234.56,
                                    5e-324,
-                                   1e308};
+                                   1e308,
+                                   0.15000000000000002,
+                                   0.30000000000000004,
+                                   999999999999999.88,
+                                   0.000099999999999999991,
+                                   0.00010000000000000002,
+                                   123456789012345.625, /* ties at the 17th digit: to even */
+                                   123456789012345.375,
+                                   12345678901234.5625,
+                                   12345678901234.4375,
+                                   1234567890123.59375};
+    /* just below a power of ten: the 15 digits round up to the next exponent */
+    for (int x = -5; x <= 16; x++) {
+        double pw = pow(10, x);
+        check_num(nextafter(pw, 0));
+        check_num(nextafter(nextafter(pw, 0), 0));
+        check_num(-nextafter(pw, 0));
+        check_num(pw * (1 - 4e-16));
+        check_num(pw * (1 - 6e-16));
+    }
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
         check_num(edges[i]);
         check_num(-edges[i]);

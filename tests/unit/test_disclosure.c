@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* test_disclosure.c - issue, every narrowing rule (and an attempt to widen each), render, JSON. */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixture.h"
 #include "json_write.h"
@@ -369,6 +371,49 @@ static void t_oid(void **state)
     assert_int_equal(mnc_oid_parse(NULL, &b), -1);
 }
 
+/* Ids come from a buffered getrandom (randbuf.h): all distinct, and a forked child never hands
+ * out the ids its parent hands out next (the buffer page is wiped in the child). */
+static void t_oid_unique(void **state)
+{
+    (void)state;
+    enum { N = 3000, K = 200 };
+    static mnc_oid ids[N];
+    for (int i = 0; i < N; i++)
+        assert_int_equal(mnc_oid_random(&ids[i]), 0);
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            assert_memory_not_equal(&ids[i], &ids[j], sizeof(ids[i]));
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        mnc_oid c[K];
+        for (int i = 0; i < K; i++)
+            if (mnc_oid_random(&c[i]) != 0)
+                _exit(1);
+        _exit(write(pfd[1], c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
+    }
+    close(pfd[1]);
+    static mnc_oid child[K], mine[K];
+    size_t got = 0;
+    while (got < sizeof(child)) {
+        ssize_t r = read(pfd[0], (char *)child + got, sizeof(child) - got);
+        assert_true(r > 0);
+        got += (size_t)r;
+    }
+    close(pfd[0]);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    for (int i = 0; i < K; i++)
+        assert_int_equal(mnc_oid_random(&mine[i]), 0);
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+            assert_memory_not_equal(&child[i], &mine[j], sizeof(mine[j]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +427,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(t_json_write_bytes, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(t_json_strict, fx_setup, fx_teardown),
         cmocka_unit_test(t_oid),
+        cmocka_unit_test(t_oid_unique),
     };
     return cmocka_run_group_tests_name("disclosure", tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "mnc/protocol.h"
+#include "jtree.h"
+#include "reqscan.h"
 
 static int parse(const char *s, mnc_request *r, char *err)
 {
@@ -212,11 +214,516 @@ static void test_spin(void **st)
     close(sv[1]);
 }
 
+/* ---- the fast path (reqscan.c) against the full parser: the same result for every line */
+
+static const char *str_or(const char *s) { return s ? s : "(null)"; }
+
+static void same_json(const cJSON *a, const cJSON *b, const char *what, const char *line)
+{
+    char *pa = a ? cJSON_PrintUnformatted(a) : NULL, *pb = b ? cJSON_PrintUnformatted(b) : NULL;
+    if ((a == NULL) != (b == NULL) || (pa && strcmp(pa, pb) != 0) || (a && b && a->type != b->type)) {
+        print_message("line %s: %s differs: %s vs %s\n", line, what, pa ? pa : "NULL", pb ? pb : "NULL");
+        fail();
+    }
+    cJSON_free(pa);
+    cJSON_free(pb);
+}
+
+static void same_request(const mnc_request *a, const mnc_request *b, const char *line)
+{
+    const char *const *sa[] = {&a->as,      &a->object,    &a->to,         &a->channel, &a->contract,
+                               &a->purpose, &a->recipient, &a->release,    &a->sink,    &a->tool,
+                               &a->key,     &a->store,     &a->request_id, &a->failure, &a->agent,
+                               &a->cgroup,  &a->path,      &a->stdio,      &a->stream,  &a->data};
+    const char *const *sb[] = {&b->as,      &b->object,    &b->to,         &b->channel, &b->contract,
+                               &b->purpose, &b->recipient, &b->release,    &b->sink,    &b->tool,
+                               &b->key,     &b->store,     &b->request_id, &b->failure, &b->agent,
+                               &b->cgroup,  &b->path,      &b->stdio,      &b->stream,  &b->data};
+    assert_int_equal(a->verb, b->verb);
+    for (size_t i = 0; i < sizeof(sa) / sizeof(sa[0]); i++)
+        if ((*sa[i] == NULL) != (*sb[i] == NULL) || (*sa[i] && strcmp(*sa[i], *sb[i]) != 0)) {
+            print_message("line %s: string %zu: %s vs %s\n", line, i, str_or(*sa[i]), str_or(*sb[i]));
+            fail();
+        }
+    assert_int_equal(a->memory, b->memory);
+    assert_int_equal(a->deny, b->deny);
+    assert_int_equal(a->max, b->max);
+    assert_int_equal(a->uid, b->uid);
+    assert_int_equal(a->run_as_root, b->run_as_root);
+    assert_int_equal(a->lost, b->lost);
+    same_json(a->id, b->id, "id", line);
+    if (a->id && b->id) {
+        assert_true(a->id->valuedouble == b->id->valuedouble || (a->id->valuedouble != a->id->valuedouble));
+        assert_int_equal(a->id->valueint, b->id->valueint);
+    }
+    same_json(a->state, b->state, "state", line);
+    same_json(a->candidates, b->candidates, "candidates", line);
+    same_json(a->fields, b->fields, "fields", line);
+    same_json(a->sinks, b->sinks, "sinks", line);
+    same_json(a->lifetime, b->lifetime, "lifetime", line);
+    same_json(a->receipt, b->receipt, "receipt", line);
+    same_json(a->workspaces, b->workspaces, "workspaces", line);
+    same_json(a->tainted_dirs, b->tainted_dirs, "tainted_dirs", line);
+}
+
+/* Parses line both ways; returns whether the fast path took it. */
+static bool compare_line(const char *line, size_t len)
+{
+    mnc_request a, b, c;
+    cJSON *ida = NULL, *idb = NULL;
+    char ea[256], eb[256];
+    char shown[600];
+    snprintf(shown, sizeof(shown), "[%.*s] (%zu bytes)", (int)(len < 500 ? len : 500), line, len);
+    int ra = mnc_request_parse(line, len, &a, &ida, ea, sizeof(ea));
+    int rb = mnc_request_parse_tree(line, len, &b, &idb, eb, sizeof(eb));
+    bool fast = mnc_reqscan(line, len, &c) == 1;
+    if (ra != rb || (fast && rb != 0)) {
+        print_message("line %s: parse %d, tree %d, fast %d\n", shown, ra, rb, fast);
+        fail();
+    }
+    if (ra == 0) {
+        same_request(&a, &b, shown);
+        if (fast)
+            same_request(&c, &b, shown);
+        mnc_request_free(&a);
+        mnc_request_free(&b);
+    } else {
+        if (strcmp(ea, eb) != 0) {
+            print_message("line %s: error %s vs %s\n", shown, ea, eb);
+            fail();
+        }
+        same_json(ida, idb, "error id", shown);
+        cJSON_Delete(ida);
+        cJSON_Delete(idb);
+    }
+    if (fast)
+        mnc_request_free(&c);
+    else
+        assert_null(c.root);
+    return fast;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+static const char *pick(const char *const *v, size_t n) { return v[rnd((unsigned)n)]; }
+#define PICK(v) pick(v, sizeof(v) / sizeof(v[0]))
+
+/* A JSON string of n characters from set (a "bad" one also gets one byte from outside it). */
+static size_t gen_string(char *p, size_t cap, unsigned n, const char *set, bool good)
+{
+    static const char odd[] = {' ', '/', '!', '\x7f', '\xc3', '#'};
+    size_t o = 0, ns = strlen(set);
+    if (cap < (size_t)n + 3)
+        return 0;
+    p[o++] = '"';
+    for (unsigned i = 0; i < n; i++)
+        p[o++] = set[rnd((unsigned)ns)];
+    if (!good && n > 0)
+        p[1 + rnd(n)] = odd[rnd(sizeof(odd))];
+    p[o++] = '"';
+    p[o] = '\0';
+    return o;
+}
+
+static void test_fast_path(void **st)
+{
+    (void)st;
+    static const char *const keys[] = {"verb",  "id",       "as", "object", "to",      "channel",   "purpose",
+                                       "max",   "max",      "to", "object", "x",       "ma\\u0078", "Verb",
+                                       "state", "contract", "",   "tool",   "purpose", "id"};
+    static const char *const verbs[] = {"\"send\"",       "\"recv\"",    "\"send\"",  "\"recv\"", "\"disclose\"",
+                                        "\"se\\u006ed\"", "\"SEND\"",    "\"sendx\"", "1",        "null",
+                                        "\"whoami\"",     "\"forward\"", "\"\""};
+    static const char *const vals[] = {
+        "\"0123456789abcdef0123456789abcdef\"",
+        "\"0123456789ABCDEF0123456789abcdef\"",
+        "\"0123456789abcdef0123456789abcde\"",
+        "\"0123456789abcdef0123456789abcdefa\"",
+        "\"0123456789abcdef0123456789abcdeg\"",
+        "\"coordinator\"",
+        "\"worker\"",
+        "\"a\"",
+        "\"\"",
+        "\"message\"",
+        "\"tool\"",
+        "\"Message\"",
+        "\"a b\"",
+        "\"a\\\"b\"",
+        "\"co\\u006Frdinator\"",
+        "\"caf\xc3\xa9\"",
+        "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijk\"",  /* 63 */
+        "\"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl\"", /* 64 */
+        "\"x:y.z-_9\"",
+        "\"x/y\"",
+        "1",
+        "5",
+        "1000",
+        "1001",
+        "0",
+        "-1",
+        "1.0",
+        "1e2",
+        "01",
+        "99999",
+        "123456789012",
+        "1e20",
+        "2.5",
+        "true",
+        "false",
+        "null",
+        "[]",
+        "{}",
+        "[\"a\"]",
+        "{\"subject\":\"s\"}",
+        "\"7\"",
+        "7",
+        "-0",
+        "1E1",
+        "3.",
+        "\"\\u0000\"",
+        "\"a\\nb\"",
+        "\"\\ud800\"",
+        "\"tab\there\"",
+    };
+    static const char *const spaces[] = {"",  "",   "",   "",   "",   "",   "",   " ",
+                                         " ", "  ", "\t", "\r", "\n", "\v", "\f", "\x01"};
+    static const char *const ends[] = {"",   "",   "",     "",   "",  "",  "",  " ",
+                                       "\t", "\r", "\r\n", "\n", "x", "}", ",", " \r\t "};
+    char line[2048];
+    int n_fast = 0, n_ok = 0, n_lines = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        size_t o = 0;
+#define PUT(s) o += (size_t)snprintf(line + o, sizeof(line) - o, "%s", (s))
+        if (rnd(50) == 0)
+            PUT("\xef\xbb\xbf");
+        PUT(PICK(spaces));
+        PUT(rnd(40) ? "{" : "[");
+        int nm = (int)rnd(7);
+        bool verb_done = false;
+        for (int m = 0; m < nm || !verb_done; m++) {
+            if (m > 12)
+                break;
+            if (m > 0)
+                PUT(rnd(60) ? "," : ";");
+            PUT(PICK(spaces));
+            const char *k = (!verb_done && rnd(3) == 0) || m + 1 >= nm ? "verb" : PICK(keys);
+            if (strcmp(k, "verb") == 0 && verb_done && rnd(4))
+                k = "to";
+            if (strcmp(k, "verb") == 0)
+                verb_done = true;
+            PUT("\"");
+            PUT(k);
+            PUT("\"");
+            PUT(PICK(spaces));
+            PUT(rnd(60) ? ":" : "=");
+            PUT(PICK(spaces));
+            if (strcmp(k, "verb") == 0)
+                PUT(PICK(verbs));
+            else if (strcmp(k, "object") == 0 && rnd(4))
+                o +=
+                    gen_string(line + o, sizeof(line) - o, rnd(8) ? 32 : 30 + rnd(5), "0123456789abcdefABCDEF", rnd(8));
+            else if ((strcmp(k, "to") == 0 || strcmp(k, "as") == 0 || strcmp(k, "purpose") == 0) && rnd(4))
+                o += gen_string(line + o, sizeof(line) - o, rnd(4) ? 1 + rnd(8) : rnd(66),
+                                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-", rnd(8));
+            else if (strcmp(k, "channel") == 0 && rnd(4))
+                PUT(vals[9 + rnd(2)]);
+            else if (strcmp(k, "max") == 0 && rnd(4))
+                o += (size_t)snprintf(line + o, sizeof(line) - o, "%u", rnd(3) ? 1 + rnd(20) : rnd(1100));
+            else if (strcmp(k, "id") == 0 && rnd(4))
+                o += rnd(2) ? (size_t)snprintf(line + o, sizeof(line) - o, "%d", (int)rnd(2000000) - 1000000)
+                            : gen_string(line + o, sizeof(line) - o, rnd(10) ? rnd(20) : 250 + rnd(10),
+                                         "abcXYZ019 _-\\u0041n\"", rnd(2));
+            else
+                PUT(PICK(vals));
+            PUT(PICK(spaces));
+        }
+        PUT(rnd(40) ? "}" : "");
+        PUT(PICK(ends));
+#undef PUT
+        size_t len = o < sizeof(line) ? o : sizeof(line) - 1;
+        line[len] = '\0';
+        /* now and then a cut, a flipped byte or an embedded NUL */
+        unsigned mut = rnd(20);
+        if (mut == 0 && len > 0)
+            len = rnd((unsigned)len);
+        else if (mut == 1 && len > 0)
+            line[rnd((unsigned)len)] ^= (char)(1u << rnd(8));
+        else if (mut == 2 && len > 0)
+            line[rnd((unsigned)len)] = '\0';
+        n_lines++;
+        mnc_request r;
+        cJSON *id = NULL;
+        char err[256];
+        if (mnc_request_parse_tree(line, len, &r, &id, err, sizeof(err)) == 0) {
+            n_ok++;
+            mnc_request_free(&r);
+        }
+        cJSON_Delete(id);
+        n_fast += compare_line(line, len);
+    }
+    /* Near-valid send and recv lines: every field well-formed but now and then one that is not
+     * (lengths around the limits, a byte outside the set, a key of the other verb). */
+    static const char *const names = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-";
+    for (int iter = 0; iter < 100000; iter++) {
+        const char *member[9];
+        char vbuf[9][400];
+        int nmem = 0;
+        bool send = rnd(2);
+#define NAMELEN (rnd(3) ? 1 + rnd(12) : 60 + rnd(6))
+        snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"verb\":\"%s\"", rnd(50) ? (send ? "send" : "recv") : "forward");
+        member[nmem] = vbuf[nmem];
+        nmem++;
+        for (int k = 0; k < 7; k++) {
+            bool want = k == 0   ? (send ? rnd(30) != 0 : rnd(2))
+                        : k == 1 ? (send ? rnd(30) != 0 : rnd(40) == 0)
+                                 : rnd(2);
+            if (!want)
+                continue;
+            char v[300];
+            bool good = rnd(8) != 0;
+            switch (k) {
+            case 0:
+                gen_string(v, sizeof(v), good ? 32 : 31 + rnd(3), "0123456789abcdefABCDEF", good || rnd(2));
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"object\":%s", v);
+                break;
+            case 1:
+                gen_string(v, sizeof(v), NAMELEN, names, good);
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"to\":%s", v);
+                break;
+            case 2:
+                gen_string(v, sizeof(v), NAMELEN, names, good);
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"as\":%s", v);
+                break;
+            case 3:
+                gen_string(v, sizeof(v), NAMELEN, names, good);
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"purpose\":%s", v);
+                break;
+            case 4:
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"channel\":\"%s\"",
+                         good ? (rnd(2) ? "message" : "tool") : (rnd(2) ? "tools" : "messag"));
+                break;
+            case 5:
+                snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"max\":%u",
+                         good ? 1 + rnd(MNC_PROTO_MAX_BATCH) : MNC_PROTO_MAX_BATCH - 2 + rnd(5));
+                break;
+            case 6:
+                if (rnd(2))
+                    snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"id\":%d", (int)rnd(100000) - 50000);
+                else {
+                    gen_string(v, sizeof(v), good ? rnd(30) : 250 + rnd(10), "abcXYZ019 _-", true);
+                    snprintf(vbuf[nmem], sizeof(vbuf[0]), "\"id\":%s", v);
+                }
+                break;
+            }
+            member[nmem] = vbuf[nmem];
+            nmem++;
+        }
+#undef NAMELEN
+        for (int i = nmem - 1; i > 0; i--) { /* any order */
+            int j = (int)rnd((unsigned)i + 1);
+            const char *t = member[i];
+            member[i] = member[j];
+            member[j] = t;
+        }
+        size_t o = 0;
+        o += (size_t)snprintf(line + o, sizeof(line) - o, "%s{", rnd(8) ? "" : " ");
+        for (int i = 0; i < nmem; i++)
+            o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s", i ? (rnd(4) ? "," : ", ") : "", member[i]);
+        o += (size_t)snprintf(line + o, sizeof(line) - o, "}%s", rnd(8) ? "" : " \r");
+        n_lines++;
+        n_fast += compare_line(line, o < sizeof(line) ? o : sizeof(line) - 1);
+    }
+    /* the generator reaches both paths */
+    print_message("fast path: %d of %d lines (%d valid)\n", n_fast, n_lines, n_ok);
+    assert_true(n_ok > 5000);
+    assert_true(n_fast > 20000);
+    /* the lines mncd and mncctl send take the fast path */
+    static const char *const hot[] = {
+        "{\"verb\":\"send\",\"object\":\"0123456789abcdef0123456789abcdef\",\"to\":\"coordinator\"}",
+        "{\"verb\":\"recv\",\"max\":1}",
+        "{\"verb\":\"recv\"}",
+        "{\"id\":7,\"verb\":\"send\",\"as\":\"worker\",\"object\":\"0123456789ABCDEF0123456789abcdef\",\"to\":\"c\","
+        "\"channel\":\"tool\",\"purpose\":\"p\"}",
+        "{\"verb\": \"recv\", \"id\": \"a\\u0041\\n\", \"object\": \"0123456789abcdef0123456789abcdef\", \"max\": "
+        "1000} \r",
+        "{\"verb\":\"recv\",\"id\":-1.5e3}",
+    };
+    for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++) {
+        if (!compare_line(hot[i], strlen(hot[i]))) {
+            print_message("not taken by the fast path: %s\n", hot[i]);
+            fail();
+        }
+    }
+    /* and these do not (the full parser decides) */
+    static const char *const cold[] = {
+        "{\"verb\":\"recv\",\"max\":1.0}",         "{\"verb\":\"recv\",\"max\":1001}",
+        "{\"verb\":\"recv\",\"max\":1,\"max\":1}", "{\"verb\":\"send\",\"to\":\"c\"}",
+        "{\"verb\":\"recv\",\"id\":null}",         "{\"verb\":\"recv\"}\n",
+        "{\"verb\":\"recv\",\"to\":\"c\"}",        "{\"verb\":\"se\\u006ed\"}",
+    };
+    for (size_t i = 0; i < sizeof(cold) / sizeof(cold[0]); i++)
+        assert_false(compare_line(cold[i], strlen(cold[i])));
+}
+
+/* ---- jtree.c against cJSON: a tree it builds is cJSON's, item for item */
+
+static void same_tree(const cJSON *a, const cJSON *b, const char *text)
+{
+    if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
+        (a->string && strcmp(a->string, b->string) != 0) || (a->valuestring == NULL) != (b->valuestring == NULL) ||
+        (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0) || a->valueint != b->valueint ||
+        !(a->valuedouble == b->valuedouble)) {
+        print_message("text [%s]: item differs (type %d/%d, key %s/%s)\n", text, a->type, b->type, str_or(a->string),
+                      str_or(b->string));
+        fail();
+    }
+    const cJSON *x = a->child, *y = b->child, *px = NULL, *py = NULL;
+    for (; x && y; px = x, py = y, x = x->next, y = y->next) {
+        same_tree(x, y, text);
+        /* prev links: the previous item, or (first child) the last one */
+        assert_true((x->prev == NULL) == (y->prev == NULL));
+        if (px)
+            assert_ptr_equal(x->prev, px);
+        if (py)
+            assert_ptr_equal(y->prev, py);
+    }
+    assert_true(x == NULL && y == NULL);
+    if (a->child) {
+        assert_ptr_equal(a->child->prev, px);
+        assert_ptr_equal(b->child->prev, py);
+    }
+}
+
+static void gen_json(char *out, size_t cap, size_t *o, int depth)
+{
+#define J(str) (*o += (size_t)snprintf(out + *o, cap > *o ? cap - *o : 0, "%s", (str)))
+    static const char *const ws[] = {"", "", "", " ", "\t", "\r\n", "\n ", "\v", "\f", "  "};
+    static const char *const strs[] = {"\"a\"",           "\"\"",         "\"subject\"",   "\"Thu 10:00\"",
+                                       "\"caf\xc3\xa9\"", "\"a\\\"b\"",   "\"tab\there\"", "\"\\u0041\"",
+                                       "\"\x7f\"",        "\"\xff\xfe\"", "\"x y z\"",     "\"a/b\""};
+    static const char *const keys[] = {"\"k\"", "\"subject\"",  "\"fields\"",  "\"\"",
+                                       "\"k\"", "\"k\\u0062\"", "\"\xc3\xa9\""};
+    static const char *const lits[] = {"true", "false", "null", "1", "-0.5", "1e3", "tru", "nul", "nulll", "truex"};
+    if (*o >= cap - 64)
+        return;
+    J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+    unsigned k = depth > 6 ? rnd(2) : rnd(5);
+    if (k == 0) {
+        J(strs[rnd(sizeof(strs) / sizeof(strs[0]))]);
+    } else if (k == 1) {
+        J(lits[rnd(sizeof(lits) / sizeof(lits[0]))]);
+    } else {
+        bool obj = k != 2;
+        J(obj ? "{" : "[");
+        unsigned n = rnd(5);
+        for (unsigned i = 0; i < n; i++) {
+            if (i)
+                J(rnd(40) ? "," : ";");
+            J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+            if (obj) {
+                J(keys[rnd(sizeof(keys) / sizeof(keys[0]))]);
+                J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+                J(rnd(40) ? ":" : "");
+            }
+            gen_json(out, cap, o, depth + 1);
+            J(ws[rnd(sizeof(ws) / sizeof(ws[0]))]);
+        }
+        if (rnd(30))
+            J(obj ? "}" : "]");
+    }
+#undef J
+}
+
+static void test_jtree(void **st)
+{
+    (void)st;
+    char text[4096];
+    int n_fast = 0, n_cjson = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        size_t o = 0;
+        if (rnd(100) == 0)
+            o += (size_t)snprintf(text, sizeof(text), "\xef\xbb\xbf");
+        if (rnd(3)) { /* mostly objects at the top, as requests are */
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "{\"state\":");
+            gen_json(text, sizeof(text), &o, 1);
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", rnd(20) ? "}" : "");
+        } else {
+            gen_json(text, sizeof(text), &o, 0);
+        }
+        if (rnd(4) == 0 && o < sizeof(text)) /* what follows the value: not part of it */
+            o += (size_t)snprintf(text + o, sizeof(text) - o, "%s", rnd(2) ? " " : "\t\r\n x");
+        if (o >= sizeof(text))
+            o = sizeof(text) - 1;
+        if (rnd(10) == 0 && o > 0)
+            text[rnd((unsigned)o)] ^= (char)(1u << rnd(8));
+        if (rnd(10) == 0 && o > 0)
+            o = rnd((unsigned)o);
+        text[o] = '\0';
+        const char *e1 = NULL, *e2 = NULL;
+        cJSON *a = mnc_jtree_parse(text, o, &e1);
+        cJSON *b = cJSON_ParseWithLengthOpts(text, o, &e2, false);
+        n_cjson += b != NULL;
+        if (a) {
+            n_fast++;
+            if (!b || e1 != e2) {
+                print_message("text [%s]: jtree took it, cJSON %s (end %td vs %td)\n", text, b ? "too" : "did not",
+                              e1 - text, b ? e2 - text : (ptrdiff_t)-1);
+                fail();
+            }
+            same_tree(a, b, text);
+        }
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    print_message("jtree: %d trees of %d cJSON parsed\n", n_fast, n_cjson);
+    assert_true(n_fast > 20000);
+    /* deeper than 64 levels: cJSON's; 60 levels: its own */
+    for (int depth = 60; depth <= 70; depth += 10) {
+        char deep[400];
+        size_t o = (size_t)snprintf(deep, sizeof(deep), "{\"a\":");
+        for (int i = 0; i < depth; i++)
+            deep[o++] = '[';
+        o += (size_t)snprintf(deep + o, sizeof(deep) - o, "\"x\"");
+        for (int i = 0; i < depth; i++)
+            deep[o++] = ']';
+        deep[o++] = '}';
+        deep[o] = '\0';
+        const char *e1 = NULL, *e2 = NULL;
+        cJSON *a = mnc_jtree_parse(deep, o, &e1), *b = cJSON_ParseWithLengthOpts(deep, o, &e2, false);
+        assert_non_null(b);
+        if (depth == 60) {
+            assert_non_null(a);
+            assert_ptr_equal(e1, e2);
+            same_tree(a, b, deep);
+        } else {
+            assert_null(a);
+        }
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    const char *e = NULL;
+    /* a disclose's line is taken */
+    const char *line =
+        "{\"verb\":\"disclose\",\"contract\":\"c\",\"state\":{\"subject\":\"alice\",\"fields\":{\"a\":\"b\"}}}";
+    cJSON *t = mnc_jtree_parse(line, strlen(line), &e);
+    assert_non_null(t);
+    assert_ptr_equal(e, line + strlen(line));
+    cJSON_Delete(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid),    cmocka_unit_test(test_invalid), cmocka_unit_test(test_quarantine_put),
-        cmocka_unit_test(test_response), cmocka_unit_test(test_spin),
+        cmocka_unit_test(test_response), cmocka_unit_test(test_spin),    cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_jtree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

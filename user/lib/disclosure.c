@@ -6,27 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "json_write.h"
 #include "mnc/disclosure.h"
+#include "randbuf.h"
 
 /* ---- ids */
 
-int mnc_oid_random(mnc_oid *id)
-{
-    size_t got = 0;
-    while (got < sizeof(id->b)) {
-        ssize_t n = getrandom(id->b + got, sizeof(id->b) - got, 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        got += (size_t)n;
-    }
-    return 0;
-}
+int mnc_oid_random(mnc_oid *id) { return mnc_random_bytes(id->b, sizeof(id->b)); }
 
 void mnc_oid_hex(const mnc_oid *id, char out[MNC_OID_HEX])
 {

@@ -202,11 +202,15 @@ static int put_jstr(mnc_jbuf *b, const char *s)
  * < 10^15; x = |d| * 10^k is one multiplication off the exact product (10^k is exact up to
  * 10^22) by at most 1/16, so the nearest integer to x is m unless x is within 1/4 of a
  * half-integer (printf decides those). Trailing zeros go, fixed notation (the exponent is
- * -4..14; an m rounded up to 10^15 would change it: printf). cJSON then keeps the text if it
+ * -4..14; an m rounded up to 10^15 is 10^14 one exponent up, e.g. 1 - 2^-52 prints as "1",
+ * unless that exponent is 15: printf). cJSON then keeps the text if it
  * reads back within DBL_EPSILON (relative) of d, which is checked as cJSON does, on the value
  * strtod gives for it: m' / 10^k', exact below 2^53 and 10^22 and one correctly rounded
  * division; else cJSON prints "%1.17g" (printf). Writes into t (room for 32) and returns the
- * length, or 0: printf decides. test_audit compares it with cJSON on 240k numbers. */
+ * length, or 0: printf decides, or FRAC_NEEDS_17: the 15 digits do not read back, so cJSON
+ * prints "%1.17g" (put_g17). test_audit compares it with cJSON on 240k numbers. */
+#define FRAC_NEEDS_17 ((size_t)-1)
+
 static size_t put_frac15(char *t, double d)
 {
     static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
@@ -225,8 +229,12 @@ static size_t put_frac15(char *t, double d)
     if (fabs(x - fl - 0.5) < 0.25)
         return 0;
     uint64_t m = (uint64_t)fl + (x - fl > 0.5);
-    if (m >= 1000000000000000ull)
-        return 0;
+    if (m >= 1000000000000000ull) { /* rounded up to 10^(e+1): one exponent up */
+        if (e >= 14)
+            return 0; /* 10^15: "%1.15g" turns to exponent notation (printf) */
+        m = 100000000000000ull;
+        k--;
+    }
     while (k > 0 && m % 10 == 0) { /* %g drops trailing zeros */
         m /= 10;
         k--;
@@ -234,7 +242,7 @@ static size_t put_frac15(char *t, double d)
     double back = (double)m / p10[k];
     double mx = back > a ? back : a;
     if (!(fabs(back - a) <= mx * DBL_EPSILON))
-        return 0;
+        return FRAC_NEEDS_17; /* exact: cJSON prints "%1.17g" */
     char dg[20];
     size_t nd = mnc_json_put_u64(dg, m), n = 0;
     if (signbit(d))
@@ -317,6 +325,83 @@ size_t mnc_fmt_g6(char *out, double v)
     return r < 0 ? 0 : (size_t)r < 32 ? (size_t)r : 31;
 }
 
+/* "%1.17g" of a finite, non-integral d with 1e-4 <= |d| < 1e15, computed exactly: |d| = m *
+ * 2^-s (m < 2^53), so |d| * 10^k = m * 10^k / 2^s with m * 10^k < 2^120 in 128-bit integers;
+ * q = that rounded to the nearest integer, ties to even (printf's rounding), is the 17-digit
+ * significand when 10^16 <= q < 10^17 (else the decimal exponent X moves by one and q is
+ * computed again). %g then prints fixed notation (-4 <= X < 17) without trailing zeros.
+ * Returns the length written into t (room for 32), or 0 (outside that range: printf).
+ * test_audit compares it with printf's through cJSON on random doubles of every exponent. */
+static size_t put_g17(char *t, double d)
+{
+    static const double p10d[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14};
+    double a = fabs(d);
+    if (!(a >= 1e-4 && a < 1e15))
+        return 0;
+    int be;
+    double f = frexp(a, &be); /* a = f * 2^be, 0.5 <= f < 1 */
+    uint64_t m = (uint64_t)ldexp(f, 53);
+    int s = 53 - be; /* a = m * 2^-s */
+    if (s < 1 || s > 100)
+        return 0;
+    int x = 14; /* decimal exponent, first guess; corrected by the range of q */
+    while (x > -4 && a < (x >= 0 ? p10d[x] : 1.0 / p10d[-x]))
+        x--;
+    const unsigned __int128 lo = (unsigned __int128)10000000000000000ull, hi = lo * 10;
+    for (int tries = 0; tries < 4; tries++) {
+        int k = 16 - x;
+        if (k < 0 || k > 20)
+            return 0;
+        unsigned __int128 p = 1;
+        for (int i = 0; i < k; i++)
+            p *= 10;
+        unsigned __int128 n = (unsigned __int128)m * p;
+        unsigned __int128 q = n >> s, rem = n - (q << s), half = (unsigned __int128)1 << (s - 1);
+        if (rem > half || (rem == half && (q & 1)))
+            q++;
+        if (q >= hi) {
+            x++;
+            continue;
+        }
+        if (q < lo) {
+            x--;
+            continue;
+        }
+        if (x < -4 || x >= 17)
+            return 0;
+        char dg[17];
+        for (int i = 16; i >= 0; i--) {
+            dg[i] = (char)('0' + (int)(q % 10));
+            q /= 10;
+        }
+        int nd = 17;                 /* %g drops trailing zeros of the fraction */
+        int ip = x >= 0 ? x + 1 : 0; /* digits before the point */
+        while (nd > ip && dg[nd - 1] == '0')
+            nd--;
+        size_t o = 0;
+        if (signbit(d))
+            t[o++] = '-';
+        if (x >= 0) {
+            memcpy(t + o, dg, (size_t)ip);
+            o += (size_t)ip;
+            if (nd > ip) {
+                t[o++] = '.';
+                memcpy(t + o, dg + ip, (size_t)(nd - ip));
+                o += (size_t)(nd - ip);
+            }
+        } else {
+            t[o++] = '0';
+            t[o++] = '.';
+            for (int z = 0; z < -x - 1; z++)
+                t[o++] = '0';
+            memcpy(t + o, dg, (size_t)nd);
+            o += (size_t)nd;
+        }
+        return o;
+    }
+    return 0;
+}
+
 /* cJSON's print_number, with integral values below 10^15 written as digits (the same text). */
 static int put_num(mnc_jbuf *b, double d)
 {
@@ -332,7 +417,10 @@ static int put_num(mnc_jbuf *b, double d)
         n += mnc_json_put_u64(t + n, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
         return put(b, t, n);
     }
-    if ((n = put_frac15(t, d)) > 0)
+    n = put_frac15(t, d);
+    if (n == FRAC_NEEDS_17)
+        n = put_g17(t, d);
+    if (n > 0)
         return put(b, t, n);
     int k = snprintf(t, sizeof(t), "%1.15g", d);
     double back = k > 0 ? strtod(t, NULL) : 0;

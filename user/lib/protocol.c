@@ -2,6 +2,8 @@
 /* protocol.c - request parsing/validation and response building (see mnc/protocol.h). */
 #include "mnc/protocol.h"
 #include "json_write.h"
+#include "jtree.h"
+#include "reqscan.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -265,7 +267,18 @@ void mnc_request_free(mnc_request *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* The hot verbs' plain lines are read without a tree (reqscan.h); every other line, and every
+ * error, goes through the full parser below. */
 int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen)
+{
+    if (id_out)
+        *id_out = NULL;
+    if (mnc_reqscan(line, len, out) == 1)
+        return 0;
+    return mnc_request_parse_tree(line, len, out, id_out, err, errlen);
+}
+
+int mnc_request_parse_tree(const char *line, size_t len, mnc_request *out, cJSON **id_out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     out->memory = -1;
@@ -286,7 +299,10 @@ int mnc_request_parse(const char *line, size_t len, mnc_request *out, cJSON **id
         return -1;
     }
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, false);
+    /* plain JSON (a disclose's state) in one pass; anything else, and every error, by cJSON */
+    cJSON *root = mnc_jtree_parse(line, len, &end);
+    if (!root)
+        root = cJSON_ParseWithLengthOpts(line, len, &end, false);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
         long pos = at && at >= line && at <= line + len ? (long)(at - line) : -1;

@@ -206,6 +206,12 @@ static void respond(loop *l, client *c, cJSON *resp)
         out_append(l, c, oom, sizeof(oom) - 1);
         return;
     }
+    if (cJSON_IsRaw(resp) && resp->valuestring) { /* an answer already written as text (answer.h) */
+        if (out_append(l, c, resp->valuestring, strlen(resp->valuestring)) == 0)
+            out_append(l, c, "\n", 1);
+        cJSON_Delete(resp);
+        return;
+    }
     /* Printed into one buffer the loop reuses (json_write.h: cJSON's bytes without its
      * allocations and printf), not a line allocated per response. */
     l->resp.len = 0;
@@ -562,6 +568,11 @@ static void client_read(loop *l, client *c)
         if (cr.pidfd >= 0)
             close(cr.pidfd);
         budget = budget > (size_t)r ? budget - (size_t)r : 0;
+        /* A short read took everything queued (or stopped where the next bytes have another
+         * sender): no second recvmsg just to hear EAGAIN. Anything left keeps the socket
+         * readable, and the level-triggered epoll brings it back next iteration. */
+        if ((size_t)r < sizeof(buf))
+            return;
     }
 }
 

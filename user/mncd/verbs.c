@@ -24,6 +24,7 @@
 #include "mnc/monitor.h"
 #include "mnc/select.h"
 #include "mnc/state.h"
+#include "answer.h"
 #include "json_write.h"
 #include "mncd.h"
 
@@ -51,6 +52,9 @@ static const char *contract_purpose(const mncd *d, const mnc_disclosure *o)
  * one buffer reused by every answer (one thread; nothing runs between the write and the copy
  * cJSON_AddRawToObject makes). */
 static mnc_jbuf obj_text;
+/* send's and recv's answers as text (answer.h): the answer, and recv's two arrays while the
+ * inbox is read; reused by every answer (one thread, each written and copied in one call). */
+static mnc_jbuf ans, ans_msgs, ans_refused;
 
 static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_message)
 {
@@ -75,10 +79,8 @@ static int add_object(mncd *d, cJSON *resp, const mnc_disclosure *o, bool with_m
  * used to be built as ({"name","submitted","risk" (null if NaN),"verdict"[,"detail"]}), one
  * raw item: mnc_json_print's bytes for that tree (json_write.h). Written into obj_text, which
  * nothing else uses between this write and the copy. 0 or -1 (out of memory). */
-static int add_candidates(cJSON *resp, const mnc_selection *sel)
+static int write_candidates(mnc_jbuf *cb, const mnc_selection *sel)
 {
-    mnc_jbuf *cb = &obj_text;
-    cb->len = 0;
     int rc = MNC_JBUF_LIT(cb, "[");
     for (int i = 0; rc == 0 && i < sel->n; i++) {
         const mnc_scored *sc = &sel->c[i];
@@ -96,9 +98,44 @@ static int add_candidates(cJSON *resp, const mnc_selection *sel)
         }
         rc = rc ? rc : MNC_JBUF_LIT(cb, "}");
     }
-    rc = rc ? rc : MNC_JBUF_LIT(cb, "]");
+    return rc ? rc : MNC_JBUF_LIT(cb, "]");
+}
+
+static int add_candidates(cJSON *resp, const mnc_selection *sel)
+{
+    mnc_jbuf *cb = &obj_text;
+    cb->len = 0;
+    int rc = write_candidates(cb, sel);
     rc = rc ? rc : mnc_jbuf_put(cb, "", 1); /* the NUL */
     return rc == 0 && cJSON_AddRawToObject(resp, "candidates", cb->p) ? 0 : -1;
+}
+
+/* A disclose's answer as text (answer.h): the bytes of the tree mnc_resp_new, add_object,
+ * "form", "queued_to", mncd_mncl_selected and add_candidates built. NULL when out of memory
+ * before the MNC-L members (the caller answers as the tree path did then); once they are
+ * written, candidates that cannot be written are left out, as add_candidates leaves them. */
+static cJSON *disclose_answer(mncd *d, const mnc_request *q, const mnc_disclosure *o, const char *form,
+                              const char *queued_to, const mncd_mncl_ctx *mx, const mnc_selection *sel)
+{
+    ans.len = 0;
+    int rc = mncd_ans_head(&ans, q->id, true, "allow", mnc_reason_name(MNC_OK));
+    rc = rc ? rc : MNC_JBUF_LIT(&ans, ",\"object\":");
+    rc = rc ? rc : mnc_disclosure_write_json(&ans, d->policy, o);
+    char *m = rc ? NULL : mnc_disclosure_render(d->policy, o);
+    rc = rc ? rc : !m ? -1 : mncd_ans_str(&ans, "message", m);
+    free(m);
+    rc = rc ? rc : mncd_ans_str(&ans, "form", form);
+    rc = rc ? rc : queued_to ? mncd_ans_str(&ans, "queued_to", queued_to) : -1;
+    rc = rc ? rc
+            : mncd_ans_selected(&ans, mx->ledger, mx->charged, mx->replayed, mx->limits.spent, mx->limits.epsilon,
+                                mx->limits.budget);
+    if (rc)
+        return NULL;
+    mncd_mncl_selected(d, NULL, mx); /* its count */
+    size_t mark = ans.len;
+    if (MNC_JBUF_LIT(&ans, ",\"candidates\":") != 0 || write_candidates(&ans, sel) != 0)
+        ans.len = mark;
+    return mncd_ans_item(&ans);
 }
 
 /* Runs the monitor for one operation, audits it, and returns the reason. */
@@ -348,13 +385,11 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
                 resp = oom(q);
             } else if (mncd_store_push(&d->store, ct->scope.recipient, &o->id, w->agent, false, o->issued_ms) != 0) {
                 resp = mnc_resp_error(q->id, MNC_R_INTERNAL, "recipient inbox full or OOM");
+            } else if ((resp = disclose_answer(d, q, o, ch->name, mncd_peer_name(d, ct->scope.recipient), &mx, sel))) {
+                sel_put(sel); /* the answer is complete, candidates included */
+                goto out;
             } else {
-                resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-                if (resp && (add_object(d, resp, o, true) != 0 || !cJSON_AddStringToObject(resp, "form", ch->name) ||
-                             !cJSON_AddStringToObject(resp, "queued_to", mncd_peer_name(d, ct->scope.recipient)))) {
-                    cJSON_Delete(resp);
-                    resp = oom(q);
-                }
+                resp = oom(q); /* as the tree path answered when it could not build the answer */
                 mncd_mncl_selected(d, resp, &mx);
             }
         }
@@ -423,12 +458,17 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
     bool queue = (ch == MNC_CH_MESSAGE || ch == MNC_CH_FORWARD) && cls == MNC_SINK_AGENT;
     if (queue && mncd_store_push(&d->store, rcv, &oid, w->agent, ch == MNC_CH_FORWARD, mnc_now_ms()) != 0)
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "receiver inbox full or OOM");
+    if (queue) { /* written as text (answer.h): the bytes of the tree it used to be */
+        ans.len = 0;
+        if (mncd_ans_head(&ans, q->id, true, "allow", mnc_reason_name(MNC_OK)) != 0 ||
+            mncd_ans_str(&ans, "queued_to", to) != 0)
+            return NULL;
+        return mncd_ans_item(&ans);
+    }
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (!resp)
         return NULL;
-    if (queue) {
-        cJSON_AddStringToObject(resp, "queued_to", to);
-    } else {
+    {
         /* Tool calls and external sinks: mncd does not run tools or open connections; it
          * returns the authorised argument for the caller's tool runner to use. */
         char *m = mnc_disclosure_render(d->policy, o);
@@ -466,15 +506,12 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
                              "layer is on and this agent is not confined by it; %zu message(s) "
                              "stay queued)",
                              d->store.inbox[w->agent].n);
-    cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
-    cJSON *msgs = cJSON_CreateArray();
-    cJSON *denied = cJSON_CreateArray();
-    if (!resp || !msgs || !denied) {
-        cJSON_Delete(resp);
-        cJSON_Delete(msgs);
-        cJSON_Delete(denied);
+    /* The answer is written as text (answer.h): {head,"messages":[..],"denied":[..]}, the
+     * bytes of the tree it used to be built as. */
+    ans.len = ans_msgs.len = ans_refused.len = 0;
+    if (mncd_ans_head(&ans, q->id, true, "allow", mnc_reason_name(MNC_OK)) != 0)
         return oom(q);
-    }
+    bool first_msg = true, first_refused = true;
     for (int i = 0; i < max; i++) {
         mncd_msg m;
         int pr = mncd_store_pop(&d->store, w->agent, &m);
@@ -488,17 +525,16 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
                                    : check(d, "recv", w->agent, w->agent, MNC_CH_RECV, q->purpose, &m.id, o);
         char hex[MNC_OID_HEX];
         mnc_oid_hex(&m.id, hex);
-        cJSON *x = cJSON_CreateObject();
-        if (!x)
-            break;
-        cJSON_AddStringToObject(x, "from", mncd_peer_name(d, m.from) ? mncd_peer_name(d, m.from) : "?");
+        const char *from = mncd_peer_name(d, m.from) ? mncd_peer_name(d, m.from) : "?";
+        size_t mark = ans_refused.len;
         if (r != MNC_OK) {
             /* Re-checked at delivery: an object that expired or was revoked while queued is
              * dropped and reported, never delivered. */
-            cJSON_AddStringToObject(x, "object", hex);
-            cJSON_AddStringToObject(x, "decision", "deny");
-            cJSON_AddStringToObject(x, "reason", mnc_reason_name(r));
-            cJSON_AddItemToArray(denied, x);
+            if (mncd_ans_refusal(&ans_refused, first_refused, from, hex, "deny", mnc_reason_name(r), NULL) != 0) {
+                ans_refused.len = mark;
+                break;
+            }
+            first_refused = false;
             continue;
         }
         if (mncd_kern_hold(d, w->agent, o, "recv") != 0) {
@@ -506,25 +542,35 @@ static cJSON *v_recv(mncd *d, const mncd_ident *w, const mnc_request *q)
              * goes back to the inbox (at its tail) and the caller is told */
             if (mncd_store_push(&d->store, w->agent, &m.id, m.from, m.forwarded, m.time_ms) != 0)
                 d->fatal = true;
-            cJSON_AddStringToObject(x, "object", hex);
-            cJSON_AddStringToObject(x, "decision", "error");
-            cJSON_AddStringToObject(x, "reason", mnc_reason_name(MNC_R_INTERNAL));
-            cJSON_AddStringToObject(x, "error",
-                                    "refused before delivery by the kernel layer (taint update, "
-                                    "sweep or fd scan: see the audit log); kept queued");
-            cJSON_AddItemToArray(denied, x);
+            if (mncd_ans_refusal(&ans_refused, first_refused, from, hex, "error", mnc_reason_name(MNC_R_INTERNAL),
+                                 "refused before delivery by the kernel layer (taint update, "
+                                 "sweep or fd scan: see the audit log); kept queued") != 0)
+                ans_refused.len = mark;
+            else
+                first_refused = false;
             break;
         }
         confined_delivery(d, w, &m.id, "recv");
-        if (deliver(d, o, w->agent) != 0 || add_object(d, x, o, true) != 0) {
-            cJSON_Delete(x);
+        if (deliver(d, o, w->agent) != 0)
+            break;
+        mark = ans_msgs.len;
+        obj_text.len = 0;
+        char *text =
+            mnc_disclosure_write_json(&obj_text, d->policy, o) == 0 ? mnc_disclosure_render(d->policy, o) : NULL;
+        if (!text || mncd_ans_msg(&ans_msgs, first_msg, from, obj_text.p, obj_text.len, text) != 0) {
+            free(text);
+            ans_msgs.len = mark;
             break;
         }
-        cJSON_AddItemToArray(msgs, x);
+        free(text);
+        first_msg = false;
     }
-    cJSON_AddItemToObject(resp, "messages", msgs);
-    cJSON_AddItemToObject(resp, "denied", denied);
-    return resp;
+    if (MNC_JBUF_LIT(&ans, ",\"messages\":[") != 0 || mnc_jbuf_put(&ans, ans_msgs.p, ans_msgs.len) != 0 ||
+        MNC_JBUF_LIT(&ans, "],\"denied\":[") != 0 || mnc_jbuf_put(&ans, ans_refused.p, ans_refused.len) != 0 ||
+        MNC_JBUF_LIT(&ans, "]") != 0)
+        return oom(q);
+    cJSON *resp = mncd_ans_item(&ans);
+    return resp ? resp : oom(q);
 }
 
 static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *out, char *bad, size_t n)

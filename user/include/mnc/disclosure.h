@@ -45,7 +45,7 @@ typedef struct mnc_disclosure {
     mnc_value *values; /* sorted by field id, one per field in scope.fields ∩ form */
 } mnc_disclosure;
 
-/* Random 128-bit id (getrandom). Returns 0 or -1. */
+/* Random 128-bit id (getrandom, fetched a page at a time: randbuf.h). Returns 0 or -1. */
 int mnc_oid_random(mnc_oid *id);
 void mnc_oid_hex(const mnc_oid *id, char out[MNC_OID_HEX]);
 int mnc_oid_parse(const char *hex, mnc_oid *id); /* 0 or -1 */
