@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "kern_int.h"
+#include "lsm_abi.h"
 
 static const mnc_hook_info hooks[] = {
     {"mnc_connect4", "cgroup/connect4",
@@ -133,5 +134,13 @@ const char *mnc_hook_name(unsigned h)
 {
     static const char *const n[] = {"?",        "connect4",     "connect6",    "connect_unix", "sendmsg4",
                                     "sendmsg6", "sendmsg_unix", "sock_create", "egress"};
+    /* the lsm backend's, numbered from MNC_HOOK_LSM_FILE_OPEN (lsm_abi.h) */
+    static const char *const l[] = {"file_open",           "file_permission",     "path_mknod",       "path_mkdir",
+                                    "path_link",           "path_rename",         "path_symlink",     "path_truncate",
+                                    "inode_create",        "socket_create",       "socket_connect",   "socket_sendmsg",
+                                    "unix_stream_connect", "unix_may_send",       "msg_queue_msgsnd", "shm_shmat",
+                                    "task_kill",           "file_send_sigiotask", "file_receive"};
+    if (h >= MNC_HOOK_LSM_FILE_OPEN && h < MNC_HOOK_LSM_FILE_OPEN + sizeof(l) / sizeof(l[0]))
+        return l[h - MNC_HOOK_LSM_FILE_OPEN];
     return h < sizeof(n) / sizeof(n[0]) ? n[h] : "?";
 }

@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "kern_int.h"
-#include "lsm_backend.h"
+#include "lsm_abi.h"
 
 static int sys_rc(int rc) { return rc == 0 ? 0 : -errno; }
 
@@ -485,7 +485,7 @@ int mnc_kern_event_json(const struct mnc_event *ev, char *buf, size_t len)
                      "{\"kind\":\"kernel_deny\",\"ts_ns\":%llu,\"hook\":\"%s\",\"reason\":\"%s\","
                      "\"cgroup_id\":%llu,\"pid\":%u,\"comm\":\"%s\",\"agent_id\":%lld,\"generation\":%llu,"
                      "\"dst_class\":\"%s\",\"dst_id\":%lld,%s}",
-                     (unsigned long long)ev->ts_ns, mnc_lsm_hook_name(ev->hook), mnc_kreason_name(ev->reason),
+                     (unsigned long long)ev->ts_ns, mnc_hook_name(ev->hook), mnc_kreason_name(ev->reason),
                      (unsigned long long)ev->cgroup_id, ev->pid, comm,
                      ev->agent_id == 0xffffffffu ? -1LL : (long long)ev->agent_id, (unsigned long long)ev->generation,
                      mnc_sink_class_name(ev->dst_class), ev->dst_id == MNC_ID_NONE ? -1LL : (long long)ev->dst_id, dst);

@@ -61,17 +61,7 @@ const mnc_hook_info *mnc_lsm_hooks(int *n)
     return lsm_hooks;
 }
 
-const char *mnc_lsm_hook_name(unsigned hook)
-{
-    static const char *const names[] = {
-        "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",
-        "path_rename",    "path_symlink",    "path_truncate",       "inode_create",  "socket_create",
-        "socket_connect", "socket_sendmsg",  "unix_stream_connect", "unix_may_send", "msg_queue_msgsnd",
-        "shm_shmat",      "task_kill",       "file_send_sigiotask", "file_receive"};
-    if (hook >= MNC_HOOK_LSM_FILE_OPEN && hook < MNC_HOOK_LSM_FILE_OPEN + sizeof(names) / sizeof(names[0]))
-        return names[hook - MNC_HOOK_LSM_FILE_OPEN];
-    return mnc_hook_name(hook);
-}
+const char *mnc_lsm_hook_name(unsigned hook) { return mnc_hook_name(hook); }
 
 int mnc_lsm_available(const mnc_features *f, char *err, size_t errlen)
 {

@@ -27,7 +27,7 @@
 
 /* The LSM hooks: program (= pinned link name), section, coverage. */
 const mnc_hook_info *mnc_lsm_hooks(int *n);
-/* "file_open", ... for enum mnc_lsm_hook values; falls back to mnc_hook_name() otherwise. */
+/* The same as mnc_hook_name(), which names the hooks of both backends. */
 const char *mnc_lsm_hook_name(unsigned hook);
 
 /* 0 if the probe says the LSM backend can work here (securityfs readable, "bpf" in the active

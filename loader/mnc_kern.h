@@ -71,7 +71,7 @@ const mnc_hook_info *mnc_kern_hooks(int *n);
 const char *mnc_kreason_name(unsigned reason); /* "deny_external", ...; "?" if unknown */
 const char *mnc_sink_class_name(unsigned cls); /* "agent", "log", ...; "?" */
 int mnc_sink_class_parse(const char *s);       /* inverse, or -EINVAL */
-const char *mnc_hook_name(unsigned hook);      /* "connect4", ... */
+const char *mnc_hook_name(unsigned hook);      /* "connect4", ..., "file_open", ... (both backends) */
 
 /* Effective pin root: `override` if non-NULL and non-empty, else $MNC_PIN_ROOT, else default. */
 const char *mnc_kern_pin_root(const char *override);
