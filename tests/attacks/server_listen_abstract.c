@@ -7,16 +7,16 @@
  * the agent connecting out, not an outsider connecting in; and an accepted UNIX stream
  * connection's writes pass no cgroup hook.
  * Verifier: an outsider (the orchestrator) connects to the name while the agent waits and reads.
- * Blocks it (lsm backend): socket_sendmsg judged by the tainted sender. cgroup backend: would
- * need listen/accept refused to a tainted agent (a cgroup program has no accept hook; the lsm
- * socket_accept hook does) or a continuous sweep. */
+ * Blocks it: `mncctl run` asks the launcher about a server's bind/listen/autobind (seccomp user
+ * notification, run_gate.h), which refuses them once the agent is tainted; on the lsm backend
+ * socket_sendmsg also judges the write on an accepted connection by the tainted sender. */
 #include "atk_variants.h"
 
 static int agent(struct atk_ctx *c) { return atkv_listen_agent(c, 'a'); }
 
 static const struct atk A = {"server_listen_abstract",
                              "a server agent's abstract UNIX listener opened after the taint",
-                             ATK_SERVER | ATK_LIMIT_CGROUP,
+                             ATK_SERVER,
                              NULL,
                              agent,
                              atkv_listen_on_sync,

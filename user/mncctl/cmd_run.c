@@ -51,6 +51,7 @@
 #include "mnc_kern.h"
 #include "mncctl.h"
 #include "run_confine.h"
+#include "run_gate.h"
 #include "run_relay.h"
 #include "util.h"
 #include "workspace.h"
@@ -459,9 +460,16 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     run_relay relay; /* the agent's stdout/stderr are pipes the launcher relays by taint */
     if (run_relay_open(&relay, stdio_pass, cg) != 0)
         goto out;
-    int sync_pipe[2];
+    int sync_pipe[2], gate_sp[2] = {-1, -1};
     if (pipe2(sync_pipe, O_CLOEXEC) != 0) {
         mncctl_err("run: pipe: %s", strerror(errno));
+        goto out;
+    }
+    /* a server's bind/listen/autobind are answered by us from its taint (run_gate.h) */
+    if (server && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gate_sp) != 0) {
+        mncctl_err("run: socketpair: %s", strerror(errno));
+        close(sync_pipe[0]);
+        close(sync_pipe[1]);
         goto out;
     }
     /* temporary files go to the agent's own workspace (it cannot write /tmp) */
@@ -477,10 +485,15 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         mncctl_err("run: fork: %s", strerror(errno));
         close(sync_pipe[0]);
         close(sync_pipe[1]);
+        for (int j = 0; j < 2; j++)
+            if (gate_sp[j] >= 0)
+                close(gate_sp[j]);
         goto out;
     }
     if (pid == 0) {
         close(sync_pipe[0]);
+        if (gate_sp[0] >= 0)
+            close(gate_sp[0]);
         char why[600] = "";
         run_confine c = {.cgroup = cg,
                          .uid = uid,
@@ -492,7 +505,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .n_read = n_read,
                          .keep = keep,
                          .n_keep = n_keep,
-                         .report_fd = sync_pipe[1]};
+                         .report_fd = sync_pipe[1],
+                         .gate_sock = gate_sp[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
             snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
@@ -503,6 +517,12 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         _exit(127);
     }
     close(sync_pipe[1]);
+    int gate = -1;
+    if (gate_sp[1] >= 0) {
+        close(gate_sp[1]);
+        gate = run_gate_recv_fd(gate_sp[0]); /* -1: the child failed before its filter (reported) */
+        close(gate_sp[0]);
+    }
     run_relay_parent(&relay);
     child_pid = pid;
     struct sigaction sa = {.sa_handler = forward_signal};
@@ -516,7 +536,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         ;
     close(sync_pipe[0]);
     int status = 0;
-    run_relay_loop(&relay, k, agent, agent_id, kernel_only ? NULL : g->socket, pid, &status);
+    run_relay_loop(&relay, k, agent, agent_id, kernel_only ? NULL : g->socket, pid, gate, &status);
+    if (gate >= 0)
+        close(gate);
     if (wn > 0) {
         why[wn] = 0;
         mncctl_err("run: agent not started: %s", why);

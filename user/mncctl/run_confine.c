@@ -22,6 +22,7 @@
 #include "mnc_kern.h"
 #include "mnc_util.h"
 #include "run_confine.h"
+#include "run_gate.h"
 
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
 #define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1) /* Landlock ABI 7 */
@@ -697,16 +698,17 @@ static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, 
 #endif
 static const uint32_t deny_sockopts[] = {SO_PASSCRED, SO_PASSPIDFD};
 
-/* setsockopt for an agent that is not a server: every option except deny_sockopts at
- * SOL_SOCKET (EPERM). 0 or a libseccomp error. */
-static int allow_setsockopt_but_names(scmp_filter_ctx ctx)
+/* setsockopt: every option except deny_sockopts at SOL_SOCKET, which get `action` (EPERM for
+ * an agent that is not a server, the launcher's answer for a server: run_gate.h). 0 or a
+ * libseccomp error. */
+static int allow_setsockopt_but_names(scmp_filter_ctx ctx, uint32_t action)
 {
     const int nr = SCMP_SYS(setsockopt);
     const size_t n = sizeof(deny_sockopts) / sizeof(deny_sockopts[0]);
     const struct scmp_arg_cmp sol = SCMP_A1_32(SCMP_CMP_EQ, SOL_SOCKET);
     int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1_32(SCMP_CMP_NE, SOL_SOCKET));
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, sol, SCMP_CMP32(2, SCMP_CMP_EQ, deny_sockopts[i]));
+        rc = seccomp_rule_add(ctx, action, nr, 2, sol, SCMP_CMP32(2, SCMP_CMP_EQ, deny_sockopts[i]));
     return rc ? rc : allow_prefixes(ctx, nr, 2, &sol, 0, 0, deny_sockopts, n);
 }
 
@@ -790,20 +792,19 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
         (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX))) != 0)
         at = "socketpair";
     /* listen: only an agent the policy declares a server (a listener is a way in for anyone
-     * who can connect; mncd's sweep shuts a tainted agent's UNIX listeners at each delivery) */
-    if (rc == 0 &&
-        (rc = seccomp_rule_add(ctx, c->server ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM), SCMP_SYS(listen), 0)) != 0)
+     * who can connect; mncd's sweep shuts a tainted agent's UNIX listeners at each delivery),
+     * and then only while it is untainted: the launcher answers (run_gate.h) */
+    const uint32_t way_in = c->server ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, way_in, SCMP_SYS(listen), 0)) != 0)
         at = "listen";
     /* bind, and the socket options that autobind a UNIX socket: only a server. A bound UNIX
      * socket is a way in that needs no listen(): an outsider sends a datagram to its name and
      * SCM_RIGHTS in it hands the agent a file, pipe or socket opened outside, after the last
      * delivery and its sweep (attacks late_file_fd, late_socket_fd, late_pipe_fd). Clients
      * connect and send unbound; the kernel picks their ports. */
-    if (rc == 0 &&
-        (rc = seccomp_rule_add(ctx, c->server ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bind), 0)) != 0)
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, way_in, SCMP_SYS(bind), 0)) != 0)
         at = "bind";
-    if (rc == 0 && (rc = c->server ? seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0)
-                                   : allow_setsockopt_but_names(ctx)) != 0)
+    if (rc == 0 && (rc = allow_setsockopt_but_names(ctx, way_in)) != 0)
         at = "setsockopt";
     /* prctl, except PR_SET_NAME and PR_SET_MM: a thread's name is world-readable in /proc
      * (the option is an int: compared on its low 32 bits, as the kernel reads it) */
@@ -817,8 +818,23 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
                                           SCMP_A0_32(SCMP_CMP_EQ, PR_SET_NAME))) != 0)
         at = "prctl(PR_SET_NAME)";
-    if (rc == 0)
-        rc = seccomp_load(ctx);
+    if (rc == 0 && c->server && c->gate_sock < 0) {
+        rc = -EINVAL;
+        at = "no launcher to answer a server's bind/listen";
+    }
+    if (rc == 0 && (rc = seccomp_load(ctx)) != 0)
+        at = "load";
+    /* a server: the launcher answers its bind/listen/autobind (run_gate.h); our copy of the
+     * notification fd is closed before exec (the agent could answer its own calls) */
+    if (rc == 0 && c->server) {
+        int nfd = seccomp_notify_fd(ctx);
+        rc = nfd < 0 ? nfd : run_gate_send_fd(c->gate_sock, nfd);
+        if (nfd >= 0)
+            close(nfd);
+        close(c->gate_sock);
+        if (rc != 0)
+            at = "hand the notification fd to the launcher";
+    }
     seccomp_release(ctx);
     if (rc != 0) {
         snprintf(why, n, "seccomp filter (%s): %s", at, strerror(-rc));

@@ -36,7 +36,7 @@ typedef struct run_confine {
     const char *cgroup; /* absolute cgroup v2 directory to enter */
     uid_t uid;          /* uid and gid the agent runs as (0 with as_root) */
     bool as_root;
-    bool server;     /* may listen() */
+    bool server;     /* may bind() and listen() while untainted (run_gate.h) */
     char *const *ws; /* workspaces (realpaths) */
     int n_ws;
     char *const *read; /* --read grants (realpaths) */
@@ -44,6 +44,7 @@ typedef struct run_confine {
     const int *keep; /* --keep-fd */
     int n_keep;
     int report_fd; /* the launcher's error pipe: kept open (CLOEXEC) */
+    int gate_sock; /* server: where the seccomp notification fd goes (run_gate.h); else -1 */
 } run_confine;
 
 /* Applies steps 1-5 to the calling (child) process. Returns 0, or -1 with a one-line reason

@@ -19,6 +19,7 @@
 
 #include "mnc/protocol.h"
 #include "mncctl.h"
+#include "run_gate.h"
 
 /* The keeper (run_relay.h): joins cg, drops every fd but its lifeline, waits for EOF on it. */
 static void keeper_main(const char *cg, int life)
@@ -288,16 +289,48 @@ static void resolve_sink(mnc_kern *k, stream *s)
     s->have_sink = mnc_kern_name_find(k, name, &s->sink, &cls) == 0 && cls == MNC_SINK_LOG;
 }
 
+/* Answers the server gate's pending calls (run_gate.h); stops polling it when it failed. */
+static void gate_ready(int *gate, mnc_kern *k, uint32_t agent_id, const char *agent, unsigned long *denied)
+{
+    int rc = run_gate_answer(*gate, k, agent_id, denied);
+    if (rc != 0) {
+        mncctl_err("run: agent \"%s\": the bind/listen gate failed (%s); its later bind/listen calls fail", agent,
+                   strerror(-rc));
+        close(*gate);
+        *gate = -1;
+    }
+}
+
+/* The relay is off (--stdio passthrough): wait for the agent, answering the gate meanwhile. */
+static int wait_gated(mnc_kern *k, const char *agent, uint32_t agent_id, pid_t pid, int gate, unsigned long *denied,
+                      int *status)
+{
+    int pfd = gate >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    while (gate >= 0 && pfd >= 0) {
+        struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = gate, .events = POLLIN}};
+        int n = poll(p, 2, -1);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n > 0 && (p[1].revents & POLLIN))
+            gate_ready(&gate, k, agent_id, agent, denied);
+        if (n > 0 && (p[0].revents & POLLIN))
+            break;
+    }
+    if (pfd >= 0)
+        close(pfd);
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
 int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_id, const char *sock, pid_t pid,
-                   int *status)
+                   int gate, int *status)
 {
     *status = 127 << 8;
-    if (!r->active) {
-        while (waitpid(pid, status, 0) < 0)
-            if (errno != EINTR)
-                return -1;
-        return 0;
-    }
+    unsigned long denied = 0;
+    if (!r->active)
+        return wait_gated(k, agent, agent_id, pid, gate, &denied, status);
     relay_ctx c = {.k = k, .agent = agent, .agent_id = agent_id, .sock = sock, .mncd = -1};
     stream st[2] = {{.name = "stdout", .in = r->out[0], .dst = 1}, {.name = "stderr", .in = r->err[0], .dst = 2}};
     r->out[0] = r->err[0] = -1; /* owned by st[] now */
@@ -312,11 +345,15 @@ int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_
     bool exited = false;
     int rc = 0;
     while (buf && !exited && (st[0].in >= 0 || st[1].in >= 0)) {
-        struct pollfd p[3] = {
-            {.fd = st[0].in, .events = POLLIN}, {.fd = st[1].in, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
-        int n = poll(p, 3, pfd >= 0 ? -1 : 100);
+        struct pollfd p[4] = {{.fd = st[0].in, .events = POLLIN},
+                              {.fd = st[1].in, .events = POLLIN},
+                              {.fd = pfd, .events = POLLIN},
+                              {.fd = gate, .events = POLLIN}};
+        int n = poll(p, 4, pfd >= 0 ? -1 : 100);
         if (n < 0 && errno != EINTR)
             break;
+        if (n > 0 && gate >= 0 && (p[3].revents & POLLIN))
+            gate_ready(&gate, k, agent_id, agent, &denied);
         for (int i = 0; n > 0 && i < 2; i++)
             if (st[i].in >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 pump(&c, &st[i], buf);

@@ -63,11 +63,12 @@ void run_relay_parent(run_relay *r);
 
 /* In the parent: relays until the agent process `pid` has exited (waited for: *status gets its
  * wait status) and both pipes are drained (EOF, or nothing left to read once pid is gone: what
- * other processes of the agent still write afterwards dies with its cgroup). Inactive: a plain
+ * other processes of the agent still write afterwards dies with its cgroup). Inactive: a
  * waitpid. k: the open pinned maps; agent/agent_id: the agent; sock: mncd's socket path, or
- * NULL (--kernel-only: withheld bytes are dropped and counted). Returns 0, or -1 if waitpid
- * failed (*status is then 127 << 8). */
+ * NULL (--kernel-only: withheld bytes are dropped and counted); gate: a server's seccomp
+ * notification fd (run_gate.h), answered meanwhile (also when inactive), or -1. Returns 0, or
+ * -1 if waitpid failed (*status is then 127 << 8). */
 int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_id, const char *sock, pid_t pid,
-                   int *status);
+                   int gate, int *status);
 
 #endif
