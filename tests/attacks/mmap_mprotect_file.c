@@ -93,12 +93,13 @@ static void verify(struct atk_ctx *c)
     atkv_keeper_verify(c, "the outsider's file DIR/mm.out (written through a mapping made writable after the taint)");
 }
 
-static const struct atk A = {"mmap_mprotect_file",
-                             "outsider's O_RDWR file mapped read-only shared before the taint, mprotect'ed writable after",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
+static const struct atk A = {
+    "mmap_mprotect_file",
+    "outsider's O_RDWR file mapped read-only shared before the taint, mprotect'ed writable after",
+    ATK_NO_RECV,
+    prepare,
+    agent,
+    NULL,
+    verify,
+    atkv_keeper_cleanup};
 ATK_MAIN(A)

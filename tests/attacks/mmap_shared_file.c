@@ -92,12 +92,13 @@ static void verify(struct atk_ctx *c)
     atkv_keeper_verify(c, "the outsider's file DIR/mm.out (written through a shared mapping made before the taint)");
 }
 
-static const struct atk A = {"mmap_shared_file",
-                             "outsider's O_RDWR file mapped shared writable before the taint, written through the mapping after",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
+static const struct atk A = {
+    "mmap_shared_file",
+    "outsider's O_RDWR file mapped shared writable before the taint, written through the mapping after",
+    ATK_NO_RECV,
+    prepare,
+    agent,
+    NULL,
+    verify,
+    atkv_keeper_cleanup};
 ATK_MAIN(A)
