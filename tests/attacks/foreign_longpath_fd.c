@@ -100,13 +100,30 @@ static int agent(struct atk_ctx *c)
 
 static void verify(struct atk_ctx *c) { atkv_keeper_verify(c, "the outsider's file at a path longer than a page"); }
 
+/* rm -rf of DIR/lp without a long path (busybox rm cannot stat it): down by openat, up by
+ * unlinkat */
 static void cleanup(struct atk_ctx *c)
 {
     atkv_keeper_cleanup(c);
-    char cmd[800];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s/lp'", c->dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "foreign_longpath_fd: could not remove %s/lp\n", c->dir);
+    char top[700], name[201];
+    snprintf(top, sizeof(top), "%s/lp", c->dir);
+    memset(name, 'd', 200);
+    name[200] = 0;
+    int d[DEPTH + 1];
+    int n = 0;
+    d[0] = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d[0] < 0)
+        return;
+    while (n < DEPTH && (d[n + 1] = openat(d[n], name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+        n++;
+    if (n == DEPTH)
+        unlinkat(d[n], "file", 0);
+    for (int i = n; i > 0; i--) {
+        close(d[i]);
+        unlinkat(d[i - 1], name, AT_REMOVEDIR);
+    }
+    close(d[0]);
+    rmdir(top);
 }
 
 static const struct atk A = {"foreign_longpath_fd",
