@@ -10,13 +10,17 @@
  * thread parks the fd in the agent's own socketpair (SCM_RIGHTS) and closes it, waits PARK_US
  * and takes it back. During the frozen sweep the fd sat in the table (not a socket: the sweep
  * does not look at it); during the fd scan it is in flight (the fd scan does not peek queues).
- * A refused recv leaves the object queued, so the agent simply tries again (up to TRIES).
+ * The fd scan reads fds in ascending order, so the foreign fd sits at the highest number,
+ * behind ~20000 fds on /dev/null: the scan reaches it long after the thaw. A refused recv
+ * leaves the object queued, so the agent simply tries again (up to TRIES).
  * After the delivery the agent writes the canary through the fd.
  * Verifier: reads DIR/given.out.
  * Would block it: running the fd scan while the agent is still frozen (in the same freeze as
  * the sweep, which then also peeks the queues for files), or peeking the agent's queues for
  * non-socket fds again in the fd scan. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -106,6 +110,26 @@ static int agent(struct atk_ctx *c)
     }
     if (atk_try(c, "socketpair", socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp)) < 0)
         return 0;
+    /* the fd scan reads the fds in ascending order (readlink, fstat and fdinfo for each): the
+     * foreign fd goes last, behind thousands of /dev/null fds, so the thread has time to park
+     * it after the thaw */
+    struct rlimit rl;
+    int hi = 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+        hi = (rl.rlim_cur > 20000 ? 20000 : (int)rl.rlim_cur) - 200; /* free numbers stay above it */
+    }
+    int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (hi > 64 && dn >= 0 && dup3(fd, hi, O_CLOEXEC) == hi) {
+        close(fd);
+        fd = hi;
+        int k = 0;
+        while (fcntl(dn, F_DUPFD_CLOEXEC, 0) >= 0 && k < hi)
+            k++; /* fills every free number below hi */
+        atk_note(c, "foreign fd at %d behind %d /dev/null fds", fd, k);
+    }
     atomic_store(&cur_fd, fd);
     pthread_t th;
     if (atk_try(c, "spinner thread", -pthread_create(&th, NULL, spinner, NULL) ? -1 : 0) < 0)
@@ -135,6 +159,7 @@ static int agent(struct atk_ctx *c)
     atk_say(c, "recv ok");
     atk_note(c, "delivered at try %d of %d, %d parks", i, TRIES, atomic_load(&parks));
     fd = atomic_load(&cur_fd);
+    atk_note(c, "the fd is now %d", fd);
     atk_try(c, "write the canary through the fd", write(fd, c->secret, strlen(c->secret)));
     return 0;
 }
