@@ -140,7 +140,7 @@ static int agent(struct atk_ctx *c)
         exit(4);
     char why[128] = "";
     int got = 0, i;
-    for (i = 0; i < TRIES && got == 0; i++) {
+    for (i = 0; i < TRIES && got == 0 && (i < 8 || atomic_load(&parks) > 0); i++) { /* no freeze seen: lsm */
         got = try_recv(c, why, sizeof(why));
         if (got == 0)
             usleep(PARK_US + 50000); /* let a park in progress end */
