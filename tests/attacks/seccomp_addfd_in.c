@@ -9,9 +9,10 @@
  * canary through it. Nothing was bound, nothing connected: the sweep and the fd scan ran at the
  * delivery, before the fd existed (late_file_fd needs a bound socket, which non-servers lack).
  * Verifier: uid 65534 reads DIR/sa.out.
- * Blocks it: lsm: the file_receive hook, if ADDFD goes through it (receive_fd does) and it
- * refuses a writable file to a tainted agent. Would block it: the launcher refusing
- * SECCOMP_FILTER_FLAG_NEW_LISTENER (seccomp_notify_out too). */
+ * Result: LEAKED on the host (cgroup) and in the qemu guest (lsm, Linux 6.1), both modes: no
+ * receive hook judged the installed fd. Would block it: the launcher refusing
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER (seccomp_notify_out too); lsm: a file_receive hook refusing
+ * a tainted agent writable files (receive_fd, which ADDFD uses, calls it). */
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>
