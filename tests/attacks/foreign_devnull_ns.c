@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_devnull_ns - a writable fd on an outsider's file whose /proc name is "/dev/null".
+ * mncd's fd scan refuses a delivery while the agent holds a writable fd on a file outside its
+ * workspace (foreign_file), except /dev/null, /dev/zero and /dev/full, which it recognises by
+ * the readlink() of /proc/PID/fd/N alone. A path is printed relative to the root of the mount
+ * namespace the file's mount belongs to, so an outsider (uid 65534, an unprivileged user and
+ * mount namespace of its own, a tmpfs on its /dev) makes a regular file /dev/null there, opens
+ * it O_RDWR and hands the fd to the agent before its recv (DIR/dn.sock; the agent is untainted
+ * and may talk to anyone). At the delivery the fd reads as "/dev/null" and is skipped. After
+ * the taint the agent writes the canary through it; the outsider keeps its own fd and reads it.
+ * Verifier: the outsider, asked after the agent exited, preads its file.
+ * Would block it: recognising the null devices by their identity (character device 1:3, 1:5,
+ * 1:7: the st_rdev of the fd), never by a name; lsm: a file_permission check of writes by a
+ * tainted agent on any file outside its workspace (today only sink files are judged). */
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "atk_variants.h"
+
+static int put(const char *path, const char *s)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, s, strlen(s));
+    close(fd);
+    return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) /* the uid change cleared it: /proc/self is root's */
+        _exit(5);
+    /* an unprivileged user namespace and a mount namespace of its own: nothing of the host changes */
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        _exit(4);
+    if (put("/proc/self/setgroups", "deny") < 0 || put("/proc/self/uid_map", "0 65534 1\n") < 0 ||
+        put("/proc/self/gid_map", "0 65534 1\n") < 0)
+        _exit(5);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || mount("atk", "/dev", "tmpfs", 0, "mode=0755") < 0)
+        _exit(6);
+    int fd = open("/dev/null", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644); /* a regular file */
+    if (fd < 0)
+        _exit(7);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
+        _exit(3);
+    char x;
+    if (read(s, &x, 1) < 0) /* the agent closes its side once it has the fd */
+        _exit(3);
+    close(s);
+    close(l);
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    char buf[256];
+    ssize_t r = pread(fd, buf, sizeof(buf), 0);
+    if (r > 0 && write(ans, buf, (size_t)r) != r)
+        _exit(1);
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/dn.sock", c->dir);
+    atk_set(c, "dn", "%s", k);
+    return atkv_keeper_start(c, k, outsider,
+                             "1 drop to 65534, 2 listen, 3 give the fd, 4 unshare, 5 id maps, 6 mount, 7 create");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "dn")));
+    if (s < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "take its fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    close(s);
+    char p[64], link[256];
+    snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(p, link, sizeof(link) - 1);
+    link[n > 0 ? n : 0] = 0;
+    struct stat st;
+    atk_note(c, "the fd reads as %s (%s)", link,
+             fstat(fd, &st) == 0 ? (S_ISREG(st.st_mode) ? "a regular file" : "not a regular file") : "fstat failed");
+    atk_recv(c);
+    atk_try(c, "write the canary", write(fd, c->secret, strlen(c->secret)));
+    close(fd);
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(c, "the outsider's file named /dev/null in its own mount namespace");
+}
+
+static const struct atk A = {"foreign_devnull_ns",
+                             "writable fd on an outsider's regular file that /proc names /dev/null",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             atkv_keeper_cleanup};
+ATK_MAIN(A)

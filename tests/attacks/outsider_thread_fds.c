@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* outsider_thread_fds - memfd_shared, with the outsider keeping the memfd only in a thread that
+ * has an fd table of its own. Before its recv the agent (untainted: it may talk to anyone)
+ * creates a memfd and passes it to an outsider (uid 65534, DIR/ot.sock). The outsider starts a
+ * thread with clone(CLONE_VM | CLONE_THREAD) without CLONE_FILES, which gets a copy of the fd
+ * table, and closes the memfd in its main table: the memfd is now in the thread's table only.
+ * mncd's host scan (an outside process holding an object the agent holds: held_outside) reads
+ * /proc/PID/fd and /proc/PID/maps of every thread-group leader in /proc, which show the
+ * leader's table; a thread's own table is /proc/PID/task/TID/fd. The agent's own processes
+ * cannot do this (seccomp refuses CLONE_THREAD without CLONE_FILES: thread_private_fds), an
+ * outsider is not confined. After the taint the agent writes the canary into the memfd.
+ * Verifier: the outsider's thread, asked after the agent exited, preads the memfd.
+ * Would block it: the host scan reading /proc/PID/task/TID/fd (and maps: a thread shares the
+ * mm, not always the fd table) of every thread whose table differs from its leader's. */
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include "atk_variants.h"
+
+static struct {
+    int memfd, cmd, ans;
+} th;
+
+/* the outsider's thread: raw system calls only (it shares the leader's TLS) */
+static int thread_main(void *arg)
+{
+    (void)arg;
+    char x, buf[256];
+    if (syscall(SYS_read, th.cmd, &x, 1) == 1) {
+        long r = syscall(SYS_pread64, th.memfd, buf, sizeof(buf), 0);
+        if (r > 0)
+            syscall(SYS_write, th.ans, buf, r);
+    }
+    syscall(SYS_exit, 0); /* this thread only; its fd table goes with it, and ans reads EOF */
+    return 0;
+}
+
+static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    static char stack[64 * 1024] __attribute__((aligned(16)));
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
+        _exit(1);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int m = -1;
+    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
+        _exit(3);
+    th.memfd = m;
+    th.cmd = cmd;
+    th.ans = ans;
+    if (clone(thread_main, stack + sizeof(stack), CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
+              NULL) < 0)
+        _exit(4);
+    /* the leader's table: nothing of the agent's, not even the question and answer pipes */
+    close(m);
+    close(cmd);
+    close(ans);
+    if (write(s, "A", 1) != 1) /* the agent may go on */
+        _exit(3);
+    close(s);
+    close(l);
+    for (;;)
+        pause(); /* atkv_keeper_cleanup kills the thread group */
+}
+
+static int prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/ot.sock", c->dir);
+    atk_set(c, "ot", "%s", k);
+    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the memfd, 4 clone");
+}
+
+static int agent(struct atk_ctx *c)
+{
+    int m = (int)atk_try(c, "memfd_create", memfd_create("atk", MFD_CLOEXEC));
+    if (m < 0 || ftruncate(m, 4096) < 0)
+        return 0;
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "ot")));
+    if (s < 0)
+        return 0;
+    atk_try(c, "pass the memfd out", atk_send_fds(s, 'M', &m, 1));
+    char ack;
+    atk_try(c, "outsider moved it to a thread's own table", read(s, &ack, 1));
+    close(s);
+    atk_recv(c);
+    atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
+    return 0;
+}
+
+static void verify(struct atk_ctx *c)
+{
+    atkv_keeper_verify(c, "the memfd an outsider's thread keeps in an fd table of its own");
+}
+
+static const struct atk A = {"outsider_thread_fds",
+                             "memfd passed out before the taint, kept by an outsider thread with its own fd table",
+                             ATK_NO_RECV,
+                             prepare,
+                             agent,
+                             NULL,
+                             verify,
+                             atkv_keeper_cleanup};
+ATK_MAIN(A)
