@@ -9,10 +9,9 @@
  * canary through it. Nothing was bound, nothing connected: the sweep and the fd scan ran at the
  * delivery, before the fd existed (late_file_fd needs a bound socket, which non-servers lack).
  * Verifier: uid 65534 reads DIR/sa.out.
- * Result: LEAKED on the host (cgroup) and in the qemu guest (lsm, Linux 6.1), both modes: no
- * receive hook judged the installed fd. Would block it: the launcher refusing
- * SECCOMP_FILTER_FLAG_NEW_LISTENER (seccomp_notify_out too); lsm: a file_receive hook refusing
- * a tainted agent writable files (receive_fd, which ADDFD uses, calls it). */
+ * Blocks it: the launcher's seccomp filter refuses SECCOMP_FILTER_FLAG_NEW_LISTENER (LEAKED on
+ * both backends before); lsm: file_receive also refuses a tainted agent the writable file
+ * (receive_fd, which ADDFD uses, calls it). */
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>

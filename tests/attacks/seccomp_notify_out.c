@@ -11,10 +11,9 @@
  * its argument registers; the outsider's SECCOMP_IOCTL_NOTIF_RECV reads them and lets the call
  * continue. (The listener's holder could also inject fds into the agent: SECCOMP_IOCTL_NOTIF_ADDFD.)
  * Verifier: the outsider, asked after the agent exited, hands over the argument bytes it got.
- * Would block it: the launcher's seccomp filter refusing seccomp(2) with
- * SECCOMP_FILTER_FLAG_NEW_LISTENER (or seccomp altogether: SECCOMP_SET_MODE_FILTER without a
- * listener is harmless), or mncd refusing a delivery to an agent whose task has a listener
- * (/proc/PID/status Seccomp_filters counts filters, not listeners). */
+ * Blocks it: the launcher's seccomp filter refuses seccomp(2) with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER (EPERM); a filter without a listener is harmless and stays
+ * allowed. LEAKED on both backends before. */
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/filter.h>

@@ -8,10 +8,9 @@
  * with an older Landlock the rule set does not cover truncation at all, and the lsm backend's
  * path_truncate hook judges sink files only.
  * Verifier: uid 65534 stat()s the three files and decodes their sizes.
- * Blocks it: Landlock ABI >= 3 (truncation outside the workspace, EACCES); LEAKED in the qemu
- * guest (Linux 6.1, Landlock ABI 2, lsm backend), both modes. Would block it on
- * older kernels: seccomp refusing truncate/truncate64 (ftruncate on an fd stays: the fd was
- * judged at open), or the lsm path_truncate hook judging every file outside the workspace. */
+ * Blocks it: Landlock ABI >= 3 (truncation outside the workspace, EACCES); before (the 6.1
+ * guest, ABI 2, where it LEAKED), the launcher's seccomp filter refuses truncate(2) by path
+ * (EPERM; ftruncate on an fd stays: the fd was judged at open). */
 #include <fcntl.h>
 #include <sys/stat.h>
 

@@ -275,7 +275,6 @@ static const char *const allow_plain[] = {
     "sync_file_range",
     "ftruncate",
     "ftruncate64",
-    "truncate",
     "truncate64",
     "fallocate",
     "sendfile",
@@ -474,7 +473,6 @@ static const char *const allow_plain[] = {
     "landlock_create_ruleset",
     "landlock_add_rule",
     "landlock_restrict_self",
-    "seccomp",
     /* signals (Landlock scopes them to the agent's domain) */
     "kill",
     "tkill",
@@ -818,6 +816,21 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
                                           SCMP_A0_32(SCMP_CMP_EQ, PR_SET_NAME))) != 0)
         at = "prctl(PR_SET_NAME)";
+    /* seccomp(2), but never a filter with a user-notification listener: the listener's holder
+     * reads every matching call's six argument registers and can install fds into the agent
+     * (attacks seccomp_notify_out, seccomp_addfd_in), and it is handed out like any fd */
+    const scmp_datum_t listener = SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    if (rc == 0 && ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1,
+                                           SCMP_A1(SCMP_CMP_MASKED_EQ, listener, 0))) != 0 ||
+                    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 1,
+                                           SCMP_A1(SCMP_CMP_MASKED_EQ, listener, listener))) != 0))
+        at = "seccomp";
+    /* truncate(2) by path: Landlock judges it from ABI 3 on (LANDLOCK_ACCESS_FS_TRUNCATE); before,
+     * a world-writable file anywhere was storage by its size (attack truncate_outside in the 6.1
+     * guest). ftruncate needs an fd open for writing, which Landlock judged at open. */
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, run_landlock_abi() >= 3 ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM),
+                                          SCMP_SYS(truncate), 0)) != 0)
+        at = "truncate";
     if (rc == 0 && c->server && c->gate_sock < 0) {
         rc = -EINVAL;
         at = "no launcher to answer a server's bind/listen";
