@@ -105,7 +105,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"foreign_ro_offset",
                              "file offset of a read-only fd shared with an outsider (lseek)",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_OPEN,
                              prepare,
                              agent,
                              NULL,

@@ -100,7 +100,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"foreign_tty_ro_termios",
                              "termios of an outsider's terminal set through a read-only fd after the taint",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_OPEN,
                              prepare,
                              agent,
                              NULL,

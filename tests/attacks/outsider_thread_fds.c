@@ -107,7 +107,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"outsider_thread_fds",
                              "memfd passed out before the taint, kept by an outsider thread with its own fd table",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_OPEN,
                              prepare,
                              agent,
                              NULL,

@@ -146,7 +146,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"outsider_uring_fds",
                              "memfd passed out before the taint, kept only as an outsider io_uring's registered file",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_OPEN,
                              prepare,
                              agent,
                              NULL,

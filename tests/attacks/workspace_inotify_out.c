@@ -105,7 +105,7 @@ static void verify(struct atk_ctx *c)
 static const struct atk A = {
     "workspace_inotify_out",
     "the agent's inotify instance on its workspace handed to an outsider; file names carry the canary",
-    ATK_NO_RECV,
+    ATK_NO_RECV | ATK_OPEN,
     prepare,
     agent,
     NULL,
