@@ -182,11 +182,14 @@ static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
 }
 
 /* An object that lives in memory, not in a directory anyone can open: whoever holds it shares
- * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.) */
+ * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.)
+ * "pipe:" and "anon_inode:" cannot be a path (a path starts with '/'); a memfd is told by its
+ * identity (a regular file no directory links: nlink 0), not by the name "/memfd:", which an
+ * outsider's own mount namespace can give a file on disk. */
 static bool in_memory(const char *link, const struct stat *st)
 {
-    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 ||
-           strncmp(link, "/memfd:", 7) == 0 || S_ISFIFO(st->st_mode);
+    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 || S_ISFIFO(st->st_mode) ||
+           (strncmp(link, "/memfd:", 7) == 0 && S_ISREG(st->st_mode) && st->st_nlink == 0);
 }
 
 static pid_t parent_of(pid_t pid)
@@ -228,9 +231,13 @@ static bool same_as_launcher_fd(const scan *s, pid_t pid, int fd, const struct s
     return stat(p, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
 }
 
-static bool dev_allowed(const char *link)
+/* /dev/null, /dev/zero, /dev/full by what they are (char 1:3, 1:5, 1:7), never by the name /proc
+ * prints: a path is relative to the root of its mount namespace, and an outsider with a mount
+ * namespace of its own names any file of its "/dev/null". */
+static bool dev_allowed(const struct stat *st)
 {
-    return strcmp(link, "/dev/null") == 0 || strcmp(link, "/dev/zero") == 0 || strcmp(link, "/dev/full") == 0;
+    unsigned mi = minor(st->st_rdev);
+    return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && (mi == 3 || mi == 5 || mi == 7);
 }
 
 static bool root_terminal(const struct stat *st)
@@ -276,7 +283,7 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
             continue;
         }
-        if (dev_allowed(link) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
+        if (dev_allowed(&st) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
             continue;
         s->hit->kind = "foreign_file";
         s->hit->pid = pid;
