@@ -167,10 +167,14 @@ static long fd_flags(pid_t pid, const char *fd)
     return v;
 }
 
+/* path is dir itself or below it: it equals dir or goes on with '/' (never ' ': "WS x" is a
+ * sibling of WS; a deleted file's " (deleted)" suffix comes after its own name, below WS/). */
 static bool under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0 || path[n] == ' ');
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
 }
 
 static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
