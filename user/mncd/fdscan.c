@@ -264,14 +264,19 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             continue;
         char link[PATH_MAX];
         ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-        if (n < 0)
-            continue;
-        link[n] = 0;
-        if (strncmp(link, "socket:", 7) == 0)
-            continue; /* the socket sweep's */
+        int lerr = errno;
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, 0) != 0)
             continue; /* closed meanwhile */
+        /* an fd whose name cannot be read (a path longer than the page the kernel builds it in:
+         * ENAMETOOLONG) is judged unnamed: never inside a workspace nor exempt by a name */
+        bool named = n > 0 && n < (ssize_t)sizeof(link) - 1;
+        if (named)
+            link[n] = 0;
+        else
+            snprintf(link, sizeof(link), "(unnamed: readlink: %s)", n < 0 ? strerror(lerr) : "too long");
+        if (S_ISSOCK(st.st_mode))
+            continue; /* the socket sweep's */
         s->st->fds++;
         int fd = atoi(e->d_name);
         if (in_memory(link, &st)) {
@@ -283,7 +288,7 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         bool writable = fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
         if (!writable || S_ISDIR(st.st_mode))
             continue;
-        if (in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
+        if (named && in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
             rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
             continue;
         }
