@@ -246,9 +246,12 @@ static bool dev_allowed(const struct stat *st)
 
 static bool root_terminal(const struct stat *st)
 {
-    unsigned maj = major(st->st_rdev);
-    /* 4: tty/console, 5: /dev/tty, ptmx, 136-143: /dev/pts: the operator's if root owns it */
-    return S_ISCHR(st->st_mode) && st->st_uid == 0 && (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143));
+    unsigned maj = major(st->st_rdev), mi = minor(st->st_rdev);
+    /* 4: tty/console, 5:0 /dev/tty, 5:1 /dev/console, 136-143: /dev/pts slaves: the operator's if
+     * root owns them. Never a pty master: it stats as root's /dev/ptmx (5:2) whoever opened it,
+     * and whoever holds its slave reads what is written into it. */
+    return S_ISCHR(st->st_mode) && st->st_uid == 0 &&
+           (maj == 4 || (maj == 5 && (mi == 0 || mi == 1)) || (maj >= 136 && maj <= 143));
 }
 
 static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
