@@ -307,29 +307,105 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
     return rc;
 }
 
-/* Shared writable mappings (a memfd mapped, then its fd closed) of an agent process. */
-static int agent_maps(scan *s, pid_t pid)
+static int foreign_map(scan *s, pid_t pid, const char *what)
+{
+    s->hit->kind = "foreign_file";
+    s->hit->pid = pid;
+    s->hit->fd = -1;
+    snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", what);
+    return 1;
+}
+
+typedef struct maybe_w {
+    unsigned long start;
+    bool named; /* a file reachable by a name (foreign_file if it may become writable) */
+    dev_t dev;
+    ino_t ino;
+    char what[200];
+} maybe_w;
+
+/* The shared mappings of an agent process (a memfd mapped, then its fd closed; a file mapped).
+ * In memory (no name leads to it) and writable: an object to look for outside. A file outside
+ * the workspaces that is writable now, or may become so (VM_MAYWRITE: mprotect adds PROT_WRITE
+ * without any open), is a foreign_file like a writable fd on it. VmFlags come from smaps, read
+ * only when a shared mapping that is not writable now needs them (cost). */
+static int agent_maps(scan *s, pid_t pid, const mncd_sweep_cg *cg)
 {
     char p[64], line[PATH_MAX + 128];
     snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(p, "re");
     if (!f)
         return 0;
-    int rc = 0;
+    int rc = 0, nm = 0, cm = 0;
+    maybe_w *m = NULL;
     while (rc == 0 && fgets(line, sizeof(line), f)) {
-        char perms[8];
+        char range[64], perms[8];
         unsigned maj, min;
         unsigned long long ino;
         int off = 0;
-        if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &maj, &min, &ino, &off) < 4 || ino == 0 ||
-            perms[3] != 's' || perms[1] != 'w')
+        if (sscanf(line, "%63s %7s %*s %x:%x %llu %n", range, perms, &maj, &min, &ino, &off) < 5 || ino == 0 ||
+            perms[3] != 's')
             continue;
         char *nl = strchr(line + off, '\n');
         if (nl)
             *nl = 0;
-        rc = add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, line + off);
+        const char *name = off > 0 ? line + off : "";
+        char mp[128];
+        struct stat ms;
+        snprintf(mp, sizeof(mp), "/proc/%d/map_files/%s", (int)pid, range);
+        int sr = stat(mp, &ms);
+        if (sr != 0 && (errno == ENOENT || errno == ESRCH))
+            continue; /* unmapped meanwhile */
+        if (sr != 0 || ms.st_ino != (ino_t)ino)
+            ms = (struct stat){.st_mode = S_IFREG, .st_nlink = 1}; /* cannot tell: a named file */
+        bool named = S_ISSOCK(ms.st_mode) ? false : S_ISREG(ms.st_mode) && ms.st_nlink == 0 ? false : !dev_allowed(&ms);
+        if (named && name[0] == '/' && in_workspace(name, cg))
+            named = false; /* its own file: an object to look for outside */
+        if (perms[1] == 'w') {
+            rc = named ? foreign_map(s, pid, name) : add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, name);
+            continue;
+        }
+        if (nm == cm) {
+            int c = cm ? cm * 2 : 8;
+            maybe_w *t = realloc(m, (size_t)c * sizeof(*t));
+            if (!t) {
+                rc = -ENOMEM;
+                break;
+            }
+            m = t;
+            cm = c;
+        }
+        m[nm] = (maybe_w){.start = strtoul(range, NULL, 16), .named = named, .dev = makedev(maj, min), .ino = ino};
+        snprintf(m[nm].what, sizeof(m[nm].what), "%.199s", name);
+        nm++;
     }
     fclose(f);
+    if (rc == 0 && nm > 0) {
+        snprintf(p, sizeof(p), "/proc/%d/smaps", (int)pid);
+        f = fopen(p, "re");
+        const maybe_w *cur = NULL;
+        while (f && rc == 0 && fgets(line, sizeof(line), f)) {
+            unsigned long a, b;
+            char c;
+            if (sscanf(line, "%lx-%lx %c", &a, &b, &c) == 3 && strchr(line, '-') < strchr(line, ' ')) {
+                cur = NULL;
+                for (int k = 0; k < nm; k++)
+                    if (m[k].start == a)
+                        cur = &m[k];
+                continue;
+            }
+            if (!cur || strncmp(line, "VmFlags:", 8) != 0)
+                continue;
+            if (strstr(line, " mw"))
+                rc = cur->named ? foreign_map(s, pid, cur->what) : add_obj(s, cur->dev, cur->ino, pid, -1, cur->what);
+            cur = NULL;
+        }
+        if (f)
+            fclose(f);
+        else if (errno != ENOENT && errno != ESRCH) /* cannot tell: fail closed */
+            rc = m[0].named ? foreign_map(s, pid, m[0].what) : add_obj(s, m[0].dev, m[0].ino, pid, -1, m[0].what);
+    }
+    free(m);
     return rc;
 }
 
@@ -497,7 +573,7 @@ int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fd
                 continue;
             rc = agent_fds(&s, (pid_t)v, &cgs[c]);
             if (rc == 0)
-                rc = agent_maps(&s, (pid_t)v);
+                rc = agent_maps(&s, (pid_t)v, &cgs[c]);
             if (rc < 0) {
                 snprintf(err, errlen, "list the fds of pid %ld: %s", v, strerror(-rc));
                 rc = -1;
