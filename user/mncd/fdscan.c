@@ -278,8 +278,14 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             link[n] = 0;
         else
             snprintf(link, sizeof(link), "(unnamed: readlink: %s)", n < 0 ? strerror(lerr) : "too long");
-        if (S_ISSOCK(st.st_mode))
-            continue; /* the socket sweep's */
+        if (S_ISSOCK(st.st_mode)) {
+            /* where it leads is the socket sweep's; who else holds it is ours: a socket (any
+             * family) also held outside the agent is read or written there (mncd's end of an
+             * agent's connection is another inode) */
+            if (!exempt(s, st.st_dev, st.st_ino))
+                rc = add_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name), link);
+            continue;
+        }
         s->st->fds++;
         int fd = atoi(e->d_name);
         if (in_memory(link, &st)) {
