@@ -9,9 +9,10 @@
  * and may talk to anyone). At the delivery the fd reads as "/dev/null" and is skipped. After
  * the taint the agent writes the canary through it; the outsider keeps its own fd and reads it.
  * Verifier: the outsider, asked after the agent exited, preads its file.
- * Would block it: recognising the null devices by their identity (character device 1:3, 1:5,
- * 1:7: the st_rdev of the fd), never by a name; lsm: a file_permission check of writes by a
- * tainted agent on any file outside its workspace (today only sink files are judged). */
+ * Blocks it: mncd's fd scan tells /dev/null|zero|full by identity (S_ISCHR, st_rdev 1:3, 1:5,
+ * 1:7), never by the link text: the outsider's regular file is a foreign_file and the delivery
+ * is refused (fdscan.c dev_allowed). lsm: a file_permission check of writes outside the
+ * workspace would also block it. */
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>

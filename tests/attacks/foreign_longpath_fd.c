@@ -8,10 +8,9 @@
  * at the bottom for writing and hands the fd to the agent before its recv (DIR/lq.sock; the
  * agent is untainted and may talk to anyone). After the taint the agent writes the canary.
  * Verifier: the outsider reads the file through a read-only fd it kept.
- * Would block it: refusing the delivery when an fd of the agent cannot be named (fail closed:
- * readlink failing for a reason other than the fd being closed meanwhile), and judging by the
- * fstat() of the fd (a regular file outside the workspace's device and inode set) rather than
- * by its name. */
+ * Blocks it: mncd's fd scan judges an fd whose link cannot be read (ENAMETOOLONG) as unnamed,
+ * fail closed: a writable one is a foreign_file (never inside a workspace, never exempt by a
+ * name), so the delivery is refused (fdscan.c agent_fds). */
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>

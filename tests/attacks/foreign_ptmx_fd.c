@@ -10,10 +10,9 @@
  * could have opened.
  * Verifier: the outsider reads its slave while the agent runs (the master's last close flushes
  * it) and hands over what it read when asked after the agent exited.
- * Would block it: judging a terminal fd by the tty it reaches, not the inode it was opened
- * through (a pty master is always shared with whoever holds its slave: refuse it, or check who
- * holds /dev/pts/N, whose owner is the opener), as /dev/tty (5:0) is the opener's controlling
- * terminal: only the launcher's own stdio terminals are the operator's. */
+ * Blocks it: mncd's fd scan never exempts a pty master (5:2, stats as root's /dev/ptmx): a
+ * writable one is a foreign_file and the delivery is refused; root-owned /dev/pts/N slaves,
+ * /dev/tty and /dev/console stay exempt (fdscan.c root_terminal). */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

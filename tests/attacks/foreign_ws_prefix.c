@@ -9,9 +9,8 @@
  * talk to anyone) takes from the outsider (uid 65534, DIR/wp.sock) an fd open for writing on
  * that file; the outsider closes its own copy. After the taint the agent writes the canary.
  * Verifier: uid 65534 reads DIR/ws x after the agent exited.
- * Would block it: matching a workspace by identity (the fd's st_dev and its path below the
- * workspace's mount, or a walk of parents) instead of a string prefix, or accepting ' ' only
- * for a path that ends in exactly " (deleted)" (and then judging that the file was inside). */
+ * Blocks it: mncd's fd scan takes a path as inside a workspace only if it equals it or goes on
+ * with '/' (fdscan.c under): "WS x" is a foreign_file and the delivery is refused. */
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>

@@ -9,10 +9,9 @@
  * PROT_WRITE) makes it writable without any open, and the agent stores the canary in the page.
  * No write() syscall: the lsm backend's file_permission hook does not see it either.
  * Verifier: the outsider, asked after the agent exited, reads DIR/mm.out.
- * Would block it: the fd scan treating any shared mapping of a file opened for writing (maybe-
- * writable: the "s" mappings whose file was open O_RDWR, or every shared file mapping outside
- * the workspace) as a writable fd (foreign_file); lsm: a file_mprotect / mmap_file hook judging
- * PROT_WRITE on a shared mapping like a write; seccomp: mprotect adding PROT_WRITE. */
+ * Blocks it: mncd's fd scan judges a shared mapping of a file outside the workspace that may
+ * become writable (VM_MAYWRITE: "mw" in smaps VmFlags) as a foreign_file: the delivery is
+ * refused (fdscan.c agent_maps). */
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/mman.h>

@@ -10,10 +10,9 @@
  * outsider opens it again by name after the agent wrote. After the taint the agent stores the
  * canary in the page (no syscall; the lsm backend's file_permission hook does not see it).
  * Verifier: the outsider, asked after the agent exited, reads DIR/mm.out.
- * Would block it: the fd scan judging a shared writable mapping of a file outside the
- * workspace like a writable fd on it (foreign_file), whoever holds it; lsm: an mmap_file hook
- * refusing a tainted agent's shared writable mappings outside the workspace (it would have to
- * revoke existing ones: the mapping predates the taint). */
+ * Blocks it: mncd's fd scan judges a shared mapping of a file outside the workspace that is
+ * writable (or may become so) like a writable fd on it: foreign_file, the delivery is refused,
+ * whoever holds the file (fdscan.c agent_maps). lsm: an mmap_file hook would also block it. */
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/mman.h>

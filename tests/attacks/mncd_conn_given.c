@@ -12,9 +12,9 @@
  * Verifier: the outsider, asked after the agent exited, hands over what follows
  * "selected_slot" in what it read from its connection (the positive control has mncd echo the
  * value as a request id instead).
- * Would block it: judging an mncd connection like any other UNIX socket of the agent (created
- * outside it: shut; held outside too: shut) before a delivery, or mncd answering a request
- * only on a connection the requesting agent created. */
+ * Blocks it: mncd's fd scan looks for every socket of the agent (by its sockfs inode) among the
+ * fds of processes outside the agent: the outsider still holds the connection it gave, so it is
+ * held_outside and the delivery is refused. */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

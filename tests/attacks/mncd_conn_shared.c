@@ -11,10 +11,9 @@
  * outside holders of the agent's socket pairs only.
  * Verifier: the outsider, asked after the agent exited, hands over what follows
  * "selected_slot" in what it read from the connection.
- * Would block it: refusing a delivery (and any answer) on a connection whose client end is also
- * held by a process outside the agent (the host pass over the agent's mncd connections too),
- * or answering only on a connection that no other process holds (SO_PEERPIDFD tells the
- * connecting task, not every holder). */
+ * Blocks it: mncd's fd scan looks for every socket of the agent (by its sockfs inode) among the
+ * fds of processes outside the agent: the outsider holding the agent's mncd connection makes it
+ * held_outside and the delivery is refused (mncd holds only its own end, another inode). */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

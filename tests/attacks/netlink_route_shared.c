@@ -9,9 +9,9 @@
  * NETLINK_CAP_ACK) into the socket's receive queue, which the outsider reads. No address,
  * no cgroup hook: netlink to the kernel is not a destination any hook judges.
  * Verifier: the outsider, asked after the agent exited, hands over what it read after "mk".
- * Would block it: the sweep treating a NETLINK_ROUTE socket held by a process outside the agent
- * as shared (the host pass over netlink sockets too), or refusing netlink sockets passed in or
- * out; the launcher setting nothing: NETLINK_CAP_ACK is the reader's choice. */
+ * Blocks it: mncd's fd scan looks for every socket of the agent (any family, by its sockfs
+ * inode) among the fds of processes outside the agent: the shared NETLINK_ROUTE socket is
+ * held_outside and the delivery is refused. */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

@@ -10,9 +10,9 @@
  * SO_SNDTIMEO, SO_RCVLOWAT, SO_SNDBUF/SO_RCVBUF, SO_PEEK_OFF, IP_TTL/IP_TOS on IP sockets carry
  * more. A shutdown() by the sweep would not help either: options outlive it.
  * Verifier: the outsider, asked after the agent exited, reads SO_RCVTIMEO of its copy.
- * Would block it: refusing a delivery while a socket of the agent is also held outside it (the
- * host pass over every socket of the agent, not only pairs), or refusing sockets passed out;
- * setsockopt cannot be refused wholesale (seccomp sees the option, not the socket's holders). */
+ * Blocks it: mncd's fd scan looks for every socket of the agent (any family, by its sockfs inode)
+ * among the fds of processes outside the agent: the shared datagram socket is held_outside and
+ * the delivery is refused. */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

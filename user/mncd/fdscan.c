@@ -167,10 +167,14 @@ static long fd_flags(pid_t pid, const char *fd)
     return v;
 }
 
+/* path is dir itself or below it: it equals dir or goes on with '/' (never ' ': "WS x" is a
+ * sibling of WS; a deleted file's " (deleted)" suffix comes after its own name, below WS/). */
 static bool under(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0 || path[n] == ' ');
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
 }
 
 static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
@@ -182,11 +186,14 @@ static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
 }
 
 /* An object that lives in memory, not in a directory anyone can open: whoever holds it shares
- * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.) */
+ * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.)
+ * "pipe:" and "anon_inode:" cannot be a path (a path starts with '/'); a memfd is told by its
+ * identity (a regular file no directory links: nlink 0), not by the name "/memfd:", which an
+ * outsider's own mount namespace can give a file on disk. */
 static bool in_memory(const char *link, const struct stat *st)
 {
-    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 ||
-           strncmp(link, "/memfd:", 7) == 0 || S_ISFIFO(st->st_mode);
+    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 || S_ISFIFO(st->st_mode) ||
+           (strncmp(link, "/memfd:", 7) == 0 && S_ISREG(st->st_mode) && st->st_nlink == 0);
 }
 
 static pid_t parent_of(pid_t pid)
@@ -228,16 +235,23 @@ static bool same_as_launcher_fd(const scan *s, pid_t pid, int fd, const struct s
     return stat(p, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
 }
 
-static bool dev_allowed(const char *link)
+/* /dev/null, /dev/zero, /dev/full by what they are (char 1:3, 1:5, 1:7), never by the name /proc
+ * prints: a path is relative to the root of its mount namespace, and an outsider with a mount
+ * namespace of its own names any file of its "/dev/null". */
+static bool dev_allowed(const struct stat *st)
 {
-    return strcmp(link, "/dev/null") == 0 || strcmp(link, "/dev/zero") == 0 || strcmp(link, "/dev/full") == 0;
+    unsigned mi = minor(st->st_rdev);
+    return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && (mi == 3 || mi == 5 || mi == 7);
 }
 
 static bool root_terminal(const struct stat *st)
 {
-    unsigned maj = major(st->st_rdev);
-    /* 4: tty/console, 5: /dev/tty, ptmx, 136-143: /dev/pts: the operator's if root owns it */
-    return S_ISCHR(st->st_mode) && st->st_uid == 0 && (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143));
+    unsigned maj = major(st->st_rdev), mi = minor(st->st_rdev);
+    /* 4: tty/console, 5:0 /dev/tty, 5:1 /dev/console, 136-143: /dev/pts slaves: the operator's if
+     * root owns them. Never a pty master: it stats as root's /dev/ptmx (5:2) whoever opened it,
+     * and whoever holds its slave reads what is written into it. */
+    return S_ISCHR(st->st_mode) && st->st_uid == 0 &&
+           (maj == 4 || (maj == 5 && (mi == 0 || mi == 1)) || (maj >= 136 && maj <= 143));
 }
 
 static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
@@ -253,14 +267,25 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             continue;
         char link[PATH_MAX];
         ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-        if (n < 0)
-            continue;
-        link[n] = 0;
-        if (strncmp(link, "socket:", 7) == 0)
-            continue; /* the socket sweep's */
+        int lerr = errno;
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, 0) != 0)
             continue; /* closed meanwhile */
+        /* an fd whose name cannot be read (a path longer than the page the kernel builds it in:
+         * ENAMETOOLONG) is judged unnamed: never inside a workspace nor exempt by a name */
+        bool named = n > 0 && n < (ssize_t)sizeof(link) - 1;
+        if (named)
+            link[n] = 0;
+        else
+            snprintf(link, sizeof(link), "(unnamed: readlink: %s)", n < 0 ? strerror(lerr) : "too long");
+        if (S_ISSOCK(st.st_mode)) {
+            /* where it leads is the socket sweep's; who else holds it is ours: a socket (any
+             * family) also held outside the agent is read or written there (mncd's end of an
+             * agent's connection is another inode) */
+            if (!exempt(s, st.st_dev, st.st_ino))
+                rc = add_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name), link);
+            continue;
+        }
         s->st->fds++;
         int fd = atoi(e->d_name);
         if (in_memory(link, &st)) {
@@ -272,11 +297,11 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         bool writable = fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
         if (!writable || S_ISDIR(st.st_mode))
             continue;
-        if (in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
+        if (named && in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
             rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
             continue;
         }
-        if (dev_allowed(link) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
+        if (dev_allowed(&st) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
             continue;
         s->hit->kind = "foreign_file";
         s->hit->pid = pid;
@@ -288,29 +313,105 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
     return rc;
 }
 
-/* Shared writable mappings (a memfd mapped, then its fd closed) of an agent process. */
-static int agent_maps(scan *s, pid_t pid)
+static int foreign_map(scan *s, pid_t pid, const char *what)
+{
+    s->hit->kind = "foreign_file";
+    s->hit->pid = pid;
+    s->hit->fd = -1;
+    snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", what);
+    return 1;
+}
+
+typedef struct maybe_w {
+    unsigned long start;
+    bool named; /* a file reachable by a name (foreign_file if it may become writable) */
+    dev_t dev;
+    ino_t ino;
+    char what[200];
+} maybe_w;
+
+/* The shared mappings of an agent process (a memfd mapped, then its fd closed; a file mapped).
+ * In memory (no name leads to it) and writable: an object to look for outside. A file outside
+ * the workspaces that is writable now, or may become so (VM_MAYWRITE: mprotect adds PROT_WRITE
+ * without any open), is a foreign_file like a writable fd on it. VmFlags come from smaps, read
+ * only when a shared mapping that is not writable now needs them (cost). */
+static int agent_maps(scan *s, pid_t pid, const mncd_sweep_cg *cg)
 {
     char p[64], line[PATH_MAX + 128];
     snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(p, "re");
     if (!f)
         return 0;
-    int rc = 0;
+    int rc = 0, nm = 0, cm = 0;
+    maybe_w *m = NULL;
     while (rc == 0 && fgets(line, sizeof(line), f)) {
-        char perms[8];
+        char range[64], perms[8];
         unsigned maj, min;
         unsigned long long ino;
         int off = 0;
-        if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &maj, &min, &ino, &off) < 4 || ino == 0 ||
-            perms[3] != 's' || perms[1] != 'w')
+        if (sscanf(line, "%63s %7s %*s %x:%x %llu %n", range, perms, &maj, &min, &ino, &off) < 5 || ino == 0 ||
+            perms[3] != 's')
             continue;
         char *nl = strchr(line + off, '\n');
         if (nl)
             *nl = 0;
-        rc = add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, line + off);
+        const char *name = off > 0 ? line + off : "";
+        char mp[128];
+        struct stat ms;
+        snprintf(mp, sizeof(mp), "/proc/%d/map_files/%s", (int)pid, range);
+        int sr = stat(mp, &ms);
+        if (sr != 0 && (errno == ENOENT || errno == ESRCH))
+            continue; /* unmapped meanwhile */
+        if (sr != 0 || ms.st_ino != (ino_t)ino)
+            ms = (struct stat){.st_mode = S_IFREG, .st_nlink = 1}; /* cannot tell: a named file */
+        bool named = S_ISSOCK(ms.st_mode) ? false : S_ISREG(ms.st_mode) && ms.st_nlink == 0 ? false : !dev_allowed(&ms);
+        if (named && name[0] == '/' && in_workspace(name, cg))
+            named = false; /* its own file: an object to look for outside */
+        if (perms[1] == 'w') {
+            rc = named ? foreign_map(s, pid, name) : add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, name);
+            continue;
+        }
+        if (nm == cm) {
+            int c = cm ? cm * 2 : 8;
+            maybe_w *t = realloc(m, (size_t)c * sizeof(*t));
+            if (!t) {
+                rc = -ENOMEM;
+                break;
+            }
+            m = t;
+            cm = c;
+        }
+        m[nm] = (maybe_w){.start = strtoul(range, NULL, 16), .named = named, .dev = makedev(maj, min), .ino = ino};
+        snprintf(m[nm].what, sizeof(m[nm].what), "%.199s", name);
+        nm++;
     }
     fclose(f);
+    if (rc == 0 && nm > 0) {
+        snprintf(p, sizeof(p), "/proc/%d/smaps", (int)pid);
+        f = fopen(p, "re");
+        const maybe_w *cur = NULL;
+        while (f && rc == 0 && fgets(line, sizeof(line), f)) {
+            unsigned long a, b;
+            char c;
+            if (sscanf(line, "%lx-%lx %c", &a, &b, &c) == 3 && strchr(line, '-') < strchr(line, ' ')) {
+                cur = NULL;
+                for (int k = 0; k < nm; k++)
+                    if (m[k].start == a)
+                        cur = &m[k];
+                continue;
+            }
+            if (!cur || strncmp(line, "VmFlags:", 8) != 0)
+                continue;
+            if (strstr(line, " mw"))
+                rc = cur->named ? foreign_map(s, pid, cur->what) : add_obj(s, cur->dev, cur->ino, pid, -1, cur->what);
+            cur = NULL;
+        }
+        if (f)
+            fclose(f);
+        else if (errno != ENOENT && errno != ESRCH) /* cannot tell: fail closed */
+            rc = m[0].named ? foreign_map(s, pid, m[0].what) : add_obj(s, m[0].dev, m[0].ino, pid, -1, m[0].what);
+    }
+    free(m);
     return rc;
 }
 
@@ -478,7 +579,7 @@ int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fd
                 continue;
             rc = agent_fds(&s, (pid_t)v, &cgs[c]);
             if (rc == 0)
-                rc = agent_maps(&s, (pid_t)v);
+                rc = agent_maps(&s, (pid_t)v, &cgs[c]);
             if (rc < 0) {
                 snprintf(err, errlen, "list the fds of pid %ld: %s", v, strerror(-rc));
                 rc = -1;

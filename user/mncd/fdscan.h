@@ -8,16 +8,23 @@
  * mncd cannot take an fd away from another process, so when either is found the delivery is
  * REFUSED (fail closed, audited with what and who):
  *   - foreign_file: a writable fd on a file, FIFO or device outside the agent's workspaces that
- *     is not /dev/null|zero|full, a terminal owned by root (the operator's console), or the
- *     launcher's own stdout/stderr inherited on fd 1/2 (docs/kernel.md, stdio);
- *   - held_outside: a pipe, FIFO, memfd or anonymous-inode object the agent holds, or any file
- *     inside the agent's workspaces (held by the agent or not: it can reopen it), that another
- *     process outside the agent's cgroups also holds (an fd or a mapping), root included: a
- *     helper the agent talked to before its taint may run as anyone. Not counted: the agent's
- *     launcher (`mncctl run`, which relays its stdio) and the objects the launcher holds on its
- *     own fds 0-2 (the operator's stdio, e.g. a harness's pipes; issue of the stdio relay).
- * Sockets are the socket sweep's (sockscan.h). The host scan reads /proc/<pid>/{fd,maps} of every
- * other process when the agent has a workspace or holds such an object. */
+ *     is not /dev/null|zero|full (told by identity, char 1:3/5/7, never by the /proc name), a
+ *     root-owned terminal the operator could own (/dev/pts/N, /dev/tty, /dev/console; never a
+ *     pty master, 5:2), or the launcher's own stdout/stderr inherited on fd 1/2 (docs/kernel.md,
+ *     stdio); an fd whose name cannot be read (ENAMETOOLONG) is judged unnamed (fail closed);
+ *     and a shared mapping of such a file that is writable or may become so (VM_MAYWRITE);
+ *     inside a workspace means equal to it or below it ('/'), never a string prefix;
+ *   - held_outside: a pipe, FIFO, memfd (nlink 0), anonymous-inode object or socket (any family,
+ *     by its sockfs inode) the agent holds, or any file inside the agent's workspaces (held by
+ *     the agent or not: it can reopen it), that another process outside the agent's cgroups
+ *     also holds (an fd or a mapping), root included: a helper the agent talked to before its
+ *     taint may run as anyone. Not counted: the agent's launcher (`mncctl run`, which relays its
+ *     stdio) and the objects the launcher holds on its own fds 0-2 (the operator's stdio, e.g. a
+ *     harness's pipes; issue of the stdio relay). mncd itself holds only its own end of an
+ *     agent's connection (another inode).
+ * Where a socket leads is the socket sweep's (sockscan.h); who else holds it is judged here. The
+ * host scan reads /proc/<pid>/{fd,maps} of every other process when the agent has a workspace or
+ * holds such an object (smaps of the agent only for shared mappings not writable now). */
 #ifndef MNCD_FDSCAN_H
 #define MNCD_FDSCAN_H
 
