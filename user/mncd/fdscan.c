@@ -244,6 +244,13 @@ static bool dev_allowed(const struct stat *st)
     return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 && (mi == 3 || mi == 5 || mi == 7);
 }
 
+/* A terminal: tty/console (4), /dev/tty, /dev/console, ptmx (5), /dev/pts slaves (136-143). */
+static bool is_terminal(const struct stat *st)
+{
+    unsigned maj = major(st->st_rdev);
+    return S_ISCHR(st->st_mode) && (maj == 4 || maj == 5 || (maj >= 136 && maj <= 143));
+}
+
 static bool root_terminal(const struct stat *st)
 {
     unsigned maj = major(st->st_rdev), mi = minor(st->st_rdev);
@@ -295,13 +302,16 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         }
         long fl = fd_flags(pid, e->d_name);
         bool writable = fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
-        if (!writable || S_ISDIR(st.st_mode))
+        /* a terminal's settings (termios: control characters, flags, window size) are set
+         * through an fd of any mode and read back by whoever holds the terminal: a read-only
+         * fd on an outsider's pty is a way out too (attack foreign_tty_ro_termios) */
+        if ((!writable && !is_terminal(&st)) || S_ISDIR(st.st_mode))
             continue;
         if (named && in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
             rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
             continue;
         }
-        if (dev_allowed(&st) || root_terminal(&st) || ((fd == 1 || fd == 2) && same_as_launcher_fd(s, pid, fd, &st)))
+        if (dev_allowed(&st) || root_terminal(&st) || (fd <= 2 && same_as_launcher_fd(s, pid, fd, &st)))
             continue;
         s->hit->kind = "foreign_file";
         s->hit->pid = pid;
