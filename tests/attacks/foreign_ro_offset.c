@@ -11,10 +11,9 @@
  * outsider reads the offsets with lseek(fd, 0, SEEK_CUR). F_SETFL (O_APPEND,
  * O_NONBLOCK, O_ASYNC, O_DIRECT) carries a few more bits per call.
  * Verifier: the outsider, asked after the agent exited, reads the shared offset.
- * Would block it: refusing a delivery while the agent holds any fd whose open file description
- * an outside process also holds (the host pass over every fd of the agent, by description:
- * kcmp(KCMP_FILE), or fdinfo's ino and pos), or refusing fds passed in from outside, read-only
- * or not. */
+ * Blocks it: mncd's fd scan refuses a delivery while a read-only fd of the agent on a file or
+ * directory shares its open file description with an outside process (kcmp(KCMP_FILE));
+ * LEAKED on both backends before. */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -105,7 +104,7 @@ static void verify(struct atk_ctx *c)
 
 static const struct atk A = {"foreign_ro_offset",
                              "file offset of a read-only fd shared with an outsider (lseek)",
-                             ATK_NO_RECV | ATK_OPEN,
+                             ATK_NO_RECV,
                              prepare,
                              agent,
                              NULL,

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <linux/kcmp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,8 @@ typedef struct obj {
     ino_t ino;
     pid_t pid; /* an agent process holding it, and its fd (-1: mapping) */
     int fd;
+    bool desc; /* only this open file description counts (kcmp): a read-only fd, whose offset is
+                  the shared state; else any holder of the inode */
     char what[200];
 } obj;
 
@@ -63,11 +67,21 @@ static bool is_agent(const scan *s, pid_t p)
     return s->npids && bsearch(&p, s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
 }
 
-static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what)
+static int add_obj_as(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what, bool desc)
 {
-    for (int i = 0; i < s->no; i++)
-        if (s->o[i].dev == dev && s->o[i].ino == ino)
+    for (int i = 0; i < s->no; i++) {
+        obj *x = &s->o[i];
+        if (x->dev != dev || x->ino != ino)
+            continue;
+        if (!x->desc)
+            return 0; /* any holder of the inode counts already */
+        if (!desc) {  /* now any holder counts */
+            x->desc = false;
             return 0;
+        }
+        if (x->pid == pid && x->fd == fd)
+            return 0;
+    }
     if (s->no == s->co) {
         int c = s->co ? s->co * 2 : 32;
         obj *t = realloc(s->o, (size_t)c * sizeof(*t));
@@ -81,8 +95,14 @@ static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char 
     o->ino = ino;
     o->pid = pid;
     o->fd = fd;
+    o->desc = desc;
     snprintf(o->what, sizeof(o->what), "%.199s", what);
     return 0;
+}
+
+static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what)
+{
+    return add_obj_as(s, dev, ino, pid, fd, what, false);
 }
 
 static bool exempt(const scan *s, dev_t dev, ino_t ino)
@@ -101,11 +121,19 @@ static bool is_launcher(const scan *s, pid_t p)
     return false;
 }
 
-static const obj *find_obj(const scan *s, dev_t dev, ino_t ino)
+/* The object an outsider's fd (pid, fd; -1: a mapping) on (dev, ino) shares with the agent:
+ * any one held as an inode, or one held as a description that kcmp says is the same. */
+static const obj *find_obj(const scan *s, dev_t dev, ino_t ino, pid_t pid, int fd)
 {
-    for (int i = 0; i < s->no; i++)
-        if (s->o[i].dev == dev && s->o[i].ino == ino)
-            return &s->o[i];
+    for (int i = 0; i < s->no; i++) {
+        const obj *o = &s->o[i];
+        if (o->dev != dev || o->ino != ino)
+            continue;
+        if (!o->desc)
+            return o;
+        if (fd >= 0 && syscall(SYS_kcmp, o->pid, pid, KCMP_FILE, o->fd, fd) == 0)
+            return o;
+    }
     return NULL;
 }
 
@@ -305,6 +333,13 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         /* a terminal's settings (termios: control characters, flags, window size) are set
          * through an fd of any mode and read back by whoever holds the terminal: a read-only
          * fd on an outsider's pty is a way out too (attack foreign_tty_ro_termios) */
+        if (!writable && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+            /* read-only: harmless unless its open file description is shared with an outsider,
+             * whose offset the agent moves with lseek (attack foreign_ro_offset) */
+            if (!exempt(s, st.st_dev, st.st_ino)) /* the operator's stdin, shared by design */
+                rc = add_obj_as(s, st.st_dev, st.st_ino, pid, fd, named ? link : "(unnamed)", true);
+            continue;
+        }
         if ((!writable && !is_terminal(&st)) || S_ISDIR(st.st_mode))
             continue;
         if (named && in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
@@ -489,7 +524,7 @@ static int outsider(scan *s, pid_t pid)
             struct stat st;
             if (fstatat(dfd, e->d_name, &st, 0) != 0)
                 continue;
-            const obj *o = find_obj(s, st.st_dev, st.st_ino);
+            const obj *o = find_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name));
             if (o) {
                 closedir(d);
                 return found(s, o, pid);
@@ -510,7 +545,7 @@ static int outsider(scan *s, pid_t pid)
         char *nl = strchr(line + off, '\n');
         if (nl)
             *nl = 0;
-        const obj *o = find_obj(s, makedev(maj, min), (ino_t)ino);
+        const obj *o = find_obj(s, makedev(maj, min), (ino_t)ino, pid, -1);
         if (o)
             rc = found(s, o, pid);
         else if (off > 0 && line[off] == '/' && in_any_workspace(s, line + off))
