@@ -9,9 +9,10 @@
  * (workspace_inotify). After the taint the agent creates WS/<canary>; the IN_CREATE event,
  * with the name, goes to the outsider's fd (255 bytes per file, at file-creation rate).
  * Verifier: the outsider reads the events as they come and hands over the names.
- * Would block it: the fd scan at each delivery judging inotify/fanotify marks on workspace
- * inodes held by outside processes (fdinfo lists "inotify wd:.. ino:.. sdev:.."), as the
- * launcher does at the launch; or refusing fds passed out. */
+ * Blocks it: mncd's fd scan at each delivery reads the marks of outside inotify/fanotify fds
+ * and refuses when one is on a workspace inode (its file handle opened with open_by_handle_at);
+ * LEAKED on both backends before. Parked in flight instead, the instance stays unseen, like
+ * workspace_fd_passed_out ([open]). */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -105,7 +106,7 @@ static void verify(struct atk_ctx *c)
 static const struct atk A = {
     "workspace_inotify_out",
     "the agent's inotify instance on its workspace handed to an outsider; file names carry the canary",
-    ATK_NO_RECV | ATK_OPEN,
+    ATK_NO_RECV,
     prepare,
     agent,
     NULL,

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,79 @@ static int found_path(scan *s, const char *path, pid_t holder, int fd)
     return 1;
 }
 
+/* A mark of an outsider's inotify or fanotify instance (one line of its fdinfo) on a workspace
+ * inode: the instance reports what happens there (created names, opens, writes) to whoever
+ * holds it. The agent itself may have made the mark and handed the instance out (attack
+ * workspace_inotify_out). The line carries the inode's file handle; mncd opens it on the
+ * filesystem of a workspace (open_by_handle_at, root) and asks where it is. */
+static const char *mark_in_workspace(const scan *s, const char *line, char *path, size_t n)
+{
+    unsigned bytes = 0, kdev = 0;
+    int type = 0;
+    const char *sd = strstr(line, "sdev:");
+    if (!sd || sscanf(sd, "sdev:%x", &kdev) != 1)
+        return NULL;
+    /* the kernel's dev_t (major << 20 | minor): only marks on a workspace's filesystem are opened */
+    dev_t mdev = makedev(kdev >> 20, kdev & 0xfffff);
+    const char *h = strstr(line, "fhandle-bytes:");
+    if (!h || sscanf(h, "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 || bytes == 0 || bytes > 128)
+        return NULL;
+    const char *hex = strstr(h, "f_handle:");
+    if (!hex)
+        return NULL;
+    hex += 9;
+    union {
+        struct file_handle fh;
+        unsigned char raw[sizeof(struct file_handle) + 128];
+    } u;
+    u.fh.handle_bytes = bytes;
+    u.fh.handle_type = type;
+    for (unsigned i = 0; i < bytes; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+            return NULL;
+        u.raw[offsetof(struct file_handle, f_handle) + i] = (unsigned char)v;
+    }
+    for (int c = 0; c < s->ncg; c++)
+        for (int i = 0; i < s->cgs[c].n_ws; i++) {
+            struct stat ws;
+            if (stat(s->cgs[c].ws[i], &ws) != 0 || ws.st_dev != mdev)
+                continue;
+            int root = open(s->cgs[c].ws[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* not O_PATH: EBADF */
+            if (root < 0)
+                continue;
+            int fd = open_by_handle_at(root, &u.fh, O_PATH | O_CLOEXEC);
+            close(root);
+            if (fd < 0)
+                continue; /* another filesystem, or gone */
+            char p[64];
+            snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+            ssize_t l = readlink(p, path, n - 1);
+            close(fd);
+            path[l > 0 ? l : 0] = 0;
+            if (l > 0 && path[0] == '/' && in_any_workspace(s, path))
+                return path;
+        }
+    return NULL;
+}
+
+/* Does fd `fd` of outsider pid (an inotify or fanotify instance) watch a workspace inode? */
+static int outsider_marks(scan *s, pid_t pid, const char *fd, char *path, size_t n)
+{
+    char p[320], line[512];
+    snprintf(p, sizeof(p), "/proc/%d/fdinfo/%.255s", (int)pid, fd);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    int hit = 0;
+    while (!hit && fgets(line, sizeof(line), f))
+        if ((strncmp(line, "inotify wd:", 11) == 0 || strncmp(line, "fanotify ino:", 13) == 0) &&
+            mark_in_workspace(s, line, path, n))
+            hit = 1;
+    fclose(f);
+    return hit;
+}
+
 static int found(scan *s, const obj *o, pid_t holder)
 {
     s->hit->kind = "held_outside";
@@ -519,6 +593,14 @@ static int outsider(scan *s, pid_t pid)
                 if (link[0] == '/' && in_any_workspace(s, link)) {
                     closedir(d);
                     return found_path(s, link, pid, atoi(e->d_name));
+                }
+                char wp[PATH_MAX];
+                if ((!strcmp(link, "anon_inode:inotify") || !strcmp(link, "anon_inode:[fanotify]")) &&
+                    outsider_marks(s, pid, e->d_name, wp, sizeof(wp))) {
+                    closedir(d);
+                    char what[PATH_MAX + 40];
+                    snprintf(what, sizeof(what), "a watch on %s", wp);
+                    return found_path(s, what, pid, atoi(e->d_name));
                 }
             }
             struct stat st;
