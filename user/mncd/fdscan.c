@@ -576,10 +576,9 @@ static int found(scan *s, const obj *o, pid_t holder)
 }
 
 /* Does process pid (outside the agent, not root) hold one of the objects? */
-static int outsider(scan *s, pid_t pid)
+/* The fds in dp (/proc/PID/fd, or a thread's own table: /proc/PID/task/TID/fd) of task pid. */
+static int outsider_fds(scan *s, pid_t pid, const char *dp)
 {
-    char dp[64];
-    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
     DIR *d = opendir(dp);
     if (d) {
         int dfd = dirfd(d);
@@ -614,10 +613,34 @@ static int outsider(scan *s, pid_t pid)
         }
         closedir(d);
     }
+    return 0;
+}
+
+/* Does process pid (outside the agent) hold one of the objects: in its fd table, in the table of
+ * a thread that unshared its own (CLONE_FILES off: attack outsider_thread_fds), or mapped? */
+static int outsider(scan *s, pid_t pid)
+{
+    char dp[96];
+    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
+    int rc = outsider_fds(s, pid, dp);
+    snprintf(dp, sizeof(dp), "/proc/%d/task", (int)pid);
+    struct stat ts; /* procfs gives a task directory 2 + threads links: one thread, nothing more */
+    DIR *t = rc == 0 && stat(dp, &ts) == 0 && ts.st_nlink > 3 ? opendir(dp) : NULL;
+    for (struct dirent *e; t && rc == 0 && (e = readdir(t));) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid <= 0 || tid == pid || syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
+            continue; /* the leader's table, seen above */
+        char tp[96];
+        snprintf(tp, sizeof(tp), "/proc/%d/task/%d/fd", (int)pid, (int)tid);
+        rc = outsider_fds(s, tid, tp);
+    }
+    if (t)
+        closedir(t);
+    if (rc)
+        return rc;
     char p[64], line[PATH_MAX + 128];
     snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(p, "re");
-    int rc = 0;
     while (f && rc == 0 && fgets(line, sizeof(line), f)) {
         unsigned maj, min;
         unsigned long long ino;
