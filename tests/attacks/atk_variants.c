@@ -643,6 +643,29 @@ int atkv_own_queue_agent(struct atk_ctx *c)
     return 0;
 }
 
+int atkv_keeper_listen(const char *path)
+{
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
+        _exit(2);
+    return l;
+}
+
+int atkv_keeper_take_one(int l)
+{
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int fd = -1;
+    if (s < 0 || atk_recv_fds(s, &fd, 1) != 1)
+        _exit(3);
+    if (write(s, "A", 1) != 1)
+        _exit(3);
+    close(s);
+    close(l);
+    return fd;
+}
+
 void atkv_keeper_nobody(void)
 {
     if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)

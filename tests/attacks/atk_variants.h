@@ -119,6 +119,11 @@ int atkv_notes_agent(struct atk_ctx *c);
  * signals ready on ans, waits for the byte on cmd and returns the fd taken back from the queue;
  * exits (2 socketpair, 3 park, 4 take back) when a step fails. */
 int atkv_keeper_park(int fd, int cmd, int ans);
+/* In a keeper: a UNIX stream listener at path (0777, so the agent may connect); exit 2 if not. */
+int atkv_keeper_listen(const char *path);
+/* In a keeper: accepts one connection on l, takes one fd (SCM_RIGHTS), acknowledges with "A" and
+ * closes the connection and l; exit 3 if a step fails. The fd. */
+int atkv_keeper_take_one(int l);
 /* In a keeper: drops to uid 65534 (exit 1 if it cannot). */
 void atkv_keeper_nobody(void);
 /* In a keeper: pread of what the file fd holds, written to ans; then exits. */

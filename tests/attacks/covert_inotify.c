@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 #define NF 16
 static char sysd[300];
@@ -32,8 +32,7 @@ static char sysd[300];
 /* the watcher: as uid 65534, events' names to the pipe (one nibble character per OPEN) */
 static void watcher(int out, int ready)
 {
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     int in = inotify_init1(IN_CLOEXEC);
     if (in < 0 || inotify_add_watch(in, sysd, IN_OPEN | IN_CLOSE_NOWRITE) < 0)
         _exit(1);

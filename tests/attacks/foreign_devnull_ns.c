@@ -36,13 +36,8 @@ static int put(const char *path, const char *s)
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) /* the uid change cleared it: /proc/self is root's */
         _exit(5);
     /* an unprivileged user namespace and a mount namespace of its own: nothing of the host changes */

@@ -24,15 +24,10 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
 {
     char top[700];
     snprintf(top, sizeof(top), "%s/lp", c->dir);
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
+    int l = atkv_keeper_listen(path);
     if (mkdir(top, 0755) < 0 || chown(top, ATK_NOBODY, ATK_NOBODY) < 0)
         _exit(4);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     char name[201];
     memset(name, 'd', 200);
     name[200] = 0;

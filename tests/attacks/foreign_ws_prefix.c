@@ -23,13 +23,8 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     (void)cmd;
     char f[700];
     snprintf(f, sizeof(f), "%s ws-x", c->ws); /* "DIR/ws ws-x" */
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
     int fd = open(f, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         _exit(4);

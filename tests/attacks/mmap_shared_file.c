@@ -27,16 +27,11 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
 {
     char f[700];
     snprintf(f, sizeof(f), "%s/mm.out", c->dir);
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
+    int l = atkv_keeper_listen(path);
     int fd = open(f, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || ftruncate(fd, PAGE) < 0 || fchown(fd, ATK_NOBODY, ATK_NOBODY) < 0)
         _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     if (write(ans, "r", 1) != 1)
         _exit(1);
     int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);

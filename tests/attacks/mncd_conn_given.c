@@ -31,8 +31,7 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
     if (!sock || l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
         _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     int m = atk_unix(SOCK_STREAM, sock); /* the outsider's own connection to mncd */
     if (m < 0)
         _exit(4);

@@ -25,23 +25,11 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
     if (write(ans, "r", 1) != 1)
         _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    int m = -1;
-    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
-        _exit(3);
-    if (write(s, "A", 1) != 1)
-        _exit(3);
-    close(s);
-    close(l);
+    int m = atkv_keeper_take_one(l);
     static char buf[1 << 17];
     size_t n = 0;
     for (;;) { /* read the agent's mncd connection until asked */

@@ -30,23 +30,11 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0777) < 0 || listen(l, 4) < 0)
-        _exit(2);
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
     if (write(ans, "r", 1) != 1)
         _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    int lf = -1;
-    if (s < 0 || atk_recv_fds(s, &lf, 1) != 1)
-        _exit(3);
-    if (write(s, "A", 1) != 1)
-        _exit(3);
-    close(s);
-    close(l);
+    int lf = atkv_keeper_take_one(l);
     static char buf[4096];
     size_t n = 0;
     for (;;) { /* answer every notification (the call continues) and keep its arguments */

@@ -26,8 +26,7 @@
 
 static void outsider(const struct atk_ctx *c, const char *dir, int cmd, int ans)
 {
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     /* the uid change from root left the process undumpable: its /proc/self files root's */
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
         _exit(2);

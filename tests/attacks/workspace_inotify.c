@@ -16,12 +16,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static void watcher(const char *ws, int out, int ready)
 {
-    if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)
-        _exit(1);
+    atkv_keeper_nobody();
     int in = inotify_init1(IN_CLOEXEC);
     if (in < 0 || inotify_add_watch(in, ws, IN_CREATE | IN_MOVED_TO) < 0)
         _exit(1);
