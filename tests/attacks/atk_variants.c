@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -748,4 +749,68 @@ void atkv_backlog_cleanup(struct atk_ctx *c)
     if (c->fdslot[ATKV_BACKLOG_SLOT] > 0)
         close(c->fdslot[ATKV_BACKLOG_SLOT]);
     c->fdslot[ATKV_BACKLOG_SLOT] = -1;
+}
+
+/* ---- mmap_shared_file, mmap_mprotect_file: an outsider's O_RDWR file, mapped shared */
+static void mmap_outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    char f[700];
+    snprintf(f, sizeof(f), "%s/mm.out", c->dir);
+    int l = atkv_keeper_listen(path);
+    int fd = open(f, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, ATKV_PAGE) < 0 || fchown(fd, ATK_NOBODY, ATK_NOBODY) < 0)
+        _exit(2);
+    atkv_keeper_nobody();
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
+        _exit(3);
+    close(fd); /* the outsider keeps nothing open: only the file on disk */
+    char x;
+    if (read(s, &x, 1) < 0) /* the agent closes its side once it mapped the file */
+        _exit(3);
+    close(s);
+    close(l);
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    fd = open(f, O_RDONLY | O_CLOEXEC);
+    char buf[256];
+    ssize_t r = fd < 0 ? -1 : pread(fd, buf, sizeof(buf), 0);
+    if (r > 0 && write(ans, buf, (size_t)r) != r)
+        _exit(1);
+    _exit(0);
+}
+
+int atkv_mmap_prepare(struct atk_ctx *c)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/mg.sock", c->dir);
+    atk_set(c, "mg", "%s", k);
+    return atkv_keeper_start(c, k, mmap_outsider, "1 drop to 65534, 2 listen/file, 3 give the fd");
+}
+
+int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "mg")));
+    if (s < 0)
+        return 0;
+    int fd = -1;
+    if (atk_try(c, "take its O_RDWR file fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
+        return 0;
+    int prot = mprotect_after ? PROT_READ : PROT_READ | PROT_WRITE;
+    char *m = mmap(NULL, ATKV_PAGE, prot, MAP_SHARED, fd, 0);
+    if (atk_try(c, mprotect_after ? "mmap MAP_SHARED PROT_READ" : "mmap MAP_SHARED PROT_READ|PROT_WRITE",
+                m == MAP_FAILED ? -1 : 0) < 0)
+        return 0;
+    close(fd);
+    close(s);
+    atk_recv(c); /* now tainted; we hold no fd, only a shared mapping (r--s or rw-s) */
+    if (mprotect_after &&
+        atk_try(c, "mprotect PROT_READ|PROT_WRITE", mprotect(m, ATKV_PAGE, PROT_READ | PROT_WRITE)) < 0)
+        return 0;
+    memcpy(m, c->secret, strlen(c->secret));
+    atk_try(c, "msync", msync(m, ATKV_PAGE, MS_SYNC));
+    munmap(m, ATKV_PAGE);
+    return 0;
 }

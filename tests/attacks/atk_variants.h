@@ -147,4 +147,12 @@ int atkv_backlog_prepare(struct atk_ctx *c);
 int atkv_backlog_agent(struct atk_ctx *c);
 void atkv_backlog_cleanup(struct atk_ctx *c);
 
+/* mmap_shared_file, mmap_mprotect_file: prepare starts a keeper (uid 65534) that gives the agent
+ * an O_RDWR fd on DIR/mm.out (one page) and keeps nothing open; the agent maps it MAP_SHARED
+ * (writable, or read-only then mprotect'ed writable after the taint: mprotect_after), closes
+ * the fd, receives, and stores the canary in the page. keeper_verify reads the file back. */
+#define ATKV_PAGE 4096
+int atkv_mmap_prepare(struct atk_ctx *c);
+int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after);
+
 #endif
