@@ -667,6 +667,27 @@ int atkv_keeper_take_one(int l)
     return fd;
 }
 
+size_t atkv_keeper_read_until_asked(int m, int cmd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = m, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            _exit(1);
+        if (pf[0].revents & POLLIN) {
+            ssize_t r = read(m, buf + n, cap - 1 - n);
+            if (r > 0 && (n += (size_t)r) < cap - 1)
+                continue;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR) && !(pf[0].revents & POLLIN))
+            m = -1; /* poll ignores a negative fd: wait for the question only */
+        if (pf[1].revents & (POLLIN | POLLHUP))
+            break;
+    }
+    buf[n] = 0;
+    return n;
+}
+
 void atkv_keeper_nobody(void)
 {
     if (setgroups(0, NULL) < 0 || setgid(ATK_NOBODY) < 0 || setuid(ATK_NOBODY) < 0)

@@ -124,6 +124,9 @@ int atkv_keeper_listen(const char *path);
 /* In a keeper: accepts one connection on l, takes one fd (SCM_RIGHTS), acknowledges with "A" and
  * closes the connection and l; exit 3 if a step fails. The fd. */
 int atkv_keeper_take_one(int l);
+/* In a keeper: reads what arrives on m into buf (cap bytes, NUL-terminated) until a byte or EOF
+ * on cmd (the orchestrator's question); the number of bytes. */
+size_t atkv_keeper_read_until_asked(int m, int cmd, char *buf, size_t cap);
 /* In a keeper: drops to uid 65534 (exit 1 if it cannot). */
 void atkv_keeper_nobody(void);
 /* In a keeper: pread of what the file fd holds, written to ans; then exits. */

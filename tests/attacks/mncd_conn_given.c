@@ -46,22 +46,7 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     close(s);
     close(l);
     static char buf[1 << 17];
-    size_t n = 0;
-    for (;;) { /* read the agent's mncd connection until asked */
-        struct pollfd pf[2] = {{.fd = m, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0)
-            _exit(1);
-        if (pf[0].revents & POLLIN) {
-            ssize_t r = read(m, buf + n, sizeof(buf) - 1 - n);
-            if (r > 0 && (n += (size_t)r) < sizeof(buf) - 1)
-                continue;
-        }
-        if (pf[0].revents & (POLLHUP | POLLERR) && !(pf[0].revents & POLLIN))
-            m = -1; /* poll ignores a negative fd: wait for the question only */
-        if (pf[1].revents & (POLLIN | POLLHUP))
-            break;
-    }
-    buf[n] = 0;
+    atkv_keeper_read_until_asked(m, cmd, buf, sizeof(buf));
     const char *v = strstr(buf, "\"selected_slot\":\"");
     if (!v)
         v = strstr(buf, "\"id\":\""); /* the positive control's echo */
