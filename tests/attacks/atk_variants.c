@@ -10,8 +10,10 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <stdint.h>
 #include <sys/utsname.h>
@@ -605,6 +607,161 @@ int atkv_notes_agent(struct atk_ctx *c)
         return 0;
     atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
     close(fd);
+    return 0;
+}
+
+/* ---- vmsplice_page_out, splice_ws_page_out, sendfile_ws_page_out, workspace_page_prelaunch */
+#define ATKV_PAGE 4096
+
+/* WS/notes.txt filled with one page of 'x' (so the page is in the page cache). 0 or -1. */
+static int page_fill(int fd)
+{
+    char x[ATKV_PAGE];
+    memset(x, 'x', sizeof(x));
+    return pwrite(fd, x, sizeof(x), 0) == (ssize_t)sizeof(x) ? 0 : -1;
+}
+
+/* In a keeper, when asked: what the pipe's read end holds now, to ans; then exits. */
+static void page_keeper_answer(int r, int cmd, int ans)
+{
+    char x, buf[ATKV_PAGE];
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    ssize_t n = read(r, buf, sizeof(buf));
+    if (n > 0 && write(ans, buf, (size_t)(n < 511 ? n : 511)) < 0)
+        _exit(1);
+    _exit(0);
+}
+
+static void page_keeper_give(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        _exit(2);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'W', &p[1], 1) < 0)
+        _exit(3);
+    close(p[1]);
+    close(l);
+    char x;
+    if (read(s, &x, 1) != 1) /* the agent is done with the write end */
+        _exit(3);
+    close(s);
+    page_keeper_answer(p[0], cmd, ans);
+}
+
+static void page_keeper_prelaunch(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    atkv_keeper_nobody();
+    int p[2];
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    loff_t off = 0;
+    if (f < 0 || pipe2(p, O_CLOEXEC) < 0)
+        _exit(2);
+    if (splice(f, &off, p[1], NULL, ATKV_PAGE, 0) != ATKV_PAGE)
+        _exit(3);
+    close(f);
+    close(p[1]);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    page_keeper_answer(p[0], cmd, ans);
+}
+
+static void page_keeper_take(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        _exit(2);
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int m = -1;
+    loff_t off = 0;
+    if (s < 0 || atk_recv_fds(s, &m, 1) != 1 || splice(m, &off, p[1], NULL, ATKV_PAGE, 0) != ATKV_PAGE)
+        _exit(3);
+    close(m);
+    close(p[1]);
+    close(l);
+    if (write(s, "A", 1) != 1)
+        _exit(3);
+    close(s);
+    page_keeper_answer(p[0], cmd, ans);
+}
+
+int atkv_page_prepare(struct atk_ctx *c, int prelaunch)
+{
+    char f[700], k[700];
+    if (atkv_notes_file(c, f, sizeof(f)) != 0)
+        return -1;
+    int fd = open(f, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || page_fill(fd) != 0 || close(fd) != 0) {
+        snprintf(c->notes, sizeof(c->notes), "prepare fill %s: %s", f, strerror(errno));
+        return -1;
+    }
+    if (prelaunch == 1)
+        return atkv_keeper_start(c, f, page_keeper_prelaunch, "1 nobody, 2 open/pipe, 3 splice");
+    snprintf(k, sizeof(k), "%s/kp.sock", c->dir);
+    atk_set(c, "kp", "%s", k);
+    if (prelaunch == 2)
+        return atkv_keeper_start(c, k, page_keeper_take, "2 listen/pipe, 3 take the fd and splice it");
+    return atkv_keeper_start(c, k, page_keeper_give, "2 listen/pipe, 3 hand the write end");
+}
+
+int atkv_page_agent(struct atk_ctx *c, char how)
+{
+    static char page[ATKV_PAGE] __attribute__((aligned(ATKV_PAGE)));
+    char p[700];
+    snprintf(p, sizeof(p), "%s/notes.txt", atk_arg(c, "ws"));
+    int fd = -1, w = -1;
+    if (how == 'm') { /* a memfd the outsider splices from, then closes */
+        fd = (int)atk_try(c, "memfd_create", memfd_create("atk", MFD_CLOEXEC));
+        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "kp")));
+        if (fd < 0 || s < 0 || page_fill(fd) != 0)
+            return 0;
+        atk_try(c, "pass the memfd out", atk_send_fds(s, 'M', &fd, 1));
+        char ack;
+        atk_try(c, "the outsider spliced it and closed it", read(s, &ack, 1));
+        close(s);
+    } else if (how != 'p') {
+        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "kp")));
+        if (s < 0 || atk_try(c, "take the pipe's write end", atk_recv_fds(s, &w, 1)) != 1)
+            return 0;
+        if (how == 'v') {
+            memset(page, 'x', sizeof(page));
+            struct iovec iv = {page, sizeof(page)};
+            atk_try(c, "vmsplice a page of our memory", vmsplice(w, &iv, 1, 0));
+        } else {
+            fd = (int)atk_try(c, "open ws/notes.txt O_RDWR", open(p, O_RDWR | O_CLOEXEC));
+            loff_t lo = 0;
+            off_t so = 0;
+            if (fd >= 0 && how == 's')
+                atk_try(c, "splice ws/notes.txt into the pipe", splice(fd, &lo, w, NULL, ATKV_PAGE, 0));
+            else if (fd >= 0)
+                atk_try(c, "sendfile ws/notes.txt into the pipe", sendfile(w, fd, &so, ATKV_PAGE));
+        }
+        close(w);
+        if (write(s, "d", 1) != 1)
+            atk_note(c, "no done byte");
+        close(s);
+    }
+    atk_recv(c);
+    if (how == 'v') {
+        memcpy(page, c->secret, strlen(c->secret));
+        return 0;
+    }
+    if (fd < 0)
+        fd = (int)atk_try(c, "open ws/notes.txt O_WRONLY", open(p, O_WRONLY | O_CLOEXEC));
+    if (fd >= 0)
+        atk_try(c, "pwrite the canary at offset 0", pwrite(fd, c->secret, strlen(c->secret), 0));
     return 0;
 }
 

@@ -137,6 +137,18 @@ void atkv_outside_shared_verify(struct atk_ctx *c);
 /* The agent creates WS/<canary> (its name is the payload). */
 int atkv_canary_name_agent(struct atk_ctx *c);
 
+/* vmsplice_page_out ('v'), splice_ws_page_out ('s'), sendfile_ws_page_out ('f'),
+ * workspace_page_prelaunch ('p'), memfd_page_outsider ('m'): a pipe whose buffers reference
+ * pages the agent writes after its taint. prepare makes WS/notes.txt (one page of 'x') and
+ * starts a uid 65534 keeper that hands the write end of its pipe to the agent on DIR/kp.sock
+ * (prelaunch = 0), or before the launch splices notes.txt's page into its pipe itself and closes
+ * the file (1), or takes an fd on DIR/kp.sock, splices its first page into its pipe and closes
+ * it (2). The agent fills the pipe (how: vmsplice of a page of its memory, splice or sendfile of
+ * notes.txt; or passes out a one-page memfd), receives, then writes the canary into that page.
+ * The keeper, asked after the agent exited, reads the pipe (atkv_keeper_verify). */
+int atkv_page_prepare(struct atk_ctx *c, int prelaunch);
+int atkv_page_agent(struct atk_ctx *c, char how);
+
 /* file_fd_own_queue, file_fd_nested_queue: the agent takes the helper's writable file fd, parks
  * it in its own socketpair's queue (prepare sets "nested": 1 parks it one queue deeper) across
  * the recv, takes it back and writes the canary through it. */

@@ -24,9 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "mnc_kern.h"
@@ -345,10 +348,122 @@ static int entry_checks(give_ctx *c, const struct stat *st)
     return add_key(c, st);
 }
 
+/* Whether a regular file's page-cache pages may be referenced from outside (fd, with the write
+ * lease held: nobody else has it open or mapped). splice, vmsplice of a mapping and sendfile
+ * leave references to a file's pages, not copies, in a pipe or socket buffer; a page the agent
+ * later writes in place is read there as it is then (attack workspace_page_prelaunch), with no
+ * open file left to find. On a disk filesystem dirty pages are written back and the cache is
+ * dropped (POSIX_FADV_DONTNEED): the kernel keeps a page only while something else holds a
+ * reference to it, so a page still resident (mincore, over windows of a private read-only
+ * mapping) is held by someone's buffer. tmpfs and ramfs pages are the file itself and cannot be
+ * dropped. 0: none can be; 1: the file needs a fresh inode (fresh_file); -1 after printing why.
+ * The cost: a file's pages are read from disk again after the launch. */
+#define GIVE_PAGE_WINDOW (64u << 20)
+static int pages_maybe_shared(give_ctx *c, int fd, const struct stat *st)
+{
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0)
+        return give_refuse(c, "%s: fstatfs: %s", c->path, strerror(errno));
+    if (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)
+        return st->st_size > 0;
+    if (st->st_size == 0)
+        return 0;
+    if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) !=
+        0)
+        return give_refuse(c, "%s: sync_file_range: %s", c->path, strerror(errno));
+    int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (e != 0)
+        return give_refuse(c, "%s: posix_fadvise(DONTNEED): %s", c->path, strerror(e));
+    long pg = sysconf(_SC_PAGESIZE);
+    static unsigned char vec[GIVE_PAGE_WINDOW / 4096];
+    if (pg < 4096)
+        return give_refuse(c, "page size %ld below 4096", pg);
+    for (off_t off = 0; off < st->st_size; off += GIVE_PAGE_WINDOW) {
+        off_t left = st->st_size - off;
+        size_t len = left < (off_t)GIVE_PAGE_WINDOW ? (size_t)left : GIVE_PAGE_WINDOW;
+        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, off);
+        if (m == MAP_FAILED)
+            return give_refuse(c, "%s: mmap for mincore: %s", c->path, strerror(errno));
+        int r = mincore(m, len, vec);
+        int me = errno;
+        munmap(m, len);
+        if (r != 0)
+            return give_refuse(c, "%s: mincore: %s", c->path, strerror(me));
+        for (size_t i = 0; i < (len + (size_t)pg - 1) / (size_t)pg; i++)
+            if (vec[i] & 1)
+                return 1;
+    }
+    return 0;
+}
+
+static int copy_xattrs(give_ctx *c, int from, int to);
+
+/* Gives the regular file `name` of the directory parent (fd, st as normalised) a fresh inode:
+ * a copy (data, owner, mode, extended attributes, access and modification times) made under a
+ * temporary name and renamed over it, so that page references anyone kept point into the old
+ * inode's pages, which no name reaches any more. Nothing half-done: the old file stays until
+ * the rename, the copy is removed if a step fails. A file with other hard links is refused (a
+ * copy would split it). 0, or -1 after printing why. */
+static int fresh_file(give_ctx *c, int parent, const char *name, int fd, const struct stat *st)
+{
+    if (st->st_nlink > 1)
+        return give_refuse(c,
+                           "%s: its pages may be held outside (a pipe or socket buffer that spliced it before the "
+                           "launch) and it has %lu hard links, so it cannot be given a fresh copy; remove the "
+                           "other links and launch again",
+                           c->path, (unsigned long)st->st_nlink);
+    static unsigned long seq;
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), ".mnc-fresh-file.%d.%lu", (int)getpid(), seq++);
+    int nfd = openat(parent, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (nfd < 0)
+        return give_refuse(c, "%s: creating its fresh copy: %s", c->path, strerror(errno));
+    const char *step = "chown";
+    bool ok = fchown(nfd, st->st_uid, st->st_gid) == 0 && (step = "chmod", fchmod(nfd, st->st_mode & 07777) == 0);
+    loff_t in = 0;
+    while (ok && in < st->st_size) {
+        ssize_t n = copy_file_range(fd, &in, nfd, NULL, (size_t)(st->st_size - in), 0);
+        if (n <= 0) {
+            step = n == 0 ? "copy (the file shrank)" : "copy_file_range";
+            ok = false;
+        }
+    }
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    if (ok && !(step = "futimens", futimens(nfd, ts) == 0))
+        ok = false;
+    if (ok && !(step = "fsync", fsync(nfd) == 0))
+        ok = false;
+    int e = errno;
+    if (ok && copy_xattrs(c, fd, nfd) != 0) { /* says why itself */
+        close(nfd);
+        unlinkat(parent, tmp, 0);
+        return -1;
+    }
+    if (ok && !(step = "rename", renameat(parent, tmp, parent, name) == 0)) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        close(nfd);
+        unlinkat(parent, tmp, 0);
+        return give_refuse(c, "%s: making its fresh copy (%s): %s", c->path, step, strerror(e));
+    }
+    /* the workspace's inode keys (check_marks) name the new file, not the removed one */
+    struct stat nst;
+    if (fstat(nfd, &nst) == 0)
+        for (size_t i = c->nkeys; i-- > 0;)
+            if (c->keys[i].ino == st->st_ino && c->keys[i].dev == kdev(st->st_dev)) {
+                c->keys[i].ino = nst.st_ino;
+                break;
+            }
+    close(nfd);
+    return 0;
+}
+
 /* A regular file nobody else has open: the kernel grants a write lease only if no other open
  * file description of the inode exists (fd tables, mappings, fds in flight in socket queues,
  * an executable being run all count; O_PATH fds do not, and cannot read). */
-static int check_not_open(give_ctx *c, int fd)
+static int check_not_open(give_ctx *c, int parent, const char *name, int fd)
 {
     if (!c->check_open)
         return 0;
@@ -362,9 +477,14 @@ static int check_not_open(give_ctx *c, int fd)
         return give_refuse(c, "%s: cannot check whether it is open elsewhere (F_SETLEASE: %s)", c->path,
                            strerror(errno));
     }
+    struct stat st; /* as normalised */
+    int rc = fstat(fd, &st) == 0 ? pages_maybe_shared(c, fd, &st)
+                                 : give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+    if (rc == 1)
+        rc = fresh_file(c, parent, name, fd, &st);
     if (fcntl(fd, F_SETLEASE, F_UNLCK) != 0)
         return give_refuse(c, "%s: F_SETLEASE F_UNLCK: %s", c->path, strerror(errno));
-    return 0;
+    return rc;
 }
 
 /* A directory inside the workspace (fd) that carries a trusted.mnc.taint record: its path goes
@@ -568,7 +688,7 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
         fd = -1;
         goto out;
     }
-    if (S_ISREG(st.st_mode) && nr == 0 && check_not_open(c, fd) != 0)
+    if (S_ISREG(st.st_mode) && nr == 0 && check_not_open(c, dfd, name, fd) != 0)
         goto out;
     rc = 0;
 out:

@@ -277,12 +277,13 @@ static const char *const allow_plain[] = {
     "ftruncate64",
     "truncate64",
     "fallocate",
-    "sendfile",
-    "sendfile64",
+    /* Not sendfile, splice, tee or vmsplice (ENOSYS, the default action, on which libuv,
+     * CPython's shutil and coreutils fall back to read/write): they put references to pages,
+     * not copies, into a pipe or socket, so bytes the agent writes into its memory or a file
+     * after its taint reach whoever reads that pipe or socket later, with nothing of the agent's
+     * held outside at the delivery (attacks vmsplice_page_out, splice_ws_page_out,
+     * sendfile_ws_page_out). copy_file_range copies between files. */
     "copy_file_range",
-    "splice",
-    "tee",
-    "vmsplice",
     "fadvise64",
     "fadvise64_64",
     "readahead",
