@@ -896,6 +896,17 @@ void atkv_keeper_give_one(int l, int fd, int keep, int ans)
     close(l);
 }
 
+int atkv_keeper_pty(int *sl)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        _exit(4);
+    *sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (*sl < 0)
+        _exit(4);
+    return m;
+}
+
 void atkv_keeper_wait_asked(int cmd)
 {
     char x;
@@ -977,15 +988,21 @@ int atkv_seccomp_listener_out(struct atk_ctx *c, const char *tag)
     return 0;
 }
 
-int atkv_control_pair_agent(struct atk_ctx *c, const char *tag)
+int atkv_control_pair_agent(struct atk_ctx *c, const char *tag, const char *before, const char *after)
 {
     int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, tag)));
     int sp[2];
     if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
-        return -1;
+        return 0;
     atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
     atk_recv(c);
-    return sp[0];
+    char line[300];
+    int n = snprintf(line, sizeof(line), "%s%s%s", before, c->secret, after);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        n = 0;
+    atk_try(c, "write it", write(sp[0], line, (size_t)n));
+    sleep(1); /* the keeper reads it */
+    return 0;
 }
 
 int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept)

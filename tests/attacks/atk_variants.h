@@ -179,6 +179,10 @@ void atkv_keeper_ack(int s, int l);
  * closes fd unless keep (keep: the keeper reads it later), waits until the agent closes its
  * side, and closes the connection and l; exits 1 (ready) or 3 (accept, give, wait). */
 void atkv_keeper_give_one(int l, int fd, int keep, int ans);
+/* In a keeper (uid 65534 already): opens a pty master of its own (posix_openpt, O_NOCTTY),
+ * unlocks it and opens its slave O_RDWR | O_NOCTTY into *sl. The master; exits 4 if a step
+ * fails. */
+int atkv_keeper_pty(int *sl);
 /* In a keeper: waits for the orchestrator's question on cmd; exits 0 if it never comes (EOF). */
 void atkv_keeper_wait_asked(int cmd);
 /* In a keeper: writes buf[0..n) (nothing if n is 0) to ans as the answer and exits (0, or 1 if
@@ -207,9 +211,9 @@ int atkv_hand_to_keeper(struct atk_ctx *c, const char *tag, int fd, char code, c
 int atkv_seccomp_listener_out(struct atk_ctx *c, const char *tag);
 /* The positive control of mncd_conn_shared, netlink_route_shared: the agent connects to the
  * keeper at atk_arg(c, tag), hands it one end of a socketpair of its own ('L'; the keeper reads
- * it) and receives. The other end, for the agent to write the canary on; -1 if a step before
- * the recv failed. */
-int atkv_control_pair_agent(struct atk_ctx *c, const char *tag);
+ * it), receives, writes before + canary + after in one write on the other end ("write it") and
+ * gives the keeper a second to read it. Returns 0. */
+int atkv_control_pair_agent(struct atk_ctx *c, const char *tag, const char *before, const char *after);
 /* outsider_thread_fds, outsider_uring_fds: the agent creates a 4096-byte memfd, passes it to the
  * keeper at atk_arg(c, tag) ('M'; its acknowledgement noted as kept: where the keeper put it),
  * receives and pwrites the canary into the memfd. Returns 0. */

@@ -26,12 +26,8 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     (void)c;
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
-    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        _exit(4);
-    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (sl < 0)
-        _exit(4);
+    int sl;
+    int m = atkv_keeper_pty(&sl);
     atkv_keeper_give_one(l, m, 0, ans); /* the agent holds the master; the outsider keeps the slave */
     char x;
     /* read the slave as the lines come: the master's last close hangs the slave up and

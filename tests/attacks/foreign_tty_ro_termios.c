@@ -27,12 +27,10 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     (void)c;
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
-    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        _exit(4);
-    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    int sl;
+    int m = atkv_keeper_pty(&sl);
     int ro = open(ptsname(m), O_RDONLY | O_NOCTTY | O_CLOEXEC);
-    if (sl < 0 || ro < 0)
+    if (ro < 0)
         _exit(4);
     atkv_keeper_give_one(l, ro, 0, ans); /* the agent holds a read-only slave fd; the outsider keeps master and slave */
     atkv_keeper_wait_asked(cmd);
@@ -48,7 +46,8 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
 
 static int prepare(struct atk_ctx *c)
 {
-    return atkv_keeper_start_at(c, "tt", outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
+    return atkv_keeper_start_at(c, "tt", outsider,
+                                "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty or its read-only slave");
 }
 
 static int agent(struct atk_ctx *c)

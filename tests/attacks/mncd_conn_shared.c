@@ -41,16 +41,8 @@ static int prepare(struct atk_ctx *c)
 
 static int agent(struct atk_ctx *c)
 {
-    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
-        int w = atkv_control_pair_agent(c, "mc");
-        if (w < 0)
-            return 0;
-        char line[300];
-        int n = snprintf(line, sizeof(line), "{\"selected_slot\":\"%s\"}\n", c->secret);
-        atk_try(c, "write it", write(w, line, (size_t)n));
-        sleep(1);
-        return 0;
-    }
+    if (getenv("ATK_CONTROL_SECRET")) /* positive control: the value goes on the outsider's copy */
+        return atkv_control_pair_agent(c, "mc", "{\"selected_slot\":\"", "\"}\n");
     int m = (int)atk_try(c, "connect mncd", atk_mncd(c));
     if (atkv_hand_to_keeper(c, "mc", m, 'L', "hand a copy of the mncd connection to the outsider",
                             "outsider holds it") < 0)

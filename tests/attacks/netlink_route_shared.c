@@ -45,14 +45,8 @@ static int prepare(struct atk_ctx *c)
 
 static int agent(struct atk_ctx *c)
 {
-    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
-        int w = atkv_control_pair_agent(c, "nl");
-        if (w < 0)
-            return 0;
-        atk_try(c, "write it", write(w, c->secret, strlen(c->secret)));
-        sleep(1);
-        return 0;
-    }
+    if (getenv("ATK_CONTROL_SECRET")) /* positive control: the value goes on the outsider's copy */
+        return atkv_control_pair_agent(c, "nl", "", "");
     int nl = (int)atk_try(c, "socket NETLINK_ROUTE", socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
     if (atkv_hand_to_keeper(c, "nl", nl, 'L', "hand a copy of the netlink socket to the outsider",
                             "outsider holds it") < 0)
