@@ -992,3 +992,184 @@ int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after)
     munmap(m, ATKV_PAGE);
     return 0;
 }
+
+/* ---- keepers that hand the agent a file of their own, or hold one the agent handed them
+ * (what only this section needs, included here) */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+int atkv_keeper_start_at(struct atk_ctx *c, const char *tag, atkv_keeper_fn fn, const char *hint)
+{
+    char k[700];
+    snprintf(k, sizeof(k), "%s/%s.sock", c->dir, tag);
+    atk_set(c, tag, "%s", k);
+    return atkv_keeper_start(c, k, fn, hint);
+}
+
+int atkv_keeper_take_as_nobody(const char *path, int ans)
+{
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    return atkv_keeper_take_one(l);
+}
+
+int atkv_keeper_take_held(int l, int ans, int *s)
+{
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    *s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    int fd = -1;
+    if (*s < 0 || atk_recv_fds(*s, &fd, 1) != 1)
+        _exit(3);
+    return fd;
+}
+
+void atkv_keeper_ack(int s, int l)
+{
+    if (write(s, "A", 1) != 1)
+        _exit(3);
+    close(s);
+    close(l);
+}
+
+void atkv_keeper_give_one(int l, int fd, int keep, int ans)
+{
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
+        _exit(3);
+    if (!keep)
+        close(fd);
+    char x;
+    if (read(s, &x, 1) < 0) /* the agent closes its side once it has the fd */
+        _exit(3);
+    close(s);
+    close(l);
+}
+
+int atkv_keeper_pty(int *sl)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
+        _exit(4);
+    *sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (*sl < 0)
+        _exit(4);
+    return m;
+}
+
+void atkv_keeper_wait_asked(int cmd)
+{
+    char x;
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+}
+
+void atkv_keeper_answer(int ans, const void *buf, size_t n)
+{
+    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
+        _exit(1);
+    _exit(0);
+}
+
+void atkv_keeper_serve_notifs(int lf, int cmd, atkv_notif_fn fn, void *arg)
+{
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = lf, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            _exit(1);
+        if (pf[0].revents & POLLIN) {
+            struct seccomp_notif req;
+            memset(&req, 0, sizeof(req));
+            if (ioctl(lf, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0)
+                fn(lf, &req, arg);
+            continue;
+        }
+        if (pf[0].revents & (POLLHUP | POLLERR))
+            lf = -1; /* the agent is gone: wait for the question only */
+        if (pf[1].revents & (POLLIN | POLLHUP))
+            break;
+    }
+}
+
+int atkv_take_keeper_fd(struct atk_ctx *c, const char *tag, const char *what)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, tag)));
+    if (s < 0)
+        return -1;
+    int fd = -1;
+    if (atk_try(c, what, atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0) {
+        close(s);
+        return -1;
+    }
+    close(s);
+    return fd;
+}
+
+int atkv_hand_to_keeper(struct atk_ctx *c, const char *tag, int fd, char code, const char *what, const char *ack)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, tag)));
+    if (fd < 0 || s < 0) {
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    atk_try(c, what, atk_send_fds(s, code, &fd, 1));
+    char x;
+    atk_try(c, ack, read(s, &x, 1));
+    close(s);
+    return 0;
+}
+
+int atkv_seccomp_listener_out(struct atk_ctx *c, const char *tag)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+    int lf = (int)atk_try(c, "seccomp filter with a user-notification listener",
+                          syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
+    if (atkv_hand_to_keeper(c, tag, lf, 'L', "hand the listener to the outsider", "outsider holds it") < 0)
+        return -1;
+    close(lf);
+    atk_recv(c); /* now tainted; the filter stays, the listener is the outsider's */
+    return 0;
+}
+
+int atkv_control_pair_agent(struct atk_ctx *c, const char *tag, const char *before, const char *after)
+{
+    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, tag)));
+    int sp[2];
+    if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
+        return 0;
+    atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
+    atk_recv(c);
+    char line[300];
+    int n = snprintf(line, sizeof(line), "%s%s%s", before, c->secret, after);
+    if (n < 0 || (size_t)n >= sizeof(line))
+        n = 0;
+    atk_try(c, "write it", write(sp[0], line, (size_t)n));
+    sleep(1); /* the keeper reads it */
+    return 0;
+}
+
+int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept)
+{
+    int m = (int)atk_try(c, "memfd_create", memfd_create("atk", MFD_CLOEXEC));
+    if (m < 0 || ftruncate(m, 4096) < 0)
+        return 0;
+    if (atkv_hand_to_keeper(c, tag, m, 'M', "pass the memfd out", kept) < 0)
+        return 0;
+    atk_recv(c);
+    atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
+    return 0;
+}

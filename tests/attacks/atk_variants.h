@@ -170,4 +170,65 @@ void atkv_backlog_cleanup(struct atk_ctx *c);
 int atkv_mmap_prepare(struct atk_ctx *c);
 int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after);
 
+/* Keepers that hand the agent a file of their own, or hold one the agent handed them
+ * (foreign_ptmx_fd, foreign_tty_ro_termios, foreign_devnull_ns, foreign_longpath_fd,
+ * seccomp_addfd_in, seccomp_notify_out, mncd_conn_shared, netlink_route_shared,
+ * outsider_thread_fds, outsider_uring_fds). keeper_start_at is keeper_start on the socket
+ * DIR/<tag>.sock, also passed to the agent as "<tag>=". */
+int atkv_keeper_start_at(struct atk_ctx *c, const char *tag, atkv_keeper_fn fn, const char *hint);
+/* In a keeper: listens at path, drops to uid 65534, signals ready on ans and takes one fd
+ * (atkv_keeper_take_one: acknowledged, connection and listener closed). The fd; exits as the
+ * steps above (2 listen, 1 drop or ready, 3 take). */
+int atkv_keeper_take_as_nobody(const char *path, int ans);
+/* In a keeper: signals ready on ans, accepts one connection on l and takes one fd, leaving the
+ * connection open in *s so the keeper acknowledges (atkv_keeper_ack) only once it has put the
+ * fd where it wants it. The fd; exits 1 (ready) or 3 (accept, take). */
+int atkv_keeper_take_held(int l, int ans, int *s);
+/* In a keeper: writes the acknowledgement "A" on s (the agent may go on) and closes s and l;
+ * exits 3 if the write fails. */
+void atkv_keeper_ack(int s, int l);
+/* In a keeper: signals ready on ans, accepts one connection on l, gives it fd (SCM_RIGHTS, 'F'),
+ * closes fd unless keep (keep: the keeper reads it later), waits until the agent closes its
+ * side, and closes the connection and l; exits 1 (ready) or 3 (accept, give, wait). */
+void atkv_keeper_give_one(int l, int fd, int keep, int ans);
+/* In a keeper (uid 65534 already): opens a pty master of its own (posix_openpt, O_NOCTTY),
+ * unlocks it and opens its slave O_RDWR | O_NOCTTY into *sl. The master; exits 4 if a step
+ * fails. */
+int atkv_keeper_pty(int *sl);
+/* In a keeper: waits for the orchestrator's question on cmd; exits 0 if it never comes (EOF). */
+void atkv_keeper_wait_asked(int cmd);
+/* In a keeper: writes buf[0..n) (nothing if n is 0) to ans as the answer and exits (0, or 1 if
+ * the write fails). */
+void atkv_keeper_answer(int ans, const void *buf, size_t n) __attribute__((noreturn));
+/* In a keeper holding a seccomp user-notification listener lf: receives each notification and
+ * calls fn(lf, req, arg), which must answer it (SECCOMP_IOCTL_NOTIF_SEND or _ADDFD), until a
+ * byte or EOF on cmd (the orchestrator's question); a listener that hangs up (the agent is
+ * gone) is no longer polled. Exits 1 if poll fails. */
+struct seccomp_notif;
+typedef void (*atkv_notif_fn)(int lf, const struct seccomp_notif *req, void *arg);
+void atkv_keeper_serve_notifs(int lf, int cmd, atkv_notif_fn fn, void *arg);
+
+/* The agent: connects to the keeper at atk_arg(c, tag) ("connect the outsider") and takes the
+ * one fd it gives (noted as what); the connection is closed. The fd, or -1 (noted). */
+int atkv_take_keeper_fd(struct atk_ctx *c, const char *tag, const char *what);
+/* The agent: connects to the keeper at atk_arg(c, tag) ("connect the outsider"), hands it fd
+ * (SCM_RIGHTS with code; noted as what), waits for its acknowledgement (noted as ack) and closes
+ * the connection; the agent keeps its own fd. 0, or -1 if fd < 0 or the connect failed (fd is
+ * not closed). */
+int atkv_hand_to_keeper(struct atk_ctx *c, const char *tag, int fd, char code, const char *what, const char *ack);
+/* The agent of seccomp_addfd_in, seccomp_notify_out: installs a seccomp filter that sends
+ * getppid() to a user-notification listener (SECCOMP_FILTER_FLAG_NEW_LISTENER), hands the
+ * listener to the keeper at atk_arg(c, tag) ('L'), closes its copy and receives (now tainted,
+ * with no fd on the listener). 0, or -1 (noted; no recv) if a step before the recv failed. */
+int atkv_seccomp_listener_out(struct atk_ctx *c, const char *tag);
+/* The positive control of mncd_conn_shared, netlink_route_shared: the agent connects to the
+ * keeper at atk_arg(c, tag), hands it one end of a socketpair of its own ('L'; the keeper reads
+ * it), receives, writes before + canary + after in one write on the other end ("write it") and
+ * gives the keeper a second to read it. Returns 0. */
+int atkv_control_pair_agent(struct atk_ctx *c, const char *tag, const char *before, const char *after);
+/* outsider_thread_fds, outsider_uring_fds: the agent creates a 4096-byte memfd, passes it to the
+ * keeper at atk_arg(c, tag) ('M'; its acknowledgement noted as kept: where the keeper put it),
+ * receives and pwrites the canary into the memfd. Returns 0. */
+int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept);
+
 #endif

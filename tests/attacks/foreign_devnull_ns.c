@@ -51,43 +51,22 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     int fd = open("/dev/null", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644); /* a regular file */
     if (fd < 0)
         _exit(7);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
-        _exit(3);
-    char x;
-    if (read(s, &x, 1) < 0) /* the agent closes its side once it has the fd */
-        _exit(3);
-    close(s);
-    close(l);
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
-    char buf[256];
-    ssize_t r = pread(fd, buf, sizeof(buf), 0);
-    if (r > 0 && write(ans, buf, (size_t)r) != r)
-        _exit(1);
-    _exit(0);
+    atkv_keeper_give_one(l, fd, 1, ans); /* the outsider keeps its fd too */
+    atkv_keeper_wait_asked(cmd);
+    atkv_keeper_hand_file(fd, ans);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/dn.sock", c->dir);
-    atk_set(c, "dn", "%s", k);
-    return atkv_keeper_start(c, k, outsider,
-                             "1 drop to 65534, 2 listen, 3 give the fd, 4 unshare, 5 id maps, 6 mount, 7 create");
+    return atkv_keeper_start_at(c, "dn", outsider,
+                                "1 drop to 65534, 2 listen, 3 give the fd, 4 unshare, 5 id maps, 6 mount, 7 create");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "dn")));
-    if (s < 0)
+    int fd = atkv_take_keeper_fd(c, "dn", "take its fd");
+    if (fd < 0)
         return 0;
-    int fd = -1;
-    if (atk_try(c, "take its fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
-    close(s);
     char p[64], link[256];
     snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
     ssize_t n = readlink(p, link, sizeof(link) - 1);

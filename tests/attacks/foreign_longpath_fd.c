@@ -46,43 +46,21 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     close(d);
     if (fd < 0 || ro < 0)
         _exit(4);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    if (s < 0 || atk_send_fds(s, 'F', &fd, 1) < 0)
-        _exit(3);
-    close(fd);
-    char x;
-    if (read(s, &x, 1) < 0)
-        _exit(3);
-    close(s);
-    close(l);
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
-    char buf[256];
-    ssize_t r = pread(ro, buf, sizeof(buf), 0);
-    if (r > 0 && write(ans, buf, (size_t)r) != r)
-        _exit(1);
-    _exit(0);
+    atkv_keeper_give_one(l, fd, 0, ans); /* the outsider keeps its read-only fd */
+    atkv_keeper_wait_asked(cmd);
+    atkv_keeper_hand_file(ro, ans);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/lq.sock", c->dir);
-    atk_set(c, "lq", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 make the file");
+    return atkv_keeper_start_at(c, "lq", outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 make the file");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "lq")));
-    if (s < 0)
+    int fd = atkv_take_keeper_fd(c, "lq", "take its fd");
+    if (fd < 0)
         return 0;
-    int fd = -1;
-    if (atk_try(c, "take its fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
-    close(s);
     char p[64], link[64];
     snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
     atk_try(c, "readlink of the fd (ENAMETOOLONG expected)", readlink(p, link, sizeof(link)));

@@ -26,23 +26,10 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     (void)c;
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
-    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        _exit(4);
-    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (sl < 0)
-        _exit(4);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    if (s < 0 || atk_send_fds(s, 'F', &m, 1) < 0)
-        _exit(3);
-    close(m); /* the agent holds the master; the outsider keeps the slave */
+    int sl;
+    int m = atkv_keeper_pty(&sl);
+    atkv_keeper_give_one(l, m, 0, ans); /* the agent holds the master; the outsider keeps the slave */
     char x;
-    if (read(s, &x, 1) < 0)
-        _exit(3);
-    close(s);
-    close(l);
     /* read the slave as the lines come: the master's last close hangs the slave up and
      * flushes what it had not read */
     char buf[256];
@@ -63,28 +50,19 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
         if (sl < 0 && read(cmd, &x, 1) >= 0)
             break;
     }
-    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
-        _exit(1);
-    _exit(0);
+    atkv_keeper_answer(ans, buf, n);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/pm.sock", c->dir);
-    atk_set(c, "pm", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
+    return atkv_keeper_start_at(c, "pm", outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "pm")));
-    if (s < 0)
+    int fd = atkv_take_keeper_fd(c, "pm", "take its pty master");
+    if (fd < 0)
         return 0;
-    int fd = -1;
-    if (atk_try(c, "take its pty master", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
-    close(s);
     atk_recv(c);
     char line[300];
     int n = snprintf(line, sizeof(line), "%s\n", c->secret);

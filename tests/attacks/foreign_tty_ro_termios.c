@@ -27,26 +27,13 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     (void)c;
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
-    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0)
-        _exit(4);
-    int sl = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    int sl;
+    int m = atkv_keeper_pty(&sl);
     int ro = open(ptsname(m), O_RDONLY | O_NOCTTY | O_CLOEXEC);
-    if (sl < 0 || ro < 0)
+    if (ro < 0)
         _exit(4);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    if (s < 0 || atk_send_fds(s, 'F', &ro, 1) < 0)
-        _exit(3);
-    close(ro); /* the agent holds a read-only slave fd; the outsider keeps master and slave */
-    char x;
-    if (read(s, &x, 1) < 0)
-        _exit(3);
-    close(s);
-    close(l);
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
+    atkv_keeper_give_one(l, ro, 0, ans); /* the agent holds a read-only slave fd; the outsider keeps master and slave */
+    atkv_keeper_wait_asked(cmd);
     struct termios t;
     if (tcgetattr(sl, &t) < 0)
         _exit(1);
@@ -54,28 +41,20 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     size_t n = 0;
     for (int i = 0; i < NCCS; i++)
         buf[n++] = (char)t.c_cc[i];
-    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
-        _exit(1);
-    _exit(0);
+    atkv_keeper_answer(ans, buf, n);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/tt.sock", c->dir);
-    atk_set(c, "tt", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty");
+    return atkv_keeper_start_at(c, "tt", outsider,
+                                "1 drop to 65534, 2 listen, 3 give the fd, 4 open the pty or its read-only slave");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "tt")));
-    if (s < 0)
+    int fd = atkv_take_keeper_fd(c, "tt", "take its read-only slave fd");
+    if (fd < 0)
         return 0;
-    int fd = -1;
-    if (atk_try(c, "take its read-only slave fd", atk_recv_fds(s, &fd, 1) == 1 ? 0 : -1) < 0)
-        return 0;
-    close(s);
     struct termios t;
     if (atk_try(c, "tcgetattr on the read-only fd", tcgetattr(fd, &t)) < 0)
         return 0;

@@ -25,11 +25,7 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int m = atkv_keeper_take_one(l);
+    int m = atkv_keeper_take_as_nobody(path, ans);
     static char buf[1 << 17];
     atkv_keeper_read_until_asked(m, cmd, buf, sizeof(buf));
     const char *v = strstr(buf, "\"selected_slot\":\"");
@@ -40,35 +36,17 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/mc.sock", c->dir);
-    atk_set(c, "mc", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the connection");
+    return atkv_keeper_start_at(c, "mc", outsider, "1 drop to 65534, 2 listen, 3 take the connection");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
-        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "mc")));
-        int sp[2];
-        if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
-            return 0;
-        atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
-        atk_recv(c);
-        char line[300];
-        int n = snprintf(line, sizeof(line), "{\"selected_slot\":\"%s\"}\n", c->secret);
-        atk_try(c, "write it", write(sp[0], line, (size_t)n));
-        sleep(1);
-        return 0;
-    }
+    if (getenv("ATK_CONTROL_SECRET")) /* positive control: the value goes on the outsider's copy */
+        return atkv_control_pair_agent(c, "mc", "{\"selected_slot\":\"", "\"}\n");
     int m = (int)atk_try(c, "connect mncd", atk_mncd(c));
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "mc")));
-    if (m < 0 || s < 0)
+    if (atkv_hand_to_keeper(c, "mc", m, 'L', "hand a copy of the mncd connection to the outsider",
+                            "outsider holds it") < 0)
         return 0;
-    atk_try(c, "hand a copy of the mncd connection to the outsider", atk_send_fds(s, 'L', &m, 1));
-    char ack;
-    atk_try(c, "outsider holds it", read(s, &ack, 1));
-    close(s);
     atk_say(c, "hold recv"); /* the orchestrator closes the control file and says go */
     char line[16];
     if (!fgets(line, sizeof(line), stdin))

@@ -25,11 +25,7 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int m = atkv_keeper_take_one(l);
+    int m = atkv_keeper_take_as_nobody(path, ans);
     static char buf[1 << 17];
     size_t n = atkv_keeper_read_until_asked(m, cmd, buf, sizeof(buf));
     /* the answers are binary: hand over the first "mk" onwards (the canary's prefix) */
@@ -44,33 +40,17 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/nl.sock", c->dir);
-    atk_set(c, "nl", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the socket");
+    return atkv_keeper_start_at(c, "nl", outsider, "1 drop to 65534, 2 listen, 3 take the socket");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    if (getenv("ATK_CONTROL_SECRET")) { /* positive control: the value goes on the outsider's copy */
-        int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "nl")));
-        int sp[2];
-        if (s < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0)
-            return 0;
-        atk_try(c, "hand over one end", atk_send_fds(s, 'L', &sp[1], 1));
-        atk_recv(c);
-        atk_try(c, "write it", write(sp[0], c->secret, strlen(c->secret)));
-        sleep(1);
-        return 0;
-    }
+    if (getenv("ATK_CONTROL_SECRET")) /* positive control: the value goes on the outsider's copy */
+        return atkv_control_pair_agent(c, "nl", "", "");
     int nl = (int)atk_try(c, "socket NETLINK_ROUTE", socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "nl")));
-    if (nl < 0 || s < 0)
+    if (atkv_hand_to_keeper(c, "nl", nl, 'L', "hand a copy of the netlink socket to the outsider",
+                            "outsider holds it") < 0)
         return 0;
-    atk_try(c, "hand a copy of the netlink socket to the outsider", atk_send_fds(s, 'L', &nl, 1));
-    char ack;
-    atk_try(c, "outsider holds it", read(s, &ack, 1));
-    close(s);
     atk_recv(c);
     struct {
         struct nlmsghdr h;

@@ -46,12 +46,8 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     static char stack[64 * 1024] __attribute__((aligned(16)));
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    int m = -1;
-    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
-        _exit(3);
+    int s;
+    int m = atkv_keeper_take_held(l, ans, &s);
     th.memfd = m;
     th.cmd = cmd;
     th.ans = ans;
@@ -62,37 +58,19 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     close(m);
     close(cmd);
     close(ans);
-    if (write(s, "A", 1) != 1) /* the agent may go on */
-        _exit(3);
-    close(s);
-    close(l);
+    atkv_keeper_ack(s, l); /* the agent may go on */
     for (;;)
         pause(); /* atkv_keeper_cleanup kills the thread group */
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/ot.sock", c->dir);
-    atk_set(c, "ot", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the memfd, 4 clone");
+    return atkv_keeper_start_at(c, "ot", outsider, "1 drop to 65534, 2 listen, 3 take the memfd, 4 clone");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    int m = (int)atk_try(c, "memfd_create", memfd_create("atk", MFD_CLOEXEC));
-    if (m < 0 || ftruncate(m, 4096) < 0)
-        return 0;
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "ot")));
-    if (s < 0)
-        return 0;
-    atk_try(c, "pass the memfd out", atk_send_fds(s, 'M', &m, 1));
-    char ack;
-    atk_try(c, "outsider moved it to a thread's own table", read(s, &ack, 1));
-    close(s);
-    atk_recv(c);
-    atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
-    return 0;
+    return atkv_memfd_out_agent(c, "ot", "outsider moved it to a thread's own table");
 }
 
 static void verify(struct atk_ctx *c)

@@ -86,53 +86,25 @@ static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans
     struct ring r;
     if (ring_setup(&r) < 0)
         _exit(4);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    int m = -1;
-    if (s < 0 || atk_recv_fds(s, &m, 1) != 1)
-        _exit(3);
+    int s;
+    int m = atkv_keeper_take_held(l, ans, &s);
     if (syscall(__NR_io_uring_register, r.fd, IORING_REGISTER_FILES, &m, 1) < 0)
         _exit(5);
-    close(m);                  /* only the ring refers to the memfd now */
-    if (write(s, "A", 1) != 1) /* the agent may go on */
-        _exit(3);
-    close(s);
-    close(l);
-    char x, buf[256];
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
+    close(m);              /* only the ring refers to the memfd now */
+    atkv_keeper_ack(s, l); /* the agent may go on */
+    atkv_keeper_wait_asked(cmd);
+    char buf[256];
     long n = ring_read_fixed0(&r, buf, sizeof(buf));
-    if (n > 0 && write(ans, buf, (size_t)n) != n)
-        _exit(1);
-    _exit(0);
+    atkv_keeper_answer(ans, buf, n > 0 ? (size_t)n : 0);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/ou.sock", c->dir);
-    atk_set(c, "ou", "%s", k);
-    return atkv_keeper_start(c, k, outsider,
-                             "1 drop to 65534, 2 listen, 3 take the memfd, 4 io_uring_setup, 5 register");
+    return atkv_keeper_start_at(c, "ou", outsider,
+                                "1 drop to 65534, 2 listen, 3 take the memfd, 4 io_uring_setup, 5 register");
 }
 
-static int agent(struct atk_ctx *c)
-{
-    int m = (int)atk_try(c, "memfd_create", memfd_create("atk", MFD_CLOEXEC));
-    if (m < 0 || ftruncate(m, 4096) < 0)
-        return 0;
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "ou")));
-    if (s < 0)
-        return 0;
-    atk_try(c, "pass the memfd out", atk_send_fds(s, 'M', &m, 1));
-    char ack;
-    atk_try(c, "outsider registered it in its io_uring", read(s, &ack, 1));
-    close(s);
-    atk_recv(c);
-    atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
-    return 0;
-}
+static int agent(struct atk_ctx *c) { return atkv_memfd_out_agent(c, "ou", "outsider registered it in its io_uring"); }
 
 static void verify(struct atk_ctx *c)
 {

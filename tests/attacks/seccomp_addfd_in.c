@@ -25,46 +25,31 @@
 
 #include "atk_variants.h"
 
+/* answer a notification by installing the outsider's file in the agent */
+static void addfd(int lf, const struct seccomp_notif *req, void *arg)
+{
+    struct seccomp_notif_addfd a = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (__u32) * (int *)arg};
+    if (ioctl(lf, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0) {
+        struct seccomp_notif_resp resp = {.id = req->id, .error = -EPERM};
+        ioctl(lf, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+    }
+}
+
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
-    (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int lf = atkv_keeper_take_one(l);
+    int lf = atkv_keeper_take_as_nobody(path, ans);
     char f[700];
     snprintf(f, sizeof(f), "%s/sa.out", c->dir);
     int out = open(f, O_WRONLY | O_CLOEXEC); /* the outsider's file (prepare: 0644, 65534's) */
     if (out < 0)
         _exit(4);
-    for (;;) { /* answer each notification by installing the file in the agent */
-        struct pollfd pf[2] = {{.fd = lf, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0)
-            _exit(1);
-        if (pf[0].revents & POLLIN) {
-            struct seccomp_notif req;
-            memset(&req, 0, sizeof(req));
-            if (ioctl(lf, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
-                struct seccomp_notif_addfd a = {.id = req.id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (__u32)out};
-                if (ioctl(lf, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0) {
-                    struct seccomp_notif_resp resp = {.id = req.id, .error = -EPERM};
-                    ioctl(lf, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-                }
-            }
-            continue;
-        }
-        if (pf[0].revents & (POLLHUP | POLLERR))
-            lf = -1;
-        if (pf[1].revents & (POLLIN | POLLHUP))
-            break;
-    }
+    atkv_keeper_serve_notifs(lf, cmd, addfd, &out);
     _exit(0);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char f[700], k[700];
+    char f[700];
     snprintf(f, sizeof(f), "%s/sa.out", c->dir);
     int fd = open(f, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || fchown(fd, ATK_NOBODY, ATK_NOBODY) < 0) {
@@ -74,31 +59,13 @@ static int prepare(struct atk_ctx *c)
         return -1;
     }
     close(fd);
-    snprintf(k, sizeof(k), "%s/sa.sock", c->dir);
-    atk_set(c, "sa", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the listener, 4 open DIR/sa.out");
+    return atkv_keeper_start_at(c, "sa", outsider, "1 drop to 65534, 2 listen, 3 take the listener, 4 open DIR/sa.out");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
-    int lf = (int)atk_try(c, "seccomp filter with a user-notification listener",
-                          syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "sa")));
-    if (lf < 0 || s < 0)
+    if (atkv_seccomp_listener_out(c, "sa") < 0)
         return 0;
-    atk_try(c, "hand the listener to the outsider", atk_send_fds(s, 'L', &lf, 1));
-    char ack;
-    atk_try(c, "outsider holds it", read(s, &ack, 1));
-    close(s);
-    close(lf);
-    atk_recv(c);
     long fd = atk_try(c, "getppid (the outsider installs an fd and returns its number)", syscall(SYS_getppid));
     if (fd > 2)
         atk_try(c, "write the canary through the installed fd", write((int)fd, c->secret, strlen(c->secret)));

@@ -27,71 +27,42 @@
 
 #include "atk_variants.h"
 
+/* the arguments of the notifications so far */
+struct kept {
+    char buf[4096];
+    size_t n;
+};
+
+/* answer a notification (the call continues) and keep its arguments */
+static void keep_args(int lf, const struct seccomp_notif *req, void *arg)
+{
+    struct kept *k = arg;
+    if (k->n + sizeof(req->data.args) <= sizeof(k->buf)) {
+        memcpy(k->buf + k->n, req->data.args, sizeof(req->data.args));
+        k->n += sizeof(req->data.args);
+    }
+    struct seccomp_notif_resp resp = {.id = req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+    ioctl(lf, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int lf = atkv_keeper_take_one(l);
-    static char buf[4096];
-    size_t n = 0;
-    for (;;) { /* answer every notification (the call continues) and keep its arguments */
-        struct pollfd pf[2] = {{.fd = lf, .events = POLLIN}, {.fd = cmd, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0)
-            _exit(1);
-        if (pf[0].revents & POLLIN) {
-            struct seccomp_notif req;
-            memset(&req, 0, sizeof(req));
-            if (ioctl(lf, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
-                if (n + sizeof(req.data.args) <= sizeof(buf)) {
-                    memcpy(buf + n, req.data.args, sizeof(req.data.args));
-                    n += sizeof(req.data.args);
-                }
-                struct seccomp_notif_resp resp = {.id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
-                ioctl(lf, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-            }
-            continue;
-        }
-        if (pf[0].revents & (POLLHUP | POLLERR))
-            lf = -1; /* the agent is gone: wait for the question only */
-        if (pf[1].revents & (POLLIN | POLLHUP))
-            break;
-    }
-    if (n > 0 && write(ans, buf, n) != (ssize_t)n)
-        _exit(1);
-    _exit(0);
+    int lf = atkv_keeper_take_as_nobody(path, ans);
+    static struct kept k;
+    atkv_keeper_serve_notifs(lf, cmd, keep_args, &k);
+    atkv_keeper_answer(ans, k.buf, k.n);
 }
 
 static int prepare(struct atk_ctx *c)
 {
-    char k[700];
-    snprintf(k, sizeof(k), "%s/sn.sock", c->dir);
-    atk_set(c, "sn", "%s", k);
-    return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the listener");
+    return atkv_keeper_start_at(c, "sn", outsider, "1 drop to 65534, 2 listen, 3 take the listener");
 }
 
 static int agent(struct atk_ctx *c)
 {
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
-    int lf = (int)atk_try(c, "seccomp filter with a user-notification listener",
-                          syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
-    int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "sn")));
-    if (lf < 0 || s < 0)
+    if (atkv_seccomp_listener_out(c, "sn") < 0)
         return 0;
-    atk_try(c, "hand the listener to the outsider", atk_send_fds(s, 'L', &lf, 1));
-    char ack;
-    atk_try(c, "outsider holds it", read(s, &ack, 1));
-    close(s);
-    close(lf);
-    atk_recv(c);
     unsigned long a[6] = {0};
     memcpy(a, c->secret, strlen(c->secret) < sizeof(a) ? strlen(c->secret) : sizeof(a) - 1);
     atk_try(c, "getppid with the canary in its six argument registers",
