@@ -18,6 +18,11 @@
 #include <stdint.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "atk.h"
 #include "atk_variants.h"
@@ -995,11 +1000,6 @@ int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after)
 
 /* ---- keepers that hand the agent a file of their own, or hold one the agent handed them
  * (what only this section needs, included here) */
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 
 int atkv_keeper_start_at(struct atk_ctx *c, const char *tag, atkv_keeper_fn fn, const char *hint)
 {
