@@ -835,3 +835,26 @@ int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after)
     munmap(m, ATKV_PAGE);
     return 0;
 }
+
+static const char *hex_path; /* atkv_nobody_reads_hex's file, for its atk_as_uid child */
+
+static int nobody_rd_hex(struct atk_ctx *c, char *out, size_t n)
+{
+    char hex[2 * sizeof(c->canary) + 1];
+    size_t l = strlen(c->canary);
+    for (size_t i = 0; i < l; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)c->canary[i]);
+    hex[2 * l] = 0;
+    if (atk_file_has(hex_path, hex) != 1)
+        return 0;
+    snprintf(out, n, "uid 65534 read the canary (hex %s) from %s", hex, hex_path);
+    return 1;
+}
+
+void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path)
+{
+    char out[1024];
+    hex_path = path;
+    if (atk_as_uid(c, ATK_NOBODY, nobody_rd_hex, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}

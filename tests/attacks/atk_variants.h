@@ -158,4 +158,8 @@ void atkv_backlog_cleanup(struct atk_ctx *c);
 int atkv_mmap_prepare(struct atk_ctx *c);
 int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after);
 
+/* ip6_mcast_group, ip6_flowlabel: uid 65534 reads path (a /proc/net table that prints IPv6
+ * addresses as 32 hex digits) and looks for the canary's bytes in lowercase hex. */
+void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path);
+
 #endif
