@@ -48,11 +48,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "uid 65534 read the canary in %s", out);
 }
 
-static const struct atk A = {"exec_comm", "task name set by execve of a workspace symlink, read from /proc",
-                             0,
-                             NULL,
-                             agent,
-                             on_sync,
-                             NULL,
-                             NULL};
+static const struct atk A = {
+    "exec_comm", "task name set by execve of a workspace symlink, read from /proc", 0, NULL, agent, on_sync, NULL,
+    NULL};
 ATK_MAIN(A)

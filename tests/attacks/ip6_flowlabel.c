@@ -52,7 +52,8 @@ static int agent(struct atk_ctx *c)
 
 static void verify(struct atk_ctx *c) { atkv_nobody_reads_hex(c, "/proc/net/ip6_flowlabel"); }
 
-static const struct atk A = {"ip6_flowlabel", "IPv6 flow label destination read from /proc/net/ip6_flowlabel",
+static const struct atk A = {"ip6_flowlabel",
+                             "IPv6 flow label destination read from /proc/net/ip6_flowlabel",
                              0,
                              NULL,
                              agent,

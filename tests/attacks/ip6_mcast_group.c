@@ -47,11 +47,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     atkv_nobody_reads_hex(c, "/proc/net/igmp6");
 }
 
-static const struct atk A = {"ip6_mcast_group", "IPv6 multicast group address read from /proc/net/igmp6",
-                             0,
-                             NULL,
-                             agent,
-                             on_sync,
-                             NULL,
-                             NULL};
+static const struct atk A = {
+    "ip6_mcast_group", "IPv6 multicast group address read from /proc/net/igmp6", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

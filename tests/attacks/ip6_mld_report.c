@@ -38,7 +38,8 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"ip6_mld_report", "MLD reports the kernel sends for a group the agent joins (lo sniffer)",
+static const struct atk A = {"ip6_mld_report",
+                             "MLD reports the kernel sends for a group the agent joins (lo sniffer)",
                              ATK_SNIFF,
                              NULL,
                              agent,

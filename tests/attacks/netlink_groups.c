@@ -79,8 +79,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
         if (!found)
             return 0;
     }
-    snprintf(out, n, "uid 65534 reassembled the canary from the group bits of %d sockets in /proc/net/netlink",
-             chunks);
+    snprintf(out, n, "uid 65534 reassembled the canary from the group bits of %d sockets in /proc/net/netlink", chunks);
     return 1;
 }
 
@@ -92,7 +91,8 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"netlink_groups", "NETLINK_ROUTE group memberships read from /proc/net/netlink",
+static const struct atk A = {"netlink_groups",
+                             "NETLINK_ROUTE group memberships read from /proc/net/netlink",
                              0,
                              NULL,
                              agent,

@@ -73,7 +73,8 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "the next launch's stderr named WS/<canary> (%s)", err);
 }
 
-static const struct atk A = {"ws_launcher_msg", "a workspace entry's name in the next launch's error message",
+static const struct atk A = {"ws_launcher_msg",
+                             "a workspace entry's name in the next launch's error message",
                              0,
                              NULL,
                              agent,
