@@ -858,3 +858,34 @@ void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path)
     if (atk_as_uid(c, ATK_NOBODY, nobody_rd_hex, out, sizeof(out)) == 1)
         atk_evidence(c, "%s", out);
 }
+
+void atkv_rm_deep(const char *ws, const char *name, int depth)
+{
+    int fds[64];
+    int n = 0;
+    if (depth > 63)
+        depth = 63;
+    fds[n] = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fds[n] >= 0 && n < depth) {
+        int d = openat(fds[n], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d < 0)
+            break;
+        fds[++n] = d;
+    }
+    if (fds[n] < 0)
+        return;
+    int dd = dup(fds[n]);
+    DIR *dir = dd >= 0 ? fdopendir(dd) : NULL;
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(fds[n], e->d_name, 0);
+    if (dir)
+        closedir(dir);
+    else if (dd >= 0)
+        close(dd);
+    for (; n > 0; n--) {
+        close(fds[n]);
+        (void)unlinkat(fds[n - 1], name, AT_REMOVEDIR);
+    }
+    close(fds[0]);
+}

@@ -162,4 +162,9 @@ int atkv_mmap_agent(struct atk_ctx *c, int mprotect_after);
  * addresses as 32 hex digits) and looks for the canary's bytes in lowercase hex. */
 void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path);
 
+/* workspace_longpath_out, workspace_longpath_inotify: removes ws/name/name/... (depth levels) and
+ * the entries of its deepest directory with relative unlinkat (a shell's rm cannot name paths
+ * longer than PATH_MAX, e.g. busybox in the qemu guest). Best effort. */
+void atkv_rm_deep(const char *ws, const char *name, int depth);
+
 #endif
