@@ -13,7 +13,9 @@
  * What would block it: egress (and the sweep's local-peer rule) deciding "same agent" by who
  * holds the receiving socket now, not by the cgroup that created it; or the fd scan refusing a
  * delivery while a socket created in the agent's cgroup is held outside it (the sweep can list
- * them: sock_diag INET_DIAG_CGROUP_ID), as it does for the agent's own fds. */
+ * them: sock_diag INET_DIAG_CGROUP_ID), as it does for the agent's own fds. The lsm backend
+ * blocks it (socket_sendmsg judges the tainted sender, not the socket's creator): a cgroup
+ * backend gap. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
