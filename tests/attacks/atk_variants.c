@@ -1172,4 +1172,56 @@ int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept)
     atk_recv(c);
     atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
     return 0;
+static const char *hex_path; /* atkv_nobody_reads_hex's file, for its atk_as_uid child */
+
+static int nobody_rd_hex(struct atk_ctx *c, char *out, size_t n)
+{
+    char hex[2 * sizeof(c->canary) + 1];
+    size_t l = strlen(c->canary);
+    for (size_t i = 0; i < l; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)c->canary[i]);
+    hex[2 * l] = 0;
+    if (atk_file_has(hex_path, hex) != 1)
+        return 0;
+    snprintf(out, n, "uid 65534 read the canary (hex %s) from %s", hex, hex_path);
+    return 1;
+}
+
+void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path)
+{
+    char out[1024];
+    hex_path = path;
+    if (atk_as_uid(c, ATK_NOBODY, nobody_rd_hex, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}
+
+void atkv_rm_deep(const char *ws, const char *name, int depth)
+{
+    int fds[64];
+    int n = 0;
+    if (depth > 63)
+        depth = 63;
+    fds[n] = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (fds[n] >= 0 && n < depth) {
+        int d = openat(fds[n], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (d < 0)
+            break;
+        fds[++n] = d;
+    }
+    if (fds[n] < 0)
+        return;
+    int dd = dup(fds[n]);
+    DIR *dir = dd >= 0 ? fdopendir(dd) : NULL;
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(fds[n], e->d_name, 0);
+    if (dir)
+        closedir(dir);
+    else if (dd >= 0)
+        close(dd);
+    for (; n > 0; n--) {
+        close(fds[n]);
+        (void)unlinkat(fds[n - 1], name, AT_REMOVEDIR);
+    }
+    close(fds[0]);
 }

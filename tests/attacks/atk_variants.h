@@ -230,5 +230,13 @@ int atkv_control_pair_agent(struct atk_ctx *c, const char *tag, const char *befo
  * keeper at atk_arg(c, tag) ('M'; its acknowledgement noted as kept: where the keeper put it),
  * receives and pwrites the canary into the memfd. Returns 0. */
 int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept);
+/* ip6_mcast_group, ip6_flowlabel: uid 65534 reads path (a /proc/net table that prints IPv6
+ * addresses as 32 hex digits) and looks for the canary's bytes in lowercase hex. */
+void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path);
+
+/* workspace_longpath_out, workspace_longpath_inotify: removes ws/name/name/... (depth levels) and
+ * the entries of its deepest directory with relative unlinkat (a shell's rm cannot name paths
+ * longer than PATH_MAX, e.g. busybox in the qemu guest). Best effort. */
+void atkv_rm_deep(const char *ws, const char *name, int depth);
 
 #endif
