@@ -638,9 +638,11 @@ static void page_keeper_answer(int r, int cmd, int ans)
     _exit(0);
 }
 
-static void page_keeper_give(const struct atk_ctx *c, const char *path, int cmd, int ans)
+/* The keeper with a connection on path: take = 0 hands the agent the pipe's write end and waits
+ * for its "done" byte; take = 1 takes an fd from the agent, splices its first page into the pipe,
+ * closes it and acknowledges. Then answers (page_keeper_answer). */
+static void page_keeper_conn(const char *path, int cmd, int ans, int take)
 {
-    (void)c;
     int l = atkv_keeper_listen(path);
     atkv_keeper_nobody();
     int p[2];
@@ -648,16 +650,32 @@ static void page_keeper_give(const struct atk_ctx *c, const char *path, int cmd,
         _exit(2);
     if (write(ans, "r", 1) != 1)
         _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    if (s < 0 || atk_send_fds(s, 'W', &p[1], 1) < 0)
+    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC), m = -1;
+    loff_t off = 0;
+    char x = 'A';
+    if (s < 0)
+        _exit(3);
+    if (take && (atk_recv_fds(s, &m, 1) != 1 || splice(m, &off, p[1], NULL, ATKV_PAGE, 0) != ATKV_PAGE ||
+                 close(m) != 0 || write(s, &x, 1) != 1))
+        _exit(3);
+    if (!take && (atk_send_fds(s, 'W', &p[1], 1) < 0 || read(s, &x, 1) != 1)) /* agent done with it */
         _exit(3);
     close(p[1]);
     close(l);
-    char x;
-    if (read(s, &x, 1) != 1) /* the agent is done with the write end */
-        _exit(3);
     close(s);
     page_keeper_answer(p[0], cmd, ans);
+}
+
+static void page_keeper_give(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    page_keeper_conn(path, cmd, ans, 0);
+}
+
+static void page_keeper_take(const struct atk_ctx *c, const char *path, int cmd, int ans)
+{
+    (void)c;
+    page_keeper_conn(path, cmd, ans, 1);
 }
 
 static void page_keeper_prelaunch(const struct atk_ctx *c, const char *path, int cmd, int ans)
@@ -675,30 +693,6 @@ static void page_keeper_prelaunch(const struct atk_ctx *c, const char *path, int
     close(p[1]);
     if (write(ans, "r", 1) != 1)
         _exit(1);
-    page_keeper_answer(p[0], cmd, ans);
-}
-
-static void page_keeper_take(const struct atk_ctx *c, const char *path, int cmd, int ans)
-{
-    (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        _exit(2);
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-    int m = -1;
-    loff_t off = 0;
-    if (s < 0 || atk_recv_fds(s, &m, 1) != 1 || splice(m, &off, p[1], NULL, ATKV_PAGE, 0) != ATKV_PAGE)
-        _exit(3);
-    close(m);
-    close(p[1]);
-    close(l);
-    if (write(s, "A", 1) != 1)
-        _exit(3);
-    close(s);
     page_keeper_answer(p[0], cmd, ans);
 }
 
@@ -1172,6 +1166,8 @@ int atkv_memfd_out_agent(struct atk_ctx *c, const char *tag, const char *kept)
     atk_recv(c);
     atk_try(c, "pwrite the canary into the memfd", pwrite(m, c->secret, strlen(c->secret), 0));
     return 0;
+}
+
 static const char *hex_path; /* atkv_nobody_reads_hex's file, for its atk_as_uid child */
 
 static int nobody_rd_hex(struct atk_ctx *c, char *out, size_t n)
