@@ -11,6 +11,10 @@
  *   the peer socket itself, first by the inode of its bound path (file_sinks: immune to
  *   relative paths, symlinks and renamed directories), then by its bound name (sock_unix, as
  *   registered for the cgroup backend; abstract names as "@name").
+ * - socket_sendmsg on UNIX sockets also reads the message's control data: an agent, tainted or
+ *   not, may pass fds (SCM_RIGHTS) only to a socket made in its own cgroup
+ *   (mnc_fds_out_verdict). The kernel copied the control data before calling the hook
+ *   (____sys_sendmsg), so what is read here is what the kernel will act on.
  * Unregistered destinations are MNC_SINK_EXTERNAL, exactly as in the cgroup backend. */
 #include "lsm_common.bpf.h"
 
@@ -178,6 +182,83 @@ int BPF_PROG(mnc_lsm_connect, struct socket *sock, struct sockaddr *address, int
     return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_CONNECT);
 }
 
+/* Does msg carry SCM_RIGHTS? 1 also when its control data cannot be read to the end (user
+ * memory that faults, more headers than MNC_LSM_CMSG_MAX): fail closed. */
+#define MNC_LSM_CMSG_MAX 8
+static __always_inline int mnc_msg_has_rights(struct msghdr *msg)
+{
+    __u64 clen = BPF_CORE_READ(msg, msg_controllen);
+    if (clen < MNC_CMSG_HDR)
+        return 0; /* no header fits: the kernel sees no control message either */
+    int user = BPF_CORE_READ_BITFIELD_PROBED(msg, msg_control_is_user);
+    const char *ctl = BPF_CORE_READ(msg, msg_control);
+    __u64 off = 0;
+    for (int i = 0; i < MNC_LSM_CMSG_MAX; i++) {
+        struct {
+            __u64 len;
+            int level, type;
+        } h;
+        long e = user ? bpf_probe_read_user(&h, sizeof(h), ctl + off) : bpf_probe_read_kernel(&h, sizeof(h), ctl + off);
+        if (e)
+            return 1;
+        if (h.level == MNC_SOL_SOCKET && h.type == MNC_SCM_RIGHTS)
+            return 1;
+        off = mnc_cmsg_next(h.len, off, clen);
+        if (!off)
+            return 0;
+    }
+    return 1;
+}
+
+/* For an agent's connected UNIX stream/seqpacket socket: the cgroup the listener it connected to
+ * was made in (unix_stream_connect records it). The peer of such a socket is the server's end,
+ * which the kernel makes in the *connecting* task (unix_create1 in unix_stream_connect), so its
+ * own cgroup says nothing about who accepts it. Not pinned: it lives with the programs. */
+struct {
+    __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, __u64);
+} unix_listener_cg SEC(".maps");
+
+/* The cgroup id the receiving end of sk (an agent's UNIX socket, a BTF pointer) was made in, as
+ * far as the kernel says; 0 when unknown (no peer, an address given with the message, a stream
+ * connected to a listener whose cgroup was not recorded). */
+static __always_inline __u64 mnc_unix_peer_cgroup(struct sock *sk, struct socket *sock, struct msghdr *msg)
+{
+    struct sock *peer = BPF_CORE_READ((struct unix_sock *)sk, peer);
+    if (!peer || BPF_CORE_READ(msg, msg_name))
+        return 0;
+    int type = BPF_CORE_READ(sock, type);
+    if ((type == MNC_SOCK_STREAM || type == MNC_SOCK_SEQPACKET) && BPF_CORE_READ((struct unix_sock *)peer, addr)) {
+        /* the server's end of a connection to a named listener: judged by the listener */
+        __u64 *lc = bpf_sk_storage_get(&unix_listener_cg, sk, 0, 0);
+        return lc ? *lc : 0;
+    }
+    /* a socketpair's other end, or the bound socket a datagram socket is connected to */
+    return BPF_CORE_READ(peer, sk_cgrp_data.cgroup, kn, id);
+}
+
+/* SCM_RIGHTS from an agent to a socket made outside its cgroup: -EPERM with a deny event; 0
+ * otherwise (the caller goes on with the destination checks). */
+static __always_inline int mnc_lsm_fds_out(const struct mnc_subject *s, struct sock *sk, struct socket *sock,
+                                           struct msghdr *msg)
+{
+    if (!mnc_msg_has_rights(msg))
+        return 0;
+    __u64 peer_cg = mnc_unix_peer_cgroup(sk, sock, msg);
+    __u32 r = s->kind == MNC_SUBJ_AGENT ? mnc_fds_out_verdict(s->cgid, peer_cg) : MNC_K_DENY_UNKNOWN_AGENT;
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_taint *t = 0;
+    if (s->a) {
+        __u32 aid = s->a->agent_id;
+        t = bpf_map_lookup_elem(&taint, &aid);
+    }
+    return mnc_lsm_deny_sock(s, t, r, MNC_HOOK_LSM_SOCKET_SENDMSG, MNC_SINK_EXTERNAL, MNC_ID_NONE, 0, 0);
+}
+
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(mnc_lsm_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
@@ -203,6 +284,9 @@ int BPF_PROG(mnc_lsm_sendmsg, struct socket *sock, struct msghdr *msg, int size,
         return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_SENDMSG);
     }
     if (fam == AF_UNIX) {
+        int fo = mnc_lsm_fds_out(&s, sock->sk, sock, msg); /* sock->sk: a BTF pointer, for sk storage */
+        if (fo)
+            return fo;
         /* datagrams are checked by unix_may_send; streams here, against the current peer */
         int type = BPF_CORE_READ(sock, type);
         if (type != MNC_SOCK_STREAM && type != MNC_SOCK_SEQPACKET)
@@ -223,6 +307,10 @@ int BPF_PROG(mnc_lsm_ustream, struct sock *sock, struct sock *other, struct sock
     struct mnc_subject s;
     if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
         return 0;
+    /* whose listener this is, for the fds the agent may pass on the connection later */
+    __u64 *lc = bpf_sk_storage_get(&unix_listener_cg, sock, 0, BPF_SK_STORAGE_GET_F_CREATE);
+    if (lc)
+        *lc = BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id);
     return mnc_lsm_unix_gate(&s, other, MNC_HOOK_LSM_UNIX_STREAM_CONNECT);
 }
 

@@ -20,8 +20,10 @@
  * (MNC_K_DENY_WALK_DEPTH) and the counters map grew to MNC_K__COUNT = 20 entries.
  * 4: struct mnc_unix_key carries an abstract name's length and socket type (alen, type), and
  * struct mnc_event the length, so that "\0name" and "\0name\0", or a stream and a datagram
- * socket bound to one name - different sockets to the kernel - are different keys. */
-#define MNC_ABI_VERSION 4
+ * socket bound to one name - different sockets to the kernel - are different keys.
+ * 5: reasons 4 (MNC_K_ALLOW_OWN_FDS) and 20 (MNC_K_DENY_FDS_OUT): fds an agent passes out;
+ * the counters map grew to MNC_K__COUNT = 21 entries. */
+#define MNC_ABI_VERSION 5
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
 #define MNC_AF_INET 2
@@ -159,6 +161,7 @@ enum mnc_kreason {
     MNC_K_ALLOW_UNTAINTED = 1, /* agent holds no disclosure */
     MNC_K_ALLOW_SCOPE = 2,     /* destination is within the taint's scope */
     MNC_K_ALLOW_SOCKET = 3,    /* sock_create: ordinary socket */
+    MNC_K_ALLOW_OWN_FDS = 4,   /* fds passed to a socket made in the agent's own cgroup */
     MNC_K_DENY_FIRST = 8,
     MNC_K_DENY_UNKNOWN_AGENT = 8,  /* cgroup inside the mnc tree not in the agents map */
     MNC_K_DENY_NO_TAINT = 9,       /* agent registered but no taint entry */
@@ -174,7 +177,9 @@ enum mnc_kreason {
     MNC_K_DENY_WALK_DEPTH = 19,    /* lsm file hooks: the file is nested deeper than the walk
                                      bound (MNC_LSM_WALK_MAX), so it cannot be proven outside
                                      every sink directory: denied (fail closed) */
-    MNC_K__COUNT = 20,
+    MNC_K_DENY_FDS_OUT = 20,       /* lsm socket_sendmsg: an agent (tainted or not) passing fds
+                                (SCM_RIGHTS) to a socket made outside its cgroup */
+    MNC_K__COUNT = 21,
 };
 
 static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
@@ -286,6 +291,37 @@ static inline int mnc_receive_harmless(__u32 mode, int writable)
 {
     __u32 t = mode & MNC_S_IFMT;
     return t == MNC_S_IFSOCK || ((t == MNC_S_IFREG || t == MNC_S_IFDIR) && !writable);
+}
+
+/* ---- fds an agent passes out (SCM_RIGHTS on a UNIX socket; lsm socket_sendmsg).
+ * Whoever receives an agent's fd can keep the object where no later check looks - in flight in
+ * a queue of its own, registered in an io_uring, or as a page spliced into a pipe - and read what
+ * the agent writes there after its taint (attacks workspace_fd_passed_out, memfd_page_outsider,
+ * outsider_uring_fds). So an agent, tainted or not, passes fds only to a socket made in its own
+ * cgroup (its own processes). */
+
+/* The control messages are read one header (struct cmsghdr: a 64-bit length, level, type) at a
+ * time, as the kernel walks them (CMSG_FIRSTHDR, CMSG_NXTHDR, CMSG_OK). The offset of the header
+ * after the one at off whose cmsg_len is len, in a control buffer of clen bytes; 0 when there is
+ * none, or when len is malformed (the kernel refuses that message: __scm_send). Pure. */
+#define MNC_CMSG_HDR 16u
+#define MNC_SOL_SOCKET 1
+#define MNC_SCM_RIGHTS 1
+static inline __u64 mnc_cmsg_next(__u64 len, __u64 off, __u64 clen)
+{
+    if (off > clen || len < MNC_CMSG_HDR || len > clen - off)
+        return 0;
+    __u64 next = off + ((len + 7) & ~7ULL);
+    return next <= clen && clen - next >= MNC_CMSG_HDR ? next : 0;
+}
+
+/* Verdict on a message from an agent that carries SCM_RIGHTS (or whose control data could not
+ * be read to the end: taken as carrying it). sender_cg: the agent's cgroup id; peer_cg: the
+ * cgroup the receiving socket was made in, 0 if unknown (a datagram sent to an address, no
+ * peer). Pure. */
+static inline unsigned mnc_fds_out_verdict(__u64 sender_cg, __u64 peer_cg)
+{
+    return peer_cg && peer_cg == sender_cg ? MNC_K_ALLOW_OWN_FDS : MNC_K_DENY_FDS_OUT;
 }
 
 /* ---- IP destinations: one normalisation and one lookup order for every hook (connect and

@@ -95,22 +95,15 @@ int mnc_cgroup_id(const char *path, uint64_t *id)
 
 /* ---- names */
 static const char *const reason_names[MNC_K__COUNT] = {
-    [MNC_K_ALLOW_MNCD] = "allow_mncd",
-    [MNC_K_ALLOW_UNTAINTED] = "allow_untainted",
-    [MNC_K_ALLOW_SCOPE] = "allow_scope",
-    [MNC_K_ALLOW_SOCKET] = "allow_socket",
-    [MNC_K_DENY_UNKNOWN_AGENT] = "deny_unknown_agent",
-    [MNC_K_DENY_NO_TAINT] = "deny_no_taint",
-    [MNC_K_DENY_EXTERNAL] = "deny_external",
-    [MNC_K_DENY_SCOPE] = "deny_scope",
-    [MNC_K_DENY_LOG] = "deny_log",
-    [MNC_K_DENY_MEMORY] = "deny_memory",
-    [MNC_K_DENY_UNIX_PATH] = "deny_unix_path",
-    [MNC_K_DENY_RAW_SOCKET] = "deny_raw_socket",
-    [MNC_K_DENY_PACKET_SOCKET] = "deny_packet_socket",
-    [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",
-    [MNC_K_EVENT_LOST] = "event_lost",
-    [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth",
+    [MNC_K_ALLOW_MNCD] = "allow_mncd",           [MNC_K_ALLOW_UNTAINTED] = "allow_untainted",
+    [MNC_K_ALLOW_SCOPE] = "allow_scope",         [MNC_K_ALLOW_SOCKET] = "allow_socket",
+    [MNC_K_ALLOW_OWN_FDS] = "allow_own_fds",     [MNC_K_DENY_UNKNOWN_AGENT] = "deny_unknown_agent",
+    [MNC_K_DENY_NO_TAINT] = "deny_no_taint",     [MNC_K_DENY_EXTERNAL] = "deny_external",
+    [MNC_K_DENY_SCOPE] = "deny_scope",           [MNC_K_DENY_LOG] = "deny_log",
+    [MNC_K_DENY_MEMORY] = "deny_memory",         [MNC_K_DENY_UNIX_PATH] = "deny_unix_path",
+    [MNC_K_DENY_RAW_SOCKET] = "deny_raw_socket", [MNC_K_DENY_PACKET_SOCKET] = "deny_packet_socket",
+    [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",   [MNC_K_EVENT_LOST] = "event_lost",
+    [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth", [MNC_K_DENY_FDS_OUT] = "deny_fds_out",
 };
 
 const char *mnc_kreason_name(unsigned r) { return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?"; }

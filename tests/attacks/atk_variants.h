@@ -148,6 +148,15 @@ int atkv_canary_name_agent(struct atk_ctx *c);
  * The keeper, asked after the agent exited, reads the pipe (atkv_keeper_verify). */
 int atkv_page_prepare(struct atk_ctx *c, int prelaunch);
 int atkv_page_agent(struct atk_ctx *c, char how);
+/* A whole page attack: its prepare (PRELAUNCH as above), agent (HOW), verifier (EVIDENCE is the
+ * evidence line) and main. */
+#define ATKV_PAGE_ATTACK(NAME, CHANNEL, FLAGS, PRELAUNCH, HOW, EVIDENCE)                                               \
+    static int prepare(struct atk_ctx *c) { return atkv_page_prepare(c, PRELAUNCH); }                                  \
+    static int agent(struct atk_ctx *c) { return atkv_page_agent(c, HOW); }                                            \
+    static void verify(struct atk_ctx *c) { atkv_keeper_verify(c, EVIDENCE); }                                         \
+    static const struct atk A = {NAME, CHANNEL, ATK_NO_RECV | (FLAGS), prepare, agent,                                 \
+                                 NULL, verify,  atkv_keeper_cleanup};                                                  \
+    ATK_MAIN(A)
 
 /* file_fd_own_queue, file_fd_nested_queue: the agent takes the helper's writable file fd, parks
  * it in its own socketpair's queue (prepare sets "nested": 1 parks it one queue deeper) across

@@ -5,24 +5,13 @@
  * fd in flight) at the delivery, and the agent's own seccomp filter does not govern the
  * outsider's splice. After the recv the agent pwrite()s the canary into the memfd's page.
  * Verifier: the outsider, asked after the agent exited, reads its pipe.
- * Would block it: refusing fds an agent passes to an outsider (docs/threat-model.md, "Open byte
- * channels", with workspace_fd_passed_out). */
+ * Blocked by (lsm backend): socket_sendmsg refuses fds an agent, tainted or not, passes to a
+ * socket made outside its cgroup (MNC_K_DENY_FDS_OUT). A known limit of the cgroup backend,
+ * where no hook sees a message's control data (README, "Known limits"). */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c) { return atkv_page_prepare(c, 2); }
-static int agent(struct atk_ctx *c) { return atkv_page_agent(c, 'm'); }
-static void verify(struct atk_ctx *c)
-{
-    atkv_keeper_verify(c, "uid 65534 read the canary from its pipe, which held a reference to a page of a memfd "
-                          "the agent passed out before its taint");
-}
-
-static const struct atk A = {"memfd_page_outsider",
-                             "a memfd passed out before the taint, kept by the outsider as a page in its pipe",
-                             ATK_NO_RECV | ATK_OPEN,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
-ATK_MAIN(A)
+ATKV_PAGE_ATTACK("memfd_page_outsider",
+                 "a memfd passed out before the taint, kept by the outsider as a page in its pipe", ATK_LIMIT_CGROUP, 2,
+                 'm',
+                 "uid 65534 read the canary from its pipe, which held a reference to a page of a memfd "
+                 "the agent passed out before its taint")

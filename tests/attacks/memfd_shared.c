@@ -17,9 +17,8 @@ static int agent(struct atk_ctx *c)
     int s = (int)atk_try(c, "connect outsider", atk_unix(SOCK_STREAM, atk_arg(c, "c_fd")));
     if (s < 0)
         return 0;
-    atk_try(c, "pass memfd out", atk_send_fds(s, 'M', &m, 1));
     char ack;
-    if (read(s, &ack, 1) != 1)
+    if (atk_try(c, "pass memfd out", atk_send_fds(s, 'M', &m, 1)) < 0 || read(s, &ack, 1) != 1) /* refused: no ack */
         atk_note(c, "no ack");
     close(s);
     atk_recv(c);

@@ -10,20 +10,7 @@
  * (ENOSYS). */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c) { return atkv_page_prepare(c, 0); }
-static int agent(struct atk_ctx *c) { return atkv_page_agent(c, 's'); }
-static void verify(struct atk_ctx *c)
-{
-    atkv_keeper_verify(c, "uid 65534 read the canary from its pipe, which held a reference to a page-cache page "
-                          "of WS/notes.txt spliced before the taint");
-}
-
-static const struct atk A = {"splice_ws_page_out",
-                             "a workspace file's page spliced into an outsider's pipe before the taint",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
-ATK_MAIN(A)
+ATKV_PAGE_ATTACK("splice_ws_page_out", "a workspace file's page spliced into an outsider's pipe before the taint", 0, 0,
+                 's',
+                 "uid 65534 read the canary from its pipe, which held a reference to a page-cache page "
+                 "of WS/notes.txt spliced before the taint")

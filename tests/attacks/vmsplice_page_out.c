@@ -10,20 +10,7 @@
  * (ENOSYS): the calls that put references to pages, rather than copies, into a pipe or socket. */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c) { return atkv_page_prepare(c, 0); }
-static int agent(struct atk_ctx *c) { return atkv_page_agent(c, 'v'); }
-static void verify(struct atk_ctx *c)
-{
-    atkv_keeper_verify(c, "uid 65534 read the canary from its pipe, which held a reference to a page of the "
-                          "agent's memory vmspliced before the taint");
-}
-
-static const struct atk A = {"vmsplice_page_out",
-                             "a page of the agent's memory vmspliced into an outsider's pipe before the taint",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
-ATK_MAIN(A)
+ATKV_PAGE_ATTACK("vmsplice_page_out", "a page of the agent's memory vmspliced into an outsider's pipe before the taint",
+                 0, 0, 'v',
+                 "uid 65534 read the canary from its pipe, which held a reference to a page of the "
+                 "agent's memory vmspliced before the taint")

@@ -10,9 +10,9 @@
  * into notes.txt; the outsider takes the fd back and reads it.
  * Verifier: the outsider, asked after the agent exited, recvmsg()s the fd, preads it and hands
  * the bytes over a pipe.
- * Would block it: the write-lease test at every delivery too (on each workspace file the
- * agent opened since the launch), or refusing a delivery to an agent that passed fds out
- * (SCM_RIGHTS to a socket whose peer is outside) since its launch. */
+ * Blocked by (lsm backend): socket_sendmsg refuses fds an agent, tainted or not, passes to a
+ * socket made outside its cgroup (MNC_K_DENY_FDS_OUT). A known limit of the cgroup backend,
+ * where no hook sees a message's control data (README, "Known limits"). */
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/stat.h>
@@ -69,9 +69,9 @@ static int agent(struct atk_ctx *c)
     int s = (int)atk_try(c, "connect the outsider", atk_unix(SOCK_STREAM, atk_arg(c, "kp")));
     if (fd < 0 || s < 0)
         return 0;
-    atk_try(c, "pass the fd out", atk_send_fds(s, 'F', &fd, 1));
     char ack;
-    atk_try(c, "outsider parked it", read(s, &ack, 1));
+    if (atk_try(c, "pass the fd out", atk_send_fds(s, 'F', &fd, 1)) >= 0) /* refused: no ack will come */
+        atk_try(c, "outsider parked it", read(s, &ack, 1));
     close(s);
     close(fd);
     atk_recv(c);
@@ -87,7 +87,7 @@ static void verify(struct atk_ctx *c)
 static const struct atk A = {
     "workspace_fd_passed_out",
     "a workspace file fd the agent passed out after the launch, parked in flight by the outsider",
-    ATK_NO_RECV | ATK_OPEN,
+    ATK_NO_RECV | ATK_LIMIT_CGROUP,
     prepare,
     agent,
     NULL,

@@ -13,20 +13,7 @@
  * file gets a fresh inode. */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c) { return atkv_page_prepare(c, 1); }
-static int agent(struct atk_ctx *c) { return atkv_page_agent(c, 'p'); }
-static void verify(struct atk_ctx *c)
-{
-    atkv_keeper_verify(c, "uid 65534 read the canary from its pipe, which held a reference to a page-cache page "
-                          "of WS/notes.txt spliced before the launch");
-}
-
-static const struct atk A = {"workspace_page_prelaunch",
-                             "a workspace file's page spliced into an outsider's pipe before the launch",
-                             ATK_NO_RECV,
-                             prepare,
-                             agent,
-                             NULL,
-                             verify,
-                             atkv_keeper_cleanup};
-ATK_MAIN(A)
+ATKV_PAGE_ATTACK("workspace_page_prelaunch",
+                 "a workspace file's page spliced into an outsider's pipe before the launch", 0, 1, 'p',
+                 "uid 65534 read the canary from its pipe, which held a reference to a page-cache page "
+                 "of WS/notes.txt spliced before the launch")

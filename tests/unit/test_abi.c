@@ -270,7 +270,8 @@ static void test_unix_key_build(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 4); /* 4: an abstract name's length in the UNIX key */
+    assert_int_equal(MNC_ABI_VERSION, 5); /* 5: the counters map holds reason 20 (deny_fds_out) */
+    assert_int_equal(MNC_K__COUNT, 21);
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);
@@ -348,7 +349,7 @@ static void test_keys(void **state)
     assert_string_equal(mnc_kreason_name(MNC_K_DENY_WALK_DEPTH), "deny_walk_depth");
     assert_string_equal(mnc_kreason_name(MNC_K_DENY_BAD_CLASS), "deny_bad_class");
     for (unsigned r = 0; r < MNC_K__COUNT; r++)
-        if (r < 4 || r >= MNC_K_DENY_FIRST) /* 4..7 are unused */
+        if (r < 5 || r >= MNC_K_DENY_FIRST) /* 5..7 are unused */
             assert_string_not_equal(mnc_kreason_name(r), "?");
 }
 
@@ -421,6 +422,60 @@ static void test_event_json(void **state)
 }
 
 /* fds a tainted agent may receive: sockets, and read-only regular files or directories */
+/* The control-message walk matches the C library's own (CMSG_FIRSTHDR/CMSG_NXTHDR) on real
+ * control buffers, and stops on malformed lengths as the kernel refuses them. */
+static void test_cmsg_walk(void **state)
+{
+    (void)state;
+    assert_int_equal(MNC_CMSG_HDR, sizeof(struct cmsghdr));
+    assert_int_equal(MNC_SOL_SOCKET, SOL_SOCKET);
+    assert_int_equal(MNC_SCM_RIGHTS, SCM_RIGHTS);
+    /* credentials, then 3 fds, then 1 fd: three headers */
+    union {
+        char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(3 * sizeof(int)) + CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof(u));
+    struct msghdr m = {.msg_control = u.b, .msg_controllen = sizeof(u.b)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    size_t lens[3] = {CMSG_LEN(sizeof(struct ucred)), CMSG_LEN(3 * sizeof(int)), CMSG_LEN(sizeof(int))};
+    for (int i = 0; i < 3; i++, h = CMSG_NXTHDR(&m, h)) {
+        assert_non_null(h);
+        h->cmsg_len = lens[i];
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = i == 0 ? SCM_CREDENTIALS : SCM_RIGHTS;
+    }
+    __u64 off = 0;
+    int n = 0;
+    for (h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h), n++) {
+        assert_int_equal(off, (char *)h - u.b);
+        off = mnc_cmsg_next(h->cmsg_len, off, m.msg_controllen);
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(off, 0); /* none after the last */
+    /* malformed: shorter than a header, longer than what is left, offset past the end */
+    assert_int_equal(mnc_cmsg_next(8, 0, 64), 0);
+    assert_int_equal(mnc_cmsg_next(72, 0, 64), 0);
+    assert_int_equal(mnc_cmsg_next(16, 80, 64), 0);
+    /* a header that ends exactly where the buffer does has no next; 8-byte alignment */
+    assert_int_equal(mnc_cmsg_next(16, 0, 16), 0);
+    assert_int_equal(mnc_cmsg_next(20, 0, 40), 24);
+    assert_int_equal(mnc_cmsg_next(20, 0, 39), 0);
+}
+
+static void test_fds_out_verdict(void **state)
+{
+    (void)state;
+    assert_int_equal(mnc_fds_out_verdict(77, 77), MNC_K_ALLOW_OWN_FDS);
+    assert_true(mnc_kreason_allows(MNC_K_ALLOW_OWN_FDS));
+    assert_int_equal(mnc_fds_out_verdict(77, 78), MNC_K_DENY_FDS_OUT);
+    assert_int_equal(mnc_fds_out_verdict(77, 0), MNC_K_DENY_FDS_OUT); /* peer unknown */
+    assert_int_equal(mnc_fds_out_verdict(0, 0), MNC_K_DENY_FDS_OUT);
+    assert_false(mnc_kreason_allows(MNC_K_DENY_FDS_OUT));
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_FDS_OUT), "deny_fds_out");
+    assert_string_equal(mnc_kreason_name(MNC_K_ALLOW_OWN_FDS), "allow_own_fds");
+}
+
 static void test_receive_harmless(void **state)
 {
     (void)state;
@@ -463,6 +518,8 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_event_json),
         cmocka_unit_test(test_receive_harmless),
+        cmocka_unit_test(test_cmsg_walk),
+        cmocka_unit_test(test_fds_out_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

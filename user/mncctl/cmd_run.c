@@ -520,7 +520,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     int gate = -1;
     if (gate_sp[1] >= 0) {
         close(gate_sp[1]);
-        gate = run_gate_recv_fd(gate_sp[0]); /* -1: the child failed before its filter (reported) */
+        gate = run_gate_recv_fd(gate_sp[0], pid); /* -1: the child failed before its filter (reported) */
         close(gate_sp[0]);
     }
     run_relay_parent(&relay);

@@ -398,6 +398,19 @@ static int pages_maybe_shared(give_ctx *c, int fd, const struct stat *st)
 
 static int copy_xattrs(give_ctx *c, int from, int to);
 
+/* The workspace's inode keys (check_marks) name the entry's fresh inode (nfd), not the removed
+ * one (old). */
+static void rekey(give_ctx *c, const struct stat *old, int nfd)
+{
+    struct stat nst;
+    if (fstat(nfd, &nst) == 0)
+        for (size_t i = c->nkeys; i-- > 0;)
+            if (c->keys[i].ino == old->st_ino && c->keys[i].dev == kdev(old->st_dev)) {
+                c->keys[i].ino = nst.st_ino;
+                break;
+            }
+}
+
 /* Gives the regular file `name` of the directory parent (fd, st as normalised) a fresh inode:
  * a copy (data, owner, mode, extended attributes, access and modification times) made under a
  * temporary name and renamed over it, so that page references anyone kept point into the old
@@ -448,14 +461,7 @@ static int fresh_file(give_ctx *c, int parent, const char *name, int fd, const s
         unlinkat(parent, tmp, 0);
         return give_refuse(c, "%s: making its fresh copy (%s): %s", c->path, step, strerror(e));
     }
-    /* the workspace's inode keys (check_marks) name the new file, not the removed one */
-    struct stat nst;
-    if (fstat(nfd, &nst) == 0)
-        for (size_t i = c->nkeys; i-- > 0;)
-            if (c->keys[i].ino == st->st_ino && c->keys[i].dev == kdev(st->st_dev)) {
-                c->keys[i].ino = nst.st_ino;
-                break;
-            }
+    rekey(c, st, nfd);
     close(nfd);
     return 0;
 }
@@ -617,14 +623,7 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
         close(nfd);
         return give_refuse(c, "%s: removing the old directory %s: %s", c->path, tmp, strerror(errno));
     }
-    /* the workspace's inode keys (check_marks) name the new directory, not the removed one */
-    struct stat nst;
-    if (fstat(nfd, &nst) == 0)
-        for (size_t i = c->nkeys; i-- > 0;)
-            if (c->keys[i].ino == st->st_ino && c->keys[i].dev == kdev(st->st_dev)) {
-                c->keys[i].ino = nst.st_ino;
-                break;
-            }
+    rekey(c, st, nfd);
     return nfd;
 }
 

@@ -2,9 +2,12 @@
 /* run_gate.c - a server agent's bind/listen/autobind, answered by the launcher from the taint
  * (contract in run_gate.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <seccomp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "run_gate.h"
@@ -13,37 +16,47 @@
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
 #endif
 
-int run_gate_send_fd(int sock, int fd)
+/* The whole of n bytes (write when out, else read), through EINTR: 0, or -errno (-EPIPE at
+ * end of file). */
+static int full_io(int sock, void *buf, size_t n, bool out)
 {
-    char c = 'n', cb[CMSG_SPACE(sizeof(int))];
-    memset(cb, 0, sizeof(cb));
-    struct iovec iov = {&c, 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
-    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-    h->cmsg_level = SOL_SOCKET;
-    h->cmsg_type = SCM_RIGHTS;
-    h->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(h), &fd, sizeof(int));
-    ssize_t n;
-    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n == 1 ? 0 : -errno;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = out ? write(sock, (char *)buf + done, n - done) : read(sock, (char *)buf + done, n - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EPIPE;
+        done += (size_t)r;
+    }
+    return 0;
 }
 
-int run_gate_recv_fd(int sock)
+int run_gate_send_fd(int sock, int fd)
 {
-    char c, cb[CMSG_SPACE(sizeof(int))];
-    memset(cb, 0, sizeof(cb));
-    struct iovec iov = {&c, 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
-    ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-    int fd = -1;
-    if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
-        memcpy(&fd, CMSG_DATA(h), sizeof(int));
-    return fd;
+    int32_t num = fd;
+    char ack = 0;
+    int rc = full_io(sock, &num, sizeof(num), true);
+    if (rc == 0)
+        rc = full_io(sock, &ack, 1, false);
+    return rc != 0 ? rc : ack == 't' ? 0 : -EPROTO;
+}
+
+int run_gate_recv_fd(int sock, pid_t child)
+{
+    int32_t num = -1;
+    if (full_io(sock, &num, sizeof(num), false) != 0 || num < 0)
+        return -1;
+    int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+    int fd = pfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pfd, num, 0) : -1; /* O_CLOEXEC */
+    if (pfd >= 0)
+        close(pfd);
+    char ack = 't';
+    if (fd >= 0 && full_io(sock, &ack, 1, true) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd; /* not taken: the child reads end of file and reports */
 }
 
 int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *denied)

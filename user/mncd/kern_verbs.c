@@ -536,6 +536,6 @@ void mncd_kern_status(mncd *d, cJSON *resp)
     cJSON *c = cJSON_AddObjectToObject(k, "counters");
     if (c && mnc_kern_counters(kk->k, cnt) == 0)
         for (int r = 0; r < MNC_K__COUNT; r++)
-            if (strcmp(mnc_kreason_name((unsigned)r), "?") != 0) /* unused codes 4..7 */
+            if (strcmp(mnc_kreason_name((unsigned)r), "?") != 0) /* unused codes 5..7 */
                 cJSON_AddNumberToObject(c, mnc_kreason_name((unsigned)r), (double)cnt[r]);
 }

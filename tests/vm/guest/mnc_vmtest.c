@@ -346,6 +346,42 @@ static int receive_kind(char k)
     return 0;
 }
 
+/* Sends one fd (a pipe's read end) with SCM_RIGHTS on sock: 0 or the errno. */
+static int send_one_fd(int sock)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return errno;
+    char c = 'f', cb[CMSG_SPACE(sizeof(int))];
+    memset(cb, 0, sizeof(cb));
+    struct iovec iov = {&c, 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &p[0], sizeof(int));
+    int r = sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : errno;
+    close(p[0]);
+    close(p[1]);
+    return r;
+}
+
+/* pre[0]: an fd passed to the giver, on the socketpair made before she joined her cgroup (an
+ * outsider's socket); pre[1]: an fd passed over a socketpair she makes now (her own). */
+static void fds_out_probe(int pre[5])
+{
+    pre[0] = g_give_sock < 0 ? EBADF : send_one_fd(g_give_sock);
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) != 0) {
+        pre[1] = errno;
+        return;
+    }
+    pre[1] = send_one_fd(sp[0]);
+    close(sp[0]);
+    close(sp[1]);
+}
+
 static void run_probes(struct agent_state *s, int round, int res[P__N])
 {
     char a[128], b[128];
@@ -427,6 +463,7 @@ static double bench_write(const char *path, int iters)
 #define CMD_BENCH 'b'
 #define CMD_EXIT 'q'
 #define CMD_DEEP 'd' /* write a file nested deeper than the LSM walk bound */
+#define CMD_FDS 'f'  /* pass an fd out (to the giver) and to herself (SCM_RIGHTS) */
 
 struct reply {
     int res[P__N];
@@ -469,6 +506,8 @@ static void agent_main(int cmd_fd, int rep_fd, const char *cg_procs)
             rp.bench_ns = bench_write(WS "/bench.dat", 4000);
         } else if (cmd[0] == CMD_DEEP) {
             rp.pre[0] = try_open_write(g_deep_file, O_APPEND);
+        } else if (cmd[0] == CMD_FDS) {
+            fds_out_probe(rp.pre);
         }
         if (write_full(rep_fd, &rp, sizeof(rp)) != 0)
             _exit(4);
@@ -685,7 +724,7 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 }
 
 struct ev_stats {
-    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive;
+    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive, fds_out;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -705,6 +744,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
         s->msgsnd++;
     if (ev->hook == MNC_HOOK_LSM_SOCKET_CONNECT && ev->reason == MNC_K_DENY_EXTERNAL)
         s->connect++;
+    if (ev->hook == MNC_HOOK_LSM_SOCKET_SENDMSG && ev->reason == MNC_K_DENY_FDS_OUT)
+        s->fds_out++;
     if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && ev->reason == MNC_K_DENY_EXTERNAL && ev->protocol == 1)
         s->receive++;
     if (ev->reason == MNC_K_DENY_MEMORY && ev->hook >= MNC_HOOK_LSM_PATH_MKNOD && ev->hook <= MNC_HOOK_LSM_INODE_CREATE)
@@ -820,6 +861,12 @@ static int scenario(void)
     tap(rd.pre[0] == EPERM,
         "untainted: open(O_WRONLY) of a file %d directories deep (walk bound %d): want EPERM, got %s",
         MNC_LSM_WALK_MAX + 4, MNC_LSM_WALK_MAX, rd.pre[0] ? strerror(rd.pre[0]) : "allowed");
+    struct reply rf = agent_cmd(&ag, CMD_FDS, 0);
+    tap(rf.pre[0] == EPERM,
+        "untainted: an fd passed (SCM_RIGHTS) to a socket made outside her cgroup: want EPERM, got %s",
+        rf.pre[0] ? strerror(rf.pre[0]) : "allowed");
+    tap(rf.pre[1] == 0, "untainted: an fd passed over her own socketpair: want allowed, got %s",
+        rf.pre[1] ? strerror(rf.pre[1]) : "allowed");
 
     /* 3. alice receives a no-log disclosure: taint via the loader (mncd) */
     char c = L_TAINT;
@@ -835,6 +882,11 @@ static int scenario(void)
 
     struct reply r1 = agent_cmd(&ag, CMD_ROUND, 1);
     check_round("tainted", &r1, 1);
+    struct reply rf1 = agent_cmd(&ag, CMD_FDS, 0);
+    /* (her own socketpair is an unregistered peer once she is tainted: unix_may_send refuses
+     * any datagram on it, fds or not, so only the way out is checked here) */
+    tap(rf1.pre[0] == EPERM, "tainted: an fd passed to a socket made outside her cgroup: want EPERM, got %s",
+        rf1.pre[0] ? strerror(rf1.pre[0]) : "allowed");
 
     /* an unregistered cgroup inside the tree fails closed */
     char sdir[640], sprocs[680];
@@ -873,10 +925,11 @@ static int scenario(void)
         "events: %d deny events for alice (>= %d expected), %d for the unknown cgroup, %d total", es.alice,
         2 * FIRST_CONTROL, es.unknown, es.n);
     tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2 &&
-            es.receive >= 2,
+            es.receive >= 2 && es.fds_out >= 2,
         "events: file_permission/deny_log %d, file_open/deny_log %d, msgsnd/deny_scope %d, "
-        "connect/deny_external %d, path hooks/deny_memory %d, file_receive/deny_external (writable) %d",
-        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive);
+        "connect/deny_external %d, path hooks/deny_memory %d, file_receive/deny_external (writable) %d, "
+        "socket_sendmsg/deny_fds_out %d",
+        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive, es.fds_out);
     uint64_t c1[MNC_K__COUNT];
     if (mnc_kern_counters(k, c1) != 0)
         die("counters");
@@ -1001,6 +1054,10 @@ static int scenario(void)
     tap(gr == 0 && t.tainted, "detach: alice is still tainted in the map");
     struct reply r3 = agent_cmd(&ag, CMD_ROUND, 3);
     check_round("detached (negative control)", &r3, 0);
+    struct reply rf3 = agent_cmd(&ag, CMD_FDS, 0);
+    tap(rf3.pre[0] == 0 && rf3.pre[1] == 0,
+        "detached: an fd passed out: want allowed, got %s (the same call refused above was the program's)",
+        rf3.pre[0] ? strerror(rf3.pre[0]) : "allowed");
 
     char q[2] = {CMD_EXIT, 0};
     if (write_full(ag.cmd, q, 2) != 0)
