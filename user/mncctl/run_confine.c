@@ -5,6 +5,8 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <linux/securebits.h>
@@ -463,7 +465,6 @@ static const char *const allow_plain[] = {
     "sysinfo",
     "getrlimit",
     "setrlimit",
-    "prlimit64",
     "getrusage",
     "times",
     "getcpu",
@@ -697,18 +698,51 @@ static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, 
 #endif
 static const uint32_t deny_sockopts[] = {SO_PASSCRED, SO_PASSPIDFD};
 
-/* setsockopt: every option except deny_sockopts at SOL_SOCKET, which get `action` (EPERM for
- * an agent that is not a server, the launcher's answer for a server: run_gate.h). 0 or a
- * libseccomp error. */
-static int allow_setsockopt_but_names(scmp_filter_ctx ctx, uint32_t action)
+/* Options that make the kernel publish something any process reads, or send something no
+ * socket hook sees: a multicast or anycast membership (listed in /proc/net/igmp, igmp6,
+ * anycast6, mcfilter; the join itself sends an IGMP/MLD report from the kernel's own socket,
+ * which egress does not see: attacks ip6_mcast_group, ip6_mld_report), an IPv6 flow label
+ * (listed with its destination in /proc/net/ip6_flowlabel, kept 60 s after the socket is gone:
+ * ip6_flowlabel) and a netlink group membership (/proc/net/netlink: netlink_groups). EPERM for
+ * every agent. */
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+static const uint32_t deny_ip_opts[] = {IP_ADD_MEMBERSHIP, IP_ADD_SOURCE_MEMBERSHIP, MCAST_JOIN_GROUP,
+                                        MCAST_JOIN_SOURCE_GROUP};
+static const uint32_t deny_ip6_opts[] = {IPV6_ADD_MEMBERSHIP, IPV6_JOIN_ANYCAST, IPV6_FLOWLABEL_MGR, MCAST_JOIN_GROUP,
+                                         MCAST_JOIN_SOURCE_GROUP};
+static const uint32_t deny_netlink_opts[] = {1 /* NETLINK_ADD_MEMBERSHIP */};
+
+/* At level `level`: the options opts[0..n) get `action`, every other option is allowed. */
+static int sockopt_level(scmp_filter_ctx ctx, uint32_t level, uint32_t action, const uint32_t *opts, size_t n)
 {
     const int nr = SCMP_SYS(setsockopt);
-    const size_t n = sizeof(deny_sockopts) / sizeof(deny_sockopts[0]);
-    const struct scmp_arg_cmp sol = SCMP_A1_32(SCMP_CMP_EQ, SOL_SOCKET);
-    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1_32(SCMP_CMP_NE, SOL_SOCKET));
+    const struct scmp_arg_cmp at = SCMP_A1_32(SCMP_CMP_EQ, level);
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = seccomp_rule_add(ctx, action, nr, 2, sol, SCMP_CMP32(2, SCMP_CMP_EQ, deny_sockopts[i]));
-    return rc ? rc : allow_prefixes(ctx, nr, 2, &sol, 0, 0, deny_sockopts, n);
+        rc = seccomp_rule_add(ctx, action, nr, 2, at, SCMP_CMP32(2, SCMP_CMP_EQ, opts[i]));
+    return rc ? rc : allow_prefixes(ctx, nr, 2, &at, 0, 0, opts, n);
+}
+
+/* setsockopt: every option at every level, except deny_sockopts at SOL_SOCKET, which get
+ * `action` (EPERM for an agent that is not a server, the launcher's answer for a server:
+ * run_gate.h), and the publishing options above (EPERM). 0 or a libseccomp error. */
+static int allow_setsockopt_but_names(scmp_filter_ctx ctx, uint32_t action)
+{
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+    static const uint32_t levels[] = {SOL_SOCKET, IPPROTO_IP, IPPROTO_IPV6, SOL_NETLINK};
+    int rc = allow_prefixes(ctx, SCMP_SYS(setsockopt), 1, NULL, 0, 0, levels, N(levels));
+    if (rc == 0)
+        rc = sockopt_level(ctx, SOL_SOCKET, action, deny_sockopts, N(deny_sockopts));
+    if (rc == 0)
+        rc = sockopt_level(ctx, IPPROTO_IP, SCMP_ACT_ERRNO(EPERM), deny_ip_opts, N(deny_ip_opts));
+    if (rc == 0)
+        rc = sockopt_level(ctx, IPPROTO_IPV6, SCMP_ACT_ERRNO(EPERM), deny_ip6_opts, N(deny_ip6_opts));
+    if (rc == 0)
+        rc = sockopt_level(ctx, SOL_NETLINK, SCMP_ACT_ERRNO(EPERM), deny_netlink_opts, N(deny_netlink_opts));
+    return rc;
+#undef N
 }
 
 static int add_named(scmp_filter_ctx ctx, uint32_t action, const char *name)
@@ -805,6 +839,14 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
         at = "bind";
     if (rc == 0 && (rc = allow_setsockopt_but_names(ctx, way_in)) != 0)
         at = "setsockopt";
+    /* prlimit64 on the caller only (pid 0, as the C library's setrlimit/getrlimit call it): on
+     * another process of the same uid - any root process, for an --as-root agent - it writes
+     * limits every user reads in /proc/PID/limits, and could lower mncd's (attack
+     * prlimit_outside); EPERM otherwise */
+    if (rc == 0 &&
+        ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0_32(SCMP_CMP_EQ, 0))) != 0 ||
+         (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1, SCMP_A0_32(SCMP_CMP_NE, 0))) != 0))
+        at = "prlimit64";
     /* prctl, except PR_SET_NAME and PR_SET_MM: a thread's name is world-readable in /proc
      * (the option is an int: compared on its low 32 bits, as the kernel reads it) */
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 2, SCMP_A0_32(SCMP_CMP_NE, PR_SET_NAME),
