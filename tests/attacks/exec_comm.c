@@ -9,7 +9,9 @@
  * Verifier: uid 65534 scans /proc/N/comm while the agent waits (sync "named").
  * What would block it: hidepid=invisible on the /proc other users see (threat model, as for
  * /proc/PID/cmdline), or a PID namespace with its own /proc; execveat(AT_EMPTY_PATH) names the
- * task after the file's dentry instead, so refusing exec of workspace names does not suffice. */
+ * task after the file's dentry instead, so refusing exec of workspace names does not suffice.
+ * Status: a documented remaining channel (docs/threat-model.md, the /proc metadata row, with its
+ * bandwidth): runs only with MNC_ATTACKS_COVERT=1. */
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -48,7 +50,8 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "uid 65534 read the canary in %s", out);
 }
 
-static const struct atk A = {
-    "exec_comm", "task name set by execve of a workspace symlink, read from /proc", 0, NULL, agent, on_sync, NULL,
-    NULL};
+static const struct atk A = {"exec_comm", "task name set by execve of a workspace symlink, read from /proc",
+                             ATK_COVERT,  NULL,
+                             agent,       on_sync,
+                             NULL,        NULL};
 ATK_MAIN(A)

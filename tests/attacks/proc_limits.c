@@ -10,7 +10,9 @@
  * "limited") and decodes the two hard values (little-endian bytes).
  * What would block it: hidepid=invisible on the /proc other users see (as for
  * /proc/PID/cmdline, threat model "covert and side channels", which does not list this file),
- * or a seccomp filter that lets an agent only lower its limits to fixed values. */
+ * or a seccomp filter that lets an agent only lower its limits to fixed values.
+ * Status: a documented remaining channel (docs/threat-model.md, the /proc metadata row, with its
+ * bandwidth): runs only with MNC_ATTACKS_COVERT=1. */
 #include <inttypes.h>
 #include <dirent.h>
 #include <signal.h>
@@ -105,6 +107,6 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {"proc_limits", "resource limits read from /proc/PID/limits", 0, NULL, agent, on_sync, NULL,
-                             NULL};
+static const struct atk A = {
+    "proc_limits", "resource limits read from /proc/PID/limits", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)

@@ -14,8 +14,9 @@
  * holds the receiving socket now, not by the cgroup that created it; or the fd scan refusing a
  * delivery while a socket created in the agent's cgroup is held outside it (the sweep can list
  * them: sock_diag INET_DIAG_CGROUP_ID), as it does for the agent's own fds. The lsm backend
- * blocks it (socket_sendmsg judges the tainted sender, not the socket's creator): a cgroup
- * backend gap. */
+ * blocks it (socket_sendmsg refuses the fd passed out, and judges the tainted sender, not the
+ * socket's creator): a known limit of the cgroup backend ([limit:cgroup]; docs/threat-model.md,
+ * "Open byte channels", the fds-passed-out row). */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -98,7 +99,7 @@ static void cleanup(struct atk_ctx *c) { atkv_keeper_cleanup(c); }
 
 static const struct atk A = {"udp_own_socket_out",
                              "egress's same-agent loopback rule, the receiving UDP socket handed to an outsider",
-                             ATK_NO_RECV,
+                             ATK_NO_RECV | ATK_LIMIT_CGROUP,
                              prepare,
                              agent,
                              NULL,

@@ -480,6 +480,31 @@ static const char *in_any_workspace(const scan *s, const char *path)
     return NULL;
 }
 
+/* Is dev the filesystem of one of the agent's workspaces? For an object whose path cannot be read
+ * (longer than a page: ENAMETOOLONG), which is then taken as inside the workspace: fail closed. */
+static bool on_ws_fs(const scan *s, dev_t dev)
+{
+    for (int c = 0; c < s->ncg; c++)
+        for (int i = 0; i < s->cgs[c].n_ws; i++) {
+            struct stat ws;
+            if (stat(s->cgs[c].ws[i], &ws) == 0 && ws.st_dev == dev)
+                return true;
+        }
+    return false;
+}
+
+/* Does link name /proc/<agent pid>[/...] (the agent's memory, fds, environment: an fd the agent
+ * opened on its own /proc entry and handed out keeps the access checked at its open - attack
+ * proc_mem_passed_out)? */
+static bool agent_proc(const scan *s, const char *link)
+{
+    if (strncmp(link, "/proc/", 6) != 0 || !isdigit((unsigned char)link[6]))
+        return false;
+    char *end;
+    long p = strtol(link + 6, &end, 10);
+    return (*end == '/' || *end == 0) && p > 0 && p <= INT_MAX && is_agent(s, (pid_t)p);
+}
+
 static int found_path(scan *s, const char *path, pid_t holder, int fd)
 {
     s->hit->kind = "held_outside";
@@ -540,8 +565,13 @@ static const char *mark_in_workspace(const scan *s, const char *line, char *path
             snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
             ssize_t l = readlink(p, path, n - 1);
             close(fd);
-            path[l > 0 ? l : 0] = 0;
-            if (l > 0 && path[0] == '/' && in_any_workspace(s, path))
+            if (l < 0 || (size_t)l >= n - 1) { /* its path cannot be read: fail closed */
+                snprintf(path, n, "an inode (handle type %d) on %s's filesystem whose path cannot be read", type,
+                         s->cgs[c].ws[i]);
+                return path;
+            }
+            path[l] = 0;
+            if (path[0] == '/' && in_any_workspace(s, path))
                 return path;
         }
     return NULL;
@@ -587,9 +617,16 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
                 continue;
             char link[PATH_MAX];
             ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-            if (ln > 0) {
+            struct stat st;
+            if ((ln < 0 || (size_t)ln >= sizeof(link) - 1) && fstatat(dfd, e->d_name, &st, 0) == 0 &&
+                on_ws_fs(s, st.st_dev)) { /* a path too long to read (ENAMETOOLONG): fail closed */
+                closedir(d);
+                return found_path(s, "a file on a workspace's filesystem whose path cannot be read", pid,
+                                  atoi(e->d_name));
+            }
+            if (ln > 0 && (size_t)ln < sizeof(link) - 1) {
                 link[ln] = 0;
-                if (link[0] == '/' && in_any_workspace(s, link)) {
+                if (link[0] == '/' && (in_any_workspace(s, link) || agent_proc(s, link))) {
                     closedir(d);
                     return found_path(s, link, pid, atoi(e->d_name));
                 }
@@ -602,7 +639,6 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
                     return found_path(s, what, pid, atoi(e->d_name));
                 }
             }
-            struct stat st;
             if (fstatat(dfd, e->d_name, &st, 0) != 0)
                 continue;
             const obj *o = find_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name));
@@ -616,23 +652,61 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
     return 0;
 }
 
+/* The working and root directories of task dir `base` (/proc/PID or /proc/PID/task/TID) of pid:
+ * inside a workspace, they list the names the agent creates there (getdents) and open its files
+ * by relative path with no fd to find (attack workspace_cwd_handed: the outsider fchdir()ed into
+ * a directory the agent handed it and closed the fd). A path that cannot be read (too long) on a
+ * workspace's filesystem counts too (fail closed). */
+static int outsider_dirs(scan *s, pid_t pid, const char *base)
+{
+    static const char *const which[] = {"cwd", "root"};
+    for (int i = 0; i < 2; i++) {
+        char p[128], link[PATH_MAX], what[PATH_MAX + 64];
+        snprintf(p, sizeof(p), "%s/%s", base, which[i]);
+        ssize_t ln = readlink(p, link, sizeof(link) - 1);
+        struct stat st;
+        if (ln < 0 && errno == ENAMETOOLONG && stat(p, &st) == 0 && on_ws_fs(s, st.st_dev)) {
+            snprintf(what, sizeof(what), "its %s, on a workspace's filesystem, whose path cannot be read", which[i]);
+            return found_path(s, what, pid, -1);
+        }
+        if (ln <= 0 || (size_t)ln >= sizeof(link) - 1)
+            continue; /* a kernel thread or a zombie has none */
+        link[ln] = 0;
+        if (link[0] == '/' && in_any_workspace(s, link)) {
+            snprintf(what, sizeof(what), "its %s: %s", which[i], link);
+            return found_path(s, what, pid, -1);
+        }
+    }
+    return 0;
+}
+
 /* Does process pid (outside the agent) hold one of the objects: in its fd table, in the table of
- * a thread that unshared its own (CLONE_FILES off: attack outsider_thread_fds), or mapped? */
+ * a thread that unshared its own (CLONE_FILES off: attack outsider_thread_fds), as a working or
+ * root directory (its own, or a thread's that unshared CLONE_FS), or mapped? */
 static int outsider(scan *s, pid_t pid)
 {
     char dp[96];
     snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
     int rc = outsider_fds(s, pid, dp);
+    snprintf(dp, sizeof(dp), "/proc/%d", (int)pid);
+    if (rc == 0)
+        rc = outsider_dirs(s, pid, dp);
     snprintf(dp, sizeof(dp), "/proc/%d/task", (int)pid);
     struct stat ts; /* procfs gives a task directory 2 + threads links: one thread, nothing more */
     DIR *t = rc == 0 && stat(dp, &ts) == 0 && ts.st_nlink > 3 ? opendir(dp) : NULL;
     for (struct dirent *e; t && rc == 0 && (e = readdir(t));) {
         pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == pid || syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
-            continue; /* the leader's table, seen above */
+        if (tid <= 0 || tid == pid)
+            continue;
         char tp[96];
-        snprintf(tp, sizeof(tp), "/proc/%d/task/%d/fd", (int)pid, (int)tid);
-        rc = outsider_fds(s, tid, tp);
+        if (syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) != 0) { /* not the leader's table, seen above */
+            snprintf(tp, sizeof(tp), "/proc/%d/task/%d/fd", (int)pid, (int)tid);
+            rc = outsider_fds(s, tid, tp);
+        }
+        if (rc == 0 && syscall(SYS_kcmp, pid, tid, KCMP_FS, 0, 0) != 0) {
+            snprintf(tp, sizeof(tp), "/proc/%d/task/%d", (int)pid, (int)tid);
+            rc = outsider_dirs(s, tid, tp);
+        }
     }
     if (t)
         closedir(t);
