@@ -247,7 +247,9 @@ typedef struct {
     bool check_open;
     const char *ws;
     int ws_idx;
-    char path[PATH_MAX]; /* the entry being handled, for messages */
+    char path[PATH_MAX];        /* the entry being handled (never printed below the top: shown()) */
+    unsigned long long cur_ino; /* its inode once known, else 0 */
+    char shown[PATH_MAX + 64];
     long count;
     struct ws_key *keys;
     size_t nkeys, capkeys;
@@ -255,6 +257,23 @@ typedef struct {
 } give_ctx;
 
 static uint64_t kdev(dev_t d) { return ((uint64_t)major(d) << 20) | minor(d); }
+
+/* The entry being handled as messages show it: the workspace's top as given, anything below it
+ * by inode only. Names inside a workspace are written by the agent, and the launcher's stderr is
+ * not governed by the stdio relay: a name quoted there would carry what a tainted agent chose to
+ * the next launch's operator or log collector (attack ws_launcher_msg). `find WS -inum N`
+ * finds the entry. */
+static const char *shown(give_ctx *c)
+{
+    size_t wl = strlen(c->ws);
+    if (strncmp(c->path, c->ws, wl) != 0 || c->path[wl] == 0)
+        return c->path;
+    if (c->cur_ino)
+        snprintf(c->shown, sizeof(c->shown), "%s/<entry, inode %llu>", c->ws, c->cur_ino);
+    else
+        snprintf(c->shown, sizeof(c->shown), "%s/<an entry>", c->ws);
+    return c->shown;
+}
 
 static int give_refuse(const give_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int give_refuse(const give_ctx *c, const char *fmt, ...)
@@ -304,7 +323,7 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
     if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0) {
         if (errno == EROFS) /* a read-only mount: nothing the agent writes can land there */
             return 1;
-        return give_refuse(c, "%s: chown to %u:%u: %s", c->path, (unsigned)own, (unsigned)c->uid, strerror(errno));
+        return give_refuse(c, "%s: chown to %u:%u: %s", shown(c), (unsigned)own, (unsigned)c->uid, strerror(errno));
     }
     /* POSIX ACLs: a named-user entry would let an outsider in whatever the mode */
     const char *acl[2] = {"system.posix_acl_access", "system.posix_acl_default"};
@@ -317,14 +336,14 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
         if (r != 0 && errno == EROFS)
             return 1;
         if (r != 0 && errno != ENODATA && errno != EOPNOTSUPP)
-            return give_refuse(c, "%s: remove %s: %s", c->path, acl[i], strerror(errno));
+            return give_refuse(c, "%s: remove %s: %s", shown(c), acl[i], strerror(errno));
     }
     mode_t want = top ? (c->uid ? 0770 : 0700) : given_mode(st->st_mode);
     /* a chown may have cleared setuid/setgid: set the mode then, and whenever it differs */
     if ((chown_it || (st->st_mode & 07777) != want) && (opath ? chmod(proc, want) : fchmod(fd, want)) != 0) {
         if (errno == EROFS)
             return 1;
-        return give_refuse(c, "%s: chmod %04o: %s", c->path, (unsigned)want, strerror(errno));
+        return give_refuse(c, "%s: chmod %04o: %s", shown(c), (unsigned)want, strerror(errno));
     }
     return 0;
 }
@@ -335,16 +354,17 @@ static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
  * normalised (the FIFO's owner is the one who made it). */
 static int entry_checks(give_ctx *c, const struct stat *st)
 {
+    c->cur_ino = st->st_ino;
     if (++c->count > GIVE_WALK_LIMIT)
         return give_refuse(c, "too many entries to verify (limit %d)", GIVE_WALK_LIMIT);
     if ((S_ISFIFO(st->st_mode) && st->st_uid != c->uid) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
         return give_refuse(c, "%s: %s: refused",
                            S_ISFIFO(st->st_mode) ? "holds a FIFO the agent did not create" : "holds a device node",
-                           c->path);
+                           shown(c));
     struct mnc_file_key k = {.dev = kdev(st->st_dev), .ino = st->st_ino};
     struct mnc_sink s;
     if (c->k && mnc_kern_sink_file_lookup(c->k, &k, &s) == 0 && (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY))
-        return give_refuse(c, "contains a registered %s sink: %s", s.cls == MNC_SINK_LOG ? "log" : "memory", c->path);
+        return give_refuse(c, "contains a registered %s sink: %s", s.cls == MNC_SINK_LOG ? "log" : "memory", shown(c));
     return add_key(c, st);
 }
 
@@ -363,17 +383,17 @@ static int pages_maybe_shared(give_ctx *c, int fd, const struct stat *st)
 {
     struct statfs sf;
     if (fstatfs(fd, &sf) != 0)
-        return give_refuse(c, "%s: fstatfs: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: fstatfs: %s", shown(c), strerror(errno));
     if (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)
         return st->st_size > 0;
     if (st->st_size == 0)
         return 0;
     if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) !=
         0)
-        return give_refuse(c, "%s: sync_file_range: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: sync_file_range: %s", shown(c), strerror(errno));
     int e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     if (e != 0)
-        return give_refuse(c, "%s: posix_fadvise(DONTNEED): %s", c->path, strerror(e));
+        return give_refuse(c, "%s: posix_fadvise(DONTNEED): %s", shown(c), strerror(e));
     long pg = sysconf(_SC_PAGESIZE);
     static unsigned char vec[GIVE_PAGE_WINDOW / 4096];
     if (pg < 4096)
@@ -383,12 +403,12 @@ static int pages_maybe_shared(give_ctx *c, int fd, const struct stat *st)
         size_t len = left < (off_t)GIVE_PAGE_WINDOW ? (size_t)left : GIVE_PAGE_WINDOW;
         void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, off);
         if (m == MAP_FAILED)
-            return give_refuse(c, "%s: mmap for mincore: %s", c->path, strerror(errno));
+            return give_refuse(c, "%s: mmap for mincore: %s", shown(c), strerror(errno));
         int r = mincore(m, len, vec);
         int me = errno;
         munmap(m, len);
         if (r != 0)
-            return give_refuse(c, "%s: mincore: %s", c->path, strerror(me));
+            return give_refuse(c, "%s: mincore: %s", shown(c), strerror(me));
         for (size_t i = 0; i < (len + (size_t)pg - 1) / (size_t)pg; i++)
             if (vec[i] & 1)
                 return 1;
@@ -424,13 +444,13 @@ static int fresh_file(give_ctx *c, int parent, const char *name, int fd, const s
                            "%s: its pages may be held outside (a pipe or socket buffer that spliced it before the "
                            "launch) and it has %lu hard links, so it cannot be given a fresh copy; remove the "
                            "other links and launch again",
-                           c->path, (unsigned long)st->st_nlink);
+                           shown(c), (unsigned long)st->st_nlink);
     static unsigned long seq;
     char tmp[64];
     snprintf(tmp, sizeof(tmp), ".mnc-fresh-file.%d.%lu", (int)getpid(), seq++);
     int nfd = openat(parent, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (nfd < 0)
-        return give_refuse(c, "%s: creating its fresh copy: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: creating its fresh copy: %s", shown(c), strerror(errno));
     const char *step = "chown";
     bool ok = fchown(nfd, st->st_uid, st->st_gid) == 0 && (step = "chmod", fchmod(nfd, st->st_mode & 07777) == 0);
     loff_t in = 0;
@@ -459,7 +479,7 @@ static int fresh_file(give_ctx *c, int parent, const char *name, int fd, const s
     if (!ok) {
         close(nfd);
         unlinkat(parent, tmp, 0);
-        return give_refuse(c, "%s: making its fresh copy (%s): %s", c->path, step, strerror(e));
+        return give_refuse(c, "%s: making its fresh copy (%s): %s", shown(c), step, strerror(e));
     }
     rekey(c, st, nfd);
     close(nfd);
@@ -479,17 +499,17 @@ static int check_not_open(give_ctx *c, int parent, const char *name, int fd)
                                "%s is open elsewhere (an fd, a mapping or a socket queue): a process that opened "
                                "it before the launch could read what the agent writes; close it (fuser/lsof find "
                                "fds and mappings, not fds in flight) and launch again",
-                               c->path);
-        return give_refuse(c, "%s: cannot check whether it is open elsewhere (F_SETLEASE: %s)", c->path,
+                               shown(c));
+        return give_refuse(c, "%s: cannot check whether it is open elsewhere (F_SETLEASE: %s)", shown(c),
                            strerror(errno));
     }
     struct stat st; /* as normalised */
     int rc = fstat(fd, &st) == 0 ? pages_maybe_shared(c, fd, &st)
-                                 : give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+                                 : give_refuse(c, "%s: fstat: %s", shown(c), strerror(errno));
     if (rc == 1)
         rc = fresh_file(c, parent, name, fd, &st);
     if (fcntl(fd, F_SETLEASE, F_UNLCK) != 0)
-        return give_refuse(c, "%s: F_SETLEASE F_UNLCK: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: F_SETLEASE F_UNLCK: %s", shown(c), strerror(errno));
     return rc;
 }
 
@@ -503,7 +523,7 @@ static int tainted_dir(give_ctx *c, int fd)
     if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
         return 0;
     if (r < 0 && errno != ERANGE)
-        return give_refuse(c, "%s: %s: %s", c->path, WS_XATTR, strerror(errno));
+        return give_refuse(c, "%s: %s: %s", shown(c), WS_XATTR, strerror(errno));
     if (cJSON_GetArraySize(c->tainted) >= MNCCTL_WS_MAX_TAINTED_DIRS)
         return give_refuse(c, "more than %d tainted directories", MNCCTL_WS_MAX_TAINTED_DIRS);
     cJSON *str = cJSON_CreateString(c->path);
@@ -521,13 +541,13 @@ static int copy_xattrs(give_ctx *c, int from, int to)
     char names[8192], val[4096];
     ssize_t n = flistxattr(from, names, sizeof(names));
     if (n < 0)
-        return errno == ENOTSUP ? 0 : give_refuse(c, "%s: listxattr: %s", c->path, strerror(errno));
+        return errno == ENOTSUP ? 0 : give_refuse(c, "%s: listxattr: %s", shown(c), strerror(errno));
     for (char *a = names; a < names + n; a += strlen(a) + 1) {
         if (!strncmp(a, "system.posix_acl_", 17))
             continue;
         ssize_t v = fgetxattr(from, a, val, sizeof(val));
         if (v < 0 || fsetxattr(to, a, val, (size_t)v, 0) != 0)
-            return give_refuse(c, "%s: copying xattr %s: %s", c->path, a, strerror(errno));
+            return give_refuse(c, "%s: copying xattr %s: %s", shown(c), a, strerror(errno));
     }
     return 0;
 }
@@ -576,7 +596,7 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
     struct stat stbuf, *st = &stbuf; /* as normalised */
     if (fstat(fd, st) != 0) {
         close(fd);
-        return give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: fstat: %s", shown(c), strerror(errno));
     }
     static unsigned long seq;
     char tmp[64];
@@ -585,7 +605,7 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
         if (errno == EROFS)
             return fd;
         close(fd);
-        return give_refuse(c, "%s: mkdir of its fresh copy: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: mkdir of its fresh copy: %s", shown(c), strerror(errno));
     }
     int nfd = openat(parent, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     bool made = nfd >= 0 && fchown(nfd, st->st_uid, st->st_gid) == 0 && fchmod(nfd, st->st_mode & 07777) == 0;
@@ -595,7 +615,7 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
             close(nfd);
         unlinkat(parent, tmp, AT_REMOVEDIR);
         close(fd);
-        return made ? -1 : give_refuse(c, "%s: preparing its fresh copy: %s", c->path, strerror(e));
+        return made ? -1 : give_refuse(c, "%s: preparing its fresh copy: %s", shown(c), strerror(e));
     }
     int rc = move_entries(fd, nfd);
     int err = errno;
@@ -615,13 +635,13 @@ static int fresh_dir(give_ctx *c, int parent, const char *name, int fd)
             return give_refuse(c,
                                "%s: moving its entries into a fresh directory failed (%s), and moving them back "
                                "failed too: some are in %s next to it",
-                               c->path, strerror(err), tmp);
-        return give_refuse(c, "%s: moving its entries into a fresh directory: %s", c->path, strerror(err));
+                               shown(c), strerror(err), tmp);
+        return give_refuse(c, "%s: moving its entries into a fresh directory: %s", shown(c), strerror(err));
     }
     close(fd);
     if (unlinkat(parent, tmp, AT_REMOVEDIR) != 0) {
         close(nfd);
-        return give_refuse(c, "%s: removing the old directory %s: %s", c->path, tmp, strerror(errno));
+        return give_refuse(c, "%s: removing the old directory %s: %s", shown(c), tmp, strerror(errno));
     }
     rekey(c, st, nfd);
     return nfd;
@@ -634,25 +654,26 @@ static int give_dir(give_ctx *c, int dfd, size_t plen, int depth);
 static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtype, size_t plen, int depth)
 {
     int n = snprintf(c->path + plen, sizeof(c->path) - plen, "/%s", name);
+    c->cur_ino = 0;
     if (n < 0 || (size_t)n >= sizeof(c->path) - plen)
         return give_refuse(c, "a path inside it is too long");
     size_t nlen = plen + (size_t)n;
     struct stat st;
     if (dtype == DT_UNKNOWN) { /* the filesystem does not say: stat it */
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return give_refuse(c, "%s: %s", c->path, strerror(errno));
+            return give_refuse(c, "%s: %s", shown(c), strerror(errno));
         dtype = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
     }
     int fd = -1, rc = -1;
     if (dtype == DT_LNK) { /* a symlink is never followed; its owner only */
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return give_refuse(c, "%s: %s", c->path, strerror(errno));
+            return give_refuse(c, "%s: %s", shown(c), strerror(errno));
         if (!S_ISLNK(st.st_mode)) /* changed since readdir: only the agent's own instances can */
-            return give_refuse(c, "%s changed during the walk", c->path);
+            return give_refuse(c, "%s changed during the walk", shown(c));
         if (entry_checks(c, &st) != 0)
             return -1;
         if ((st.st_uid != 0 || st.st_gid != c->uid) && fchownat(dfd, name, 0, c->uid, AT_SYMLINK_NOFOLLOW) != 0)
-            return give_refuse(c, "%s: lchown: %s", c->path, strerror(errno));
+            return give_refuse(c, "%s: lchown: %s", shown(c), strerror(errno));
         return 0;
     }
     if (dtype == DT_DIR)
@@ -662,13 +683,14 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
     else /* FIFO, socket, device: never opened for I/O */
         fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return give_refuse(c, "%s cannot be read: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s cannot be read: %s", shown(c), strerror(errno));
     if (fstat(fd, &st) != 0) {
-        give_refuse(c, "%s: fstat: %s", c->path, strerror(errno));
+        give_refuse(c, "%s: fstat: %s", shown(c), strerror(errno));
         goto out;
     }
+    c->cur_ino = st.st_ino;
     if ((dtype == DT_DIR) != S_ISDIR(st.st_mode) || (dtype == DT_REG) != S_ISREG(st.st_mode)) {
-        give_refuse(c, "%s changed during the walk", c->path);
+        give_refuse(c, "%s changed during the walk", shown(c));
         goto out;
     }
     int nr = entry_checks(c, &st) != 0 ? -1 : normalise(c, fd, &st, false);
@@ -678,7 +700,7 @@ static int give_entry(give_ctx *c, int dfd, const char *name, unsigned char dtyp
         goto out;
     if (S_ISDIR(st.st_mode)) {
         if (depth + 1 > GIVE_MAX_DEPTH) {
-            give_refuse(c, "%s: more than %d levels deep", c->path, GIVE_MAX_DEPTH);
+            give_refuse(c, "%s: more than %d levels deep", shown(c), GIVE_MAX_DEPTH);
             goto out;
         }
         if (c->check_open && nr == 0 && (fd = fresh_dir(c, dfd, name, fd)) < 0)
@@ -705,7 +727,7 @@ static int give_dir(give_ctx *c, int dfd, size_t plen, int depth)
     DIR *d = fdopendir(dfd);
     if (!d) {
         close(dfd);
-        return give_refuse(c, "%s: %s", c->path, strerror(errno));
+        return give_refuse(c, "%s: %s", shown(c), strerror(errno));
     }
     int rc = 0;
     struct dirent *e;
@@ -717,7 +739,7 @@ static int give_dir(give_ctx *c, int dfd, size_t plen, int depth)
         errno = 0;
     }
     if (rc == 0 && errno != 0)
-        rc = give_refuse(c, "%s: readdir: %s", c->path, strerror(errno));
+        rc = give_refuse(c, "%s: readdir: %s", shown(c), strerror(errno));
     closedir(d);
     return rc;
 }
@@ -873,23 +895,18 @@ static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int
             }
             if (!hit || pid_in_instances(pid, inst, ninst))
                 continue;
-            char comm[64] = "?";
-            int cf = openat(pfd, "comm", O_RDONLY | O_CLOEXEC);
-            ssize_t cn = cf >= 0 ? read(cf, comm, sizeof(comm) - 1) : -1;
-            if (cf >= 0)
-                close(cf);
-            if (cn > 0)
-                comm[cn - (comm[cn - 1] == '\n')] = 0;
+            /* no names from inside the workspace, and no task name (an agent's may be its own
+             * choice: exec_comm): both could carry what a tainted agent wrote (shown()) */
             if (dir)
-                mncctl_err("run refused: workspace %s: process %d (%s) holds directory %s of it open (fd %s, "
-                           "opened before the launch: reading it lists the names of what the agent creates); close "
-                           "it and launch again",
-                           ws[hit->ws], (int)pid, comm, l, f->d_name);
+                mncctl_err("run refused: workspace %s: process %d holds a directory of it (inode %llu) open (fd "
+                           "%s, opened before the launch: reading it lists the names of what the agent creates); "
+                           "close it and launch again",
+                           ws[hit->ws], (int)pid, (unsigned long long)hit->ino, f->d_name);
             else
-                mncctl_err("run refused: workspace %s: process %d (%s) watches inode %llu of it (%s mark, fd %s, "
+                mncctl_err("run refused: workspace %s: process %d watches inode %llu of it (%s mark, fd %s, "
                            "made before the launch: it would see the names of what the agent creates); end the "
                            "watch and launch again",
-                           ws[hit->ws], (int)pid, comm, (unsigned long long)hit->ino, l + 11, f->d_name);
+                           ws[hit->ws], (int)pid, (unsigned long long)hit->ino, l + 11, f->d_name);
             rc = -1;
         }
         if (fds)

@@ -226,8 +226,11 @@ static int landlock_confine(const run_confine *c, char *why, size_t n)
         rc = ll_rule(rs, dev_ro[i], LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV, fs, false, why, n);
     for (int i = 0; rc == 0 && i < c->n_read; i++)
         rc = ll_rule(rs, c->read[i], rd, fs, true, why, n);
+    /* the workspace: everything but device nodes (a whiteout, char 0:0, needs no CAP_MKNOD), which
+     * the next launch refuses anyway (attack ws_launcher_msg) */
+    const __u64 no_dev = LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK;
     for (int i = 0; rc == 0 && i < c->n_ws; i++)
-        rc = ll_rule(rs, c->ws[i], fs, fs, true, why, n);
+        rc = ll_rule(rs, c->ws[i], fs & ~no_dev, fs, true, why, n);
     if (rc != 0) {
         close(rs);
         return -1;
