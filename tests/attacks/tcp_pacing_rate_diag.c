@@ -48,7 +48,8 @@ static int agent(struct atk_ctx *c)
         uint64_t v;
         memcpy(&v, b, sizeof(v));
         if (ls[i] >= 0)
-            atk_try(c, "setsockopt SO_MAX_PACING_RATE", setsockopt(ls[i], SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v)));
+            atk_try(c, "setsockopt SO_MAX_PACING_RATE",
+                    setsockopt(ls[i], SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof(v)));
     }
     atk_sync(c, "set"); /* the sockets stay open until the agent exits */
     return 0;
@@ -64,11 +65,12 @@ static ssize_t dump_rates(unsigned char *out, size_t cap)
     struct {
         struct nlmsghdr h;
         struct inet_diag_req_v2 r;
-    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-             .r = {.sdiag_family = AF_INET,
-                   .sdiag_protocol = IPPROTO_TCP,
-                   .idiag_ext = 1 << (INET_DIAG_INFO - 1),
-                   .idiag_states = 1 << 10 /* TCP_LISTEN */}};
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_INET,
+              .sdiag_protocol = IPPROTO_TCP,
+              .idiag_ext = 1 << (INET_DIAG_INFO - 1),
+              .idiag_states = 1 << 10 /* TCP_LISTEN */}};
     if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
         close(s);
         return -1;

@@ -37,7 +37,8 @@ static int agent(struct atk_ctx *c)
                                          * would have written, so the relaunch reports WS/sub */
         static const char rec[] = "{\"v\":1,\"tainted\":true,\"sinks\":[],\"may_log\":false,\"may_memory\":false,"
                                   "\"may_forward\":false,\"may_external\":false}";
-        atk_try(c, "control: setxattr trusted.mnc.taint on WS/sub", setxattr(sub, "trusted.mnc.taint", rec, strlen(rec), 0));
+        atk_try(c, "control: setxattr trusted.mnc.taint on WS/sub",
+                setxattr(sub, "trusted.mnc.taint", rec, strlen(rec), 0));
     }
     snprintf(to, sizeof(to), "%s/%s", atk_arg(c, "ws"), c->secret);
     atk_try(c, "rename WS/sub to WS/<canary>", rename(sub, to));
