@@ -11,7 +11,7 @@
  * What would block it: refusing SO_MAX_PACING_RATE (and the other options whose value sock_diag
  * reports: SO_SNDBUF/SO_RCVBUF, SO_PRIORITY, IP_TOS, TCP_MAXSEG, the listen backlog, ... fewer
  * bits each) to agents, as the flow-label and multicast options are (run_confine.c), or a
- * network namespace per agent. */
+ * network namespace per agent. * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state sock_diag shows). */
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -140,7 +140,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"tcp_pacing_rate_diag",
                              "64-bit SO_MAX_PACING_RATE values of TCP listeners, read through sock_diag",
-                             ATK_SERVER | ATK_NO_RECV,
+                             ATK_SERVER | ATK_NO_RECV | ATK_OPEN,
                              NULL,
                              agent,
                              on_sync,

@@ -11,7 +11,7 @@
  * What would block it: refusing SO_SNDBUF/SO_RCVBUF/SO_*BUFFORCE and IP_TOS/IPV6_TCLASS values
  * other than a fixed few to agents (as the flow-label options, run_confine.c), or a network
  * namespace per agent. Bits per socket (~50), like netlink_groups (30) and covert_port_bind
- * (12-16): the classification (covert or explicit) is the threat model's. */
+ * (12-16): the classification (covert or explicit) is the threat model's. * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state sock_diag shows). */
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -139,7 +139,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"udp_sockmem_diag",
                              "SO_SNDBUF/SO_RCVBUF/IP_TOS of autobound UDP sockets, read through sock_diag",
-                             0,
+                             ATK_OPEN,
                              NULL,
                              agent,
                              on_sync,

@@ -58,8 +58,25 @@ static bool have_sys_admin(void)
     return yes;
 }
 
-/* dir's record: 1 (value in buf), 0 none, -1 after printing why. */
-static int read_one(const char *dir, char *buf, size_t n)
+const char *mncctl_ws_shown(const char *path, char *const *roots, int n, char *out, size_t outn)
+{
+    for (int i = 0; i < n; i++) {
+        size_t rl = strlen(roots[i]);
+        if (strncmp(path, roots[i], rl) != 0 || (path[rl] != '/' && rl > 1) || path[rl] == 0)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) == 0)
+            snprintf(out, outn, "%s/<entry, inode %llu>", roots[i], (unsigned long long)st.st_ino);
+        else
+            snprintf(out, outn, "%s/<an entry>", roots[i]);
+        return out;
+    }
+    return path;
+}
+
+/* dir's record: 1 (value in buf), 0 none, -1 after printing why (dir shown as mncctl_ws_shown
+ * does below root, if root is not NULL). */
+static int read_one(const char *root, const char *dir, char *buf, size_t n)
 {
     ssize_t r = getxattr(dir, WS_XATTR, buf, n - 1);
     if (r >= 0) {
@@ -68,7 +85,10 @@ static int read_one(const char *dir, char *buf, size_t n)
     }
     if (errno == ENODATA || errno == EOPNOTSUPP)
         return 0;
-    mncctl_err("workspace show: %s: %s", dir, strerror(errno));
+    int e = errno;
+    char sh[PATH_MAX + 64];
+    char *const roots[1] = {(char *)root};
+    mncctl_err("workspace show: %s: %s", root ? mncctl_ws_shown(dir, roots, 1, sh, sizeof(sh)) : dir, strerror(e));
     return -1;
 }
 
@@ -78,21 +98,32 @@ static cJSON *walk_arr;
 static const char *walk_root;
 static char walk_err[PATH_MAX + 128];
 
+/* walk_err's text for path (below walk_root: shown by inode) */
+static void walk_fail(const char *path, const char *why)
+{
+    char sh[PATH_MAX + 64];
+    char *const roots[1] = {(char *)walk_root};
+    snprintf(walk_err, sizeof(walk_err), "%s: %s", mncctl_ws_shown(path, roots, 1, sh, sizeof(sh)), why);
+}
+
 static int walk_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
     (void)sb;
+    struct stat gone;
+    if ((type == FTW_DNR || type == FTW_NS) && lstat(path, &gone) != 0 && errno == ENOENT)
+        return 0; /* removed while we walked: nothing of it to read (attack ws_show_race_name) */
     if (type == FTW_DNR || type == FTW_NS) {
-        snprintf(walk_err, sizeof(walk_err), "%s: cannot be read", path);
+        walk_fail(path, "cannot be read");
         return 1;
     }
     if (type != FTW_D || ftw->level == 0)
         return 0; /* files, symlinks (FTW_PHYS: never followed) and the workspace itself */
     char v[8];
     ssize_t r = lgetxattr(path, WS_XATTR, v, sizeof(v));
-    if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP))
-        return 0;
+    if (r < 0 && (errno == ENODATA || errno == EOPNOTSUPP || errno == ENOENT))
+        return 0; /* none, or removed while we walked */
     if (r < 0 && errno != ERANGE) {
-        snprintf(walk_err, sizeof(walk_err), "%s: %s", path, strerror(errno));
+        walk_fail(path, strerror(errno));
         return 1;
     }
     if (cJSON_GetArraySize(walk_arr) >= MNCCTL_WS_MAX_TAINTED_DIRS) {
@@ -142,7 +173,7 @@ static int show(const char *arg, const mncctl_global *g)
         return 1;
     }
     static char buf[65536];
-    int own = read_one(real, buf, sizeof(buf));
+    int own = read_one(NULL, real, buf, sizeof(buf));
     if (own < 0) {
         cJSON_Delete(out);
         return 1;
@@ -160,7 +191,7 @@ static int show(const char *arg, const mncctl_global *g)
             p[1] = 0;
         else
             *sl = 0;
-        int r = read_one(p, buf, sizeof(buf));
+        int r = read_one(NULL, p, buf, sizeof(buf));
         if (r < 0) {
             cJSON_Delete(out);
             return 1;
@@ -184,12 +215,20 @@ static int show(const char *arg, const mncctl_global *g)
         cJSON_Delete(out);
         return 1;
     }
-    const cJSON *it;
+    cJSON *it;
+    char *const roots[1] = {real};
     cJSON_ArrayForEach(it, desc)
     {
-        int r = read_one(it->valuestring, buf, sizeof(buf));
+        char sh[PATH_MAX + 64];
+        int r = read_one(real, it->valuestring, buf, sizeof(buf));
+        const char *shown_path = mncctl_ws_shown(it->valuestring, roots, 1, sh, sizeof(sh));
         if (!g->json && r > 0)
-            printf("  inside: %s: taint record %s\n", it->valuestring, buf);
+            printf("  inside: %s: taint record %s\n", shown_path, buf);
+        if (!cJSON_SetValuestring(it, shown_path)) { /* --json shows the same (names are the agent's) */
+            cJSON_Delete(out);
+            mncctl_err("out of memory");
+            return 1;
+        }
     }
     if (g->json) {
         char *s = cJSON_PrintUnformatted(out);
