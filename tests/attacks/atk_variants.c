@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -1220,4 +1222,99 @@ void atkv_rm_deep(const char *ws, const char *name, int depth)
         (void)unlinkat(fds[n - 1], name, AT_REMOVEDIR);
     }
     close(fds[0]);
+}
+
+/* ---- ws_launcher_msg, ws_taint_note_name, ws_taint_show_name */
+pid_t atkv_mncctl(struct atk_ctx *c, const char *const *args, const char *out, int stdout_too)
+{
+    (void)c;
+    const char *ctl = getenv("MNCCTL");
+    if (!ctl || !*ctl)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (o < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(stdout_too ? o : nul, 1) < 0 || dup2(o, 2) < 0)
+            _exit(127);
+        char *argv[20];
+        int n = 0;
+        argv[n++] = (char *)ctl;
+        for (int i = 0; args[i] && n < 19; i++)
+            argv[n++] = (char *)args[i];
+        argv[n] = NULL;
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+pid_t atkv_mncctl_run(struct atk_ctx *c, const char *ws, const char *out, const char *const *cmd)
+{
+    const char *rootflag = getenv("ATK_ROOTFLAG");
+    const char *args[20] = {"run", "--agent", "coordinator", "--workspace", ws};
+    int n = 5;
+    if (strcmp(c->mode, "root") == 0 && rootflag && *rootflag)
+        args[n++] = rootflag;
+    args[n++] = "--";
+    for (int i = 0; cmd[i] && n < 19; i++)
+        args[n++] = cmd[i];
+    args[n] = NULL;
+    return atkv_mncctl(c, args, out, 0);
+}
+
+void atkv_mncctl_wait(pid_t pid)
+{
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+int atkv_taint_rename_agent(struct atk_ctx *c)
+{
+    char sub[700], to[700];
+    snprintf(sub, sizeof(sub), "%s/sub", atk_arg(c, "ws"));
+    if (atk_try(c, "mkdir WS/sub", mkdir(sub, 0700)) < 0)
+        return 0;
+    atk_sync(c, "b"); /* a second instance runs on WS/sub */
+    atk_recv(c);
+    if (getenv("ATK_CONTROL_SECRET")) { /* positive control (root, unconfined, untainted): the record mncd
+                                         * would have written */
+        static const char rec[] = "{\"v\":1,\"tainted\":true,\"sinks\":[],\"may_log\":false,\"may_memory\":false,"
+                                  "\"may_forward\":false,\"may_external\":false}";
+        atk_try(c, "control: setxattr trusted.mnc.taint on WS/sub",
+                setxattr(sub, "trusted.mnc.taint", rec, strlen(rec), 0));
+    }
+    snprintf(to, sizeof(to), "%s/%s", atk_arg(c, "ws"), c->secret);
+    atk_try(c, "rename WS/sub to WS/<canary>", rename(sub, to));
+    return 0;
+}
+
+void atkv_taint_rename_on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "b") != 0)
+        return;
+    char sub[700], err[700];
+    snprintf(sub, sizeof(sub), "%s/sub", c->ws);
+    snprintf(err, sizeof(err), "%s/second.err", c->dir);
+    static const char *const cmd[] = {"/bin/sleep", "6", NULL};
+    c->slot[0] = atkv_mncctl_run(c, sub, err, cmd);
+    struct timespec ts = {2, 0}; /* the second instance registers and starts */
+    nanosleep(&ts, NULL);
+}
+
+void atkv_taint_rename_wait(struct atk_ctx *c)
+{
+    if (c->slot[0] > 0) { /* the second instance ends by itself (sleep 6) */
+        waitpid((pid_t)c->slot[0], NULL, 0);
+        c->slot[0] = 0;
+    }
+}
+
+void atkv_taint_rename_cleanup(struct atk_ctx *c)
+{
+    if (c->slot[0] > 0) {
+        kill((pid_t)c->slot[0], SIGTERM);
+        waitpid((pid_t)c->slot[0], NULL, 0);
+        c->slot[0] = 0;
+    }
 }

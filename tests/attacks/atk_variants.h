@@ -248,4 +248,21 @@ void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path);
  * longer than PATH_MAX, e.g. busybox in the qemu guest). Best effort. */
 void atkv_rm_deep(const char *ws, const char *name, int depth);
 
+/* ws_launcher_msg, ws_taint_note_name, ws_taint_show_name: mncctl's own output as the way out.
+ * atkv_mncctl runs $MNCCTL args... with stdin /dev/null, stderr (and stdout when stdout_too, else
+ * /dev/null) into the file out: its pid, or -1. atkv_mncctl_run runs `mncctl run --agent
+ * coordinator --workspace ws [--as-root in root mode] -- cmd...` that way (stderr only), as the
+ * next launch would; atkv_mncctl_wait runs it and waits. */
+pid_t atkv_mncctl(struct atk_ctx *c, const char *const *args, const char *out, int stdout_too);
+pid_t atkv_mncctl_run(struct atk_ctx *c, const char *ws, const char *out, const char *const *cmd);
+void atkv_mncctl_wait(pid_t pid);
+/* The agent of ws_taint_*: makes WS/sub, syncs "b" (on_sync launches a second instance of the
+ * agent on WS/sub that sleeps 6 s: mncd writes the taint record there at the recv), receives,
+ * renames WS/sub to WS/<canary> (the record moves with it). In the positive control (untainted:
+ * no record) it writes the record itself first. wait: reaps the second instance; cleanup: ends it. */
+int atkv_taint_rename_agent(struct atk_ctx *c);
+void atkv_taint_rename_on_sync(struct atk_ctx *c, const char *tag);
+void atkv_taint_rename_wait(struct atk_ctx *c);
+void atkv_taint_rename_cleanup(struct atk_ctx *c);
+
 #endif

@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
@@ -42,33 +42,8 @@ static void verify(struct atk_ctx *c)
 {
     char err[700];
     snprintf(err, sizeof(err), "%s/relaunch.err", c->dir);
-    const char *ctl = getenv("MNCCTL"), *rootflag = getenv("ATK_ROOTFLAG");
-    if (!ctl || !*ctl)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (e < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(e, 2) < 0)
-            _exit(127);
-        char *argv[12];
-        int n = 0;
-        argv[n++] = (char *)ctl;
-        argv[n++] = "run";
-        argv[n++] = "--agent";
-        argv[n++] = "coordinator";
-        argv[n++] = "--workspace";
-        argv[n++] = c->ws;
-        if (strcmp(c->mode, "root") == 0 && rootflag && *rootflag)
-            argv[n++] = (char *)rootflag;
-        argv[n++] = "--";
-        argv[n++] = "/bin/true";
-        argv[n] = NULL;
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
+    static const char *const cmd[] = {"/bin/true", NULL};
+    atkv_mncctl_wait(atkv_mncctl_run(c, c->ws, err, cmd));
     if (atk_file_has(err, c->canary) == 1)
         atk_evidence(c, "the next launch's stderr named WS/<canary> (%s)", err);
 }
