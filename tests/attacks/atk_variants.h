@@ -265,4 +265,9 @@ void atkv_taint_rename_on_sync(struct atk_ctx *c, const char *tag);
 void atkv_taint_rename_wait(struct atk_ctx *c);
 void atkv_taint_rename_cleanup(struct atk_ctx *c);
 
+/* proc_limits, prlimit_outside: uid 65534 reads /proc/N/limits of every process and records
+ * evidence if the hard limits "Max core file size" and `label2`, as 16 little-endian bytes,
+ * start with the canary. For an on_sync hook. */
+void atkv_limits_check(struct atk_ctx *c, const char *label2);
+
 #endif

@@ -17,11 +17,10 @@
  * it refuses other cross-process calls; a PID namespace per agent (it could not name the
  * collector); hidepid does not help when the target is readable to the reader. */
 #include <inttypes.h>
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
@@ -38,54 +37,10 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static uint64_t hard_of(const char *buf, const char *label)
-{
-    const char *l = strstr(buf, label);
-    if (!l)
-        return 0;
-    l += strlen(label);
-    char soft[32], hard[32];
-    if (sscanf(l, " %31s %31s", soft, hard) != 2 || hard[0] < '0' || hard[0] > '9')
-        return 0;
-    return strtoull(hard, NULL, 10);
-}
-
-static int rd(struct atk_ctx *c, char *out, size_t n)
-{
-    DIR *d = opendir("/proc");
-    if (!d)
-        return -1;
-    int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d));) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char p[300], buf[4096];
-        snprintf(p, sizeof(p), "/proc/%s/limits", e->d_name);
-        FILE *f = fopen(p, "re");
-        if (!f)
-            continue;
-        size_t r = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[r] = 0;
-        uint64_t v[2] = {hard_of(buf, "Max core file size"), hard_of(buf, "Max realtime timeout")};
-        char s[17];
-        memcpy(s, v, 16);
-        s[16] = 0;
-        if (strncmp(s, c->canary, strlen(c->canary)) == 0) {
-            snprintf(out, n, "uid 65534 decoded the canary from %s (an outside process)", p);
-            found = 1;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     (void)tag;
-    char out[512];
-    if (atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
+    atkv_limits_check(c, "Max realtime timeout");
 }
 
 static const struct atk A = {"prlimit_outside",
