@@ -1371,3 +1371,35 @@ void atkv_limits_check(struct atk_ctx *c, const char *label2)
     if (atk_as_uid(c, ATK_NOBODY, limits_rd, out, sizeof(out)) == 1)
         atk_evidence(c, "%s", out);
 }
+
+/* ---- workspace_longpath_out, workspace_longpath_inotify */
+int atkv_deep_dir(struct atk_ctx *c, int depth, int create)
+{
+    char name[201];
+    memset(name, 'd', 200);
+    name[200] = 0;
+    int d = open(atk_arg(c, "ws"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; d >= 0 && i < depth; i++) {
+        if (create && mkdirat(d, name, 0700) < 0) {
+            close(d);
+            return -1;
+        }
+        int nd = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(d);
+        d = nd;
+    }
+    return d;
+}
+
+int atkv_keeper_take_asked(const char *path, int cmd, int ans)
+{
+    int l = atkv_keeper_listen(path);
+    atkv_keeper_nobody();
+    if (write(ans, "r", 1) != 1)
+        _exit(1);
+    int got = atkv_keeper_take_one(l);
+    char x;
+    if (read(cmd, &x, 1) != 1)
+        _exit(0);
+    return got;
+}

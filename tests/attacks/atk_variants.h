@@ -270,4 +270,12 @@ void atkv_taint_rename_cleanup(struct atk_ctx *c);
  * start with the canary. For an on_sync hook. */
 void atkv_limits_check(struct atk_ctx *c, const char *label2);
 
+/* workspace_longpath_out, workspace_longpath_inotify: a directory fd on WS/d.../d... (depth
+ * levels named with 200 'd's: the path is longer than a page), reached by relative opens; create:
+ * make the directories first. The fd, or -1. */
+int atkv_deep_dir(struct atk_ctx *c, int depth, int create);
+/* In a keeper: listens on path, drops to uid 65534, says ready on ans, takes one fd from the
+ * agent and returns it once the orchestrator asks (a byte on cmd; exits if none comes). */
+int atkv_keeper_take_asked(const char *path, int cmd, int ans);
+
 #endif

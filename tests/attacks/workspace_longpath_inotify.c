@@ -26,14 +26,7 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int in = atkv_keeper_take_one(l);
-    char x;
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
+    int in = atkv_keeper_take_asked(path, cmd, ans);
     if (fcntl(in, F_SETFL, O_NONBLOCK) < 0)
         _exit(1);
     char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -55,28 +48,9 @@ static int prepare(struct atk_ctx *c)
     return atkv_keeper_start(c, k, outsider, "1 drop to 65534, 2 listen, 3 take the fd");
 }
 
-/* a directory fd on WS/d.../d... (create: make the directories), or -1 */
-static int deep_dir(struct atk_ctx *c, int create)
-{
-    char name[201];
-    memset(name, 'd', 200);
-    name[200] = 0;
-    int d = open(atk_arg(c, "ws"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    for (int i = 0; d >= 0 && i < DEPTH; i++) {
-        if (create && mkdirat(d, name, 0700) < 0) {
-            close(d);
-            return -1;
-        }
-        int nd = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        close(d);
-        d = nd;
-    }
-    return d;
-}
-
 static int agent(struct atk_ctx *c)
 {
-    int d = (int)atk_try(c, "make WS/<24 x 200>/", deep_dir(c, 1));
+    int d = (int)atk_try(c, "make WS/<24 x 200>/", atkv_deep_dir(c, DEPTH, 1));
     if (d < 0)
         return 0;
     int in = (int)atk_try(c, "inotify_init1", inotify_init1(IN_CLOEXEC));
@@ -95,7 +69,7 @@ static int agent(struct atk_ctx *c)
     close(in);
     close(s);
     atk_recv(c); /* tainted now */
-    d = (int)atk_try(c, "reopen the deep dir", deep_dir(c, 0));
+    d = (int)atk_try(c, "reopen the deep dir", atkv_deep_dir(c, DEPTH, 0));
     if (d < 0)
         return 0;
     int f = (int)atk_try(c, "create <deep>/<canary>", openat(d, c->secret, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));

@@ -27,15 +27,7 @@
 static void outsider(const struct atk_ctx *c, const char *path, int cmd, int ans)
 {
     (void)c;
-    int l = atkv_keeper_listen(path);
-    atkv_keeper_nobody();
-    if (write(ans, "r", 1) != 1)
-        _exit(1);
-    int got = atkv_keeper_take_one(l);
-    char x;
-    if (read(cmd, &x, 1) != 1)
-        _exit(0);
-    atkv_keeper_hand_file(got, ans);
+    atkv_keeper_hand_file(atkv_keeper_take_asked(path, cmd, ans), ans);
 }
 
 static int prepare(struct atk_ctx *c)
@@ -49,19 +41,7 @@ static int prepare(struct atk_ctx *c)
 /* WS/d.../d.../file through relative opens; create: make the directories. The fd, or -1. */
 static int deep_file(struct atk_ctx *c, int create)
 {
-    char name[201];
-    memset(name, 'd', 200);
-    name[200] = 0;
-    int d = open(atk_arg(c, "ws"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    for (int i = 0; d >= 0 && i < DEPTH; i++) {
-        if (create && mkdirat(d, name, 0700) < 0) {
-            close(d);
-            return -1;
-        }
-        int nd = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        close(d);
-        d = nd;
-    }
+    int d = atkv_deep_dir(c, DEPTH, create);
     if (d < 0)
         return -1;
     int fd = openat(d, "file", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
