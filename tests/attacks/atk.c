@@ -917,8 +917,16 @@ int atk_kern(struct atk_ctx *c, const char *const *args)
 /* the object id of the last successful atk_disclose (the orchestrator hands it to the agent) */
 static char last_disclosed[40];
 
+/* resp = what went wrong before the worker answered (the caller prints resp); -1 */
+static int worker_fail(char *resp, size_t rn, const char *what)
+{
+    if (rn)
+        snprintf(resp, rn, "(no answer: %s: %s)", what, strerror(errno));
+    return -1;
+}
+
 /* The worker runs one request (raw JSON on stdin, raw=1) or a disclosure of value under contract;
- * its answer goes to resp. 0, or -1. */
+ * its answer goes to resp, or why there is none. 0, or -1. */
 static int worker_call(struct atk_ctx *c, const char *contract, const char *value, int raw, char *resp, size_t rn)
 {
     char wsw[700], exe[720];
@@ -926,13 +934,13 @@ static int worker_call(struct atk_ctx *c, const char *contract, const char *valu
         resp[0] = 0;
     snprintf(wsw, sizeof(wsw), "%s/ws-worker", c->dir);
     if (mkdir(wsw, 0755) < 0 && errno != EEXIST)
-        return -1;
+        return worker_fail(resp, rn, "mkdir ws-worker");
     snprintf(exe, sizeof(exe), "%s/.atk", wsw);
     if (access(exe, X_OK) != 0 && copy_self(exe) < 0)
-        return -1;
+        return worker_fail(resp, rn, "copy the worker binary");
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-        return -1;
+        return worker_fail(resp, rn, "pipe");
     char sock[700], con[128];
     snprintf(sock, sizeof(sock), "sock=%s", env("MNC_SOCKET"));
     snprintf(con, sizeof(con), "contract=%s", contract);
@@ -941,7 +949,7 @@ static int worker_call(struct atk_ctx *c, const char *contract, const char *valu
         raw ? "raw=1" : NULL,  NULL};
     pid_t pid = fork();
     if (pid < 0)
-        return -1;
+        return worker_fail(resp, rn, "fork");
     if (pid == 0) {
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
             _exit(127);
@@ -958,8 +966,12 @@ static int worker_call(struct atk_ctx *c, const char *contract, const char *valu
         got += (size_t)r;
     resp[got] = 0;
     close(out[0]);
-    int st;
-    waitpid(pid, &st, 0);
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0)
+        st = -1;
+    if (got == 0 && rn)
+        snprintf(resp, rn, "(no answer: mncctl run exited with status %d; its stderr is in runs/stderr.log)",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return rc;
 }
 
