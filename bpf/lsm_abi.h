@@ -61,6 +61,7 @@ enum mnc_lsm_hook {
                                               one), protocol = the target's tgid, no pid/comm */
     MNC_HOOK_LSM_FILE_RECEIVE = 50,        /* events: port = the file type (st_mode >> 12),
                                               protocol = 1 if open for writing; file key in addr */
+    MNC_HOOK_LSM_SOCKET_SETSOCKOPT = 51,   /* events: protocol = level, port = optname */
 };
 
 /* sigio_owners: files whose owner (the SIGIO/SIGURG target) an agent set, keyed by the kernel

@@ -15,6 +15,8 @@
  *   not, may pass fds (SCM_RIGHTS) only to a socket made in its own cgroup
  *   (mnc_fds_out_verdict). The kernel copied the control data before calling the hook
  *   (____sys_sendmsg), so what is read here is what the kernel will act on.
+ * - socket_setsockopt: once tainted, an agent sets only the options whose value no dump
+ *   reports (mnc_sockopt_verdict), as the cgroup backend's cgroup/setsockopt.
  * Unregistered destinations are MNC_SINK_EXTERNAL, exactly as in the cgroup backend. */
 #include "lsm_common.bpf.h"
 
@@ -326,4 +328,32 @@ int BPF_PROG(mnc_lsm_umaysend, struct socket *sock, struct socket *other, int re
     if (!peer)
         return 0;
     return mnc_lsm_unix_gate(&s, peer, MNC_HOOK_LSM_UNIX_MAY_SEND);
+}
+
+SEC("lsm/socket_setsockopt")
+int BPF_PROG(mnc_lsm_setsockopt, struct socket *sock, int level, int optname, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct mnc_taint *t = 0;
+    __u32 r = MNC_K_DENY_UNKNOWN_AGENT;
+    if (s.kind == MNC_SUBJ_AGENT && s.a) {
+        __u32 aid = s.a->agent_id;
+        t = bpf_map_lookup_elem(&taint, &aid);
+        r = mnc_sockopt_verdict(t, level, optname);
+    }
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, r, MNC_HOOK_LSM_SOCKET_SETSOCKOPT);
+    if (ev) {
+        ev->protocol = (__u32)level;
+        ev->port = (__u16)optname;
+        ev->dst_class = MNC_SINK_NONE;
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
 }

@@ -22,8 +22,9 @@
  * struct mnc_event the length, so that "\0name" and "\0name\0", or a stream and a datagram
  * socket bound to one name - different sockets to the kernel - are different keys.
  * 5: reasons 4 (MNC_K_ALLOW_OWN_FDS) and 20 (MNC_K_DENY_FDS_OUT): fds an agent passes out;
- * the counters map grew to MNC_K__COUNT = 21 entries. */
-#define MNC_ABI_VERSION 5
+ * the counters map grew to MNC_K__COUNT = 21 entries.
+ * 6: reason 21 (MNC_K_DENY_SOCKOPT): options a tainted agent sets; MNC_K__COUNT = 22. */
+#define MNC_ABI_VERSION 6
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
 #define MNC_AF_INET 2
@@ -179,7 +180,9 @@ enum mnc_kreason {
                                      every sink directory: denied (fail closed) */
     MNC_K_DENY_FDS_OUT = 20,       /* lsm socket_sendmsg: an agent (tainted or not) passing fds
                                 (SCM_RIGHTS) to a socket made outside its cgroup */
-    MNC_K__COUNT = 21,
+    MNC_K_DENY_SOCKOPT = 21,       /* a tainted agent setting a socket option whose value other
+                                      processes read back (mnc_sockopt_verdict) */
+    MNC_K__COUNT = 22,
 };
 
 static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
@@ -193,7 +196,8 @@ enum mnc_hook {
     MNC_HOOK_SENDMSG6 = 5,
     MNC_HOOK_SENDMSG_UNIX = 6,
     MNC_HOOK_SOCK_CREATE = 7,
-    MNC_HOOK_EGRESS = 8, /* cgroup_skb/egress: a packet of an agent's socket (pid 0, no comm) */
+    MNC_HOOK_EGRESS = 8,     /* cgroup_skb/egress: a packet of an agent's socket (pid 0, no comm) */
+    MNC_HOOK_SETSOCKOPT = 9, /* cgroup/setsockopt; events: protocol = level, port = optname */
 };
 
 /* ---- deny event (ring buffer "events") */
@@ -322,6 +326,49 @@ static inline __u64 mnc_cmsg_next(__u64 len, __u64 off, __u64 clen)
 static inline unsigned mnc_fds_out_verdict(__u64 sender_cg, __u64 peer_cg)
 {
     return peer_cg && peer_cg == sender_cg ? MNC_K_ALLOW_OWN_FDS : MNC_K_DENY_FDS_OUT;
+}
+
+/* ---- socket options (cgroup/setsockopt, lsm/socket_setsockopt)
+ *
+ * What a socket option stores, other processes read back: sock_diag (what `ss` shows, any
+ * user) and /proc/net report buffer sizes (SO_SNDBUF, SO_RCVBUF: skmeminfo, UNIX sockets too),
+ * TOS and traffic class, the pacing rate, MSS, keepalive timers, the congestion control, the
+ * priority, v6only. A tainted agent that sets them writes ~20-64 bits per socket where an
+ * outsider dumps them (attacks udp_sockmem_diag, tcp_pacing_rate_diag). So once tainted, an
+ * agent sets only switches and timeouts an ordinary client sets on a new connection, none of
+ * them a value any dump reports (SO_KEEPALIVE and IPV6_V6ONLY: one bit each, see
+ * docs/threat-model.md). Before its taint the values carry nothing: every option. The
+ * options seccomp refuses for every agent (docs/kernel.md) stay refused. */
+#define MNC_SOL_IP 0
+#define MNC_SOL_TCP 6
+#define MNC_SOL_IPV6 41
+static inline int mnc_sockopt_switch(int level, int optname)
+{
+    switch (level) {
+    case MNC_SOL_SOCKET:
+        /* SO_REUSEADDR 2, SO_BROADCAST 6, SO_KEEPALIVE 9, SO_REUSEPORT 15, SO_RCVTIMEO_OLD 20,
+         * SO_SNDTIMEO_OLD 21, SO_RCVTIMEO_NEW 66, SO_SNDTIMEO_NEW 67 */
+        return optname == 2 || optname == 6 || optname == 9 || optname == 15 || optname == 20 || optname == 21 ||
+               optname == 66 || optname == 67;
+    case MNC_SOL_TCP:
+        return optname == 1; /* TCP_NODELAY */
+    case MNC_SOL_IP:
+        return optname == 11; /* IP_RECVERR */
+    case MNC_SOL_IPV6:
+        return optname == 25 || optname == 26; /* IPV6_RECVERR, IPV6_V6ONLY */
+    }
+    return 0;
+}
+
+/* Verdict on setsockopt(level, optname) by a registered agent whose taint entry is t (NULL: none,
+ * fail closed as mnc_decide). Pure. */
+static inline unsigned mnc_sockopt_verdict(const struct mnc_taint *t, int level, int optname)
+{
+    if (!t)
+        return MNC_K_DENY_NO_TAINT;
+    if (!t->tainted)
+        return MNC_K_ALLOW_UNTAINTED;
+    return mnc_sockopt_switch(level, optname) ? MNC_K_ALLOW_SCOPE : MNC_K_DENY_SOCKOPT;
 }
 
 /* ---- IP destinations: one normalisation and one lookup order for every hook (connect and

@@ -26,6 +26,9 @@ static const mnc_hook_info hooks[] = {
     {"mnc_sock_create", "cgroup/sock_create",
      "socket(2) for AF_INET/AF_INET6 only (kernel limit): no SOCK_RAW; no IP socket for an unknown cgroup (AF_PACKET: "
      "seccomp in mncctl run)"},
+    {"mnc_setsockopt", "cgroup/setsockopt",
+     "setsockopt(2) on any socket: once tainted, only switches and timeouts whose value no dump (ss, /proc/net) "
+     "reports"},
     {"mnc_egress", "cgroup_skb/egress",
      "every IPv4/IPv6 packet of an agent's sockets vs its current taint: sends on connections made before the taint "
      "and on accepted sockets (UDP: EPERM; TCP: dropped, connection stalls)"},
@@ -104,6 +107,7 @@ static const char *const reason_names[MNC_K__COUNT] = {
     [MNC_K_DENY_RAW_SOCKET] = "deny_raw_socket", [MNC_K_DENY_PACKET_SOCKET] = "deny_packet_socket",
     [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",   [MNC_K_EVENT_LOST] = "event_lost",
     [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth", [MNC_K_DENY_FDS_OUT] = "deny_fds_out",
+    [MNC_K_DENY_SOCKOPT] = "deny_sockopt",
 };
 
 const char *mnc_kreason_name(unsigned r) { return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?"; }
@@ -126,13 +130,13 @@ int mnc_sink_class_parse(const char *s)
 const char *mnc_hook_name(unsigned h)
 {
     static const char *const n[] = {"?",        "connect4",     "connect6",    "connect_unix", "sendmsg4",
-                                    "sendmsg6", "sendmsg_unix", "sock_create", "egress"};
+                                    "sendmsg6", "sendmsg_unix", "sock_create", "egress",       "setsockopt"};
     /* the lsm backend's, numbered from MNC_HOOK_LSM_FILE_OPEN (lsm_abi.h) */
-    static const char *const l[] = {"file_open",           "file_permission",     "path_mknod",       "path_mkdir",
-                                    "path_link",           "path_rename",         "path_symlink",     "path_truncate",
-                                    "inode_create",        "socket_create",       "socket_connect",   "socket_sendmsg",
-                                    "unix_stream_connect", "unix_may_send",       "msg_queue_msgsnd", "shm_shmat",
-                                    "task_kill",           "file_send_sigiotask", "file_receive"};
+    static const char *const l[] = {
+        "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",
+        "path_rename",    "path_symlink",    "path_truncate",       "inode_create",  "socket_create",
+        "socket_connect", "socket_sendmsg",  "unix_stream_connect", "unix_may_send", "msg_queue_msgsnd",
+        "shm_shmat",      "task_kill",       "file_send_sigiotask", "file_receive",  "socket_setsockopt"};
     if (h >= MNC_HOOK_LSM_FILE_OPEN && h < MNC_HOOK_LSM_FILE_OPEN + sizeof(l) / sizeof(l[0]))
         return l[h - MNC_HOOK_LSM_FILE_OPEN];
     return h < sizeof(n) / sizeof(n[0]) ? n[h] : "?";

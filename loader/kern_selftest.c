@@ -222,7 +222,14 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
                  strerror(errno));
         _exit(2);
     }
-    int e = send_one(c);
+    /* abortive close: a FIN would be dropped by egress and retransmitted after this cgroup is
+     * gone; set now, as a tainted agent cannot set SO_LINGER */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    int e = setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) != 0 ? errno : 0;
+    int sndbuf = 65536;
+    mnc_selftest_add(st, "setsockopt: untainted SO_SNDBUF allowed", 0,
+                     setsockopt(u, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) != 0 ? errno : 0);
+    e = e ? e : send_one(c);
     mnc_selftest_add(st, "egress: untainted TCP send delivered", 0, e ? e : received(acc, 1000));
     t.tainted = 1;
     if (mnc_kern_taint_set(k, agent, &t) != 0) {
@@ -233,10 +240,8 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
     e = send_one(c);
     mnc_selftest_add(st, "egress: tainted send on pre-taint TCP dropped", EPERM, e ? e : received(acc, 200));
     mnc_selftest_add(st, "egress: tainted send on pre-taint UDP -> EPERM", EPERM, send_one(u));
-    /* abortive close: a FIN would be dropped too and retransmitted after this cgroup is gone */
-    struct linger lg = {.l_onoff = 1, .l_linger = 0};
-    if (setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) != 0)
-        e = errno; /* harmless: the socket only lingers */
+    mnc_selftest_add(st, "setsockopt: tainted SO_SNDBUF -> EPERM", EPERM,
+                     setsockopt(u, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) != 0 ? errno : 0);
     close(acc);
     close(c);
     close(u);

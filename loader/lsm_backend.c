@@ -38,6 +38,8 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_connect", "lsm/socket_connect", "connect(2) on IPv4/IPv6 sockets vs sock_inet"},
     {"mnc_lsm_sendmsg", "lsm/socket_sendmsg",
      "every send: its address, or the current peer of a connected IPv4/IPv6/UNIX stream socket"},
+    {"mnc_lsm_setsockopt", "lsm/socket_setsockopt",
+     "setsockopt(2): once tainted, only switches and timeouts whose value no dump (ss, /proc/net) reports"},
     {"mnc_lsm_ustream", "lsm/unix_stream_connect", "UNIX stream connect: the peer by inode, then name"},
     {"mnc_lsm_umaysend", "lsm/unix_may_send", "UNIX datagram connect and send: the peer"},
     {"mnc_lsm_msgsnd", "lsm/msg_queue_msgsnd", "msgsnd(2) to a SysV queue registered in ipc_sinks"},

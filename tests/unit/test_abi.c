@@ -14,6 +14,8 @@
 #include <sys/sysmacros.h>
 #include <cmocka.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "mnc/set.h"
 #include "lsm_abi.h"
@@ -270,8 +272,8 @@ static void test_unix_key_build(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 5); /* 5: the counters map holds reason 20 (deny_fds_out) */
-    assert_int_equal(MNC_K__COUNT, 21);
+    assert_int_equal(MNC_ABI_VERSION, 6); /* 6: the counters map holds reason 21 (deny_sockopt) */
+    assert_int_equal(MNC_K__COUNT, 22);
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);
@@ -476,6 +478,58 @@ static void test_fds_out_verdict(void **state)
     assert_string_equal(mnc_kreason_name(MNC_K_ALLOW_OWN_FDS), "allow_own_fds");
 }
 
+/* Options by their libc names: the switch list in mnc_abi.h is written in numbers (BPF has no
+ * libc headers), so a wrong number there shows here. */
+static void test_sockopt_verdict(void **state)
+{
+    (void)state;
+    struct mnc_taint clean = {.tainted = 0}, held = {.tainted = 1};
+    static const int allowed[][2] = {
+        {SOL_SOCKET, SO_REUSEADDR},    {SOL_SOCKET, SO_BROADCAST},    {SOL_SOCKET, SO_KEEPALIVE},
+        {SOL_SOCKET, SO_REUSEPORT},    {SOL_SOCKET, SO_RCVTIMEO_OLD}, {SOL_SOCKET, SO_SNDTIMEO_OLD},
+        {SOL_SOCKET, SO_RCVTIMEO_NEW}, {SOL_SOCKET, SO_SNDTIMEO_NEW}, {IPPROTO_TCP, TCP_NODELAY},
+        {IPPROTO_IP, IP_RECVERR},      {IPPROTO_IPV6, IPV6_RECVERR},  {IPPROTO_IPV6, IPV6_V6ONLY},
+    };
+    /* what sock_diag or /proc/net reports back, and the levels never allowed after the taint */
+    static const int refused[][2] = {
+        {SOL_SOCKET, SO_SNDBUF},
+        {SOL_SOCKET, SO_RCVBUF},
+        {SOL_SOCKET, SO_SNDBUFFORCE},
+        {SOL_SOCKET, SO_MAX_PACING_RATE},
+        {SOL_SOCKET, SO_PRIORITY},
+        {SOL_SOCKET, SO_LINGER},
+        {SOL_SOCKET, SO_MARK},
+        {SOL_SOCKET, SO_RCVLOWAT},
+        {IPPROTO_IP, IP_TOS},
+        {IPPROTO_IP, IP_TTL},
+        {IPPROTO_IPV6, IPV6_TCLASS},
+        {IPPROTO_TCP, TCP_MAXSEG},
+        {IPPROTO_TCP, TCP_KEEPIDLE},
+        {IPPROTO_TCP, TCP_KEEPINTVL},
+        {IPPROTO_TCP, TCP_KEEPCNT},
+        {IPPROTO_TCP, TCP_CONGESTION},
+        {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
+        {IPPROTO_TCP, TCP_USER_TIMEOUT},
+        {IPPROTO_TCP, TCP_WINDOW_CLAMP},
+        {IPPROTO_UDP, 1 /* UDP_CORK */},
+        {SOL_SOCKET + 1000, SO_REUSEADDR},
+        {IPPROTO_TCP, SO_REUSEADDR /* 2 = TCP_MAXSEG: the level matters */},
+    };
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        assert_int_equal(mnc_sockopt_verdict(&held, allowed[i][0], allowed[i][1]), MNC_K_ALLOW_SCOPE);
+        assert_int_equal(mnc_sockopt_verdict(&clean, allowed[i][0], allowed[i][1]), MNC_K_ALLOW_UNTAINTED);
+    }
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        assert_int_equal(mnc_sockopt_verdict(&held, refused[i][0], refused[i][1]), MNC_K_DENY_SOCKOPT);
+        assert_int_equal(mnc_sockopt_verdict(&clean, refused[i][0], refused[i][1]), MNC_K_ALLOW_UNTAINTED);
+    }
+    assert_int_equal(mnc_sockopt_verdict(NULL, SOL_SOCKET, SO_REUSEADDR), MNC_K_DENY_NO_TAINT);
+    assert_false(mnc_kreason_allows(MNC_K_DENY_SOCKOPT));
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_SOCKOPT), "deny_sockopt");
+    assert_string_equal(mnc_hook_name(MNC_HOOK_SETSOCKOPT), "setsockopt");
+    assert_string_equal(mnc_hook_name(MNC_HOOK_LSM_SOCKET_SETSOCKOPT), "socket_setsockopt");
+}
+
 static void test_receive_harmless(void **state)
 {
     (void)state;
@@ -520,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_receive_harmless),
         cmocka_unit_test(test_cmsg_walk),
         cmocka_unit_test(test_fds_out_verdict),
+        cmocka_unit_test(test_sockopt_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,11 @@ def run(op, args):
     elif op == "sendto_udp":
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.sendto(b"leak", (args[0], int(args[1])))
+    elif op == "sockopt":  # sockopt udp|tcp|unix LEVEL OPTNAME VALUE
+        fam = {"udp": (socket.AF_INET, socket.SOCK_DGRAM), "tcp": (socket.AF_INET, socket.SOCK_STREAM),
+               "unix": (socket.AF_UNIX, socket.SOCK_DGRAM)}[args[0]]
+        s = socket.socket(*fam)
+        s.setsockopt(int(args[1]), int(args[2]), int(args[3]))
     elif op == "raw":
         socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     elif op == "packet":
