@@ -162,6 +162,7 @@ enum probe {
     P_CONNECT_UNIX_EXT,  /* UNIX stream connect to an unregistered peer */
     P_RECV_WRITABLE_FD,  /* receive (SCM_RIGHTS) an fd open for writing on a non-sink file */
     P_RECV_PIPE_FD,      /* receive the write end of a pipe */
+    P_SOCKOPT_SNDBUF,    /* setsockopt SO_SNDBUF (sock_diag reports it) on a new UDP socket */
     /* positive controls: allowed in every round */
     P_WRITE_PLAIN,    /* write a non-sink file */
     P_READ_LOG,       /* read the log */
@@ -169,6 +170,7 @@ enum probe {
     P_MSGSND_SCOPE,   /* msgsnd to bob's queue: bob is in the disclosure's scope */
     P_RECV_RDONLY_FD, /* receive a read-only fd on a regular file */
     P_RECV_SOCKET_FD, /* receive a socket (its sends are judged) */
+    P_SOCKOPT_SWITCH, /* setsockopt SO_KEEPALIVE: a switch, allowed tainted too */
     P__N
 };
 static const char *const probe_names[P__N] = {
@@ -191,12 +193,14 @@ static const char *const probe_names[P__N] = {
     "connect() to external UNIX peer",
     "receive a writable file fd (SCM_RIGHTS)",
     "receive a pipe's write end (SCM_RIGHTS)",
+    "setsockopt SO_SNDBUF on a UDP socket",
     "write a non-sink file (control)",
     "read the log (control)",
     "connect() to the mncd socket (control)",
     "msgsnd to the queue of bob, in scope (control)",
     "receive a read-only file fd (control)",
     "receive a socket fd (control)",
+    "setsockopt SO_KEEPALIVE on a TCP socket (control)",
 };
 #define FIRST_CONTROL P_WRITE_PLAIN
 
@@ -382,6 +386,17 @@ static void fds_out_probe(int pre[5])
     close(sp[1]);
 }
 
+/* setsockopt(SOL_SOCKET, opt, v) on a new IPv4 socket of the type: 0 or the errno */
+static int try_sockopt(int type, int opt, int v)
+{
+    int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    int r = setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v)) == 0 ? 0 : errno;
+    close(fd);
+    return r;
+}
+
 static void run_probes(struct agent_state *s, int round, int res[P__N])
 {
     char a[128], b[128];
@@ -429,6 +444,8 @@ static void run_probes(struct agent_state *s, int round, int res[P__N])
     res[P_RECV_PIPE_FD] = receive_kind('p');
     res[P_RECV_RDONLY_FD] = receive_kind('r');
     res[P_RECV_SOCKET_FD] = receive_kind('s');
+    res[P_SOCKOPT_SNDBUF] = try_sockopt(SOCK_DGRAM, SO_SNDBUF, 65536);
+    res[P_SOCKOPT_SWITCH] = try_sockopt(SOCK_STREAM, SO_KEEPALIVE, 1);
 }
 
 /* ---- bench: write() of 4 KiB to a non-sink file; returns ns per write (min of reps) */
@@ -724,7 +741,8 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 }
 
 struct ev_stats {
-    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive, fds_out;
+    int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive, fds_out,
+        sockopt;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -746,6 +764,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
         s->connect++;
     if (ev->hook == MNC_HOOK_LSM_SOCKET_SENDMSG && ev->reason == MNC_K_DENY_FDS_OUT)
         s->fds_out++;
+    if (ev->hook == MNC_HOOK_LSM_SOCKET_SETSOCKOPT && ev->reason == MNC_K_DENY_SOCKOPT)
+        s->sockopt++;
     if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && ev->reason == MNC_K_DENY_EXTERNAL && ev->protocol == 1)
         s->receive++;
     if (ev->reason == MNC_K_DENY_MEMORY && ev->hook >= MNC_HOOK_LSM_PATH_MKNOD && ev->hook <= MNC_HOOK_LSM_INODE_CREATE)
@@ -925,11 +945,11 @@ static int scenario(void)
         "events: %d deny events for alice (>= %d expected), %d for the unknown cgroup, %d total", es.alice,
         2 * FIRST_CONTROL, es.unknown, es.n);
     tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2 &&
-            es.receive >= 2 && es.fds_out >= 2,
+            es.receive >= 2 && es.fds_out >= 2 && es.sockopt >= 2,
         "events: file_permission/deny_log %d, file_open/deny_log %d, msgsnd/deny_scope %d, "
         "connect/deny_external %d, path hooks/deny_memory %d, file_receive/deny_external (writable) %d, "
-        "socket_sendmsg/deny_fds_out %d",
-        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive, es.fds_out);
+        "socket_sendmsg/deny_fds_out %d, socket_setsockopt/deny_sockopt %d",
+        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive, es.fds_out, es.sockopt);
     uint64_t c1[MNC_K__COUNT];
     if (mnc_kern_counters(k, c1) != 0)
         die("counters");
