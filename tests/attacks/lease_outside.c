@@ -55,8 +55,8 @@ static int probe(const char *path)
     return errno == EWOULDBLOCK ? 1 : -1;
 }
 
-static const struct atkv_meta M = {"ls", 1, "F_SETLEASE F_WRLCK", "write leases (open() -> EWOULDBLOCK)",
-                                   NULL, set_lease, probe};
+static const struct atkv_meta M = {"ls",      1,    "F_SETLEASE F_WRLCK", "write leases (open() -> EWOULDBLOCK)", NULL,
+                                   set_lease, probe};
 
 static int prepare(struct atk_ctx *c) { return atkv_meta_prepare(c, &M); }
 
