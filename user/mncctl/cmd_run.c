@@ -434,7 +434,10 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         goto out;
     }
     snprintf(cg, sizeof(cg), "%s/%s.%d", mnc_kern_tree(k), agent, (int)getpid());
-    if (mkdir(cg, 0755) != 0) {
+    /* 0700: the files of a cgroup report what its processes do (cgroup.threads, cpu.stat, the
+     * pressure files), outside /proc and so past hidepid: readable by others, the agent's thread
+     * count would be a channel (attack cgroup_thread_count) */
+    if (mkdir(cg, 0700) != 0) {
         mncctl_err("run: create cgroup %s: %s", cg, strerror(errno));
         cg[0] = 0;
         goto out;

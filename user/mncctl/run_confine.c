@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -646,15 +647,31 @@ static const char *const deny_eperm[] = {
  * (FS_IOC_GETVERSION) and the write-life hint (F_GET_RW_HINT, F_GET_FILE_RW_HINT). An agent
  * owns its workspace's files and, --as-root, nearly every file of the host: refused for every
  * agent (EPERM), the two syscalls otherwise allowed. */
+/* And the state of a terminal, which every holder of it reads back (tcgetattr, TIOCGWINSZ): the
+ * caller's stdin may be its terminal, kept read-only, and no job-control check applies to an
+ * agent in a session of its own (attack stdin_tty_termios: the canary in c_cc). Every ioctl
+ * that sets a terminal's settings, size, line discipline, modes, lines or flow. */
+#define MNC_TCSETS2 0x402C542Bu /* _IOW('T', 0x2B, struct termios2), x86_64 */
+#define MNC_TCSETSW2 0x402C542Cu
+#define MNC_TCSETSF2 0x402C542Du
 static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION,
-                                           FS_IOC32_SETVERSION};
+                                           FS_IOC32_SETVERSION, TCSETS, TCSETSW, TCSETSF, TCSETA, TCSETAW, TCSETAF,
+                                           TCSBRK, TCSBRKP, TCXONC, TCFLSH, TIOCEXCL, TIOCNXCL, TIOCSCTTY, TIOCSPGRP,
+                                           TIOCSTI, TIOCSWINSZ, TIOCMBIS, TIOCMBIC, TIOCMSET, TIOCSSOFTCAR, TIOCCONS,
+                                           TIOCPKT, TIOCSETD, TIOCSBRK, TIOCCBRK, TIOCVHANGUP, MNC_TCSETS2,
+                                           MNC_TCSETSW2, MNC_TCSETSF2, TIOCSLCKTRMIOS};
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT 1036 /* F_LINUX_SPECIFIC_BASE + 12 */
 #endif
 #ifndef F_SET_FILE_RW_HINT
 #define F_SET_FILE_RW_HINT 1038 /* removed in Linux 6.9, still in 6.1 */
 #endif
-static const uint32_t deny_fcntl_cmds[] = {F_SET_RW_HINT, F_SET_FILE_RW_HINT};
+/* Also state that lives in an object other processes share, set through any fd on it: a
+ * pipe's size (F_SETPIPE_SZ on the caller's stdin pipe: the caller reads it back with
+ * F_GETPIPE_SZ, attack stdin_pipe_size), and a lease (F_SETLEASE through a read-only fd, for a
+ * file's owner - an --as-root agent owns nearly every file: anyone's open(O_NONBLOCK) of it
+ * then fails with EWOULDBLOCK, and a plain open stalls up to lease-break-time; lease_outside). */
+static const uint32_t deny_fcntl_cmds[] = {F_SET_RW_HINT, F_SET_FILE_RW_HINT, F_SETPIPE_SZ, F_SETLEASE};
 
 /* Adds ALLOW rules for syscall nr covering every 32-bit value of argument `arg` whose top `len`
  * bits are `prefix` (the low 32 - len bits of prefix zero) and that is not in cmds[0..n): one

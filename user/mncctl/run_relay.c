@@ -113,22 +113,34 @@ int run_relay_child(run_relay *r, char *why, size_t whylen)
         close(r->keeper_fd);
     /* stdin is an input, but the caller's fd 0 is often writable: a terminal is opened
      * read-write once for 0, 1 and 2, and a socket always is. Written to, it would carry the
-     * agent's output past the relay. The agent gets it read-only: a fresh open of the same
-     * file through /proc (still root here); what cannot be reopened (a socket) becomes
-     * /dev/null - the agent loses that input, never the other way round. */
+     * agent's output past the relay. And even read-only it is the caller's open file
+     * description: its offset (lseek on a file), its flags (F_SETFL) and its owner (F_SETOWN)
+     * are read back by whoever shares it (attack stdin_file_offset). The agent gets a fresh
+     * read-only open of the same file through /proc (still root here), whatever the mode: an
+     * offset and flags of its own. What cannot be reopened (a socket) becomes /dev/null - the
+     * agent loses that input, never the other way round. The object itself stays shared: a
+     * pipe's size and a terminal's settings are refused by the seccomp filter (run_confine.c). */
     int fl = fcntl(0, F_GETFL);
-    if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
+    if (fl >= 0) {
         int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
         if (ro < 0) {
             /* fd 2 is the relay's pipe already: the operator sees this through the relay */
             dprintf(2,
-                    "mncctl: run: the caller's stdin is writable and cannot be reopened read-only (%s): "
+                    "mncctl: run: the caller's stdin cannot be reopened for the agent alone (%s): "
                     "the agent gets /dev/null as stdin (--stdio passthrough keeps it)\n",
                     strerror(errno));
             ro = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        } else {
+            /* a file the caller had read part of: the agent goes on where the caller was */
+            off_t at = lseek(0, 0, SEEK_CUR);
+            if (at > 0 && lseek(ro, at, SEEK_SET) != at) {
+                snprintf(why, whylen, "stdio: cannot position the reopened stdin: %s", strerror(errno));
+                close(ro);
+                return -1;
+            }
         }
         if (ro < 0 || dup2(ro, 0) < 0) {
-            snprintf(why, whylen, "stdio: cannot make stdin read-only: %s", strerror(errno));
+            snprintf(why, whylen, "stdio: cannot reopen stdin for the agent: %s", strerror(errno));
             return -1;
         }
         close(ro);
