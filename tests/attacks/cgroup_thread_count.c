@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cgroup_thread_count - [covert] the agent's own cgroup directory as a reading window for any
+/* cgroup_thread_count - the agent's own cgroup directory as a reading window for any
  * user. `mncctl run` makes the agent's cgroup 0755 (cmd_run.c), so cgroupfs lists its
  * cgroup.threads and cgroup.procs (and cpu.stat, *.pressure) to every uid, outside /proc:
  * hidepid=invisible, the fix docs/threat-model.md gives for the /proc/PID rows, does not cover
@@ -9,9 +9,8 @@
  * Verifier: at each sync uid 65534 counts the lines of cgroup.threads under every coordinator
  * cgroup of the run's tree and decodes the increments; after the last digit, compares with the
  * canary.
- * What would close it: make the agent's cgroup directory 0700 (root only; cgroupfs honours the
- * directory mode, and mncd/the launcher read it as root), or mount cgroupfs for outsiders
- * without the agent trees.
+ * Blocked by: `mncctl run` makes the agent's cgroup directory 0700 (root only; cgroupfs honours
+ * the directory mode, and mncd and the launcher read it as root): uid 65534 cannot open it.
  * Bandwidth: a thread create/exit takes ~20-50 us; 4 bits per step as done here (up to 15
  * threads), ~10^3-10^4 bits/s with a cleverer code (estimate, not measured). */
 #include <dirent.h>
@@ -170,7 +169,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"cgroup_thread_count",
                              "thread count in the agent's own cgroup.threads (cgroupfs, world-readable)",
-                             ATK_COVERT,
+                             0,
                              NULL,
                              agent,
                              on_sync,

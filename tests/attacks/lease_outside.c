@@ -14,10 +14,9 @@
  * notice) and holds its fds until the verifier has read.
  * Verifier: at sync "held", uid 65534 opens each file O_RDONLY|O_NONBLOCK: EWOULDBLOCK = 1, and
  * decodes the canary's 12 hex digits (1 bit per file).
- * Blocks it: DAC for an unprivileged agent (not the owner: EACCES); for root, nothing known to
- * us. What would: the seccomp filter refusing fcntl F_SETLEASE (at least for --as-root; on its
- * own workspace's files a lease only reaches processes that can open them), as for
- * F_SET_RW_HINT. Bandwidth: 1 bit per file per set/break cycle, thousands of files; a lease is
+ * Blocked by: the seccomp filter of `mncctl run` refuses fcntl F_SETLEASE to every agent (EPERM;
+ * run_confine.c, deny_fcntl_cmds; before that, DAC stopped only a non-root agent).
+ * Bandwidth when open: 1 bit per file per set/break cycle, thousands of files; a lease is
  * a syscall, its break an open: ~10^4-10^5 bits/s (estimate, not measured). */
 #include <fcntl.h>
 #include <signal.h>

@@ -17,10 +17,9 @@
  * runs and writes what it decoded to DIR/stdin.pos (every other mncctl call is passed through).
  * The positive control runs the same wrapper around the unconfined agent.
  * Verifier: the canary in DIR/stdin.pos.
- * What would close it: always give the agent a description of its own (reopen fd 0 through
- * /proc/self/fd/0 whatever its mode, as is done for a writable one: a fresh open has its own
- * offset and flags), or a pipe the launcher relays inward. Shared-description state beyond the
- * offset (F_SETFL flags, F_SETOWN, F_SETSIG) goes with it.
+ * Blocked by: `mncctl run` always gives the agent an open file description of its own (fd 0
+ * reopened through /proc/self/fd/0 whatever its mode, at the caller's offset: run_relay.c), so
+ * its offset, F_SETFL flags and F_SETOWN owner are its alone.
  * Bandwidth: 44-63 bits per lseek at ~10^6 lseeks/s (reader polling): ~10^7 bits/s (estimate). */
 #include <fcntl.h>
 #include <poll.h>

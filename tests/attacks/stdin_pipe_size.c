@@ -11,13 +11,10 @@
  * Verifier: at each sync the orchestrator (the caller of `mncctl run`, which holds the write end
  * of the agent's stdin pipe as every such caller does) reads F_GETPIPE_SZ on its end and
  * decodes; after the last symbol, compares with the canary.
- * What would close it: give the agent a stdin pipe of the launcher's own, relayed inward (the
- * caller's pipe never reaches the agent), or /dev/null once tainted (as stdio_stdin_readback).
- * Bandwidth: 3 bits per F_SETPIPE_SZ; unsynchronised (the reader polls) ~10^5 changes/s, so
- * ~3*10^5 bits/s (estimate, not measured here).
- * Flagged ATK_COVERT (a metadata channel, runs with MNC_ATTACKS_COVERT=1) so that `make test`
- * keeps meaning "no explicit channel leaks": LEAKED in both modes (found 2026-12-01, h-r2), not
- * yet in docs/threat-model.md. */
+ * Blocked by: the seccomp filter of `mncctl run` refuses F_SETPIPE_SZ (EPERM) to every agent
+ * (run_confine.c, deny_fcntl_cmds). Bandwidth when open: 3 bits per F_SETPIPE_SZ, ~3*10^5 bits/s
+ * (estimate). How much of the pipe the agent reads stays visible to the writer (FIONREAD):
+ * docs/threat-model.md, covert channels. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -96,7 +93,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"stdin_pipe_size",
                              "capacity of the caller's stdin pipe (F_SETPIPE_SZ on fd 0, read with F_GETPIPE_SZ)",
-                             ATK_COVERT,
+                             0,
                              NULL,
                              agent,
                              on_sync,
