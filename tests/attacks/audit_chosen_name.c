@@ -42,10 +42,8 @@ static void one(struct atk_ctx *c, const char *what, const char *req)
 
 static void reqs(const char *secret, char *a, size_t an, char *b, size_t bn)
 {
-    snprintf(a, an, "{\"verb\":\"send\",\"object\":\"00000000000000000000%.12s\",\"to\":\"%s\"}", secret + 2,
-             secret);
-    snprintf(b, bn, "{\"verb\":\"log\",\"object\":\"00000000000000000000%.12s\",\"sink\":\"%s\"}", secret + 2,
-             secret);
+    snprintf(a, an, "{\"verb\":\"send\",\"object\":\"00000000000000000000%.12s\",\"to\":\"%s\"}", secret + 2, secret);
+    snprintf(b, bn, "{\"verb\":\"log\",\"object\":\"00000000000000000000%.12s\",\"sink\":\"%s\"}", secret + 2, secret);
 }
 
 static int agent(struct atk_ctx *c)
