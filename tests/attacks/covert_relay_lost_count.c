@@ -98,8 +98,8 @@ static void verify(struct atk_ctx *c)
                              n);
             else {
                 size_t l = strlen(c->notes);
-                snprintf(c->notes + l, sizeof(c->notes) - l, "%slauncher printed %llu lost (want %u)", l ? ", " : "",
-                         n, want);
+                snprintf(c->notes + l, sizeof(c->notes) - l, "%slauncher printed %llu lost (want %u)", l ? ", " : "", n,
+                         want);
             }
         }
     }
