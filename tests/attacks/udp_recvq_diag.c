@@ -104,9 +104,8 @@ static void send_indexes(struct atk_ctx *c)
         if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino))
             continue;
         unsigned char j = (unsigned char)nports;
-        struct sockaddr_in to = {.sin_family = AF_INET,
-                                 .sin_port = htons((uint16_t)now[i].port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        struct sockaddr_in to = {
+            .sin_family = AF_INET, .sin_port = htons((uint16_t)now[i].port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         for (int k = 0; k <= RQ_N; k++)
             if (sendto(s, &j, 1, 0, (struct sockaddr *)&to, sizeof(to)) != 1)
                 break;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,4 +96,20 @@ size_t mnc_str_cat(char *buf, size_t n, const char *const *parts, size_t np)
     }
     buf[o] = '\0';
     return o;
+}
+
+const char *mnc_ws_shown(const char *path, char *const *roots, int n, char *out, size_t outn)
+{
+    for (int i = 0; i < n; i++) {
+        size_t rl = strlen(roots[i]);
+        if (strncmp(path, roots[i], rl) != 0 || (path[rl] != '/' && rl > 1) || path[rl] == 0)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) == 0)
+            snprintf(out, outn, "%s/<entry, inode %llu>", roots[i], (unsigned long long)st.st_ino);
+        else
+            snprintf(out, outn, "%s/<an entry>", roots[i]);
+        return out;
+    }
+    return path;
 }

@@ -43,4 +43,13 @@ int mnc_grow(void **arr, int *cap, int n, size_t elem, int first);
  * n >= 1 - without printf (messages built per request). Returns the length written. */
 size_t mnc_str_cat(char *buf, size_t n, const char *const *parts, size_t np);
 
+/* How mncd and mncctl show path: as is when it is none of roots[0..n) and lies below none of
+ * them; otherwise as "ROOT/<entry, inode N>" (lstat now; "ROOT/<an entry>" if it is gone).
+ * Names inside a workspace are the agent's choice, and what mncd and mncctl print is not
+ * governed by the stdio relay: quoted, a name would carry what a tainted agent chose to the
+ * operator or a log collector (attacks ws_launcher_msg, ws_taint_note_name, ws_taint_show_name,
+ * ws_register_race_name). `find ROOT -inum N` finds the entry. Writes into out (outn bytes) and
+ * returns out, or path itself. */
+const char *mnc_ws_shown(const char *path, char *const *roots, int n, char *out, size_t outn);
+
 #endif

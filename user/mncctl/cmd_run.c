@@ -223,7 +223,7 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
             if (cJSON_IsString(it))
                 mncctl_err("note: agent \"%s\" starts tainted: its workspace %s carries the taint of an earlier "
                            "instance (`mncctl workspace show`; an admin clears it with `mncctl workspace clear`)",
-                           agent, mncctl_ws_shown(it->valuestring, ws, n_ws, sh, sizeof(sh)));
+                           agent, mnc_ws_shown(it->valuestring, ws, n_ws, sh, sizeof(sh)));
         }
     }
     cJSON_Delete(req);

@@ -34,6 +34,7 @@
 
 #include "mnc_kern.h"
 #include "mncctl.h"
+#include "mnc_util.h"
 #include "workspace.h"
 
 int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
@@ -58,23 +59,7 @@ static bool have_sys_admin(void)
     return yes;
 }
 
-const char *mncctl_ws_shown(const char *path, char *const *roots, int n, char *out, size_t outn)
-{
-    for (int i = 0; i < n; i++) {
-        size_t rl = strlen(roots[i]);
-        if (strncmp(path, roots[i], rl) != 0 || (path[rl] != '/' && rl > 1) || path[rl] == 0)
-            continue;
-        struct stat st;
-        if (lstat(path, &st) == 0)
-            snprintf(out, outn, "%s/<entry, inode %llu>", roots[i], (unsigned long long)st.st_ino);
-        else
-            snprintf(out, outn, "%s/<an entry>", roots[i]);
-        return out;
-    }
-    return path;
-}
-
-/* dir's record: 1 (value in buf), 0 none, -1 after printing why (dir shown as mncctl_ws_shown
+/* dir's record: 1 (value in buf), 0 none, -1 after printing why (dir shown as mnc_ws_shown
  * does below root, if root is not NULL). */
 static int read_one(const char *root, const char *dir, char *buf, size_t n)
 {
@@ -88,7 +73,7 @@ static int read_one(const char *root, const char *dir, char *buf, size_t n)
     int e = errno;
     char sh[PATH_MAX + 64];
     char *const roots[1] = {(char *)root};
-    mncctl_err("workspace show: %s: %s", root ? mncctl_ws_shown(dir, roots, 1, sh, sizeof(sh)) : dir, strerror(e));
+    mncctl_err("workspace show: %s: %s", root ? mnc_ws_shown(dir, roots, 1, sh, sizeof(sh)) : dir, strerror(e));
     return -1;
 }
 
@@ -103,7 +88,7 @@ static void walk_fail(const char *path, const char *why)
 {
     char sh[PATH_MAX + 64];
     char *const roots[1] = {(char *)walk_root};
-    snprintf(walk_err, sizeof(walk_err), "%s: %s", mncctl_ws_shown(path, roots, 1, sh, sizeof(sh)), why);
+    snprintf(walk_err, sizeof(walk_err), "%s: %s", mnc_ws_shown(path, roots, 1, sh, sizeof(sh)), why);
 }
 
 static int walk_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
@@ -221,7 +206,7 @@ static int show(const char *arg, const mncctl_global *g)
     {
         char sh[PATH_MAX + 64];
         int r = read_one(real, it->valuestring, buf, sizeof(buf));
-        const char *shown_path = mncctl_ws_shown(it->valuestring, roots, 1, sh, sizeof(sh));
+        const char *shown_path = mnc_ws_shown(it->valuestring, roots, 1, sh, sizeof(sh));
         if (!g->json && r > 0)
             printf("  inside: %s: taint record %s\n", shown_path, buf);
         if (!cJSON_SetValuestring(it, shown_path)) { /* --json shows the same (names are the agent's) */

@@ -654,12 +654,41 @@ static const char *const deny_eperm[] = {
 #define MNC_TCSETS2 0x402C542Bu /* _IOW('T', 0x2B, struct termios2), x86_64 */
 #define MNC_TCSETSW2 0x402C542Cu
 #define MNC_TCSETSF2 0x402C542Du
-static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR, FS_IOC_SETVERSION,
-                                           FS_IOC32_SETVERSION, TCSETS, TCSETSW, TCSETSF, TCSETA, TCSETAW, TCSETAF,
-                                           TCSBRK, TCSBRKP, TCXONC, TCFLSH, TIOCEXCL, TIOCNXCL, TIOCSCTTY, TIOCSPGRP,
-                                           TIOCSTI, TIOCSWINSZ, TIOCMBIS, TIOCMBIC, TIOCMSET, TIOCSSOFTCAR, TIOCCONS,
-                                           TIOCPKT, TIOCSETD, TIOCSBRK, TIOCCBRK, TIOCVHANGUP, MNC_TCSETS2,
-                                           MNC_TCSETSW2, MNC_TCSETSF2, TIOCSLCKTRMIOS};
+static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS,
+                                           FS_IOC32_SETFLAGS,
+                                           FS_IOC_FSSETXATTR,
+                                           FS_IOC_SETVERSION,
+                                           FS_IOC32_SETVERSION,
+                                           TCSETS,
+                                           TCSETSW,
+                                           TCSETSF,
+                                           TCSETA,
+                                           TCSETAW,
+                                           TCSETAF,
+                                           TCSBRK,
+                                           TCSBRKP,
+                                           TCXONC,
+                                           TCFLSH,
+                                           TIOCEXCL,
+                                           TIOCNXCL,
+                                           TIOCSCTTY,
+                                           TIOCSPGRP,
+                                           TIOCSTI,
+                                           TIOCSWINSZ,
+                                           TIOCMBIS,
+                                           TIOCMBIC,
+                                           TIOCMSET,
+                                           TIOCSSOFTCAR,
+                                           TIOCCONS,
+                                           TIOCPKT,
+                                           TIOCSETD,
+                                           TIOCSBRK,
+                                           TIOCCBRK,
+                                           TIOCVHANGUP,
+                                           MNC_TCSETS2,
+                                           MNC_TCSETSW2,
+                                           MNC_TCSETSF2,
+                                           TIOCSLCKTRMIOS};
 #ifndef F_SET_RW_HINT
 #define F_SET_RW_HINT 1036 /* F_LINUX_SPECIFIC_BASE + 12 */
 #endif

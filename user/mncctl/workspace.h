@@ -19,14 +19,6 @@
  * more than MNCCTL_WS_MAX_TAINTED_DIRS records): the launch must then be refused. */
 int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr);
 
-/* How mncctl shows path: as is when it is none of roots[0..n) and lies below none of them;
- * otherwise as "ROOT/<entry, inode N>" (lstat now; "ROOT/<an entry>" if it is gone). Names
- * inside a workspace are the agent's choice, and mncctl's stdout and stderr are not governed by
- * the stdio relay: quoted, a name would carry what a tainted agent chose to the operator or a
- * log collector (attacks ws_launcher_msg, ws_taint_note_name, ws_taint_show_name). `find ROOT
- * -inum N` finds the entry. Writes into out (n bytes) and returns out, or path itself. */
-const char *mncctl_ws_shown(const char *path, char *const *roots, int n, char *out, size_t outn);
-
 /* Gives the workspaces (realpaths) to the agent `agent` running as uid (0 --as-root; its gid
  * has the same number), before any of its processes runs, and refuses the launch (-1, after
  * printing "run refused: workspace DIR: ...") when something reached them before the launch.

@@ -36,6 +36,11 @@ void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *r
 void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid *obj, const char *decision,
                 mnc_reason reason, const char *detail)
 {
+    /* An object id a refused request named but no object has is the caller's choice of 128 bits
+     * (attack audit_chosen_name): recorded only for an object that exists. An allowed operation
+     * names a real object (a revoke's is already gone, and is kept). */
+    if (obj && strcmp(decision, "allow") != 0 && !mnc_registry_get(&d->store.reg, obj))
+        obj = NULL;
     mncd_audit_named(d, op, mncd_peer_name(d, sender), mncd_peer_name(d, receiver), obj, decision,
                      mnc_reason_name(reason), detail);
 }

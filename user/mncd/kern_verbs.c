@@ -42,9 +42,10 @@ static void ws_inh_free(ws_inh *h)
 }
 
 /* Reads dir's record; a tainted one is merged into h. own: dir is a workspace itself (a
- * filesystem without trusted xattrs is then refused: the taint could not be carried).
- * NULL, or why the registration is refused. */
-static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *why, size_t n)
+ * filesystem without trusted xattrs is then refused: the taint could not be carried). shown:
+ * dir as messages name it (mnc_ws_shown: by inode below a workspace root, where the agent
+ * chose the names). NULL, or why the registration is refused. */
+static const char *ws_take(mncd *d, ws_inh *h, const char *dir, const char *shown, bool own, char *why, size_t n)
 {
     for (int i = 0; i < h->n_src; i++)
         if (strcmp(h->src[i].dir, dir) == 0)
@@ -55,7 +56,7 @@ static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *
         snprintf(why, n,
                  "workspace %.400s: its filesystem keeps no trusted.* extended attributes, so mncd cannot record "
                  "a taint on it (docs/kernel.md, \"Workspace taint\"); use a workspace on ext4, xfs, btrfs or tmpfs",
-                 dir);
+                 shown);
         return why;
     }
     if (r == -ENODATA || r == -ENOTSUP || (r == 0 && !t.tainted))
@@ -64,11 +65,11 @@ static const char *ws_take(mncd *d, ws_inh *h, const char *dir, bool own, char *
         snprintf(why, n,
                  "the taint record (" MNCD_WS_XATTR ") of %.400s is not valid: inspect it with `mncctl workspace "
                  "show` and clear it with `mncctl workspace clear` (admin)",
-                 dir);
+                 shown);
         return why;
     }
     if (r) {
-        snprintf(why, n, "cannot read the taint record of %.400s: %s", dir, strerror(-r));
+        snprintf(why, n, "cannot read the taint record of %.400s: %s", shown, strerror(-r));
         return why;
     }
     ws_src *ns = realloc(h->src, (size_t)(h->n_src + 1) * sizeof(*ns));
@@ -112,7 +113,7 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
                 }
     }
     for (int b = 0; b < reg->n_ws; b++) {
-        if (ws_take(d, h, reg->ws[b], true, why, n))
+        if (ws_take(d, h, reg->ws[b], reg->ws[b], true, why, n))
             return why;
         char anc[PATH_MAX];
         snprintf(anc, sizeof(anc), "%s", reg->ws[b]);
@@ -124,7 +125,7 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
             } else {
                 *sl = 0;
             }
-            if (ws_take(d, h, anc, false, why, n))
+            if (ws_take(d, h, anc, anc, false, why, n))
                 return why;
         }
     }
@@ -137,24 +138,28 @@ static const char *ws_inherit(mncd *d, int agent, const mncd_reg *reg, const cJS
     const cJSON *it;
     cJSON_ArrayForEach(it, tdirs)
     {
-        char real[PATH_MAX];
+        char real[PATH_MAX], sh[PATH_MAX + 64];
         if (!cJSON_IsString(it) || it->valuestring[0] != '/') {
             snprintf(why, n, "each tainted_dirs entry must be an absolute path");
             return why;
         }
+        /* the entries lie inside workspaces, named by the agent: shown by inode only, since
+         * this refusal reaches the launcher's stderr (attack ws_register_race_name) */
         if (!realpath(it->valuestring, real)) {
+            int e = errno;
             snprintf(why, n, "tainted_dirs entry %.400s: %s (it changed during the registration: retry)",
-                     it->valuestring, strerror(errno));
+                     mnc_ws_shown(it->valuestring, reg->ws, reg->n_ws, sh, sizeof(sh)), strerror(e));
             return why;
         }
         int b = 0;
         while (b < reg->n_ws && !mncd_ws_within(real, reg->ws[b]))
             b++;
         if (b == reg->n_ws) {
-            snprintf(why, n, "tainted_dirs entry %.400s (%.400s) is not inside a workspace", it->valuestring, real);
+            snprintf(why, n, "tainted_dirs entry %.400s is not inside a workspace",
+                     mnc_ws_shown(it->valuestring, reg->ws, reg->n_ws, sh, sizeof(sh)));
             return why;
         }
-        if (ws_take(d, h, real, false, why, n))
+        if (ws_take(d, h, real, mnc_ws_shown(real, reg->ws, reg->n_ws, sh, sizeof(sh)), false, why, n))
             return why;
     }
     return NULL;

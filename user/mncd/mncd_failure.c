@@ -859,7 +859,8 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
     const mnc_policy *p = d->policy;
     dreq *r = req_find(m, q->request_id);
     if (!r || r->st != RS_DELEGATING || p->contracts[r->contract].broker != w->agent) {
-        mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID, q->request_id);
+        /* the id only if it names a request: otherwise it is the caller's text */
+        mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID, r ? r->id : "unknown request id");
         return mnc_resp_deny(q->id, MNC_R_INVALID,
                              "request %s is not waiting for this "
                              "broker (%s)",
@@ -985,7 +986,7 @@ static cJSON *v_approve(mncd *d, const mnc_request *q)
     if (!r && mncd_fleet_on(d)) /* another host's request: decide it in the fleet queue */
         return mncd_fleet_decide_remote(d, q, deny);
     if (!r || r->st != RS_APPROVAL) {
-        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, q->request_id);
+        mncd_audit(d, "approve", -1, -1, NULL, "deny", MNC_R_INVALID, r ? r->id : "unknown request id");
         return mnc_resp_deny(q->id, MNC_R_INVALID, "request %s is not pending approval (%s)", q->request_id,
                              !r ? "unknown or forgotten" : rs_name[r->st]);
     }

@@ -413,7 +413,8 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
         return mnc_resp_error(q->id, MNC_R_INVALID, "bad object id");
     mnc_disclosure *o = mnc_registry_get(&d->store.reg, &oid);
     if (rcv < 0) {
-        mncd_audit(d, op, w->agent, -1, &oid, "deny", MNC_R_UNKNOWN_AGENT, to);
+        /* not the name: a receiver nobody registered is text of the sender's choosing */
+        mncd_audit(d, op, w->agent, -1, &oid, "deny", MNC_R_UNKNOWN_AGENT, "unknown receiver");
         return mnc_resp_deny(q->id, MNC_R_UNKNOWN_AGENT, "unknown receiver \"%s\"", to);
     }
     mnc_reason r = check(d, op, w->agent, rcv, ch, q->purpose, &oid, o);
