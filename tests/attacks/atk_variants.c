@@ -1403,3 +1403,59 @@ int atkv_keeper_take_asked(const char *path, int cmd, int ans)
         _exit(0);
     return got;
 }
+
+void atkv_counter_digits(struct atk_ctx *c, const char *tag, const char *reading, int digits, const char *evidence)
+{
+    long now = atol(reading);
+    if (now < 0) {
+        c->slot[2] = 1; /* unreadable */
+        return;
+    }
+    if (strcmp(tag, "base") == 0) {
+        c->slot[0] = now;
+        return;
+    }
+    int i = atoi(tag + 1);
+    if (tag[0] != 'd' || i < 0 || i >= digits)
+        return;
+    long d = now - c->slot[0];
+    c->slot[0] = now;
+    if (d < 0 || d > 15)
+        c->slot[2] = 1;
+    else
+        c->slot[1] = (c->slot[1] << 4) | d;
+    if (i == digits - 1) {
+        char got[32];
+        snprintf(got, sizeof(got), "mk%012llx", (unsigned long long)c->slot[1]);
+        if (!c->slot[2] && strcmp(got, c->canary) == 0)
+            atk_evidence(c, "%s", evidence);
+        else
+            atk_note(c, "decoded %s%s", got, c->slot[2] ? " (a step unreadable or out of range)" : "");
+    }
+}
+
+int atkv_wrap_main(const struct atk *a, int argc, char **argv, const char *real_env, const char *inner_env,
+                   int (*wrap)(char **argv))
+{
+    const char *real = getenv(real_env);
+    if (argc >= 2 && real && strcmp(argv[1], "agent") != 0 && strcmp(argv[1], "disclose") != 0 &&
+        strcmp(argv[1], "peek") != 0 && strcmp(argv[1], "--describe") != 0) {
+        int coord = 0;
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+            coord |= strcmp(argv[i], "coordinator") == 0;
+        argv[0] = (char *)real;
+        if (!coord || strcmp(argv[1], "run") != 0) {
+            execv(real, argv);
+            return 127;
+        }
+        return wrap(argv);
+    }
+    if (argc >= 2 && strcmp(argv[1], "agent") == 0 && getenv("ATK_CONTROL_SECRET") && !getenv(inner_env)) {
+        static char self[] = "/proc/self/exe";
+        if (setenv(inner_env, "1", 1) < 0)
+            return 127;
+        argv[0] = self;
+        return wrap(argv);
+    }
+    return atk_main(a, argc, argv);
+}

@@ -278,4 +278,19 @@ int atkv_deep_dir(struct atk_ctx *c, int depth, int create);
  * agent and returns it once the orchestrator asks (a byte on cmd; exits if none comes). */
 int atkv_keeper_take_asked(const char *path, int cmd, int ans);
 
+/* cgroup_thread_count, covert_sigq_uid: the outsider's side of a hex-digit channel through a
+ * counter it reads (reading: a number as text; negative: unreadable). At sync "base" it keeps
+ * the counter; at "dI" (I = 0..digits-1) the increase since the last reading is digit I; after
+ * the last one the digits, as "mk%012llx", are compared with the canary (evidence: where it was
+ * read). Uses c->slot[0..2]. */
+void atkv_counter_digits(struct atk_ctx *c, const char *tag, const char *reading, int digits, const char *evidence);
+
+/* stdin_file_offset, stdin_tty_termios: main() of an attack that also plays the caller of the
+ * coordinator's `mncctl run` (prepare() points MNCCTL at the attack binary and names the real
+ * one in the environment variable real_env): that call goes to wrap(argv) with argv[0] the real
+ * mncctl, every other call to the real mncctl; the positive control's unconfined agent is
+ * wrapped the same way once (inner_env marks the inner run). Anything else: atk_main. */
+int atkv_wrap_main(const struct atk *a, int argc, char **argv, const char *real_env, const char *inner_env,
+                   int (*wrap)(char **argv));
+
 #endif

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define DIGITS 12
 
@@ -139,32 +140,8 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     char out[64];
     if (atk_as_uid(c, ATK_NOBODY, count_threads, out, sizeof(out)) < 0)
         return;
-    long now = atol(out);
-    if (now < 0) {
-        c->slot[2] = 1; /* the cgroup was not readable */
-        return;
-    }
-    if (strcmp(tag, "base") == 0) {
-        c->slot[0] = now;
-        return;
-    }
-    int i = atoi(tag + 1);
-    if (tag[0] != 'd' || i < 0 || i >= DIGITS)
-        return;
-    long d = now - c->slot[0];
-    c->slot[0] = now;
-    if (d < 0 || d > 15)
-        c->slot[2] = 1;
-    else
-        c->slot[1] = (c->slot[1] << 4) | d;
-    if (i == DIGITS - 1) {
-        char got[32];
-        snprintf(got, sizeof(got), "mk%012llx", (unsigned long long)c->slot[1]);
-        if (!c->slot[2] && strcmp(got, c->canary) == 0)
-            atk_evidence(c, "uid 65534 decoded the canary from the line counts of the agent's cgroup.threads");
-        else
-            atk_note(c, "decoded %s%s", got, c->slot[2] ? " (a step unreadable)" : "");
-    }
+    atkv_counter_digits(c, tag, out, DIGITS,
+                        "uid 65534 decoded the canary from the line counts of the agent's cgroup.threads");
 }
 
 static const struct atk A = {"cgroup_thread_count",

@@ -30,6 +30,7 @@
 #include <termios.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
@@ -131,29 +132,4 @@ static int wrap(char **argv)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int main(int argc, char **argv)
-{
-    const char *real = getenv("ATK_TTY_REAL");
-    if (argc >= 2 && real && strcmp(argv[1], "agent") != 0 && strcmp(argv[1], "disclose") != 0 &&
-        strcmp(argv[1], "peek") != 0 && strcmp(argv[1], "--describe") != 0) {
-        /* MNCCTL pointed here by prepare(): the coordinator's `mncctl run` gets a terminal */
-        int coord = 0;
-        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-            coord |= strcmp(argv[i], "coordinator") == 0;
-        argv[0] = (char *)real;
-        if (!coord || strcmp(argv[1], "run") != 0) {
-            execv(real, argv);
-            return 127;
-        }
-        return wrap(argv);
-    }
-    if (argc >= 2 && strcmp(argv[1], "agent") == 0 && getenv("ATK_CONTROL_SECRET") && !getenv("ATK_TTY_INNER")) {
-        /* the positive control: the same terminal around the unconfined agent */
-        static char self[] = "/proc/self/exe";
-        if (setenv("ATK_TTY_INNER", "1", 1) < 0)
-            return 127;
-        argv[0] = self;
-        return wrap(argv);
-    }
-    return atk_main(&A, argc, argv);
-}
+int main(int argc, char **argv) { return atkv_wrap_main(&A, argc, argv, "ATK_TTY_REAL", "ATK_TTY_INNER", wrap); }

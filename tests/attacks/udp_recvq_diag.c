@@ -13,10 +13,8 @@
  * namespace, and an outsider could not send to the agent's sockets at all). Bandwidth: 4 bits
  * per socket here (log2 of the datagrams a receive buffer holds: ~8 bits), re-read at will.
  * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state). */
-#include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
-#include <sys/wait.h>
 
 #include "atk.h"
 
@@ -142,6 +140,15 @@ static void read_queues(char *msg, size_t cap)
             }
 }
 
+static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t n)
+{
+    (void)c;
+    char msg[RQ_SOCKS / 2 + 1] = {0};
+    read_queues(msg, sizeof(msg));
+    snprintf(out, n, "%s", msg);
+    return 0;
+}
+
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
@@ -155,26 +162,8 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     }
     if (strcmp(tag, "read") != 0)
         return;
-    int p[2];
-    if (pipe(p) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(1);
-        char msg[RQ_SOCKS / 2 + 1] = {0};
-        read_queues(msg, sizeof(msg));
-        ssize_t w = write(p[1], msg, sizeof(msg));
-        _exit(w < 0);
-    }
-    close(p[1]);
     char got[RQ_SOCKS / 2 + 2] = {0};
-    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
-    close(p[0]);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    if (r > 0 && strstr(got, c->canary))
+    if (atk_as_uid(c, ATK_NOBODY, nobody_reads_queues, got, sizeof(got)) >= 0 && strstr(got, c->canary))
         atk_evidence(c, "uid 65534 read the canary from the receive queues of the agent's UDP sockets (/proc/net/udp "
                         "rx_queue: how many datagrams it read)");
 }
