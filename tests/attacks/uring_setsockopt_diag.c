@@ -75,7 +75,6 @@ static int uring_setsockopt(int fd, int level, int optname, const void *val, uns
     return res;
 }
 
-
 #define PACE_CHUNK 7
 
 static int agent(struct atk_ctx *c)
@@ -193,12 +192,13 @@ static void on_sync(struct atk_ctx *c, const char *tag)
                         "(NETLINK_SOCK_DIAG, tcp_info)");
 }
 
-static const struct atk A = {"uring_setsockopt_diag",
-                             "SO_MAX_PACING_RATE set through io_uring SOCKET_URING_OP_SETSOCKOPT, read through sock_diag",
-                             ATK_SERVER | ATK_NO_RECV,
-                             NULL,
-                             agent,
-                             on_sync,
-                             NULL,
-                             NULL};
+static const struct atk A = {
+    "uring_setsockopt_diag",
+    "SO_MAX_PACING_RATE set through io_uring SOCKET_URING_OP_SETSOCKOPT, read through sock_diag",
+    ATK_SERVER | ATK_NO_RECV,
+    NULL,
+    agent,
+    on_sync,
+    NULL,
+    NULL};
 ATK_MAIN(A)
