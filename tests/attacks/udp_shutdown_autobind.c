@@ -12,7 +12,7 @@
  * Bandwidth: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
  * limit per agent (~1000 bits at once; sockets can be closed and remade: ~10^4 sockets/s).
  * Class fix: as udp_shutdown_diag (gate shutdown(2) for tainted agents, or count sk_shutdown
- * with queue lengths as open). */ */
+ * with queue lengths as open). */
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
