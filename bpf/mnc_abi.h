@@ -338,7 +338,9 @@ static inline unsigned mnc_fds_out_verdict(__u64 sender_cg, __u64 peer_cg)
  * agent sets only switches and timeouts an ordinary client sets on a new connection, none of
  * them a value any dump reports (SO_KEEPALIVE and IPV6_V6ONLY: one bit each, see
  * docs/threat-model.md). Before its taint the values carry nothing: every option. The
- * options seccomp refuses for every agent (docs/kernel.md) stay refused. */
+ * options seccomp refuses for every agent (docs/kernel.md) stay refused. State other calls set
+ * (shutdown(2) directions, queue lengths, which sockets exist) is not covered here: an open
+ * channel of docs/threat-model.md. */
 #define MNC_SOL_IP 0
 #define MNC_SOL_TCP 6
 #define MNC_SOL_IPV6 41

@@ -14,7 +14,8 @@
  * Bandwidth: 2 x 63 bits per lock (l_start, l_len); an outsider walks many locks by restarting
  * F_GETLK past each one found: thousands of locks per second, ~10^5 B/s (estimate, not measured).
  * Result (host, cgroup backend): LEAKED user and root; control: verified.
- * Threat model: docs/threat-model.md (covert channels; /proc/locks variant is covert_flock). */
+ * Status: open ([open]; docs/threat-model.md, "Open byte channels", locks on files others can
+ * open; the /proc/locks variant is covert_flock). */
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -50,8 +51,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
     char got[32];
     snprintf(got, sizeof(got), "mk%012lx", (unsigned long)(fl.l_start - BASE));
     if (strcmp(got, c->canary) == 0) {
-        snprintf(out, n, "uid 65534 decoded the canary from F_GETLK l_start on /etc/hostname (pid %d)",
-                 (int)fl.l_pid);
+        snprintf(out, n, "uid 65534 decoded the canary from F_GETLK l_start on /etc/hostname (pid %d)", (int)fl.l_pid);
         return 1;
     }
     return 0;
@@ -65,6 +65,12 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "%s", out);
 }
 
-static const struct atk A = {
-    "getlk_outsider", "canary in a lock offset read by an outsider's F_GETLK (no /proc)", 0, NULL, agent, on_sync, NULL, NULL};
+static const struct atk A = {"getlk_outsider",
+                             "canary in a lock offset read by an outsider's F_GETLK (no /proc)",
+                             ATK_OPEN,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

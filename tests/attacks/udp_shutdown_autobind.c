@@ -12,7 +12,7 @@
  * Bandwidth: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
  * limit per agent (~1000 bits at once; sockets can be closed and remade: ~10^4 sockets/s).
  * Class fix: as udp_shutdown_diag (gate shutdown(2) for tainted agents, or count sk_shutdown
- * with queue lengths as open). */
+ * with queue lengths as open). * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state). */
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -163,7 +163,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"udp_shutdown_autobind",
                              "shutdown(2) state of UDP sockets made after the taint, read through sock_diag",
-                             0,
+                             ATK_OPEN,
                              NULL,
                              agent,
                              on_sync,

@@ -18,7 +18,7 @@
  * Class fix: sk_shutdown is state a tainted agent sets on its own sockets that diag reports;
  * refuse shutdown(2) on unconnected sockets for tainted agents (seccomp cannot tell; an LSM
  * socket_shutdown hook or cgroup hook would), or stop counting INET_DIAG_SHUTDOWN/idiag_state
- * as unreported in mnc_sockopt_verdict's rationale (docs/threat-model.md). */
+ * as unreported in mnc_sockopt_verdict's rationale (docs/threat-model.md). * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state). */
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -136,7 +136,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"udp_shutdown_diag",
                              "shutdown(2) state of unconnected UDP sockets, read through sock_diag",
-                             ATK_SERVER | ATK_NO_RECV,
+                             ATK_SERVER | ATK_NO_RECV | ATK_OPEN,
                              NULL,
                              agent,
                              on_sync,
