@@ -122,7 +122,15 @@ int run_relay_child(run_relay *r, char *why, size_t whylen)
      * pipe's size and a terminal's settings are refused by the seccomp filter (run_confine.c). */
     int fl = fcntl(0, F_GETFL);
     if (fl >= 0) {
-        int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO whose writer has gone would block this open forever; the flag
+         * is then cleared on the new description, which is the agent's alone */
+        int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        int nf = ro >= 0 && !(fl & O_NONBLOCK) ? fcntl(ro, F_GETFL) : 0;
+        if (nf < 0 || (ro >= 0 && !(fl & O_NONBLOCK) && fcntl(ro, F_SETFL, nf & ~O_NONBLOCK) != 0)) {
+            snprintf(why, whylen, "stdio: cannot clear O_NONBLOCK on the reopened stdin: %s", strerror(errno));
+            close(ro);
+            return -1;
+        }
         if (ro < 0) {
             /* fd 2 is the relay's pipe already: the operator sees this through the relay */
             dprintf(2,
