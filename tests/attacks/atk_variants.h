@@ -293,4 +293,18 @@ void atkv_counter_digits(struct atk_ctx *c, const char *tag, const char *reading
 int atkv_wrap_main(const struct atk *a, int argc, char **argv, const char *real_env, const char *inner_env,
                    int (*wrap)(char **argv));
 
+/* The sock_diag attacks (udp_sockmem_diag, udp_shutdown_*, tcp_pacing_rate_diag,
+ * uring_setsockopt_diag): a NETLINK_SOCK_DIAG dump of every AF_INET socket of protocol proto in
+ * the TCP states `states` (a bitmask; ~0u: all), with the extensions ext (bits 1 << (INET_DIAG_x
+ * - 1)), as any user may make it. each(m, type, payload, n, arg) for every attribute of every
+ * socket (m: its struct inet_diag_msg). The number of sockets, or -1. */
+struct inet_diag_msg;
+int atkv_diag_dump(int proto, unsigned ext, unsigned states,
+                   void (*each)(const struct inet_diag_msg *m, int type, const void *p, size_t n, void *arg),
+                   void *arg);
+/* tcp_pacing_rate_diag, uring_setsockopt_diag: at sync "set", uid 65534 reads the max pacing rates
+ * of every TCP listener and reassembles chunk i (first byte 0xa0 + i, then `chunk` bytes); evidence
+ * if the canary is in it. */
+void atkv_pacing_verify(struct atk_ctx *c, const char *tag, int chunk);
+
 #endif

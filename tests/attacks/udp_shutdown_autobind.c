@@ -18,11 +18,9 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define SA_MAX 512 /* bits */
 
@@ -73,47 +71,25 @@ static int agent(struct atk_ctx *c)
 }
 
 /* uid 65534: (uid, port, shutdown) of every AF_INET UDP socket whose shutdown is 1 or 2 */
+struct sa_out {
+    struct sa_sock *out;
+    int cap, got;
+};
+static void sa_each(const struct inet_diag_msg *m, int type, const void *p, size_t n, void *arg)
+{
+    struct sa_out *o = arg;
+    if (type != INET_DIAG_SHUTDOWN || n < 1)
+        return;
+    int sd = *(const unsigned char *)p & 3;
+    if ((sd == 1 || sd == 2) && o->got < o->cap) {
+        o->out[o->got].uid = m->idiag_uid, o->out[o->got].port = ntohs(m->id.idiag_sport), o->out[o->got].sd = sd;
+        o->got++;
+    }
+}
 static int dump_udp(struct sa_sock *out, int cap)
 {
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct inet_diag_req_v2 r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_UDP, .idiag_states = ~0u}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int got = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return got;
-            }
-            struct inet_diag_msg *m = NLMSG_DATA(h);
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type != INET_DIAG_SHUTDOWN || RTA_PAYLOAD(at) < 1)
-                    continue;
-                int sd = *(unsigned char *)RTA_DATA(at) & 3;
-                if ((sd == 1 || sd == 2) && got < cap) {
-                    out[got].uid = m->idiag_uid, out[got].port = ntohs(m->id.idiag_sport), out[got].sd = sd;
-                    got++;
-                }
-            }
-        }
-    }
-    close(s);
-    return got;
+    struct sa_out o = {out, cap, 0};
+    return atkv_diag_dump(IPPROTO_UDP, 0, ~0u, sa_each, &o) < 0 ? -1 : o.got;
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)

@@ -17,11 +17,10 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define UM_CHUNKS 4
 #define UM_BASE 4096
@@ -49,53 +48,36 @@ static int agent(struct atk_ctx *c)
 }
 
 /* uid 65534: (tos, sndbuf, rcvbuf) of every AF_INET UDP socket into out[][3]; how many, or -1 */
+struct um_out {
+    uint32_t (*out)[3];
+    int cap, got;
+    const struct inet_diag_msg *last;
+};
+static void um_each(const struct inet_diag_msg *m, int type, const void *p, size_t n, void *arg)
+{
+    struct um_out *o = arg;
+    if (m != o->last) { /* the first attribute of the next socket */
+        if (o->got >= o->cap)
+            return;
+        o->last = m;
+        memset(o->out[o->got++], 0, sizeof(o->out[0]));
+    }
+    uint32_t *v = o->out[o->got - 1];
+    if (type == INET_DIAG_TOS && n >= 1)
+        v[0] = *(const unsigned char *)p;
+    if (type == INET_DIAG_SKMEMINFO && n >= SK_MEMINFO_SNDBUF * 4 + 4) {
+        const uint32_t *mi = p;
+        v[1] = mi[SK_MEMINFO_SNDBUF];
+        v[2] = mi[SK_MEMINFO_RCVBUF];
+    }
+}
 static int dump_udp(uint32_t (*out)[3], int cap)
 {
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct inet_diag_req_v2 r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_INET,
-              .sdiag_protocol = IPPROTO_UDP,
-              .idiag_ext = (1 << (INET_DIAG_SKMEMINFO - 1)) | (1 << (INET_DIAG_TOS - 1)),
-              .idiag_states = ~0u}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int got = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return got;
-            }
-            struct inet_diag_msg *m = NLMSG_DATA(h);
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            uint32_t v[3] = {0, 0, 0};
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type == INET_DIAG_TOS && RTA_PAYLOAD(at) >= 1)
-                    v[0] = *(unsigned char *)RTA_DATA(at);
-                if (at->rta_type == INET_DIAG_SKMEMINFO && RTA_PAYLOAD(at) >= SK_MEMINFO_SNDBUF * 4 + 4) {
-                    const uint32_t *mi = RTA_DATA(at);
-                    v[1] = mi[SK_MEMINFO_SNDBUF];
-                    v[2] = mi[SK_MEMINFO_RCVBUF];
-                }
-            }
-            if (got < cap)
-                memcpy(out[got++], v, sizeof(v));
-        }
-    }
-    close(s);
-    return got;
+    struct um_out o = {out, cap, 0, NULL};
+    return atkv_diag_dump(IPPROTO_UDP, (1 << (INET_DIAG_SKMEMINFO - 1)) | (1 << (INET_DIAG_TOS - 1)), ~0u, um_each,
+                          &o) < 0
+               ? -1
+               : o.got;
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)

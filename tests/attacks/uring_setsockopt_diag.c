@@ -14,13 +14,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
-#include <grp.h>
-#include <sys/wait.h>
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/tcp.h>
 
 #include <stdint.h>
 #include <linux/io_uring.h>
@@ -28,6 +21,7 @@
 #include <sys/syscall.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 static int ring = -1;
 static struct io_uring_params up;
@@ -109,88 +103,7 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-/* uid 65534: the max pacing rates of every TCP listener (AF_INET), as 8 raw bytes each, into
- * out (up to cap); the number of bytes, or -1. */
-static ssize_t dump_rates(unsigned char *out, size_t cap)
-{
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct inet_diag_req_v2 r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_INET,
-              .sdiag_protocol = IPPROTO_TCP,
-              .idiag_ext = 1 << (INET_DIAG_INFO - 1),
-              .idiag_states = 1 << 10 /* TCP_LISTEN */}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    size_t got = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return (ssize_t)got;
-            }
-            struct inet_diag_msg *m = NLMSG_DATA(h);
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type != INET_DIAG_INFO || RTA_PAYLOAD(at) < sizeof(struct tcp_info))
-                    continue;
-                struct tcp_info ti;
-                memcpy(&ti, RTA_DATA(at), sizeof(ti));
-                if (got + 8 <= cap) {
-                    memcpy(out + got, &ti.tcpi_max_pacing_rate, 8);
-                    got += 8;
-                }
-            }
-        }
-    }
-    close(s);
-    return (ssize_t)got;
-}
-
-static void on_sync(struct atk_ctx *c, const char *tag)
-{
-    if (strcmp(tag, "set") != 0)
-        return;
-    int p[2];
-    if (pipe(p) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(1);
-        static unsigned char rates[1 << 14];
-        ssize_t n = dump_rates(rates, sizeof(rates));
-        char msg[64] = {0};
-        /* reassemble: chunk i carries 0xa0+i and 7 bytes */
-        for (int i = 0; i < 8; i++)
-            for (ssize_t k = 0; k + 8 <= n; k += 8)
-                if (rates[k] == 0xa0 + i)
-                    memcpy(msg + i * PACE_CHUNK, rates + k + 1, PACE_CHUNK);
-        ssize_t w = write(p[1], msg, sizeof(msg) - 1);
-        _exit(w < 0);
-    }
-    close(p[1]);
-    char got[64] = {0};
-    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
-    close(p[0]);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    if (r > 0 && strstr(got, c->canary))
-        atk_evidence(c, "uid 65534 read the canary from the max pacing rates of the agent's TCP listeners "
-                        "(NETLINK_SOCK_DIAG, tcp_info)");
-}
+static void on_sync(struct atk_ctx *c, const char *tag) { atkv_pacing_verify(c, tag, PACE_CHUNK); }
 
 static const struct atk A = {
     "uring_setsockopt_diag",
