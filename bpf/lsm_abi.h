@@ -62,6 +62,8 @@ enum mnc_lsm_hook {
     MNC_HOOK_LSM_FILE_RECEIVE = 50,        /* events: port = the file type (st_mode >> 12),
                                               protocol = 1 if open for writing; file key in addr */
     MNC_HOOK_LSM_SOCKET_SETSOCKOPT = 51,   /* events: protocol = level, port = optname */
+    MNC_HOOK_LSM_FILE_LOCK = 52,           /* events: port = the lock type (F_RDLCK 0, F_WRLCK 1,
+                                              F_UNLCK 2) */
 };
 
 /* sigio_owners: files whose owner (the SIGIO/SIGURG target) an agent set, keyed by the kernel

@@ -13,7 +13,11 @@
  * (mnc_receive_harmless) - a file an outsider opened for writing, a pipe, a memfd - judged as an
  * unregistered external destination. It runs in the receiver, before the fd is installed:
  * refused, the fd is dropped from the message (MSG_CTRUNC), so an fd parked in a queue before
- * the taint is lost to the agent, not kept for later. */
+ * the taint is lost to the agent, not kept for later.
+ *
+ * file_lock catches taking, changing and dropping a lock (flock(2), fcntl F_SETLK, F_SETLKW,
+ * F_OFD_SETLK*): once tainted, none (mnc_lock_verdict). A lock is published: its range and
+ * owner to anyone who can open the file (F_GETLK) and to everyone through /proc/locks. */
 #include "lsm_common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -67,6 +71,33 @@ int BPF_PROG(mnc_lsm_file_receive, struct file *file, int ret)
         if (d)
             mnc_file_key_of(d, &k);
         mnc_event_file(ev, &k, d);
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
+}
+
+SEC("lsm/file_lock")
+int BPF_PROG(mnc_lsm_file_lock, struct file *file, unsigned int type, int ret)
+{
+    if (ret)
+        return ret;
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct mnc_taint *t = 0;
+    __u32 r = MNC_K_DENY_UNKNOWN_AGENT;
+    if (s.kind == MNC_SUBJ_AGENT && s.a) {
+        __u32 aid = s.a->agent_id;
+        t = bpf_map_lookup_elem(&taint, &aid);
+        r = mnc_lock_verdict(t);
+    }
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, r, MNC_HOOK_LSM_FILE_LOCK);
+    if (ev) {
+        ev->port = (__u16)type;
+        ev->dst_class = MNC_SINK_NONE;
         bpf_ringbuf_submit(ev, 0);
     }
     return -EPERM;

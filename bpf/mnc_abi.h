@@ -23,8 +23,10 @@
  * socket bound to one name - different sockets to the kernel - are different keys.
  * 5: reasons 4 (MNC_K_ALLOW_OWN_FDS) and 20 (MNC_K_DENY_FDS_OUT): fds an agent passes out;
  * the counters map grew to MNC_K__COUNT = 21 entries.
- * 6: reason 21 (MNC_K_DENY_SOCKOPT): options a tainted agent sets; MNC_K__COUNT = 22. */
-#define MNC_ABI_VERSION 6
+ * 6: reason 21 (MNC_K_DENY_SOCKOPT): options a tainted agent sets; MNC_K__COUNT = 22.
+ * 7: reason 22 (MNC_K_DENY_LOCK): file locks a tainted agent takes or drops (lsm backend);
+ * MNC_K__COUNT = 23. */
+#define MNC_ABI_VERSION 7
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
 #define MNC_AF_INET 2
@@ -182,7 +184,9 @@ enum mnc_kreason {
                                 (SCM_RIGHTS) to a socket made outside its cgroup */
     MNC_K_DENY_SOCKOPT = 21,       /* a tainted agent setting a socket option whose value other
                                       processes read back (mnc_sockopt_verdict) */
-    MNC_K__COUNT = 22,
+    MNC_K_DENY_LOCK = 22,          /* lsm file_lock: a tainted agent taking, changing or dropping
+                                      a file lock, whose range others read back (mnc_lock_verdict) */
+    MNC_K__COUNT = 23,
 };
 
 static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
@@ -371,6 +375,20 @@ static inline unsigned mnc_sockopt_verdict(const struct mnc_taint *t, int level,
     if (!t->tainted)
         return MNC_K_ALLOW_UNTAINTED;
     return mnc_sockopt_switch(level, optname) ? MNC_K_ALLOW_SCOPE : MNC_K_DENY_SOCKOPT;
+}
+
+/* Verdict on a file lock operation (flock(2), or fcntl F_SETLK, F_SETLKW, F_OFD_SETLK*: taking,
+ * changing or dropping a lock) by a registered agent whose taint entry is t (NULL: none, fail
+ * closed as mnc_decide). Once tainted, none: a lock's range (two 63-bit numbers) and its mere
+ * presence are read back by every process that can open the file (fcntl F_GETLK, no /proc
+ * needed) and by everyone through /proc/locks, whichever file it is on - the agent's own
+ * workspace included. Dropping is refused too: unlocking the middle of a held range splits it
+ * into two whose ends carry data. Pure. */
+static inline unsigned mnc_lock_verdict(const struct mnc_taint *t)
+{
+    if (!t)
+        return MNC_K_DENY_NO_TAINT;
+    return t->tainted ? MNC_K_DENY_LOCK : MNC_K_ALLOW_UNTAINTED;
 }
 
 /* ---- IP destinations: one normalisation and one lookup order for every hook (connect and

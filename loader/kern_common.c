@@ -107,7 +107,7 @@ static const char *const reason_names[MNC_K__COUNT] = {
     [MNC_K_DENY_RAW_SOCKET] = "deny_raw_socket", [MNC_K_DENY_PACKET_SOCKET] = "deny_packet_socket",
     [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",   [MNC_K_EVENT_LOST] = "event_lost",
     [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth", [MNC_K_DENY_FDS_OUT] = "deny_fds_out",
-    [MNC_K_DENY_SOCKOPT] = "deny_sockopt",
+    [MNC_K_DENY_SOCKOPT] = "deny_sockopt",       [MNC_K_DENY_LOCK] = "deny_lock",
 };
 
 const char *mnc_kreason_name(unsigned r) { return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?"; }
@@ -136,7 +136,8 @@ const char *mnc_hook_name(unsigned h)
         "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",
         "path_rename",    "path_symlink",    "path_truncate",       "inode_create",  "socket_create",
         "socket_connect", "socket_sendmsg",  "unix_stream_connect", "unix_may_send", "msg_queue_msgsnd",
-        "shm_shmat",      "task_kill",       "file_send_sigiotask", "file_receive",  "socket_setsockopt"};
+        "shm_shmat",      "task_kill",       "file_send_sigiotask", "file_receive",  "socket_setsockopt",
+        "file_lock"};
     if (h >= MNC_HOOK_LSM_FILE_OPEN && h < MNC_HOOK_LSM_FILE_OPEN + sizeof(l) / sizeof(l[0]))
         return l[h - MNC_HOOK_LSM_FILE_OPEN];
     return h < sizeof(n) / sizeof(n[0]) ? n[h] : "?";

@@ -54,6 +54,9 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_file_receive", "lsm/file_receive",
      "an fd arriving in a tainted agent (SCM_RIGHTS, pidfd_getfd) that is not a socket or a read-only file or "
      "directory: an external destination"},
+    {"mnc_lsm_file_lock", "lsm/file_lock",
+     "flock(2) and fcntl F_SETLK*/F_OFD_SETLK*: once tainted, no lock taken, changed or dropped (others read "
+     "lock ranges back)"},
 };
 #define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
 

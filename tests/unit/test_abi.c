@@ -272,8 +272,8 @@ static void test_unix_key_build(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 6); /* 6: the counters map holds reason 21 (deny_sockopt) */
-    assert_int_equal(MNC_K__COUNT, 22);
+    assert_int_equal(MNC_ABI_VERSION, 7); /* 7: the counters map holds reason 22 (deny_lock) */
+    assert_int_equal(MNC_K__COUNT, 23);
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);
@@ -530,6 +530,21 @@ static void test_sockopt_verdict(void **state)
     assert_string_equal(mnc_hook_name(MNC_HOOK_LSM_SOCKET_SETSOCKOPT), "socket_setsockopt");
 }
 
+/* file locks: an untainted agent locks freely; a tainted one takes, changes and drops none; no
+ * taint entry fails closed */
+static void test_lock_verdict(void **state)
+{
+    (void)state;
+    struct mnc_taint clean = {.tainted = 0}, held = {.tainted = 1, .may_log = 1, .may_memory = 1};
+    assert_int_equal(mnc_lock_verdict(&clean), MNC_K_ALLOW_UNTAINTED);
+    assert_int_equal(mnc_lock_verdict(&held), MNC_K_DENY_LOCK);
+    assert_int_equal(mnc_lock_verdict(NULL), MNC_K_DENY_NO_TAINT);
+    assert_true(mnc_kreason_allows(mnc_lock_verdict(&clean)));
+    assert_false(mnc_kreason_allows(MNC_K_DENY_LOCK));
+    assert_string_equal(mnc_kreason_name(MNC_K_DENY_LOCK), "deny_lock");
+    assert_string_equal(mnc_hook_name(MNC_HOOK_LSM_FILE_LOCK), "file_lock");
+}
+
 static void test_receive_harmless(void **state)
 {
     (void)state;
@@ -575,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_cmsg_walk),
         cmocka_unit_test(test_fds_out_verdict),
         cmocka_unit_test(test_sockopt_verdict),
+        cmocka_unit_test(test_lock_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

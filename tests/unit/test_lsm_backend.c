@@ -92,7 +92,7 @@ static void hook_table_matches_objects(void **state)
     (void)state;
     int n = 0;
     const mnc_hook_info *h = mnc_lsm_hooks(&n);
-    assert_int_equal(n, 23);
+    assert_int_equal(n, 24);
     struct lsm_files_bpf *a = lsm_files_bpf__open();
     struct lsm_paths_bpf *b = lsm_paths_bpf__open();
     struct lsm_sockets_bpf *c = lsm_sockets_bpf__open();
@@ -136,7 +136,8 @@ static void hook_names(void **state)
     assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_FILE_SEND_SIGIOTASK), "file_send_sigiotask");
     assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_FILE_RECEIVE), "file_receive");
     assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_SOCKET_SETSOCKOPT), "socket_setsockopt");
-    assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_SOCKET_SETSOCKOPT + 1), "?");
+    assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_FILE_LOCK), "file_lock");
+    assert_string_equal(mnc_lsm_hook_name(MNC_HOOK_LSM_FILE_LOCK + 1), "?");
 }
 
 static void ipc_keys(void **state)

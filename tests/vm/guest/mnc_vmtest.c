@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/socket.h>
@@ -163,6 +164,9 @@ enum probe {
     P_RECV_WRITABLE_FD,  /* receive (SCM_RIGHTS) an fd open for writing on a non-sink file */
     P_RECV_PIPE_FD,      /* receive the write end of a pipe */
     P_SOCKOPT_SNDBUF,    /* setsockopt SO_SNDBUF (sock_diag reports it) on a new UDP socket */
+    P_LOCK_FCNTL,        /* an OFD read lock (F_OFD_SETLK) on a workspace file open read-only */
+    P_FLOCK,             /* flock(LOCK_SH) on it */
+    P_UNLOCK,            /* F_OFD_SETLK F_UNLCK on it: dropping a lock is judged as taking one */
     /* positive controls: allowed in every round */
     P_WRITE_PLAIN,    /* write a non-sink file */
     P_READ_LOG,       /* read the log */
@@ -194,6 +198,9 @@ static const char *const probe_names[P__N] = {
     "receive a writable file fd (SCM_RIGHTS)",
     "receive a pipe's write end (SCM_RIGHTS)",
     "setsockopt SO_SNDBUF on a UDP socket",
+    "fcntl(F_OFD_SETLK) read lock on a workspace file",
+    "flock(LOCK_SH) on a workspace file",
+    "fcntl(F_OFD_SETLK) F_UNLCK on a workspace file",
     "write a non-sink file (control)",
     "read the log (control)",
     "connect() to the mncd socket (control)",
@@ -397,6 +404,23 @@ static int try_sockopt(int type, int opt, int v)
     return r;
 }
 
+/* A lock operation on a fresh read-only fd of a workspace file: 0 or the errno. how: 'r' an OFD
+ * read lock whose offset could carry data, 'f' flock(LOCK_SH), 'u' an OFD unlock. */
+static int try_lock(char how, int round)
+{
+    int fd = open(WS "/scratch.txt", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    struct flock fl = {.l_type = how == 'u' ? F_UNLCK : F_RDLCK,
+                       .l_whence = SEEK_SET,
+                       .l_start = (off_t)(1L << 40) + round,
+                       .l_len = 1};
+    int r = how == 'f' ? flock(fd, LOCK_SH | LOCK_NB) : fcntl(fd, F_OFD_SETLK, &fl);
+    r = r == 0 ? 0 : errno;
+    close(fd);
+    return r;
+}
+
 static void run_probes(struct agent_state *s, int round, int res[P__N])
 {
     char a[128], b[128];
@@ -446,6 +470,9 @@ static void run_probes(struct agent_state *s, int round, int res[P__N])
     res[P_RECV_SOCKET_FD] = receive_kind('s');
     res[P_SOCKOPT_SNDBUF] = try_sockopt(SOCK_DGRAM, SO_SNDBUF, 65536);
     res[P_SOCKOPT_SWITCH] = try_sockopt(SOCK_STREAM, SO_KEEPALIVE, 1);
+    res[P_LOCK_FCNTL] = try_lock('r', round);
+    res[P_FLOCK] = try_lock('f', round);
+    res[P_UNLOCK] = try_lock('u', round);
 }
 
 /* ---- bench: write() of 4 KiB to a non-sink file; returns ns per write (min of reps) */
@@ -742,7 +769,7 @@ static void check_round(const char *label, const struct reply *rp, int expect_de
 
 struct ev_stats {
     int n, file_perm_log, file_open_log, msgsnd, connect, path_mem, alice, unknown, walk_depth, receive, fds_out,
-        sockopt;
+        sockopt, lock;
 };
 static int count_ev(const struct mnc_event *ev, void *ctx)
 {
@@ -766,6 +793,8 @@ static int count_ev(const struct mnc_event *ev, void *ctx)
         s->fds_out++;
     if (ev->hook == MNC_HOOK_LSM_SOCKET_SETSOCKOPT && ev->reason == MNC_K_DENY_SOCKOPT)
         s->sockopt++;
+    if (ev->hook == MNC_HOOK_LSM_FILE_LOCK && ev->reason == MNC_K_DENY_LOCK)
+        s->lock++;
     if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && ev->reason == MNC_K_DENY_EXTERNAL && ev->protocol == 1)
         s->receive++;
     if (ev->reason == MNC_K_DENY_MEMORY && ev->hook >= MNC_HOOK_LSM_PATH_MKNOD && ev->hook <= MNC_HOOK_LSM_INODE_CREATE)
@@ -945,11 +974,12 @@ static int scenario(void)
         "events: %d deny events for alice (>= %d expected), %d for the unknown cgroup, %d total", es.alice,
         2 * FIRST_CONTROL, es.unknown, es.n);
     tap(es.file_perm_log >= 2 && es.file_open_log >= 2 && es.msgsnd >= 2 && es.connect >= 2 && es.path_mem >= 2 &&
-            es.receive >= 2 && es.fds_out >= 2 && es.sockopt >= 2,
+            es.receive >= 2 && es.fds_out >= 2 && es.sockopt >= 2 && es.lock >= 6,
         "events: file_permission/deny_log %d, file_open/deny_log %d, msgsnd/deny_scope %d, "
         "connect/deny_external %d, path hooks/deny_memory %d, file_receive/deny_external (writable) %d, "
-        "socket_sendmsg/deny_fds_out %d, socket_setsockopt/deny_sockopt %d",
-        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive, es.fds_out, es.sockopt);
+        "socket_sendmsg/deny_fds_out %d, socket_setsockopt/deny_sockopt %d, file_lock/deny_lock %d",
+        es.file_perm_log, es.file_open_log, es.msgsnd, es.connect, es.path_mem, es.receive, es.fds_out, es.sockopt,
+        es.lock);
     uint64_t c1[MNC_K__COUNT];
     if (mnc_kern_counters(k, c1) != 0)
         die("counters");
