@@ -8,9 +8,8 @@
  * only the calling thread; the kernel records it at connect() for SO_PEERCRED.)
  *
  * 1. The floor, measured in the same run on the state dir's filesystem (its type is printed),
- *    first and again around the levels it is compared with: the p50 of one small durable
- *    overwrite back to back (as the journal does it: pwritev2 with RWF_DSYNC, over preallocated
- *    zeros); the p50 of a
+ *    first and again around the levels it is compared with: the p50 of one small overwrite +
+ *    fdatasync back to back (as the journal does it, over preallocated zeros); the p50 of a
  *    trivial round trip of two requests over a UNIX socket each answered after such a sync
  *    (floor_echo); and the throughput of a trivial group-commit writer - 64 threads appending
  *    to one mnc_journal, whose leader writes and syncs everything queued at once.
@@ -54,7 +53,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -432,15 +430,7 @@ static void fs_type(const char *path, char *out, size_t n)
         fclose(f);
 }
 
-/* One durable overwrite as the journal makes it (journal.c write_all_flags): a pwritev2 with
- * RWF_DSYNC, which is an fdatasync of the range in the same system call. 0 or -1. */
-static int sync_write(int fd, const char *rec, size_t n, off_t off)
-{
-    struct iovec iov = {.iov_base = (void *)rec, .iov_len = n};
-    return pwritev2(fd, &iov, 1, off, RWF_DSYNC) == (ssize_t)n ? 0 : -1;
-}
-
-/* p50 of one 256-byte durable overwrite over preallocated zeros (the journal's steady
+/* p50 of one 256-byte overwrite + fdatasync over preallocated zeros (the journal's steady
  * state), in us; -1 on error. */
 static double floor_fsync(const char *dir, int n)
 {
@@ -456,7 +446,7 @@ static double floor_fsync(const char *dir, int n)
         goto out;
     for (int i = 0; i < n; i++) {
         double t0 = now_us();
-        if (sync_write(fd, rec, sizeof(rec), (off_t)i * (off_t)sizeof(rec)) != 0)
+        if (pwrite(fd, rec, sizeof(rec), (off_t)i * (off_t)sizeof(rec)) != (ssize_t)sizeof(rec) || fdatasync(fd) != 0)
             goto out;
         t[i] = now_us() - t0;
     }
@@ -471,7 +461,7 @@ out:
 }
 
 /* The floor of one send+recv round trip: a trivial server thread that answers each 1-byte
- * request over a UNIX socket after a 256-byte durable overwrite; a round trip is two such
+ * request over a UNIX socket after a 256-byte overwrite + fdatasync; a round trip is two such
  * requests, as mncd's is two requests each acknowledged after its commit. p50 in us, or -1.
  * (Back-to-back fdatasyncs are slower on this VM's virtual disk than syncs spaced by a
  * request's turnaround, so the spacing is part of the floor.) */
@@ -486,7 +476,8 @@ static void *echo_server(void *arg)
     char rec[256], c;
     memset(rec, 'x', sizeof(rec));
     for (off_t off = 0; read(e->sock, &c, 1) == 1 && c != 'q'; off = (off + 256) % (1 << 20))
-        if (sync_write(e->fd, rec, sizeof(rec), off) != 0 || write(e->sock, &c, 1) != 1) {
+        if (pwrite(e->fd, rec, sizeof(rec), off) != (ssize_t)sizeof(rec) || fdatasync(e->fd) != 0 ||
+            write(e->sock, &c, 1) != 1) {
             e->fail = 1;
             break;
         }
@@ -721,7 +712,7 @@ int main(int argc, char **argv)
         rmdir(fdir);
         return 1;
     }
-    printf("floor: state dir %s on %s; durable write (RWF_DSYNC) p50 %.1f us back to back, trivial two-sync "
+    printf("floor: state dir %s on %s; fdatasync p50 %.1f us back to back, trivial two-fdatasync "
            "round trip p50 %.1f us; group-commit writer, 64 clients: %.0f durable records/s "
            "(%.1f us CPU per record)\n",
            base, fst, fsync_p50, echo_p50, gc_ops, gc_cpu);
@@ -790,7 +781,7 @@ int main(int argc, char **argv)
                verdict(cpu / work_l <= 10), rounds > 1 ? " (medians of 5 rounds)" : "");
         if (levels[li] == 1) {
             ratio_1 = ratios[ROUNDS / 2];
-            printf("     vs the floor: trivial two-sync round trip p50 %.1f us (median; "
+            printf("     vs the floor: trivial two-fdatasync round trip p50 %.1f us (median; "
                    "%.1f..%.1f over the rounds); 1-pair p50 / floor = %.2fx (median of the "
                    "rounds' ratios) [<= 1.2x: %s]\n",
                    floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2));

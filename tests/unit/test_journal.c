@@ -11,10 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <seccomp.h>
 
 #include <cmocka.h>
 
@@ -625,60 +622,6 @@ static void test_missing_scan(void **state)
     assert_non_null(strstr(err, "No such file"));
 }
 
-/* In a child whose pwritev2 fails with err (seccomp), append n records; its exit status is
- * what it saw: 0 all appended and closed, 1 an append failed with EIO and the next one too
- * (poisoned), 2 anything else. */
-static int appends_without_pwritev2(int err, int n)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char e[256], notice[256];
-        mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), e, sizeof(e));
-        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-        if (!j || !ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)err), SCMP_SYS(pwritev2), 0) != 0 ||
-            seccomp_load(ctx) != 0)
-            _exit(2);
-        for (int i = 0; i < n; i++) {
-            char p[32];
-            int l = snprintf(p, sizeof(p), "{\"i\":%d}", i);
-            if (mnc_journal_append(j, p, (size_t)l, NULL) != 0) {
-                int first = errno;
-                _exit(first == EIO && mnc_journal_append(j, p, (size_t)l, NULL) != 0 && errno == EIO ? 1 : 2);
-            }
-        }
-        _exit(mnc_journal_close(j) == 0 ? 0 : 2);
-    }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-/* A batch is made durable with one pwritev2(RWF_DSYNC). Where the kernel or filesystem
- * refuses the flag (ENOSYS, EOPNOTSUPP, EINVAL before anything is written) the journal falls
- * back to pwrite + fdatasync and every record still lands; a real I/O error is not taken for
- * a refusal: it poisons the handle. */
-static void test_dsync_fallback(void **state)
-{
-    (void)state;
-    const int refusals[] = {ENOSYS, EOPNOTSUPP, EINVAL};
-    for (size_t k = 0; k < sizeof(refusals) / sizeof(refusals[0]); k++) {
-        unlink(path);
-        assert_int_equal(appends_without_pwritev2(refusals[k], 300), 0);
-        static collected c;
-        memset(&c, 0, sizeof(c));
-        char err[256], notice[256];
-        mnc_journal *j = mnc_journal_open(path, collect, &c, notice, sizeof(notice), err, sizeof(err));
-        assert_non_null(j);
-        assert_int_equal(c.n, 300);
-        assert_string_equal(c.payload[299], "{\"i\":299}");
-        assert_int_equal(mnc_journal_close(j), 0);
-    }
-    unlink(path);
-    assert_int_equal(appends_without_pwritev2(EIO, 300), 1);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,7 +644,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_zero_gap_then_valid_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_legacy_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_prealloc, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dsync_fallback, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,6 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -101,38 +100,25 @@ static void msg(char *b, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Writes all n bytes at off. flags 0: pwrite. RWF_DSYNC: pwritev2 with that flag, durable
- * on return - the range and the metadata needed to read it back, as fdatasync would make them,
- * in one system call instead of two (bench_ledger --primitives: "O_DSYNC write" against
- * "overwrite zeros + fdatasync"); a kernel or filesystem that refuses the flag before anything
- * is written (EOPNOTSUPP, ENOSYS, EINVAL) gets plain writes and one fdatasync instead.
- * 0, or -1 with errno. */
-static int write_all_flags(int fd, const uint8_t *p, size_t n, off_t off, int flags)
+static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
 {
-    bool wrote = false;
     while (n > 0) {
-        struct iovec iov = {.iov_base = (void *)p, .iov_len = n};
-        ssize_t w = flags ? pwritev2(fd, &iov, 1, off, flags) : pwrite(fd, p, n, off);
+        ssize_t w = pwrite(fd, p, n, off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            if (flags && !wrote && (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL))
-                return write_all_flags(fd, p, n, off, 0) == 0 ? fdatasync(fd) : -1;
             return -1;
         }
         if (w == 0) {
             errno = EIO;
             return -1;
         }
-        wrote = true;
         p += w;
         n -= (size_t)w;
         off += w;
     }
     return 0;
 }
-
-static int write_all(int fd, const uint8_t *p, size_t n, off_t off) { return write_all_flags(fd, p, n, off, 0); }
 
 /* Writes zero bytes over [from, to). Returns the offset reached: `to` on success, less on
  * error (errno set). Real zero bytes, not fallocate(): on ext4 a fallocated range is an
@@ -512,15 +498,10 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
     off_t chunk = (off_t)j->prealloc;
     if (drop_lock)
         pthread_mutex_unlock(&j->mu);
-    /* The usual batch lands below alloc_end (or the file grows by exactly the batch): one
-     * durable write. A batch that also preallocates the next chunk writes it, then the zeros,
-     * then one fdatasync for both. */
-    bool prealloc_now = chunk > 0 && need > alloc;
-    int rc =
-        prealloc_now ? write_all(j->fd, j->spare, blen, off) : write_all_flags(j->fd, j->spare, blen, off, RWF_DSYNC);
+    int rc = write_all(j->fd, j->spare, blen, off);
     off_t new_alloc = need > alloc ? need : alloc;
     bool extended = false;
-    if (rc == 0 && prealloc_now) {
+    if (rc == 0 && chunk > 0 && need > alloc) {
         /* A failure here (e.g. ENOSPC) is not an error for this batch: the zeros are not
          * needed for correctness, only for speed. Keep whatever part was written - zero bytes
          * past the logical end are a clean end - and let fdatasync decide the batch's fate. */
@@ -529,7 +510,7 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
         extended = reached > need;
         new_alloc = reached;
     }
-    if (rc == 0 && prealloc_now)
+    if (rc == 0)
         rc = fdatasync(j->fd);
     int e = errno;
     if (drop_lock)
