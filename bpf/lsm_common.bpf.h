@@ -98,6 +98,34 @@ static __always_inline __u32 mnc_lsm_verdict(const struct mnc_subject *s, __u32 
     return mnc_decide(*tp, cls, id);
 }
 
+/* For hooks judged by the caller's taint alone (socket_setsockopt, file_lock): the taint entry of
+ * an agent caller; NULL for an unknown cgroup or an agent without one. */
+static __always_inline struct mnc_taint *mnc_lsm_taint(const struct mnc_subject *s)
+{
+    if (s->kind != MNC_SUBJ_AGENT || !s->a)
+        return 0;
+    __u32 aid = s->a->agent_id;
+    return bpf_map_lookup_elem(&taint, &aid);
+}
+
+/* Ends such a hook with its verdict r: counts it; a denial gets an event with no destination,
+ * protocol and port saying what was refused, and -EPERM. 0 if r allows. */
+static __always_inline int mnc_lsm_taint_end(const struct mnc_subject *s, struct mnc_taint *t, __u32 r, __u8 hook,
+                                             __u32 protocol, __u16 port)
+{
+    mnc_count(r);
+    if (mnc_kreason_allows(r))
+        return 0;
+    struct mnc_event *ev = mnc_event_begin(s->cgid, s->a, t, r, hook);
+    if (ev) {
+        ev->protocol = protocol;
+        ev->port = port;
+        ev->dst_class = MNC_SINK_NONE;
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
+}
+
 /* ---- files */
 #define MNC_WALK_NONE 0 /* no sink on the way up to the filesystem root */
 #define MNC_WALK_SINK 1 /* *out is the sink found (the dentry itself or a directory above) */

@@ -84,21 +84,7 @@ int BPF_PROG(mnc_lsm_file_lock, struct file *file, unsigned int type, int ret)
     struct mnc_subject s;
     if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
         return 0;
-    struct mnc_taint *t = 0;
-    __u32 r = MNC_K_DENY_UNKNOWN_AGENT;
-    if (s.kind == MNC_SUBJ_AGENT && s.a) {
-        __u32 aid = s.a->agent_id;
-        t = bpf_map_lookup_elem(&taint, &aid);
-        r = mnc_lock_verdict(t);
-    }
-    mnc_count(r);
-    if (mnc_kreason_allows(r))
-        return 0;
-    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, r, MNC_HOOK_LSM_FILE_LOCK);
-    if (ev) {
-        ev->port = (__u16)type;
-        ev->dst_class = MNC_SINK_NONE;
-        bpf_ringbuf_submit(ev, 0);
-    }
-    return -EPERM;
+    struct mnc_taint *t = mnc_lsm_taint(&s);
+    __u32 r = s.kind == MNC_SUBJ_AGENT ? mnc_lock_verdict(t) : MNC_K_DENY_UNKNOWN_AGENT;
+    return mnc_lsm_taint_end(&s, t, r, MNC_HOOK_LSM_FILE_LOCK, 0, (__u16)type);
 }

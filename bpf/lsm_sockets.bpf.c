@@ -338,22 +338,7 @@ int BPF_PROG(mnc_lsm_setsockopt, struct socket *sock, int level, int optname, in
     struct mnc_subject s;
     if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
         return 0;
-    struct mnc_taint *t = 0;
-    __u32 r = MNC_K_DENY_UNKNOWN_AGENT;
-    if (s.kind == MNC_SUBJ_AGENT && s.a) {
-        __u32 aid = s.a->agent_id;
-        t = bpf_map_lookup_elem(&taint, &aid);
-        r = mnc_sockopt_verdict(t, level, optname);
-    }
-    mnc_count(r);
-    if (mnc_kreason_allows(r))
-        return 0;
-    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, r, MNC_HOOK_LSM_SOCKET_SETSOCKOPT);
-    if (ev) {
-        ev->protocol = (__u32)level;
-        ev->port = (__u16)optname;
-        ev->dst_class = MNC_SINK_NONE;
-        bpf_ringbuf_submit(ev, 0);
-    }
-    return -EPERM;
+    struct mnc_taint *t = mnc_lsm_taint(&s);
+    __u32 r = s.kind == MNC_SUBJ_AGENT ? mnc_sockopt_verdict(t, level, optname) : MNC_K_DENY_UNKNOWN_AGENT;
+    return mnc_lsm_taint_end(&s, t, r, MNC_HOOK_LSM_SOCKET_SETSOCKOPT, (__u32)level, (__u16)optname);
 }
