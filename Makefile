@@ -146,6 +146,11 @@ $(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(BUILD)/obj/user/mncd/
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/inflight.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
+# test_gate drives the launcher's seccomp gate (run_gate.o) on the real kernel
+$(BUILD)/tests/test_gate: tests/unit/test_gate.c $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_gate.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)

@@ -1550,3 +1550,5 @@ void atkv_pacing_verify(struct atk_ctx *c, const char *tag, int chunk)
         atk_evidence(c, "uid 65534 read the canary from the max pacing rates of the agent's TCP listeners "
                         "(NETLINK_SOCK_DIAG, tcp_info)");
 }
+
+const char *atkv_shared_file(void) { return access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/bin/busybox"; }

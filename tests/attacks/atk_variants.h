@@ -307,4 +307,9 @@ int atkv_diag_dump(int proto, unsigned ext, unsigned states,
  * if the canary is in it. */
 void atkv_pacing_verify(struct atk_ctx *c, const char *tag, int chunk);
 
+/* The lock attacks (getlk_outsider, proc_locks): a file every uid can open for reading, the same
+ * for the agent and the outsider: /etc/hostname, or /bin/busybox where there is none (the qemu
+ * guest's initramfs). */
+const char *atkv_shared_file(void);
+
 #endif

@@ -469,8 +469,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         mncctl_err("run: pipe: %s", strerror(errno));
         goto out;
     }
-    /* a server's bind/listen/autobind are answered by us from its taint (run_gate.h) */
-    if (server && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gate_sp) != 0) {
+    /* the agent's locks, and a server's bind/listen/autobind, are answered by us from its taint
+     * (run_gate.h) */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gate_sp) != 0) {
         mncctl_err("run: socketpair: %s", strerror(errno));
         close(sync_pipe[0]);
         close(sync_pipe[1]);

@@ -275,7 +275,6 @@ static const char *const allow_plain[] = {
     "dup2",
     "dup3",
     "fcntl64",
-    "flock",
     "fsync",
     "fdatasync",
     "sync_file_range",
@@ -702,6 +701,17 @@ static const uint32_t deny_ioctl_cmds[] = {FS_IOC_SETFLAGS,
  * then fails with EWOULDBLOCK, and a plain open stalls up to lease-break-time; lease_outside). */
 static const uint32_t deny_fcntl_cmds[] = {F_SET_RW_HINT, F_SET_FILE_RW_HINT, F_SETPIPE_SZ, F_SETLEASE};
 
+/* Lock commands: a lock's range is two 63-bit numbers the locker chooses, and anyone who can
+ * open the file reads it back (fcntl F_GETLK, no /proc needed: attack getlk_outsider), or any
+ * lock at all from /proc/locks (covert_flock). No cgroup hook sees locks, and this filter is
+ * fixed at launch while the taint comes later, so taking, changing or dropping a lock stops in
+ * seccomp (SECCOMP_RET_USER_NOTIF) and the launcher answers from the agent's taint
+ * (run_gate.h): an untainted agent (SQLite, say) locks as usual, a tainted one gets EPERM.
+ * Unlocking is asked too: unlocking the middle of a held range splits it into two locks whose
+ * ends carry data. F_GETLK/F_OFD_GETLK only read. The flock(2) syscall is gated the same way.
+ * (x86-64 and arm64 have no separate F_SETLK64: their fcntl takes F_SETLK for 64-bit ranges.) */
+static const uint32_t gate_fcntl_cmds[] = {F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW};
+
 /* Adds ALLOW rules for syscall nr covering every 32-bit value of argument `arg` whose top `len`
  * bits are `prefix` (the low 32 - len bits of prefix zero) and that is not in cmds[0..n): one
  * masked compare per rule (plus `also`, a comparison on another argument, when not NULL),
@@ -731,13 +741,21 @@ static int allow_prefixes(scmp_filter_ctx ctx, int nr, unsigned arg, const struc
 }
 
 /* Allows syscall nr except when its second argument (a 32-bit command) is one of cmds[0..n),
- * which gets EPERM. 0 or a libseccomp error. */
-static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, size_t n)
+ * which gets EPERM, or one of gated[0..ng), which the launcher answers (SCMP_ACT_NOTIFY,
+ * run_gate.h). 0 or a libseccomp error (-E2BIG past 64 commands in all). */
+static int allow_except_cmds(scmp_filter_ctx ctx, int nr, const uint32_t *cmds, size_t n, const uint32_t *gated,
+                             size_t ng)
 {
+    uint32_t all[64];
+    if (n + ng > sizeof(all) / sizeof(all[0]))
+        return -E2BIG;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A1_32(SCMP_CMP_EQ, cmds[i]));
-    return rc ? rc : allow_prefixes(ctx, nr, 1, NULL, 0, 0, cmds, n);
+    for (size_t i = 0; rc == 0 && i < n + ng; i++) {
+        all[i] = i < n ? cmds[i] : gated[i - n];
+        rc = seccomp_rule_add(ctx, i < n ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_NOTIFY, nr, 1,
+                              SCMP_A1_32(SCMP_CMP_EQ, all[i]));
+    }
+    return rc ? rc : allow_prefixes(ctx, nr, 1, NULL, 0, 0, all, n + ng);
 }
 
 /* Socket options that make the kernel give an unnamed UNIX socket an abstract name of its own
@@ -825,12 +843,16 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     for (size_t i = 0; rc == 0 && i < sizeof(deny_eperm) / sizeof(deny_eperm[0]); i++)
         if ((rc = add_named(ctx, SCMP_ACT_ERRNO(EPERM), deny_eperm[i])) != 0)
             at = deny_eperm[i];
-    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(ioctl), deny_ioctl_cmds,
-                                           sizeof(deny_ioctl_cmds) / sizeof(deny_ioctl_cmds[0]))) != 0)
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(ioctl), deny_ioctl_cmds, N(deny_ioctl_cmds), NULL, 0)) != 0)
         at = "ioctl";
-    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(fcntl), deny_fcntl_cmds,
-                                           sizeof(deny_fcntl_cmds) / sizeof(deny_fcntl_cmds[0]))) != 0)
+    if (rc == 0 && (rc = allow_except_cmds(ctx, SCMP_SYS(fcntl), deny_fcntl_cmds, N(deny_fcntl_cmds), gate_fcntl_cmds,
+                                           N(gate_fcntl_cmds))) != 0)
         at = "fcntl";
+#undef N
+    /* flock(2): asked of the launcher like the lock commands of fcntl above */
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(flock), 0)) != 0)
+        at = "flock";
     /* clone3 is deliberately in neither list: it passes its flags in memory seccomp cannot read
      * (CLONE_INTO_CGROUP would move the child out of the agent's cgroup), so it gets the default
      * ENOSYS, and the C libraries fall back to clone(2). */
@@ -923,15 +945,15 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     if (rc == 0 && (rc = seccomp_rule_add(ctx, run_landlock_abi() >= 3 ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM),
                                           SCMP_SYS(truncate), 0)) != 0)
         at = "truncate";
-    if (rc == 0 && c->server && c->gate_sock < 0) {
+    if (rc == 0 && c->gate_sock < 0) {
         rc = -EINVAL;
-        at = "no launcher to answer a server's bind/listen";
+        at = "no launcher to answer locks and a server's bind/listen";
     }
     if (rc == 0 && (rc = seccomp_load(ctx)) != 0)
         at = "load";
-    /* a server: the launcher answers its bind/listen/autobind (run_gate.h); our copy of the
-     * notification fd is closed before exec (the agent could answer its own calls) */
-    if (rc == 0 && c->server) {
+    /* the launcher answers locks, and a server's bind/listen/autobind (run_gate.h); our copy of
+     * the notification fd is closed before exec (the agent could answer its own calls) */
+    if (rc == 0) {
         int nfd = seccomp_notify_fd(ctx);
         rc = nfd < 0 ? nfd : run_gate_send_fd(c->gate_sock, nfd);
         if (nfd >= 0)

@@ -44,7 +44,8 @@ typedef struct run_confine {
     const int *keep; /* --keep-fd */
     int n_keep;
     int report_fd; /* the launcher's error pipe: kept open (CLOEXEC) */
-    int gate_sock; /* server: where the seccomp notification fd goes (run_gate.h); else -1 */
+    int gate_sock; /* where the seccomp notification fd goes (run_gate.h): locks, and a server's
+                    * bind/listen; required */
 } run_confine;
 
 /* Applies steps 1-5 to the calling (child) process. Returns 0, or -1 with a one-line reason

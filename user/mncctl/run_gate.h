@@ -1,7 +1,21 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* run_gate.h - a server agent's new ways in, asked of the launcher while the agent runs.
+/* run_gate.h - calls whose answer depends on the taint, asked of the launcher while the agent
+ * runs: every agent's locks, and a server agent's new ways in.
  *
- * Why: an agent declared a server may bind() and listen(), and may set the socket options that
+ * Locks: a lock's range carries 126 chosen bits that anyone who can open the file reads back
+ * (fcntl F_GETLK, /proc/locks), and no cgroup hook sees a lock. So fcntl F_SETLK, F_SETLKW,
+ * F_OFD_SETLK, F_OFD_SETLKW and flock(2) stop here too (run_confine.c): untainted, they go on;
+ * tainted, EPERM (taking, changing and dropping alike). On the lsm backend lsm/file_lock refuses
+ * them in the kernel as well.
+ *
+ * Why a pending call cannot slip past a taint: mncd sets the taint, then freezes the agent's
+ * cgroup for its sweep before it delivers. The freezer interrupts a call still waiting for the
+ * launcher's answer (the kernel withdraws the notification and restarts the call after the thaw,
+ * when the launcher reads the new taint); a call the launcher already let go finishes before the
+ * agent is frozen, so with bytes it held before the delivery. (The lsm backend does not freeze;
+ * its file_lock hook judges each call in the kernel.)
+ *
+ * Servers: an agent declared a server may bind() and listen(), and may set the socket options that
  * autobind a UNIX socket (SO_PASSCRED, SO_PASSPIDFD). mncd's sweep shuts a tainted agent's
  * listeners and bound sockets at each delivery, but one made after the last delivery stayed
  * open: an outsider connected and read what the agent wrote on the accepted connection (on the
@@ -22,6 +36,7 @@
 #ifndef MNCCTL_RUN_GATE_H
 #define MNCCTL_RUN_GATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -42,5 +57,9 @@ int run_gate_recv_fd(int sock, pid_t child);
  * -errno when nfd failed (the caller stops polling it; pending calls then fail in the agent).
  * *denied counts the refusals. */
 int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *denied);
+
+/* The same with the verdict from untainted_fn(arg) (true: the call goes on), asked once per
+ * notification; run_gate_answer's is the taint map. For bench_run, which has no pinned maps. */
+int run_gate_answer_with(int nfd, bool (*untainted_fn)(void *arg), void *arg, unsigned long *denied);
 
 #endif

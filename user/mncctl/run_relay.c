@@ -309,13 +309,14 @@ static void resolve_sink(mnc_kern *k, stream *s)
     s->have_sink = mnc_kern_name_find(k, name, &s->sink, &cls) == 0 && cls == MNC_SINK_LOG;
 }
 
-/* Answers the server gate's pending calls (run_gate.h); stops polling it when it failed. */
+/* Answers the gate's pending calls (run_gate.h); stops polling it when it failed. */
 static void gate_ready(int *gate, mnc_kern *k, uint32_t agent_id, const char *agent, unsigned long *denied)
 {
     int rc = run_gate_answer(*gate, k, agent_id, denied);
     if (rc != 0) {
-        mncctl_err("run: agent \"%s\": the bind/listen gate failed (%s); its later bind/listen calls fail", agent,
-                   strerror(-rc));
+        mncctl_err("run: agent \"%s\": the lock and bind/listen gate failed (%s); its later lock, bind and listen "
+                   "calls fail",
+                   agent, strerror(-rc));
         close(*gate);
         *gate = -1;
     }

@@ -65,7 +65,7 @@ void run_relay_parent(run_relay *r);
  * wait status) and both pipes are drained (EOF, or nothing left to read once pid is gone: what
  * other processes of the agent still write afterwards dies with its cgroup). Inactive: a
  * waitpid. k: the open pinned maps; agent/agent_id: the agent; sock: mncd's socket path, or
- * NULL (--kernel-only: withheld bytes are dropped and counted); gate: a server's seccomp
+ * NULL (--kernel-only: withheld bytes are dropped and counted); gate: the agent's seccomp
  * notification fd (run_gate.h), answered meanwhile (also when inactive), or -1. Returns 0, or
  * -1 if waitpid failed (*status is then 127 << 8). */
 int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_id, const char *sock, pid_t pid,

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* covert_flock - [covert] byte-range locks on a file every process can read (/etc/hostname):
- * the agent takes read locks at offsets 2^20*i + 12-bit chunk; /proc/locks shows every lock's
- * range to every user.
+/* proc_locks - byte-range locks on a file every process can read (/etc/hostname, or
+ * /bin/busybox where there is none): the agent takes read locks at offsets 2^20*i + 12-bit
+ * chunk; /proc/locks shows every lock's range to every user.
  * Verifier: uid 65534 reads /proc/locks while the agent waits and decodes.
- * Closes it: nothing cheap (locks on shared read-only files are legitimate); a private mount of
- * the system dirs or hiding /proc/locks. Bandwidth: 64 bits per lock, thousands per second.
- * Threat model: docs/threat-model.md (covert channels). */
+ * Closes it: a tainted agent may not take, change or drop a lock: mncctl run's launcher answers
+ * every lock call from the taint (run_gate.h), and on the lsm backend lsm/file_lock refuses it
+ * too. Before the gate this was a covert channel (covert_flock): 64 bits per lock, thousands per
+ * second. Result: blocked on both backends (F_SETLK: EPERM); control: verified.
+ * Threat model: docs/threat-model.md (locks). */
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
-    int fd = (int)atk_try(c, "open /etc/hostname", open("/etc/hostname", O_RDONLY));
+    int fd = (int)atk_try(c, "open the shared file", open(atkv_shared_file(), O_RDONLY));
     if (fd < 0)
         return 0;
     for (int i = 0; i < 4; i++) {
@@ -34,7 +37,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
 {
     struct stat st;
     FILE *f = fopen("/proc/locks", "r");
-    if (!f || stat("/etc/hostname", &st) < 0) {
+    if (!f || stat(atkv_shared_file(), &st) < 0) {
         if (f)
             fclose(f);
         return 0;
@@ -72,5 +75,5 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 }
 
 static const struct atk A = {
-    "covert_flock", "canary in byte-range lock offsets (/proc/locks)", ATK_COVERT, NULL, agent, on_sync, NULL, NULL};
+    "proc_locks", "canary in byte-range lock offsets (/proc/locks)", 0, NULL, agent, on_sync, NULL, NULL};
 ATK_MAIN(A)
