@@ -3,8 +3,7 @@
  * user. `mncctl run` makes the agent's cgroup 0755 (cmd_run.c), so cgroupfs lists its
  * cgroup.threads and cgroup.procs (and cpu.stat, *.pressure) to every uid, outside /proc:
  * hidepid=invisible, the fix docs/threat-model.md gives for the /proc/PID rows, does not cover
- * it, nor does a PID namespace (the fix for covert_ioprio: an outsider reads the count without
- * naming a task). The agent modulates how many threads it has (clone(CLONE_THREAD|CLONE_FILES)
+ * it, nor would a PID namespace (an outsider reads the count without naming a task). The agent modulates how many threads it has (clone(CLONE_THREAD|CLONE_FILES)
  * is allowed): one hex digit of the canary per step, as the number of threads it adds.
  * Verifier: at each sync uid 65534 counts the lines of cgroup.threads under every coordinator
  * cgroup of the run's tree and decodes the increments; after the last digit, compares with the

@@ -10,8 +10,11 @@
  * Verifier: uid 65534, without reading any /proc/PID: takes the last pid handed out
  * (/proc/sys/kernel/ns_last_pid, not per process) and probes ioprio_get over the tids below
  * it for the marker followed by 16 best-effort threads, and decodes them.
- * Closes it: a PID namespace per agent (an outsider could not name its tasks; the threat model
- * proposes it for signals); not hidepid. Bandwidth: 3 bits per thread per call, ~10^5 calls/s. */
+ * Closes it: not a PID namespace for the agent (an outsider in the host's namespace names its
+ * tasks by their global ids), not hidepid, and not refusing the setters after the taint (new
+ * threads inherit their creator's values, prepared before); the lsm hooks task_getioprio and
+ * task_getscheduler could refuse outsiders' reads (docs/threat-model.md).
+ * Bandwidth: 3 bits per thread per call, ~10^5 calls/s. */
 #include <pthread.h>
 #include <sys/syscall.h>
 
