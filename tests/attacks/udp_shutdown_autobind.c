@@ -6,13 +6,14 @@
  * rank by local port (the agent reads its ports with getsockname).
  * Verifier: uid 65534 dumps the UDP sockets over NETLINK_SOCK_DIAG, keeps those with
  * INET_DIAG_SHUTDOWN 1 or 2, groups them by owner uid, sorts each group by port and decodes.
- * Result (host, user and root): LEAKED user and root (cgroup backend, 6.18): every
- * step after the taint, no bind, no setsockopt; the refused sendto is the only denial.
+ * Result (host, user and root): blocked: once tainted, shutdown(2) is asked of mncctl run's
+ * launcher (seccomp user notification), which shuts only a connected stream socket, on its own
+ * copy, and refuses a UDP socket (EPERM; run_gate.h). Before that gate: LEAKED user and root
+ * (cgroup backend, 6.18): every step after the taint, no bind, no setsockopt.
  * Control (MNC_ATTACKS_CONTROL=1): LEAKED, verified.
- * Bandwidth: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
+ * Bandwidth before: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
  * limit per agent (~1000 bits at once; sockets can be closed and remade: ~10^4 sockets/s).
- * Class fix: as udp_shutdown_diag (gate shutdown(2) for tainted agents, or count sk_shutdown
- * with queue lengths as open). * Status: open ([open]; docs/threat-model.md, "Open byte channels", socket state). */
+ * Threat model: docs/threat-model.md ("Socket state set by shutdown(2)"). */
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -139,7 +140,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"udp_shutdown_autobind",
                              "shutdown(2) state of UDP sockets made after the taint, read through sock_diag",
-                             ATK_OPEN,
+                             0,
                              NULL,
                              agent,
                              on_sync,

@@ -522,7 +522,6 @@ static const char *const allow_plain[] = {
     "recvmsg",
     "sendmmsg",
     "recvmmsg",
-    "shutdown",
     "getsockopt",
 };
 
@@ -853,6 +852,11 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     /* flock(2): asked of the launcher like the lock commands of fcntl above */
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(flock), 0)) != 0)
         at = "flock";
+    /* shutdown(2) records the directions even on an unconnected UDP socket (failing with
+     * ENOTCONN), and sock_diag shows them to every user: once tainted, the launcher does it only
+     * for a connected stream socket, on its own copy of the socket (run_gate.h) */
+    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(shutdown), 0)) != 0)
+        at = "shutdown";
     /* clone3 is deliberately in neither list: it passes its flags in memory seccomp cannot read
      * (CLONE_INTO_CGROUP would move the child out of the agent's cgroup), so it gets the default
      * ENOSYS, and the C libraries fall back to clone(2). */

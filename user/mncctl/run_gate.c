@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
@@ -90,6 +92,59 @@ int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *deni
     return run_gate_answer_with(nfd, kern_untainted, &a, denied);
 }
 
+/* The thread group of task tid (the notifying task may be any thread; pidfd_open wants a
+ * process), from /proc/TID/status; -1 if gone. */
+static pid_t tgid_of(pid_t tid)
+{
+    char p[64], line[128];
+    snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
+    FILE *f = fopen(p, "re");
+    pid_t tg = -1;
+    while (f && tg < 0 && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Tgid:", 5) == 0)
+            tg = (pid_t)atoi(line + 5);
+    if (f)
+        fclose(f);
+    return tg;
+}
+
+/* A tainted agent's shutdown(fd, how), as an errno for the answer (0: done). Done HERE, on our
+ * copy of the agent's socket, when it is a connected connection-oriented socket (a TCP or UNIX
+ * stream connection, which egress and the connect hooks already judged: ending it is how
+ * protocols finish); EPERM for any other socket. Why not let the call go on after looking: the
+ * agent could put another socket on that fd number between our look and the kernel's call, and
+ * the copy is the object we looked at. Why at all: shutdown(2) on an unconnected UDP socket
+ * fails with ENOTCONN but still records the directions, and sock_diag shows them to every user
+ * (2 bits per socket: attacks udp_shutdown_diag, udp_shutdown_autobind). */
+static int tainted_shutdown(int nfd, const struct seccomp_notif *req)
+{
+    int fd = (int)req->data.args[0], how = (int)req->data.args[1];
+    pid_t tg = tgid_of((pid_t)req->pid);
+    int pfd = tg > 0 ? (int)syscall(SYS_pidfd_open, tg, 0) : -1;
+    if (pfd < 0)
+        return EPERM;
+    /* req->pid names the notifying task only while the notification is pending */
+    if (seccomp_notify_id_valid(nfd, req->id) != 0) {
+        close(pfd);
+        return EPERM;
+    }
+    int sk = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+    int e = sk < 0 && errno == EBADF ? EBADF : EPERM;
+    close(pfd);
+    if (sk < 0)
+        return e;
+    int type = 0;
+    socklen_t tl = sizeof(type);
+    struct sockaddr_storage peer;
+    socklen_t pl = sizeof(peer);
+    if (getsockopt(sk, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
+        e = errno == ENOTSOCK ? ENOTSOCK : EPERM;
+    else if ((type == SOCK_STREAM || type == SOCK_SEQPACKET) && getpeername(sk, (struct sockaddr *)&peer, &pl) == 0)
+        e = shutdown(sk, how) == 0 ? 0 : errno;
+    close(sk);
+    return e;
+}
+
 int run_gate_answer_with(int nfd, bool (*untainted_fn)(void *arg), void *arg, unsigned long *denied)
 {
     struct seccomp_notif *req = NULL;
@@ -100,11 +155,12 @@ int run_gate_answer_with(int nfd, bool (*untainted_fn)(void *arg), void *arg, un
     rc = seccomp_notify_receive(nfd, req);
     if (rc == 0) {
         bool untainted = untainted_fn(arg);
+        int e = untainted ? 0 : req->data.nr == SYS_shutdown ? tainted_shutdown(nfd, req) : EPERM;
         resp->id = req->id;
         resp->val = 0;
-        resp->error = untainted ? 0 : -EPERM;
+        resp->error = -e;
         resp->flags = untainted ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
-        if (!untainted)
+        if (e == EPERM)
             (*denied)++;
         rc = seccomp_notify_respond(nfd, resp);
         if (rc == -ENOENT)

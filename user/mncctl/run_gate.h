@@ -8,6 +8,13 @@
  * tainted, EPERM (taking, changing and dropping alike). On the lsm backend lsm/file_lock refuses
  * them in the kernel as well.
  *
+ * shutdown(2): untainted, it goes on; tainted, the launcher does it itself on its copy of the
+ * agent's socket (pidfd_getfd) when that is a connected stream or seqpacket socket, and refuses
+ * it (EPERM) on any other: on an unconnected UDP socket the call fails with ENOTCONN but still
+ * records the directions, which sock_diag shows to every user (udp_shutdown_diag,
+ * udp_shutdown_autobind). Doing it rather than letting it go on: the agent could move another
+ * socket onto the fd number between the launcher's look and the kernel's call.
+ *
  * Why a pending call cannot slip past a taint: mncd sets the taint, then freezes the agent's
  * cgroup for its sweep before it delivers. The freezer interrupts a call still waiting for the
  * launcher's answer (the kernel withdraws the notification and restarts the call after the thaw,
