@@ -11,6 +11,11 @@
  * limit bounds the pairs held at once (~500), re-read at will, and the agent can drain and refill.
  * No shutdown, no lock, no socket option: the gate sees nothing; a cgroup hook sees no send on a
  * socketpair (docs/kernel.md: sendmsg hooks judge only addressed UNIX datagrams).
+ * Result: host (cgroup backend, 6.18): LEAKED user and root. Guest (lsm backend, 6.1): BLOCKED,
+ * the write to the socketpair fails with EPERM (socket_sendmsg refuses the tainted agent's send).
+ * Control (MNC_ATTACKS_CONTROL=1): verified.
+ * Fix idea (cgroup backend): a network namespace per agent (unix_diag is per namespace); no
+ * cgroup hook sees a socketpair's stream writes.
  * Threat model: docs/threat-model.md (sock_diag state). */
 #include <stdint.h>
 #include <sys/socket.h>
@@ -68,10 +73,11 @@ static int up_dump(struct up_sock *out, int cap)
     struct {
         struct nlmsghdr h;
         struct unix_diag_req r;
-    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-             .r = {.sdiag_family = AF_UNIX,
-                   .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
-                   .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN}};
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_UNIX,
+              .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
+              .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN}};
     if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
         close(s);
         return -1;

@@ -13,6 +13,14 @@
  * Unlike the known residual (2 bits per connection the scope let the agent make, the peer judged
  * at connect), a socketpair has no peer to judge and costs nothing: the fd limit bounds the pairs
  * held at once (~500), and the agent can close them and make more after each read.
+ * Result: host (cgroup backend, 6.18): LEAKED user and root: the launcher's gate shut all 112
+ * first ends (112 pairs in 6.8 ms tainted, ~16 kbit/s; 1.0 ms unconfined). Guest (lsm backend,
+ * 6.1): BLOCKED, the shutdowns succeed but uid 65534's dump finds nothing; not established why
+ * (probably unix_diag is a module the initramfs does not load, like udp_diag; no guest control).
+ * Control (MNC_ATTACKS_CONTROL=1): verified.
+ * Fix idea: the gate refuses (EPERM) a tainted shutdown of a UNIX socket whose peer is the agent's
+ * own (socketpair: an unnamed peer in the agent's cgroup), or a network namespace per agent
+ * (unix_diag is per namespace), which also closes unix_pair_rqlen.
  * Threat model: docs/threat-model.md (sock_diag state). */
 #include <stdint.h>
 #include <time.h>
@@ -74,10 +82,11 @@ static int up_dump(struct up_sock *out, int cap)
     struct {
         struct nlmsghdr h;
         struct unix_diag_req r;
-    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-             .r = {.sdiag_family = AF_UNIX,
-                   .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
-                   .udiag_show = UDIAG_SHOW_PEER}}; /* UNIX_DIAG_SHUTDOWN is always sent */
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_UNIX,
+              .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
+              .udiag_show = UDIAG_SHOW_PEER}}; /* UNIX_DIAG_SHUTDOWN is always sent */
     if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
         close(s);
         return -1;
