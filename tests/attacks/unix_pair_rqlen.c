@@ -16,7 +16,8 @@
  * Control (MNC_ATTACKS_CONTROL=1): verified.
  * Fix idea (cgroup backend): a network namespace per agent (unix_diag is per namespace); no
  * cgroup hook sees a socketpair's stream writes.
- * Threat model: docs/threat-model.md (sock_diag state). */
+ * Status: a known limit of the cgroup backend ([limit:cgroup]; docs/threat-model.md, "Open on
+ * the cgroup backend only"); counted, and blocked, on the lsm backend. */
 #include <stdint.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
@@ -146,7 +147,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 
 static const struct atk A = {"unix_pair_rqlen",
                              "bytes queued in the agent's own socketpairs, read through unix sock_diag",
-                             0,
+                             ATK_LIMIT_CGROUP,
                              NULL,
                              agent,
                              on_sync,

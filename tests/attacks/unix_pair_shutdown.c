@@ -13,14 +13,13 @@
  * Unlike the known residual (2 bits per connection the scope let the agent make, the peer judged
  * at connect), a socketpair has no peer to judge and costs nothing: the fd limit bounds the pairs
  * held at once (~500), and the agent can close them and make more after each read.
- * Result: host (cgroup backend, 6.18): LEAKED user and root: the launcher's gate shut all 112
- * first ends (112 pairs in 6.8 ms tainted, ~16 kbit/s; 1.0 ms unconfined). Guest (lsm backend,
- * 6.1): BLOCKED, the shutdowns succeed but uid 65534's dump finds nothing; not established why
- * (probably unix_diag is a module the initramfs does not load, like udp_diag; no guest control).
- * Control (MNC_ATTACKS_CONTROL=1): verified.
- * Fix idea: the gate refuses (EPERM) a tainted shutdown of a UNIX socket whose peer is the agent's
- * own (socketpair: an unnamed peer in the agent's cgroup), or a network namespace per agent
- * (unix_diag is per namespace), which also closes unix_pair_rqlen.
+ * Result: host (cgroup backend, 6.18): BLOCKED user and root (shutdown: EPERM): the gate shuts
+ * for a tainted agent only a connection whose peer has a name (judged at connect), never a
+ * socketpair's end. Before that rule: LEAKED user and root, the gate shut all 112 first ends
+ * (112 pairs in 6.8 ms tainted, ~16 kbit/s; 1.0 ms unconfined).
+ * Guest (lsm backend, 6.1): not applicable: the guest kernel builds unix_diag as a module
+ * (CONFIG_UNIX_DIAG=m) and its initramfs loads none, so no one there can dump UNIX sockets.
+ * Control (MNC_ATTACKS_CONTROL=1): verified (host).
  * Threat model: docs/threat-model.md (sock_diag state). */
 #include <stdint.h>
 #include <time.h>

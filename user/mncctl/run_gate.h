@@ -9,8 +9,9 @@
  * them in the kernel as well.
  *
  * shutdown(2): untainted, it goes on; tainted, the launcher does it itself on its copy of the
- * agent's socket (pidfd_getfd) when that is a connected stream or seqpacket socket, and refuses
- * it (EPERM) on any other: on an unconnected UDP socket the call fails with ENOTCONN but still
+ * agent's socket (pidfd_getfd) when that is a connected stream or seqpacket socket whose peer
+ * has a name (TCP, or a UNIX listener: judged at connect), and refuses it (EPERM) on any other,
+ * a socketpair's end included: on an unconnected UDP socket the call fails with ENOTCONN but still
  * records the directions, which sock_diag shows to every user (udp_shutdown_diag,
  * udp_shutdown_autobind). Doing it rather than letting it go on: the agent could move another
  * socket onto the fd number between the launcher's look and the kernel's call.
