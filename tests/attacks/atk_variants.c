@@ -31,6 +31,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/tcp.h>
+#include <linux/unix_diag.h>
 
 #include "atk.h"
 #include "atk_variants.h"
@@ -1466,6 +1467,43 @@ int atkv_wrap_main(const struct atk *a, int argc, char **argv, const char *real_
     return atk_main(a, argc, argv);
 }
 
+/* Reads a NETLINK_SOCK_DIAG dump already requested on s until NLMSG_DONE, calling msg for every
+ * message; closes s. The number of messages, or -1 if none could be read. */
+static int diag_loop(int s, void (*msg)(const struct nlmsghdr *h, void *arg), void *arg)
+{
+    static char buf[1 << 16];
+    int got = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return got;
+            }
+            got++;
+            msg(h, arg);
+        }
+    }
+    close(s);
+    return got;
+}
+
+struct inet_each {
+    void (*each)(const struct inet_diag_msg *m, int type, const void *p, size_t n, void *arg);
+    void *arg;
+};
+
+static void inet_msg(const struct nlmsghdr *h, void *arg)
+{
+    const struct inet_each *e = arg;
+    const struct inet_diag_msg *m = NLMSG_DATA(h);
+    int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+    for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen))
+        e->each(m, at->rta_type, RTA_DATA(at), RTA_PAYLOAD(at), e->arg);
+}
+
 int atkv_diag_dump(int proto, unsigned ext, unsigned states,
                    void (*each)(const struct inet_diag_msg *m, int type, const void *p, size_t n, void *arg), void *arg)
 {
@@ -1485,26 +1523,8 @@ int atkv_diag_dump(int proto, unsigned ext, unsigned states,
         close(s);
         return -1;
     }
-    static char buf[1 << 16];
-    int got = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return got;
-            }
-            const struct inet_diag_msg *m = NLMSG_DATA(h);
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            got++;
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen))
-                each(m, at->rta_type, RTA_DATA(at), RTA_PAYLOAD(at), arg);
-        }
-    }
-    close(s);
-    return got;
+    struct inet_each e = {each, arg};
+    return diag_loop(s, inet_msg, &e);
 }
 
 struct pacing_rates {
@@ -1552,3 +1572,57 @@ void atkv_pacing_verify(struct atk_ctx *c, const char *tag, int chunk)
 }
 
 const char *atkv_shared_file(void) { return access("/etc/hostname", R_OK) == 0 ? "/etc/hostname" : "/bin/busybox"; }
+
+struct unix_collect {
+    struct atkv_unix_sock *out;
+    int cap, got;
+};
+
+static void unix_msg(const struct nlmsghdr *h, void *arg)
+{
+    struct unix_collect *uc = arg;
+    const struct unix_diag_msg *m = NLMSG_DATA(h);
+    if (m->udiag_type != SOCK_STREAM || uc->got >= uc->cap)
+        return;
+    int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+    struct atkv_unix_sock u = {.ino = m->udiag_ino};
+    for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+        if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
+            memcpy(&u.peer, RTA_DATA(at), 4);
+        else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
+            u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
+        else if (at->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(at) >= 1)
+            u.sd = *(const unsigned char *)RTA_DATA(at) & 3;
+    }
+    uc->out[uc->got++] = u;
+}
+
+static int unix_cmp(const void *a, const void *b)
+{
+    const struct atkv_unix_sock *x = a, *y = b;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+int atkv_unix_streams(struct atkv_unix_sock *out, int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct unix_diag_req r;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_UNIX,
+              .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
+              .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN}}; /* UNIX_DIAG_SHUTDOWN is always sent */
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    struct unix_collect uc = {out, cap, 0};
+    if (diag_loop(s, unix_msg, &uc) < 0)
+        return -1;
+    qsort(out, (size_t)uc.got, sizeof(out[0]), unix_cmp);
+    return uc.got;
+}

@@ -5,6 +5,7 @@
 #ifndef MNC_ATK_VARIANTS_H
 #define MNC_ATK_VARIANTS_H
 
+#include <stdint.h>
 #include <sys/un.h>
 
 #include "atk.h"
@@ -311,5 +312,15 @@ void atkv_pacing_verify(struct atk_ctx *c, const char *tag, int chunk);
  * for the agent and the outsider: /etc/hostname, or /bin/busybox where there is none (the qemu
  * guest's initramfs). */
 const char *atkv_shared_file(void);
+
+/* unix_pair_shutdown, unix_pair_rqlen: every established UNIX stream socket of the network
+ * namespace as any user dumps it over NETLINK_SOCK_DIAG (unix_diag), with its peer's inode, its
+ * receive queue length and its shutdown state (RCV 1, SEND 2), sorted by inode. At most cap into
+ * out; the count, or -1. */
+struct atkv_unix_sock {
+    uint32_t ino, peer, rq;
+    int sd;
+};
+int atkv_unix_streams(struct atkv_unix_sock *out, int cap);
 
 #endif

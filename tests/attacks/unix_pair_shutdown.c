@@ -24,12 +24,9 @@
 #include <stdint.h>
 #include <time.h>
 #include <sys/socket.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define UP_BITS 112 /* "mk" + 12 hex: 14 bytes */
 #define UP_MAX 4096
@@ -61,72 +58,15 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-struct up_sock {
-    uint32_t ino, peer;
-    int sd;
-};
-
-static int up_cmp(const void *a, const void *b)
-{
-    const struct up_sock *x = a, *y = b;
-    return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* every established UNIX stream socket with its peer and shutdown state; the count, or -1 */
-static int up_dump(struct up_sock *out, int cap)
-{
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct unix_diag_req r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_UNIX,
-              .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
-              .udiag_show = UDIAG_SHOW_PEER}}; /* UNIX_DIAG_SHUTDOWN is always sent */
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int got = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return got;
-            }
-            const struct unix_diag_msg *m = NLMSG_DATA(h);
-            if (m->udiag_type != SOCK_STREAM || got >= cap)
-                continue;
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            struct up_sock u = {m->udiag_ino, 0, 0};
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
-                    memcpy(&u.peer, RTA_DATA(at), 4);
-                else if (at->rta_type == UNIX_DIAG_SHUTDOWN && RTA_PAYLOAD(at) >= 1)
-                    u.sd = *(const unsigned char *)RTA_DATA(at) & 3;
-            }
-            if (u.sd != 0 && u.peer != 0 && u.ino < u.peer)
-                out[got++] = u;
-        }
-    }
-    close(s);
-    return got;
-}
-
 static int rd(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct up_sock u[UP_MAX];
-    int k = up_dump(u, UP_MAX);
+    static struct atkv_unix_sock all[UP_MAX], u[UP_MAX];
+    int n_all = atkv_unix_streams(all, UP_MAX), k = 0;
+    for (int i = 0; i < n_all; i++) /* the pairs' ends that carry something, in inode order */
+        if (all[i].sd != 0 && all[i].peer != 0 && all[i].ino < all[i].peer)
+            u[k++] = all[i];
     if (k <= 0)
         return 0;
-    qsort(u, (size_t)k, sizeof(u[0]), up_cmp);
     size_t cl = strlen(c->canary);
     for (int off = 0; off + (int)cl * 8 <= k; off++) {
         char got[32] = {0};
