@@ -181,8 +181,8 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
            "namespaces, io_uring, ptrace and other processes' memory, bpf, mounts, modules, clock setting, "
            "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen, bind and SO_PASSCRED/SO_PASSPIDFD (non-server), "
            "PR_SET_NAME -> EPERM; lock calls (fcntl F_SETLK*/F_OFD_SETLK*, flock), shutdown and a server's "
-           "bind/listen answered by the launcher from the taint (tainted -> EPERM; shutdown of a connected "
-           "stream done by the launcher)");
+           "bind/listen answered by the launcher from the taint (tainted -> EPERM; shutdown of a connection "
+           "to a named peer done by the launcher)");
     if (b == (int)MNC_BACKEND_CGROUP)
         /* say what is NOT covered, so nobody reads the list above as complete */
         printf("  %-20s %s\n", "NOT COVERED",

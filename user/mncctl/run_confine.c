@@ -854,7 +854,7 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
         at = "flock";
     /* shutdown(2) records the directions even on an unconnected UDP socket (failing with
      * ENOTCONN), and sock_diag shows them to every user: once tainted, the launcher does it only
-     * for a connected stream socket, on its own copy of the socket (run_gate.h) */
+     * for a connection to a named peer, on its own copy of the socket (run_gate.h) */
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(shutdown), 0)) != 0)
         at = "shutdown";
     /* clone3 is deliberately in neither list: it passes its flags in memory seccomp cannot read

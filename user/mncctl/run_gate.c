@@ -73,22 +73,22 @@ int run_gate_recv_fd(int sock, pid_t child)
     return fd; /* not taken: the child reads end of file and reports */
 }
 
+/* run_gate_answer's verdict: the agent's entry in the pinned taint map */
+struct kern_agent {
+    mnc_kern *k;
+    uint32_t agent_id;
+};
+
 static bool kern_untainted(void *arg)
 {
-    const struct {
-        mnc_kern *k;
-        uint32_t agent_id;
-    } *a = arg;
+    const struct kern_agent *a = arg;
     struct mnc_taint t;
     return a->k && mnc_kern_taint_get(a->k, a->agent_id, &t) == 0 && !t.tainted;
 }
 
 int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *denied)
 {
-    struct {
-        mnc_kern *k;
-        uint32_t agent_id;
-    } a = {k, agent_id};
+    struct kern_agent a = {k, agent_id};
     return run_gate_answer_with(nfd, kern_untainted, &a, denied);
 }
 
@@ -108,17 +108,19 @@ static pid_t tgid_of(pid_t tid)
     return tg;
 }
 
-/* A tainted agent's shutdown(fd, how), as an errno for the answer (0: done). Done HERE, on our
- * copy of the agent's socket, when it is a connected connection-oriented socket whose peer has a
- * name (a TCP connection, or a UNIX one to a listener: the connect hooks judged that peer; ending
- * it is how protocols finish); EPERM for any other socket. A UNIX peer without a name is the
- * other end of a socketpair (or a client a server accepted): nothing judged it, and the agent
- * makes as many as it likes, each shut state read back by everyone through unix_diag (attack
- * unix_pair_shutdown: 112 bits in 6.8 ms before this rule). Why not let the call go on after looking: the
- * agent could put another socket on that fd number between our look and the kernel's call, and
- * the copy is the object we looked at. Why at all: shutdown(2) on an unconnected UDP socket
- * fails with ENOTCONN but still records the directions, and sock_diag shows them to every user
- * (2 bits per socket: attacks udp_shutdown_diag, udp_shutdown_autobind). */
+/* A tainted agent's shutdown(fd, how), as an errno for the answer (0: done).
+ * Why at all: shutdown(2) on an unconnected UDP socket fails with ENOTCONN but still records the
+ * directions, and sock_diag shows them to every user (2 bits per socket: attacks
+ * udp_shutdown_diag, udp_shutdown_autobind).
+ * What is allowed: a connected connection-oriented socket whose peer has a name (a TCP
+ * connection, or a UNIX one to a listener: the connect hooks judged that peer; ending it is how
+ * protocols finish); EPERM for any other socket. A UNIX peer without a name is the other end of
+ * a socketpair (or a client a server accepted): nothing judged it, and the agent makes as many
+ * as it likes, each shut state read back by everyone through unix_diag (attack
+ * unix_pair_shutdown: 112 bits in 6.8 ms before this rule).
+ * Why done HERE, on our copy of the agent's socket, rather than letting the call go on after
+ * looking: the agent could put another socket on that fd number between our look and the
+ * kernel's call; the copy is the object we looked at. */
 static int tainted_shutdown(int nfd, const struct seccomp_notif *req)
 {
     int fd = (int)req->data.args[0], how = (int)req->data.args[1];

@@ -314,8 +314,8 @@ static void gate_ready(int *gate, mnc_kern *k, uint32_t agent_id, const char *ag
 {
     int rc = run_gate_answer(*gate, k, agent_id, denied);
     if (rc != 0) {
-        mncctl_err("run: agent \"%s\": the lock and bind/listen gate failed (%s); its later lock, bind and listen "
-                   "calls fail",
+        mncctl_err("run: agent \"%s\": the launcher's gate failed (%s); the agent's later gated calls (locks, "
+                   "shutdown, a server's bind and listen) fail",
                    agent, strerror(-rc));
         close(*gate);
         *gate = -1;
