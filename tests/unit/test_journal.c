@@ -293,6 +293,78 @@ static void test_group_commit(void **state)
     assert_int_equal(mnc_journal_close(j), 0);
 }
 
+/* Appenders that stop at different times, and a thread that queues and flushes, all at
+ * once: the leader's gather (journal.c) waits for as many records as there were appenders,
+ * so every writer that leaves makes a leader wait until its deadline, and flush() must never
+ * wait for appenders at all. Every record must still be there exactly once, in each thread's
+ * order, and nothing may hang. */
+#define DROP_THREADS 6
+
+static int per_thread(int t) { return 20 * (t + 1); }
+
+static void *dropout_writer(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < per_thread(t); i++) {
+        char p[32];
+        int l = snprintf(p, sizeof(p), "t%d-%d", t, i);
+        if (mnc_journal_append(shared_j, p, (size_t)l, NULL) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void *queue_flusher(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < per_thread(t); i++) {
+        char p[32];
+        int l = snprintf(p, sizeof(p), "t%d-%d", t, i);
+        if (mnc_journal_queue(shared_j, p, (size_t)l, NULL) != 0 || (i % 3 == 2 && mnc_journal_flush(shared_j) != 0))
+            return (void *)1;
+    }
+    return mnc_journal_flush(shared_j) == 0 ? NULL : (void *)1;
+}
+
+static void test_group_commit_dropouts(void **state)
+{
+    (void)state;
+    char err[256], notice[256];
+    shared_j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(shared_j);
+    pthread_t th[DROP_THREADS + 1];
+    int total = 0;
+    for (int t = 0; t <= DROP_THREADS; t++) {
+        assert_int_equal(
+            pthread_create(&th[t], NULL, t < DROP_THREADS ? dropout_writer : queue_flusher, (void *)(intptr_t)t), 0);
+        total += per_thread(t);
+    }
+    for (int t = 0; t <= DROP_THREADS; t++) {
+        void *r;
+        assert_int_equal(pthread_join(th[t], &r), 0);
+        assert_null(r);
+    }
+    assert_true(mnc_journal_syncs(shared_j) >= 1 && mnc_journal_syncs(shared_j) <= (uint64_t)total);
+    assert_int_equal(mnc_journal_close(shared_j), 0);
+    static collected c;
+    memset(&c, 0, sizeof(c));
+    mnc_journal *j = mnc_journal_open(path, collect, &c, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_int_equal(c.n, total);
+    int next[DROP_THREADS + 1] = {0};
+    for (int i = 0; i < c.n; i++) {
+        int t, k;
+        assert_int_equal(sscanf(c.payload[i], "t%d-%d", &t, &k), 2);
+        assert_true(t >= 0 && t <= DROP_THREADS);
+        assert_int_equal(k, next[t]);
+        next[t]++;
+        assert_int_equal(c.seq[i], (uint64_t)i + 1);
+    }
+    for (int t = 0; t <= DROP_THREADS; t++)
+        assert_int_equal(next[t], per_thread(t));
+    assert_int_equal(mnc_journal_close(j), 0);
+}
+
 static void test_compact(void **state)
 {
     (void)state;
@@ -631,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_torn_crc_at_eof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_middle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequence_gap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_dropouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_scan, setup, teardown),

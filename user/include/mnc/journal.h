@@ -53,7 +53,12 @@
  * Concurrency: append() may be called from many threads. Appenders are batched by a
  * leader/follower group commit: the first waiting appender becomes the leader, writes every
  * record queued so far with one write() and one fdatasync(), and wakes the followers whose
- * records were in that batch. Records are written in sequence order. A failed write or sync
+ * records were in that batch. When several threads were appending as the last batch began,
+ * the leader first waits until as many records are queued, or for at most half the last
+ * write + fdatasync (capped at 1 ms), whichever comes first: so threads that append again as
+ * soon as their record is durable fill each batch (8 threads: ~8 records per fdatasync instead
+ * of ~4, bench_ledger), at the cost of up to that wait in latency. A lone appender, flush()
+ * and queue() never wait. Records are written in sequence order. A failed write or sync
  * poisons the handle (every later append fails): after an I/O error the file's state is
  * unknown and continuing could acknowledge records that are not durable.
  *
