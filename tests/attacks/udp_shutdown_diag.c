@@ -18,10 +18,8 @@
  * Left: a tainted agent's shutdown of its connected stream sockets (TCP or UNIX connections its
  * scope let it make) is still shown by sock_diag: up to 2 bits per connection, bounded by the
  * connections it may open (docs/threat-model.md). */
-#include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
-#include <sys/wait.h>
 #include <linux/inet_diag.h>
 
 #include "atk.h"
@@ -77,35 +75,27 @@ static int dump_udp(unsigned char *out, int cap)
     return atkv_diag_dump(IPPROTO_UDP, 0, ~0u, sd_each, &o) < 0 ? -1 : o.got;
 }
 
+/* uid 65534 (atk_as_uid): reassembles the bits by source address; 1 if the canary is there */
+static int decode(struct atk_ctx *c, char *out, size_t n)
+{
+    static unsigned char sd[SD_SOCKS];
+    int got = dump_udp(sd, SD_SOCKS);
+    char msg[SD_SOCKS / 4 + 1] = {0};
+    for (int i = 0; got > 0 && i < SD_SOCKS; i++)
+        msg[i / 4] = (char)((unsigned char)msg[i / 4] | (sd[i] << (2 * (i % 4))));
+    if (!atk_buf_has(msg, sizeof(msg) - 1, c->canary))
+        return 0;
+    snprintf(out, n,
+             "uid 65534 read the canary from the shutdown state of the agent's unconnected UDP "
+             "sockets (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, source address as the index)");
+    return 1;
+}
+
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
-    if (strcmp(tag, "set") != 0)
-        return;
-    int p[2];
-    if (pipe(p) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(1);
-        static unsigned char sd[SD_SOCKS];
-        int n = dump_udp(sd, SD_SOCKS);
-        char msg[SD_SOCKS / 4 + 1] = {0};
-        for (int i = 0; n > 0 && i < SD_SOCKS; i++)
-            msg[i / 4] = (char)((unsigned char)msg[i / 4] | (sd[i] << (2 * (i % 4))));
-        ssize_t w = write(p[1], msg, sizeof(msg));
-        _exit(w < 0);
-    }
-    close(p[1]);
-    char got[SD_SOCKS / 4 + 2] = {0};
-    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
-    close(p[0]);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    if (r > 0 && strstr(got, c->canary))
-        atk_evidence(c, "uid 65534 read the canary from the shutdown state of the agent's unconnected UDP "
-                        "sockets (NETLINK_SOCK_DIAG INET_DIAG_SHUTDOWN, source address as the index)");
+    char out[256];
+    if (strcmp(tag, "set") == 0 && atk_as_uid(c, ATK_NOBODY, decode, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
 }
 
 static const struct atk A = {"udp_shutdown_diag",

@@ -12,10 +12,8 @@
  * but a few switches and timeouts whose value no dump reports (mnc_sockopt_verdict in
  * bpf/mnc_abi.h; reason deny_sockopt): SO_SNDBUF, SO_RCVBUF and IP_TOS get EPERM. What is left
  * of the class (queue lengths, which sockets exist) is in docs/threat-model.md. */
-#include <grp.h>
 #include <netinet/in.h>
 #include <stdint.h>
-#include <sys/wait.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
 
@@ -80,43 +78,35 @@ static int dump_udp(uint32_t (*out)[3], int cap)
                : o.got;
 }
 
+/* uid 65534 (atk_as_uid): decodes the chunks from the dump; 1 if the canary is in them */
+static int decode(struct atk_ctx *c, char *out, size_t n)
+{
+    static uint32_t socks[4096][3];
+    int k, got = dump_udp(socks, 4096);
+    char msg[UM_CHUNKS * 4 + 1] = {0};
+    for (k = 0; k < got; k++) {
+        uint32_t tos = socks[k][0];
+        if (tos < 0xa0 || tos >= 0xa0 + 4 * UM_CHUNKS || (tos & 3) || socks[k][1] < 2 * UM_BASE ||
+            socks[k][2] < 2 * UM_BASE)
+            continue;
+        int i = (int)(tos - 0xa0) / 4;
+        uint32_t x = (socks[k][1] - 2 * UM_BASE) / 2, y = (socks[k][2] - 2 * UM_BASE) / 2;
+        msg[i * 4] = (char)(x >> 8), msg[i * 4 + 1] = (char)x, msg[i * 4 + 2] = (char)(y >> 8),
+                msg[i * 4 + 3] = (char)y;
+    }
+    if (!atk_buf_has(msg, sizeof(msg) - 1, c->canary))
+        return 0;
+    snprintf(out, n,
+             "uid 65534 read the canary from the buffer sizes of the agent's UDP sockets "
+             "(NETLINK_SOCK_DIAG SKMEMINFO, TOS as the chunk index)");
+    return 1;
+}
+
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
-    if (strcmp(tag, "set") != 0)
-        return;
-    int p[2];
-    if (pipe(p) != 0)
-        return;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(1);
-        static uint32_t socks[4096][3];
-        int n = dump_udp(socks, 4096);
-        char msg[UM_CHUNKS * 4 + 1] = {0};
-        for (int k = 0; k < n; k++) {
-            uint32_t tos = socks[k][0];
-            if (tos < 0xa0 || tos >= 0xa0 + 4 * UM_CHUNKS || (tos & 3) || socks[k][1] < 2 * UM_BASE ||
-                socks[k][2] < 2 * UM_BASE)
-                continue;
-            int i = (int)(tos - 0xa0) / 4;
-            uint32_t a = (socks[k][1] - 2 * UM_BASE) / 2, b = (socks[k][2] - 2 * UM_BASE) / 2;
-            msg[i * 4] = (char)(a >> 8), msg[i * 4 + 1] = (char)a, msg[i * 4 + 2] = (char)(b >> 8),
-                    msg[i * 4 + 3] = (char)b;
-        }
-        ssize_t w = write(p[1], msg, sizeof(msg));
-        _exit(w < 0);
-    }
-    close(p[1]);
-    char got[UM_CHUNKS * 4 + 2] = {0};
-    ssize_t r = pid > 0 ? read(p[0], got, sizeof(got) - 1) : -1;
-    close(p[0]);
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
-    if (r > 0 && strstr(got, c->canary))
-        atk_evidence(c, "uid 65534 read the canary from the buffer sizes of the agent's UDP sockets "
-                        "(NETLINK_SOCK_DIAG SKMEMINFO, TOS as the chunk index)");
+    char out[256];
+    if (strcmp(tag, "set") == 0 && atk_as_uid(c, ATK_NOBODY, decode, out, sizeof(out)) == 1)
+        atk_evidence(c, "%s", out);
 }
 
 static const struct atk A = {"udp_sockmem_diag",
