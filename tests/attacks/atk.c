@@ -576,9 +576,15 @@ static int nobody_rd(struct atk_ctx *c, char *out, size_t n)
 
 void atk_nobody_reads(struct atk_ctx *c, const char *path)
 {
-    char out[1024];
     nobody_path = path;
-    if (atk_as_uid(c, ATK_NOBODY, nobody_rd, out, sizeof(out)) == 1)
+    atk_verify_as_nobody(c, NULL, NULL, nobody_rd);
+}
+
+void atk_verify_as_nobody(struct atk_ctx *c, const char *tag, const char *want,
+                          int (*fn)(struct atk_ctx *, char *, size_t))
+{
+    char out[1024];
+    if ((!want || (tag && strcmp(tag, want) == 0)) && atk_as_uid(c, ATK_NOBODY, fn, out, sizeof(out)) == 1)
         atk_evidence(c, "%s", out);
 }
 

@@ -163,6 +163,10 @@ void atk_mkcanary(char *out, size_t n); /* "mk" + 12 random hex digits */
 int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *, size_t), char *out, size_t n);
 /* Has uid 65534 (atk_as_uid) read the file path; an evidence line if the canary is in it. */
 void atk_nobody_reads(struct atk_ctx *c, const char *path);
+/* For an on_sync: when tag is want (or want is NULL), runs fn as uid 65534 (atk_as_uid) and
+ * records its description as evidence if it returned 1 (it found the canary). */
+void atk_verify_as_nobody(struct atk_ctx *c, const char *tag, const char *want,
+                          int (*fn)(struct atk_ctx *, char *, size_t));
 /* Has the worker disclose `value` under `contract` (recipient per the policy). 0 or -1. */
 int atk_disclose(struct atk_ctx *c, const char *contract, const char *value);
 /* Has the worker (`mncctl run --agent worker`) send one raw request line (under 1 KiB) to mncd;

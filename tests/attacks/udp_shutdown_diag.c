@@ -91,12 +91,7 @@ static int decode(struct atk_ctx *c, char *out, size_t n)
     return 1;
 }
 
-static void on_sync(struct atk_ctx *c, const char *tag)
-{
-    char out[256];
-    if (strcmp(tag, "set") == 0 && atk_as_uid(c, ATK_NOBODY, decode, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
-}
+static void on_sync(struct atk_ctx *c, const char *tag) { atk_verify_as_nobody(c, tag, "set", decode); }
 
 static const struct atk A = {"udp_shutdown_diag",
                              "shutdown(2) state of unconnected UDP sockets, read through sock_diag",
