@@ -76,14 +76,7 @@ static int rd(struct atk_ctx *c, char *out, size_t n)
     return 0;
 }
 
-static void on_sync(struct atk_ctx *c, const char *tag)
-{
-    if (strcmp(tag, "set") != 0)
-        return;
-    char out[240];
-    if (atk_as_uid(c, ATK_NOBODY, rd, out, sizeof(out)) == 1)
-        atk_evidence(c, "%s", out);
-}
+static void on_sync(struct atk_ctx *c, const char *tag) { atk_verify_as_nobody(c, tag, "set", rd); }
 
 static const struct atk A = {"unix_pair_rqlen",
                              "bytes queued in the agent's own socketpairs, read through unix sock_diag",
