@@ -617,8 +617,8 @@ static bool gather(mnc_journal *j)
     j->gathering = true;
     j->gather_target = (size_t)j->peak;
     while (j->queued < j->gather_target && !j->poisoned)
-        if (pthread_cond_timedwait(&j->arrive, &j->mu, &until) == ETIMEDOUT)
-            break;
+        if (pthread_cond_timedwait(&j->arrive, &j->mu, &until) != 0)
+            break; /* ETIMEDOUT; any other error must not turn this into a spin */
     j->gathering = false;
     return true;
 }
