@@ -451,34 +451,28 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
     j->prealloc = MNC_JOURNAL_PREALLOC_DEFAULT;
     j->cur_batch = 1;
     j->done_batch = 0;
+    /* the leader's gather waits on `arrive` with an absolute CLOCK_MONOTONIC deadline */
     pthread_condattr_t ca;
-    bool ca_ok = pthread_condattr_init(&ca) == 0;
-    if (!ca_ok || pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 || pthread_mutex_init(&j->mu, NULL) != 0) {
-        if (ca_ok)
-            pthread_condattr_destroy(&ca);
-        free(j->path);
-        free(j);
-        msg(err, err_len, "%s: pthread init failed", path);
-        goto fail;
+    int ca_rc = pthread_condattr_init(&ca), mu_rc = -1, cv_rc = -1, ar_rc = -1;
+    if (ca_rc == 0 && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0) {
+        mu_rc = pthread_mutex_init(&j->mu, NULL);
+        cv_rc = pthread_cond_init(&j->cv, NULL);
+        ar_rc = pthread_cond_init(&j->arrive, &ca);
     }
-    if (pthread_cond_init(&j->cv, NULL) != 0) {
+    if (ca_rc == 0)
         pthread_condattr_destroy(&ca);
-        pthread_mutex_destroy(&j->mu);
+    if (mu_rc != 0 || cv_rc != 0 || ar_rc != 0) {
+        if (mu_rc == 0)
+            pthread_mutex_destroy(&j->mu);
+        if (cv_rc == 0)
+            pthread_cond_destroy(&j->cv);
+        if (ar_rc == 0)
+            pthread_cond_destroy(&j->arrive);
         free(j->path);
         free(j);
         msg(err, err_len, "%s: pthread init failed", path);
         goto fail;
     }
-    if (pthread_cond_init(&j->arrive, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        pthread_cond_destroy(&j->cv);
-        pthread_mutex_destroy(&j->mu);
-        free(j->path);
-        free(j);
-        msg(err, err_len, "%s: pthread init failed", path);
-        goto fail;
-    }
-    pthread_condattr_destroy(&ca);
     return j;
 fail:
     close(fd);
@@ -608,7 +602,8 @@ static bool gather(mnc_journal *j)
     if (d > 1000000)
         d = 1000000;
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
+    if (clock_gettime(CLOCK_MONOTONIC, &until) != 0)
+        return false;
     until.tv_nsec += (long)d;
     if (until.tv_nsec >= 1000000000L) {
         until.tv_sec++;
