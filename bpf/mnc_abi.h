@@ -202,6 +202,8 @@ enum mnc_hook {
     MNC_HOOK_SOCK_CREATE = 7,
     MNC_HOOK_EGRESS = 8,     /* cgroup_skb/egress: a packet of an agent's socket (pid 0, no comm) */
     MNC_HOOK_SETSOCKOPT = 9, /* cgroup/setsockopt; events: protocol = level, port = optname */
+    MNC_HOOK_INGRESS = 10,   /* cgroup_skb/ingress: a packet TO an agent's socket; the event's
+                                address and port are the packet's source (pid 0, no comm) */
 };
 
 /* ---- deny event (ring buffer "events") */

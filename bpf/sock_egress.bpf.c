@@ -1,26 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sock_egress.bpf.c - cgroup_skb/egress: every IPv4/IPv6 packet sent by a socket that was
- * created inside the mnc tree is re-checked against its agent's CURRENT taint.
+/* sock_egress.bpf.c - the cgroup_skb hooks: every IPv4/IPv6 packet sent (egress) or received
+ * (ingress) by a socket that was created inside the mnc tree is judged against its agent's
+ * CURRENT taint. One rule for both directions: a tainted agent exchanges packets only with the
+ * endpoints it may send to (mnc_decide, mnc_abi.h).
  *
- * Why: the sock_addr hooks (sock_addr.bpf.c) run at connect() and at sendmsg() with an
+ * Why egress: the sock_addr hooks (sock_addr.bpf.c) run at connect() and at sendmsg() with an
  * address only. A TCP connection or a connected UDP socket opened while the agent was
  * untainted, and a socket accepted from a listener, would otherwise keep sending after the
- * agent received a no-forward disclosure. This program closes that gap for IP: the packet's
- * destination (daddr, dport) is looked up in sock_inet exactly like connect4/6 do, and
- * mnc_decide (mnc_abi.h) decides with the taint entry as it is now. Denied packets are dropped
- * (return 0); the sender sees EPERM from send() for UDP/ICMP; for TCP the data is queued, never
- * leaves the host, and the connection stalls (docs/kernel.md, "Egress").
+ * agent received a no-forward disclosure. The packet's destination (daddr, dport) is looked up
+ * in sock_inet exactly like connect4/6 do. Denied packets are dropped (return 0); the sender
+ * sees EPERM from send() for UDP/ICMP; for TCP the data is queued, never leaves the host, and
+ * the connection stalls (docs/kernel.md, "Egress").
  *
- * The agent is identified by the SOCKET's cgroup (bpf_skb_cgroup_id), not the current task:
- * the hook also runs in softirq context (ACKs, retransmissions), where "current" is whatever
- * task was interrupted. Costs, per packet: a registered untainted agent pays two hash lookups
- * (agents, taint) and returns; only tainted agents parse headers and look up the destination.
+ * Why ingress: what a tainted agent does with what it RECEIVES is visible to every user. It
+ * reads a secret-dependent number of the datagrams an outsider queued on its socket and
+ * /proc/net/udp (sock_diag) shows the rest as rx_queue (attack udp_recvq_diag): the outsider
+ * supplies the carrier, the agent modulates it by reading. On this backend a refused sendto
+ * still autobinds the socket (cgroup/sendmsg4 runs inside udp_sendmsg, after inet_sendmsg gave
+ * the socket a port), so the agent can always get a port an outsider can address. Ingress
+ * drops a tainted agent's packets whose SOURCE (saddr, sport) it could not send to, so nothing
+ * but its permitted peers can fill its queues. Replies from permitted sinks pass.
  *
- * Loopback: when the destination is not registered and the packet leaves through the loopback
- * device, the receiving socket is looked up (bpf_sk_lookup_tcp/udp); if it was created by a
- * registered agent, the destination is that agent (class agent, its principal id). So replies on
- * sockets accepted from another agent's connection are judged as sends to that agent, and
- * traffic between processes of the same agent is not blocked.
+ * The agent is identified by the SOCKET's cgroup (bpf_skb_cgroup_id; on ingress the kernel
+ * sets skb->sk to the receiving socket for the program), not the current task: both hooks run
+ * in softirq context, where "current" is whatever task was interrupted. Costs, per packet: a
+ * registered untainted agent pays two hash lookups (agents, taint) and returns; only tainted
+ * agents parse headers and look up the peer.
+ *
+ * Loopback: when the peer is not registered and the packet crosses the loopback device, the
+ * peer's socket is looked up (bpf_sk_lookup_tcp/udp); if it was created by a registered agent,
+ * the peer is that agent (class agent, its principal id). So replies on sockets accepted from
+ * another agent's connection are judged as sends to that agent, and traffic between processes
+ * of the same agent is not blocked.
  */
 #include "mnc_maps.bpf.h"
 
@@ -39,21 +50,27 @@ char LICENSE[] SEC("license") = "GPL";
 #define MNC_NEXTHDR_DEST 60
 #define MNC_IP_OFFSET_MASK 0x1fff
 
-/* Per socket: 1 + the taint generation of the last deny event sent for it. A TCP connection
- * whose packets are dropped retransmits for minutes; one event per socket and taint generation
- * is enough for the audit log (the counter still counts every dropped packet). Not pinned:
- * it is only de-duplication state, a reload may start afresh. */
+/* Per socket and direction: 1 + the taint generation of the last deny event sent for it. A
+ * TCP connection whose packets are dropped retransmits for minutes; one event per socket,
+ * direction and taint generation is enough for the audit log (the counter still counts every
+ * dropped packet). Not pinned: it is only de-duplication state, a reload may start afresh. */
+struct mnc_skb_seen {
+    __u64 gen1[2]; /* [MNC_DIR_EGRESS], [MNC_DIR_INGRESS] */
+};
 struct {
     __uint(type, BPF_MAP_TYPE_SK_STORAGE);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, int);
-    __type(value, __u64);
+    __type(value, struct mnc_skb_seen);
 } egress_seen SEC(".maps");
 
-/* The packet's destination, parsed from its headers (the skb starts at the network header). */
+enum { MNC_DIR_EGRESS = 0, MNC_DIR_INGRESS = 1 };
+
+/* The packet's peer (its destination on egress, its source on ingress), parsed from its headers
+ * (the skb starts at the network header in both directions). */
 struct mnc_pkt {
     struct mnc_inet_key k;
-    struct bpf_sock_tuple tuple; /* for the loopback peer lookup */
+    struct bpf_sock_tuple tuple; /* for the loopback peer lookup: addressed TO the peer's socket */
     __u32 tuple_size;
     __u8 proto;
     __u8 has_ports;
@@ -65,9 +82,11 @@ static __always_inline int mnc_ports_proto(__u8 p)
     return p == MNC_IPPROTO_TCP || p == MNC_IPPROTO_UDP || p == MNC_IPPROTO_UDPLITE || p == MNC_IPPROTO_SCTP;
 }
 
-/* Returns 0 if the headers were read, -1 otherwise (then the caller treats the destination as
- * unregistered, the strictest class for a tainted agent). */
-static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p)
+/* Returns 0 if the headers were read, -1 otherwise (then the caller treats the peer as
+ * unregistered, the strictest class for a tainted agent). `in`: the packet is incoming, so the
+ * peer is its source; the lookup tuple is then reversed, since bpf_sk_lookup_* finds the socket a
+ * packet with that tuple would be delivered to. */
+static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p, int in)
 {
     __u32 off;
     __u16 ports[2];
@@ -77,10 +96,10 @@ static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p)
         if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) != 0)
             return -1;
         p->k.family = AF_INET;
-        __builtin_memcpy(p->k.addr, &ip.daddr, 4);
+        __builtin_memcpy(p->k.addr, in ? &ip.saddr : &ip.daddr, 4);
         p->proto = ip.protocol;
-        p->tuple.ipv4.saddr = ip.saddr;
-        p->tuple.ipv4.daddr = ip.daddr;
+        p->tuple.ipv4.saddr = in ? ip.daddr : ip.saddr;
+        p->tuple.ipv4.daddr = in ? ip.saddr : ip.daddr;
         p->tuple_size = sizeof(p->tuple.ipv4);
         off = (__u32)ip.ihl * 4;
         if (ip.frag_off & bpf_htons(MNC_IP_OFFSET_MASK))
@@ -89,11 +108,14 @@ static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p)
         struct ipv6hdr ip6;
         if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) != 0)
             return -1;
-        __u8 da[16];
-        __builtin_memcpy(da, &ip6.daddr, 16);
-        mnc_inet_key_set6(&p->k, da); /* as connect6 does; never on the wire, kept for symmetry */
-        __builtin_memcpy(p->tuple.ipv6.saddr, &ip6.saddr, 16);
-        __builtin_memcpy(p->tuple.ipv6.daddr, &ip6.daddr, 16);
+        __u8 pa[16];
+        if (in)
+            __builtin_memcpy(pa, &ip6.saddr, 16);
+        else
+            __builtin_memcpy(pa, &ip6.daddr, 16);
+        mnc_inet_key_set6(&p->k, pa); /* v4-mapped as connect6 does; never on the wire, kept for symmetry */
+        __builtin_memcpy(p->tuple.ipv6.saddr, in ? &ip6.daddr : &ip6.saddr, 16);
+        __builtin_memcpy(p->tuple.ipv6.daddr, pa, 16);
         p->tuple_size = sizeof(p->tuple.ipv6);
         __u8 nh = ip6.nexthdr;
         off = sizeof(ip6);
@@ -130,13 +152,14 @@ static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p)
     if (bpf_skb_load_bytes(skb, off, ports, sizeof(ports)) != 0)
         return -1;
     p->has_ports = 1;
-    p->k.port = bpf_ntohs(ports[1]);
+    __u16 mine = in ? ports[1] : ports[0], peer = in ? ports[0] : ports[1];
+    p->k.port = bpf_ntohs(peer);
     if (p->tuple_size == sizeof(p->tuple.ipv4)) {
-        p->tuple.ipv4.sport = ports[0];
-        p->tuple.ipv4.dport = ports[1];
+        p->tuple.ipv4.sport = mine;
+        p->tuple.ipv4.dport = peer;
     } else {
-        p->tuple.ipv6.sport = ports[0];
-        p->tuple.ipv6.dport = ports[1];
+        p->tuple.ipv6.sport = mine;
+        p->tuple.ipv6.dport = peer;
     }
     return 0;
 noports:
@@ -144,7 +167,8 @@ noports:
     return 0;
 }
 
-/* Loopback only: the agent that owns the receiving socket, or NULL. */
+/* Loopback only: the agent that owns the peer's socket (the receiver on egress, the sender on
+ * ingress), or NULL. */
 static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb, struct mnc_pkt *p)
 {
     struct bpf_sock *sk = 0;
@@ -165,8 +189,8 @@ static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb
     return bpf_map_lookup_elem(&agents, &pk);
 }
 
-SEC("cgroup_skb/egress")
-int mnc_egress(struct __sk_buff *skb)
+/* The verdict on one packet of an agent's socket: 1 pass, 0 drop. `in` as for mnc_parse. */
+static __always_inline int mnc_skb_judge(struct __sk_buff *skb, int in)
 {
     struct mnc_agent_key ak = {.cgroup_id = bpf_skb_cgroup_id(skb)};
     struct mnc_agent *a = bpf_map_lookup_elem(&agents, &ak);
@@ -175,15 +199,15 @@ int mnc_egress(struct __sk_buff *skb)
     if (a) {
         t = bpf_map_lookup_elem(&taint, &a->agent_id);
         /* Fast path. An untainted agent's destinations were checked at connect()/sendmsg()
-         * with the same untainted rules (base rights for log/memory sinks); egress exists for
-         * taint acquired afterwards. */
+         * with the same untainted rules (base rights for log/memory sinks); these hooks exist
+         * for taint acquired afterwards, and for what a tainted agent is sent. */
         if (t && !t->tainted)
             return 1;
     }
 
     struct mnc_pkt p = {};
     __u32 cls = MNC_SINK_EXTERNAL, id = MNC_ID_NONE, r;
-    int parsed = mnc_parse(skb, &p) == 0;
+    int parsed = mnc_parse(skb, &p, in) == 0;
     if (parsed && !p.suspicious) {
         struct mnc_sink *s = mnc_sock_inet_lookup(&p.k);
         if (s) {
@@ -212,23 +236,33 @@ int mnc_egress(struct __sk_buff *skb)
         return 1; /* allows are not counted: per packet they would swamp the per-call counters */
 
     mnc_count(r);
-    /* one event per socket and taint generation (see egress_seen) */
+    /* one event per socket, direction and taint generation (see egress_seen) */
     __u64 gen1 = (t ? t->generation : 0) + 1;
     struct bpf_sock *sk = skb->sk;
     if (sk)
         sk = bpf_sk_fullsock(sk);
     if (sk) {
-        __u64 *seen = bpf_sk_storage_get(&egress_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+        struct mnc_skb_seen *seen = bpf_sk_storage_get(&egress_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
         if (seen) {
-            if (*seen == gen1)
+            __u64 *g = in ? &seen->gen1[MNC_DIR_INGRESS] : &seen->gen1[MNC_DIR_EGRESS];
+            if (*g == gen1)
                 return 0;
-            *seen = gen1;
+            *g = gen1;
         }
     }
-    struct mnc_event *ev = mnc_event_reserve(ak.cgroup_id, a, t, r, MNC_HOOK_EGRESS);
+    struct mnc_event *ev = mnc_event_reserve(ak.cgroup_id, a, t, r, in ? MNC_HOOK_INGRESS : MNC_HOOK_EGRESS);
     if (ev) {
         ev->protocol = p.proto;
         mnc_event_submit_dst(ev, cls, id, &p.k, 0);
     }
-    return 0; /* drop: the sender gets EPERM (UDP) or a stalled connection (TCP) */
+    return 0;
 }
+
+/* drop: the sender gets EPERM (UDP) or a stalled connection (TCP) */
+SEC("cgroup_skb/egress")
+int mnc_egress(struct __sk_buff *skb) { return mnc_skb_judge(skb, 0); }
+
+/* drop: the datagram or segment is never queued on the agent's socket (TCP retransmits; a
+ * handshake from a peer the agent may not send to never completes) */
+SEC("cgroup_skb/ingress")
+int mnc_ingress(struct __sk_buff *skb) { return mnc_skb_judge(skb, 1); }

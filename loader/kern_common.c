@@ -32,6 +32,9 @@ static const mnc_hook_info hooks[] = {
     {"mnc_egress", "cgroup_skb/egress",
      "every IPv4/IPv6 packet of an agent's sockets vs its current taint: sends on connections made before the taint "
      "and on accepted sockets (UDP: EPERM; TCP: dropped, connection stalls)"},
+    {"mnc_ingress", "cgroup_skb/ingress",
+     "every IPv4/IPv6 packet to an agent's sockets: once tainted, only from peers it may send to (nobody else can "
+     "fill its receive queues, whose lengths every user reads)"},
 };
 #define N_HOOKS ((int)(sizeof(hooks) / sizeof(hooks[0])))
 
@@ -129,8 +132,9 @@ int mnc_sink_class_parse(const char *s)
 
 const char *mnc_hook_name(unsigned h)
 {
-    static const char *const n[] = {"?",        "connect4",     "connect6",    "connect_unix", "sendmsg4",
-                                    "sendmsg6", "sendmsg_unix", "sock_create", "egress",       "setsockopt"};
+    static const char *const n[] = {"?",        "connect4",   "connect6",     "connect_unix",
+                                    "sendmsg4", "sendmsg6",   "sendmsg_unix", "sock_create",
+                                    "egress",   "setsockopt", "ingress"};
     /* the lsm backend's, numbered from MNC_HOOK_LSM_FILE_OPEN (lsm_abi.h) */
     static const char *const l[] = {
         "file_open",      "file_permission", "path_mknod",          "path_mkdir",    "path_link",

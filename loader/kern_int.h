@@ -79,7 +79,7 @@ typedef struct mnc_attach_undo {
 /* An empty undo record (no fds held). */
 void mnc_attach_undo_init(mnc_attach_undo *u);
 
-/* Attaches every program of obj - to the cgroup cg_fd, or as BPF LSM when cg_fd < 0 - and pins
+/* Attaches every program of obj that was loaded (bpf_program__autoload) - to the cgroup cg_fd, or as BPF LSM when cg_fd < 0 - and pins
  * its link at <root>/links/<program>. A cgroup link already pinned there is replaced
  * atomically and as a compare-and-swap: bpf_link_update with BPF_F_REPLACE and the program
  * read from the link just before, so a program swapped in concurrently by another attacher is
@@ -110,5 +110,12 @@ int mnc_selftest_test_hook(mnc_selftest *st, int rc);
 
 /* Records one self-test case (ignored past the table's capacity). */
 void mnc_selftest_add(mnc_selftest *st, const char *name, int want, int got);
+
+struct sockaddr_in;
+/* Self-test probe of the ingress filter: one datagram from the socket `from` to `to`, then waits
+ * up to timeout_ms for it on `rfd` (bound to `to`). 0 if it arrived, EPERM if nothing did (the
+ * program dropped it), else the errno seen. A datagram the program lets through is queued before
+ * sendto returns, so only a drop costs the wait. */
+int mnc_selftest_datagram_received(int from, const struct sockaddr_in *to, int rfd, int timeout_ms);
 
 #endif

@@ -208,6 +208,8 @@ int mnc_attach_pinned(struct bpf_object *obj, const char *root, int cg_fd, mnc_a
     struct bpf_program *prog;
     bpf_object__for_each_program(prog, obj)
     {
+        if (!bpf_program__autoload(prog))
+            continue; /* not loaded: this backend does not use it (lsm: mnc_egress) */
         const char *name = bpf_program__name(prog);
         char lp[PATH_MAX + 80];
         snprintf(lp, sizeof(lp), "%s/links/%s", root, name);

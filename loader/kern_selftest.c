@@ -152,6 +152,13 @@ static int received(int fd, int timeout_ms)
 
 static int send_one(int fd) { return send(fd, "x", 1, MSG_NOSIGNAL) == 1 ? 0 : errno; }
 
+int mnc_selftest_datagram_received(int from, const struct sockaddr_in *to, int rfd, int timeout_ms)
+{
+    if (sendto(from, "x", 1, MSG_NOSIGNAL, (const struct sockaddr *)to, sizeof(*to)) != 1)
+        return errno;
+    return received(rfd, timeout_ms);
+}
+
 /* The child: enters the scratch cgroup, then walks the phases, changing its own registration
  * through the inherited map fds (map syscalls are not subject to the socket hooks). */
 static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgid, uint32_t agent,
@@ -231,6 +238,12 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
                      setsockopt(u, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) != 0 ? errno : 0);
     e = e ? e : send_one(c);
     mnc_selftest_add(st, "egress: untainted TCP send delivered", 0, e ? e : received(acc, 1000));
+    /* ingress: the parent's socket (outside the tree, so an unregistered peer) sends to u */
+    struct sockaddr_in ua;
+    socklen_t ual = sizeof(ua);
+    int ue = getsockname(u, (struct sockaddr *)&ua, &ual) != 0 ? errno : 0;
+    mnc_selftest_add(st, "ingress: untainted UDP receive delivered", 0,
+                     ue ? ue : mnc_selftest_datagram_received(ep->udp, &ua, u, 1000));
     t.tainted = 1;
     if (mnc_kern_taint_set(k, agent, &t) != 0) {
         snprintf(st->error, sizeof(st->error), "cannot write the taint map: %s", strerror(errno));
@@ -240,6 +253,9 @@ static void child(mnc_kern *k, mnc_selftest *st, const char *procs, uint64_t cgi
     e = send_one(c);
     mnc_selftest_add(st, "egress: tainted send on pre-taint TCP dropped", EPERM, e ? e : received(acc, 200));
     mnc_selftest_add(st, "egress: tainted send on pre-taint UDP -> EPERM", EPERM, send_one(u));
+    /* the sender's sendto succeeds; the program drops the datagram before u's queue */
+    mnc_selftest_add(st, "ingress: tainted UDP gets nothing from an unregistered peer", EPERM,
+                     ue ? ue : mnc_selftest_datagram_received(ep->udp, &ua, u, 200));
     mnc_selftest_add(st, "setsockopt: tainted SO_SNDBUF -> EPERM", EPERM,
                      setsockopt(u, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) != 0 ? errno : 0);
     close(acc);

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "lsm_ipc.skel.h"
 #include "lsm_paths.skel.h"
 #include "lsm_sockets.skel.h"
+#include "sock_egress.skel.h"
 
 static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_file_open", "lsm/file_open",
@@ -57,6 +60,11 @@ static const mnc_hook_info lsm_hooks[] = {
     {"mnc_lsm_file_lock", "lsm/file_lock",
      "flock(2) and fcntl F_SETLK*/F_OFD_SETLK*: once tainted, no lock taken, changed or dropped (others read "
      "lock ranges back)"},
+    /* not an LSM hook: no LSM hook runs per received packet in the receiving socket's context,
+     * and an LSM program on socket_sock_rcv_skb would run for every socket of the host */
+    {"mnc_ingress", "cgroup_skb/ingress",
+     "every IPv4/IPv6 packet to an agent's sockets (attached to the mnc tree): once tainted, only from peers it may "
+     "send to (nobody else can fill its receive queues, whose lengths every user reads)"},
 };
 #define N_LSM_HOOKS ((int)(sizeof(lsm_hooks) / sizeof(lsm_hooks[0])))
 
@@ -92,10 +100,12 @@ struct lsm_objs {
     struct lsm_paths_bpf *paths;
     struct lsm_sockets_bpf *sockets;
     struct lsm_ipc_bpf *ipc;
+    struct sock_egress_bpf *skb; /* its mnc_ingress only, attached to the tree cgroup */
 };
 
 static void objs_destroy(struct lsm_objs *o)
 {
+    sock_egress_bpf__destroy(o->skb);
     lsm_ipc_bpf__destroy(o->ipc);
     lsm_sockets_bpf__destroy(o->sockets);
     lsm_paths_bpf__destroy(o->paths);
@@ -197,14 +207,21 @@ static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tre
     struct lsm_objs o = {0};
     LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = root);
     if (!(o.files = lsm_files_bpf__open_opts(&oo)) || !(o.paths = lsm_paths_bpf__open_opts(&oo)) ||
-        !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo))) {
+        !(o.sockets = lsm_sockets_bpf__open_opts(&oo)) || !(o.ipc = lsm_ipc_bpf__open_opts(&oo)) ||
+        !(o.skb = sock_egress_bpf__open_opts(&oo))) {
         rc = -errno;
         mnc_errf(err, errlen, rc ? rc : -EINVAL, "open LSM BPF objects: %s", strerror(rc ? -rc : EINVAL));
         rc = rc ? rc : -EINVAL;
         goto out;
     }
+    /* socket_sendmsg checks every send against the socket's current peer: no egress program */
+    if ((rc = bpf_program__set_autoload(o.skb->progs.mnc_egress, false)) != 0) {
+        mnc_errf(err, errlen, rc, "leave out mnc_egress: %s", strerror(-rc));
+        goto out;
+    }
     if ((rc = lsm_files_bpf__load(o.files)) != 0 || (rc = lsm_paths_bpf__load(o.paths)) != 0 ||
-        (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0) {
+        (rc = lsm_sockets_bpf__load(o.sockets)) != 0 || (rc = lsm_ipc_bpf__load(o.ipc)) != 0 ||
+        (rc = sock_egress_bpf__load(o.skb)) != 0) {
         mnc_errf(err, errlen, rc,
                  "load LSM BPF programs: %s (kernel without BPF LSM, or a pinned map with another layout "
                  "under %s: detach --purge)",
@@ -248,6 +265,26 @@ static int lsm_attach_undo(const char *root, const char *tree_path, uint64_t tre
         (rc = mnc_attach_pinned(o.sockets->obj, root, -1, &u->links, err, errlen)) != 0 ||
         (rc = mnc_attach_pinned(o.ipc->obj, root, -1, &u->links, err, errlen)) != 0)
         goto out;
+    /* the ingress filter goes on the tree: given, or the one the settings map names (a
+     * re-attach without a tree); no tree anywhere leaves it out, and status reports it missing */
+    struct mnc_config cur;
+    __u32 skey = 0;
+    const char *ingress_tree = tree_path;
+    if (!ingress_tree && bpf_map_lookup_elem(bpf_map__fd(o.files->maps.settings), &skey, &cur) == 0 &&
+        cur.tree_path[0] && memchr(cur.tree_path, 0, sizeof(cur.tree_path)))
+        ingress_tree = cur.tree_path;
+    if (ingress_tree) {
+        int cg_fd = open(ingress_tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (cg_fd < 0) {
+            rc = -errno;
+            mnc_errf(err, errlen, rc, "open %s: %s", ingress_tree, strerror(-rc));
+            goto out;
+        }
+        rc = mnc_attach_pinned(o.skb->obj, root, cg_fd, &u->links, err, errlen);
+        close(cg_fd);
+        if (rc != 0)
+            goto out;
+    }
     rc = 0;
 out:
     if (rc != 0)
@@ -299,20 +336,28 @@ int mnc_lsm_links_present(const char *root, char *missing, size_t len)
 
 /* ---- self-test */
 
-#define ST_CASES 4
+#define ST_CASES 6
 static const char *const st_names[ST_CASES] = {
-    "lsm: write log sink, untainted with base right",
-    "lsm: write() on fd held across taint -> EPERM",
-    "lsm: open(O_WRONLY) log sink tainted -> EPERM",
-    "lsm: write non-sink file tainted",
+    "lsm: write log sink, untainted with base right", "lsm: write() on fd held across taint -> EPERM",
+    "lsm: open(O_WRONLY) log sink tainted -> EPERM",  "lsm: write non-sink file tainted",
+    "ingress: untainted UDP receive delivered",       "ingress: tainted UDP gets nothing from an unregistered peer",
 };
-static const int st_want[ST_CASES] = {0, EPERM, EPERM, 0};
+static const int st_want[ST_CASES] = {0, EPERM, EPERM, 0, 0, EPERM};
 
-/* Runs in the child, inside the scratch cgroup. got[i]: 0 or the errno seen. */
-static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *plain, int got[ST_CASES])
+/* Runs in the child, inside the scratch cgroup. got[i]: 0 or the errno seen. `outsider`: a UDP
+ * socket the parent made outside the tree (an unregistered peer) for the ingress cases. */
+static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *plain, int outsider, int got[ST_CASES])
 {
     for (int i = 0; i < ST_CASES; i++)
         got[i] = -1;
+    struct sockaddr_in ua = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t ual = sizeof(ua);
+    int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int ue =
+        u < 0 || bind(u, (struct sockaddr *)&ua, sizeof(ua)) != 0 || getsockname(u, (struct sockaddr *)&ua, &ual) != 0
+            ? errno
+            : 0;
+    got[4] = ue ? ue : mnc_selftest_datagram_received(outsider, &ua, u, 1000);
     int fd = open(sink, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) {
         got[0] = errno;
@@ -337,6 +382,9 @@ static void st_child(mnc_kern *k, uint32_t agent, const char *sink, const char *
     got[3] = fd < 0 ? errno : (write(fd, "c", 1) == 1 ? 0 : errno);
     if (fd >= 0)
         close(fd);
+    got[5] = ue ? ue : mnc_selftest_datagram_received(outsider, &ua, u, 200);
+    if (u >= 0)
+        close(u);
 }
 
 int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
@@ -363,7 +411,7 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
     /* A self-test agent id of its own (mnc_abi.h), distinct from the cgroup backend's
      * self-test in the same process (bit 19 flipped), so that the two never share entries. */
     uint32_t agent = MNC_SELFTEST_AGENT_BASE | (((uint32_t)me & 0xfffffu) ^ 0x80000u);
-    int rc = 0, made_cg = 0, made_files = 0, registered = 0, sink_added = 0;
+    int rc = 0, made_cg = 0, made_files = 0, registered = 0, sink_added = 0, outsider = -1;
     uint64_t cgid = 0;
     for (int i = 0; i < 2; i++) {
         int fd = open(i ? plain : sink, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -410,6 +458,14 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
         snprintf(st->error, sizeof(st->error), "pipe: %s", strerror(errno));
         goto undo;
     }
+    outsider = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* made here: outside the tree */
+    if (outsider < 0) {
+        rc = -errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        snprintf(st->error, sizeof(st->error), "socket: %s", strerror(errno));
+        goto undo;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         rc = -errno;
@@ -425,7 +481,7 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
         snprintf(me_s, sizeof(me_s), "%d\n", (int)getpid());
         got[ST_CASES] = mnc_write_file(procs, me_s); /* join the scratch cgroup */
         if (got[ST_CASES] == 0)
-            st_child(k, agent, sink, plain, got);
+            st_child(k, agent, sink, plain, outsider, got);
         ssize_t w = write(pfd[1], got, sizeof(got));
         _exit(w == (ssize_t)sizeof(got) ? 0 : 1);
     }
@@ -455,6 +511,8 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st)
 
 undo:
     /* Every step is undone even if an earlier one failed; the first error is kept. */
+    if (outsider >= 0)
+        close(outsider);
     if (sink_added)
         (void)mnc_kern_sink_file_del(k, sink);
     if (registered) {

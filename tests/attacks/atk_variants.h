@@ -323,4 +323,12 @@ struct atkv_unix_sock {
 };
 int atkv_unix_streams(struct atkv_unix_sock *out, int cap);
 
+/* udp_recvq_diag (when 'A'), udp_recvq_bound_before (when 'B'), udp_recvq_filled_before ('F'):
+ * the tainted agent reads a secret-dependent number of the datagrams an outsider queued on its
+ * autobound UDP sockets; uid 65534 reads the rest as /proc/net/udp rx_queue. `when` is when the
+ * sockets get their port and their datagrams relative to the taint: 'A' both after, 'B' port
+ * before and datagrams after, 'F' both before. */
+int atkv_udp_recvq_agent(struct atk_ctx *c, char when);
+void atkv_udp_recvq_on_sync(struct atk_ctx *c, const char *tag);
+
 #endif

@@ -408,12 +408,17 @@ int main(int argc, char **argv)
                                   "socket+connect+close (UDP 127.0.0.1)",
                                   "connect+close (UNIX stream)",
                                   "sendto (UNIX datagram)",
-                                  "send+recv echo 64 B, TCP loopback (egress)",
+                                  "TCP echo 64 B, loopback (egress+ingress)",
                                   "  same, untainted agent (fast path)"};
     status = 0;
-    /* the program each op's line is about (op 1 also runs mnc_sock_create) */
-    static const char *progs[] = {"",           "mnc_connect4", "mnc_connect_unix", "mnc_sendmsg_unix",
-                                  "mnc_egress", "mnc_egress"};
+    /* the programs each op's line is about (op 1 also runs mnc_sock_create; the echo rows run
+     * egress on every packet the agent sends and ingress on every one it receives) */
+    static const char *progs[][2] = {{"", ""},
+                                     {"mnc_connect4", NULL},
+                                     {"mnc_connect_unix", NULL},
+                                     {"mnc_sendmsg_unix", NULL},
+                                     {"mnc_egress", "mnc_ingress"},
+                                     {"mnc_egress", "mnc_ingress"}};
     for (int op = 1; op <= 5; op++) {
         double off[ROUNDS], on[ROUNDS];
         for (int r = 0; r < ROUNDS; r++) {
@@ -436,19 +441,25 @@ int main(int argc, char **argv)
         /* The program's own cost per run, from bpf_stats, in a separate pass: the stats cost
          * two clock reads per run themselves, so they stay off while the rows above are timed
          * (kernel commit 492ecee892c2, "bpf: enable program stats"). */
-        char link[256];
-        snprintf(link, sizeof(link), "%s/links/%s", root, progs[op]);
-        uint64_t ns0 = 0, cnt0 = 0, ns1 = 0, cnt1 = 0;
+        char link[2][256];
+        uint64_t ns0[2] = {0}, cnt0[2] = {0}, ns1[2] = {0}, cnt1[2] = {0};
+        int np = progs[op][1] ? 2 : 1, ok = 1;
         int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+        for (int i = 0; i < np; i++) {
+            snprintf(link[i], sizeof(link[i]), "%s/links/%s", root, progs[op][i]);
+            ok = ok && stats_fd >= 0 && prog_stats(link[i], &ns0[i], &cnt0[i]) == 0;
+        }
         double x, y;
-        if (stats_fd >= 0 && prog_stats(link, &ns0, &cnt0) == 0 &&
-            (op == 3 ? measure_pair(base, agent_cg, n, &x, &y) : measure(op == 5 ? untainted_cg : agent_cg, op, n)) >=
-                0 &&
-            prog_stats(link, &ns1, &cnt1) == 0 && cnt1 > cnt0)
-            printf("  %-40s %llu runs, %.0f ns per run (bpf_stats, a pass of its own)\n", progs[op],
-                   (unsigned long long)(cnt1 - cnt0), (double)(ns1 - ns0) / (double)(cnt1 - cnt0));
-        else
-            printf("  %-40s no bpf_stats figure (%s)\n", progs[op], stats_fd < 0 ? strerror(errno) : "no runs");
+        ok = ok && (op == 3 ? measure_pair(base, agent_cg, n, &x, &y)
+                            : measure(op == 5 ? untainted_cg : agent_cg, op, n)) >= 0;
+        for (int i = 0; i < np; i++) {
+            if (ok && prog_stats(link[i], &ns1[i], &cnt1[i]) == 0 && cnt1[i] > cnt0[i])
+                printf("  %-40s %llu runs, %.0f ns per run (bpf_stats, a pass of its own)\n", progs[op][i],
+                       (unsigned long long)(cnt1[i] - cnt0[i]),
+                       (double)(ns1[i] - ns0[i]) / (double)(cnt1[i] - cnt0[i]));
+            else
+                printf("  %-40s no bpf_stats figure (%s)\n", progs[op][i], stats_fd < 0 ? strerror(errno) : "no runs");
+        }
         if (stats_fd >= 0)
             close(stats_fd);
     }

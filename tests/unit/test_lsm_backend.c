@@ -18,6 +18,7 @@
 #include "lsm_ipc.skel.h"
 #include "lsm_paths.skel.h"
 #include "lsm_sockets.skel.h"
+#include "sock_egress.skel.h"
 
 static mnc_features good(void)
 {
@@ -85,18 +86,21 @@ static void choose_backend_agrees(void **state)
     assert_int_not_equal(mnc_kern_choose_backend(&f, 0, err, sizeof(err)), (int)MNC_BACKEND_LSM);
 }
 
-/* every hook listed is a program of one of the four objects, with the listed section, and
- * every program of the objects is listed (detach/status rely on the list being complete) */
+/* every hook listed is a program of one of the four objects (or sock_egress's mnc_ingress, the
+ * one cgroup program the lsm backend attaches), with the listed section, and every program of
+ * the objects is listed (detach/status rely on the list being complete) */
 static void hook_table_matches_objects(void **state)
 {
     (void)state;
     int n = 0;
     const mnc_hook_info *h = mnc_lsm_hooks(&n);
-    assert_int_equal(n, 24);
+    assert_int_equal(n, 25);
     struct lsm_files_bpf *a = lsm_files_bpf__open();
     struct lsm_paths_bpf *b = lsm_paths_bpf__open();
     struct lsm_sockets_bpf *c = lsm_sockets_bpf__open();
     struct lsm_ipc_bpf *d = lsm_ipc_bpf__open();
+    struct sock_egress_bpf *e = sock_egress_bpf__open();
+    assert_non_null(e);
     assert_non_null(a);
     assert_non_null(b);
     assert_non_null(c);
@@ -117,7 +121,15 @@ static void hook_table_matches_objects(void **state)
             assert_true(found);
         }
     }
-    assert_int_equal(total, n);
+    int ingress = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(h[i].program, bpf_program__name(e->progs.mnc_ingress)) == 0) {
+            assert_string_equal(h[i].section, bpf_program__section_name(e->progs.mnc_ingress));
+            ingress++;
+        }
+    assert_int_equal(ingress, 1);
+    assert_int_equal(total + ingress, n);
+    sock_egress_bpf__destroy(e);
     lsm_files_bpf__destroy(a);
     lsm_paths_bpf__destroy(b);
     lsm_sockets_bpf__destroy(c);

@@ -14,7 +14,11 @@ Connects a TCP socket and a connected UDP socket to HOST while (presumably) unta
 "<TAG>-before" on both and waits for the echoes, prints "READY", then waits until GOFILE exists
 (the test taints the agent in between), sends "<TAG>-after" on both and prints one line per
 socket: "TCP_SEND OK|<ERRNO>", "TCP_ECHO OK|NONE|<ERRNO>", "UDP_SEND OK|<ERRNO>",
-"UDP_ECHO OK|NONE|<ERRNO>". Always exits 0: the test judges the lines and what the peers got."""
+"UDP_ECHO OK|NONE|<ERRNO>". Always exits 0: the test judges the lines and what the peers got.
+
+Ingress: before READY it also autobinds an unconnected UDP socket (a sendto to the UDP peer,
+whose echo it reads) and prints "UPORT2 <port>"; the test has an outsider send "outsider" to
+that port after the taint, and after GOFILE the agent prints "OUTSIDER_UDP OK|NONE|<ERRNO>"."""
 import errno
 import os
 import socket
@@ -78,6 +82,10 @@ t.sendall(before)
 u.send(before)
 print("BEFORE_TCP_ECHO", echo(t, before, 5))
 print("BEFORE_UDP_ECHO", echo(u, before, 5))
+u2 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u2.sendto(before, (host, uport))  # autobinds: a non-server agent may not bind()
+print("BEFORE_UDP2_ECHO", echo(u2, before, 5))
+print("UPORT2", u2.getsockname()[1])
 print("READY", flush=True)
 deadline = time.time() + 30
 while not os.path.exists(go) and time.time() < deadline:
@@ -90,3 +98,4 @@ for name, s in (("TCP", t), ("UDP", u)):
     except OSError as e:
         print(name + "_SEND " + ename(e))
     print(name + "_ECHO", echo(s, after, 1.0), flush=True)
+print("OUTSIDER_UDP", echo(u2, b"outsider", 1.0), flush=True)
