@@ -174,14 +174,17 @@ static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb
     struct bpf_sock *sk = 0;
     if (!p->has_ports)
         return 0;
-    /* the verifier wants a bounded tuple length (the helper checks v4/v6 sizes itself) */
-    __u32 sz = p->tuple_size;
-    if (sz > sizeof(p->tuple))
+    /* a constant length per call: Linux 6.1's verifier refuses a length it cannot prove non-zero
+     * ("invalid zero-sized read"), which a bounded variable is once both directions inline this */
+    int v6 = p->tuple_size == sizeof(p->tuple.ipv6);
+    if (!v6 && p->tuple_size != sizeof(p->tuple.ipv4))
         return 0;
     if (p->proto == MNC_IPPROTO_TCP)
-        sk = bpf_sk_lookup_tcp(skb, &p->tuple, sz, BPF_F_CURRENT_NETNS, 0);
+        sk = v6 ? bpf_sk_lookup_tcp(skb, &p->tuple, sizeof(p->tuple.ipv6), BPF_F_CURRENT_NETNS, 0)
+                : bpf_sk_lookup_tcp(skb, &p->tuple, sizeof(p->tuple.ipv4), BPF_F_CURRENT_NETNS, 0);
     else if (p->proto == MNC_IPPROTO_UDP)
-        sk = bpf_sk_lookup_udp(skb, &p->tuple, sz, BPF_F_CURRENT_NETNS, 0);
+        sk = v6 ? bpf_sk_lookup_udp(skb, &p->tuple, sizeof(p->tuple.ipv6), BPF_F_CURRENT_NETNS, 0)
+                : bpf_sk_lookup_udp(skb, &p->tuple, sizeof(p->tuple.ipv4), BPF_F_CURRENT_NETNS, 0);
     if (!sk)
         return 0;
     struct mnc_agent_key pk = {.cgroup_id = bpf_sk_cgroup_id(sk)};
