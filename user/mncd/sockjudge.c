@@ -498,6 +498,64 @@ static tent *inet_find(ctx *c, uint32_t ino)
  * ping socket stays shut: sendto gets EPIPE even after a new connect), and for TCP the
  * delivery is refused as well: connect(AF_UNSPEC) clears a TCP socket's shutdown, and a new
  * connect on it would be judged by its creator's cgroup. */
+/* The most datagrams one drain takes: far more than a receive buffer holds (a few hundred at the
+ * default size, some thousands at rmem_max); reaching it means a peer keeps sending as fast as
+ * mncd reads, and the delivery is refused rather than delivered onto a queue nobody emptied. */
+#define DRAIN_MAX 65536
+
+/* A tainted agent's own datagram socket (UDP, UDP-Lite, ping): the datagrams queued on it are
+ * dropped. Why: how many of them the agent reads after the delivery is visible to every user
+ * (/proc/net/udp rx_queue, sock_diag), and an outsider could have queued them while the agent was
+ * untainted (attack udp_recvq_filled_before). After the taint cgroup_skb/ingress admits only
+ * peers the agent may send to, so what is queued once this drain ran came from those. The agent
+ * loses the datagrams that arrived before the delivery and that it had not read (UDP promises no
+ * delivery; DNS and QUIC retransmit). */
+static void drain_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
+{
+    int type = 0;
+    socklen_t l = sizeof(type);
+    if (!c->t->tainted || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) != 0 || type != SOCK_DGRAM)
+        return;
+    long n = 0;
+    char b;
+    int err = 0, errs = 0;
+    while (!err) {
+        ssize_t r = recv(fd, &b, 1, MSG_DONTWAIT | MSG_TRUNC);
+        if (r >= 0) {
+            if (++n > DRAIN_MAX)
+                err = E2BIG;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            break; /* empty */
+        } else if (errno != EINTR && ++errs > 16) {
+            /* a pending error (ICMP on a connected socket) is consumed by the recv that reports
+             * it, with datagrams possibly queued behind it; one that never clears is a failure */
+            err = errno;
+        }
+    }
+    if (n == 0 && !err)
+        return;
+    int proto = 0;
+    l = sizeof(proto);
+    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+    char w[160];
+    snprintf(w, sizeof(w),
+             "%s%s%ld datagram(s) queued before the delivery dropped: how many the agent reads is "
+             "visible to every user",
+             in_flight ? why : "", in_flight ? "; " : "", n);
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = in_flight ? -1 : s->fd,
+                        .ino = ino,
+                        .why = w,
+                        .action = "drain",
+                        .kind = proto == IPPROTO_UDP ? "udp" : "inet",
+                        .reason = MNC_K_DENY_EXTERNAL,
+                        .dst_cls = MNC_SINK_EXTERNAL,
+                        .dst_id = MNC_ID_NONE,
+                        .err = err};
+    snprintf(a.peer, sizeof(a.peer), "(its receive queue)");
+    mncd_judge_report(c, &a);
+}
+
 void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
 {
     tent *e = inet_find(c, ino);
@@ -509,6 +567,7 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     if (own) {
         if (e && e->has_cg)
             own_remember(c->agent, ino);
+        drain_own_datagrams(c, s, fd, ino, why, in_flight);
         return;
     }
     c->st->foreign++;

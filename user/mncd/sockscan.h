@@ -18,7 +18,11 @@
  *     accept() EINVAL) and its pending, not yet accepted connections are taken and shut too:
  *     anyone could connect in, and the kernel never judges sends on an accepted socket;
  *   - TCP socket created in the agent's cgroups whose destination egress would drop: aborted
- *     with SOCK_DESTROY (the agent gets ECONNABORTED at once instead of a silent stall).
+ *     with SOCK_DESTROY (the agent gets ECONNABORTED at once instead of a silent stall);
+ *   - datagram IP socket of its own (UDP, UDP-Lite, ping; held or in flight): its receive queue
+ *     is drained, since how much of it the agent reads is visible to every user (rx_queue) and
+ *     an outsider may have filled it while the agent was untainted; after the taint
+ *     cgroup_skb/ingress admits only peers the agent may send to.
  * Kept: peers that are sockets of the same agent, mncd's own sockets (the monitor), peers the
  * taint allows (in-scope sinks).
  *

@@ -52,6 +52,11 @@ def handle(req):
             a, b = socket.socketpair()
             socks[req["open"] + ".a"], socks[req["open"] + ".b"] = a, b
             return {"result": "OK"}
+        if kind == "udp":  # bound to 127.0.0.1 (the agents of this test are servers): its port is returned
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 0))
+            socks[req["open"]] = s
+            return {"result": "OK", "port": s.getsockname()[1]}
         if kind == "tcp":
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.connect((req["host"], int(req["port"])))
