@@ -59,7 +59,7 @@ static int agent(struct atk_ctx *c)
         ok += k == v;
     }
     atk_note(c, "sent its requests on %d of %d connections", ok, MR_CONNS);
-    usleep(500000); /* mncd answers */
+    usleep(500000);     /* mncd answers */
     atk_sync(c, "set"); /* the connections stay open, unread, until the agent exits */
     return 0;
 }
@@ -77,10 +77,11 @@ static int mr_dump(struct mr_sock *out, int cap)
     struct {
         struct nlmsghdr h;
         struct unix_diag_req r;
-    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-             .r = {.sdiag_family = AF_UNIX,
-                   .udiag_states = ~0u,
-                   .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_UNIX,
+              .udiag_states = ~0u,
+              .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
     if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
         close(s);
         return -1;

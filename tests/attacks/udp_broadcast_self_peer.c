@@ -64,7 +64,8 @@ static int agent(struct atk_ctx *c)
     unsigned q = ntohs(a.sin_port);
     int s1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     atk_try(c, "SO_BROADCAST", setsockopt(s1, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)));
-    struct sockaddr_in bc = {.sin_family = AF_INET, .sin_port = htons((uint16_t)q), .sin_addr.s_addr = htonl(0x7fffffff)};
+    struct sockaddr_in bc = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)q), .sin_addr.s_addr = htonl(0x7fffffff)};
     atk_try(c, "connect 127.255.255.255:Q (untainted)", connect(s1, (struct sockaddr *)&bc, sizeof(bc)));
     al = sizeof(a);
     if (getsockname(s1, (struct sockaddr *)&a, &al) != 0)
@@ -73,7 +74,8 @@ static int agent(struct atk_ctx *c)
     snprintf(tag, sizeof(tag), "q%u", q);
     atk_sync(c, tag); /* the outsider binds 0.0.0.0:Q */
     atk_recv(c);
-    atk_try(c, "send the canary on the connected broadcast socket (tainted)", send(s1, c->secret, strlen(c->secret), 0));
+    atk_try(c, "send the canary on the connected broadcast socket (tainted)",
+            send(s1, c->secret, strlen(c->secret), 0));
     atk_sync(c, "sent");
     return 0;
 }

@@ -32,7 +32,8 @@ static int agent(struct atk_ctx *c)
     static int s[CK_SOCKS];
     static char fill[CK_SOCKS * 256 + 256];
     long port = atk_argl(c, "udp4");
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port > 0 ? port : 9)),
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)(port > 0 ? port : 9)),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int conn = 0;
     for (int i = 0; i < CK_SOCKS; i++) {

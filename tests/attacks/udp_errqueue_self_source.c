@@ -181,7 +181,8 @@ static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
     out[0] = 0;
     closed_port = free_port();
     for (int i = 0; i < k && np < RQ_SOCKS; i++) {
-        if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino) || (now[i].addr != 0 && now[i].addr != htonl(INADDR_LOOPBACK)))
+        if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino) ||
+            (now[i].addr != 0 && now[i].addr != htonl(INADDR_LOOPBACK)))
             continue;
         int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), one = 1;
         if (s >= 0)
@@ -220,8 +221,8 @@ static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t cap)
     char msg[RQ_SOCKS / 2 + 1] = {0};
     int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)free_port()),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)free_port()), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof(a);
     if (r < 0 || setsockopt(r, IPPROTO_IP, IP_RECVERR, &one, sizeof(one)) != 0 ||
         bind(r, (struct sockaddr *)&a, sizeof(a)) != 0 || getsockname(r, (struct sockaddr *)&a, &al) != 0 ||
