@@ -155,7 +155,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
-$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h tests/attacks/atk_variants.c tests/attacks/atk_variants.h
+$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h tests/attacks/atk_variants.c tests/attacks/atk_variants.h tests/attacks/atk_recvq.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c tests/attacks/atk_variants.c
 

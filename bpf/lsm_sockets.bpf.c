@@ -179,8 +179,15 @@ int BPF_PROG(mnc_lsm_connect, struct socket *sock, struct sockaddr *address, int
     if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
         return 0;
     struct mnc_inet_key k = {};
-    if (!mnc_inet_key_of_sockaddr(address, addrlen, &k))
-        return 0; /* UNIX: unix_stream_connect / unix_may_send; AF_UNSPEC: disconnect */
+    if (!mnc_inet_key_of_sockaddr(address, addrlen, &k)) {
+        /* AF_UNSPEC on an IP socket: a disconnect, which /proc/net/udp shows every user
+         * (state, rem_address; attack udp_disconnect_state): judged as an unregistered
+         * destination (k all zero). UNIX: unix_stream_connect / unix_may_send. */
+        struct sock *sk = BPF_CORE_READ(sock, sk);
+        __u16 fam = sk ? BPF_CORE_READ(sk, __sk_common.skc_family) : 0;
+        if ((fam != AF_INET && fam != AF_INET6) || addrlen < 2 || BPF_CORE_READ(address, sa_family) != 0)
+            return 0;
+    }
     return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_CONNECT);
 }
 
@@ -277,11 +284,27 @@ int BPF_PROG(mnc_lsm_sendmsg, struct socket *sock, struct msghdr *msg, int size,
     if (fam == AF_INET || fam == AF_INET6) {
         void *name = BPF_CORE_READ(msg, msg_name);
         int nlen = BPF_CORE_READ(msg, msg_namelen);
-        if (name) {
-            if (!mnc_inet_key_of_sockaddr(name, nlen, &k))
-                return 0;
-        } else if (!mnc_inet_key_of_peer(sk, fam, &k)) {
-            return 0; /* unconnected and no address: the send fails anyway */
+        if (name && !mnc_inet_key_of_sockaddr(name, nlen, &k)) {
+            __u16 nf = 0;
+            if (nlen < 2 || bpf_probe_read_kernel(&nf, sizeof(nf), name) || nf != 0)
+                return 0; /* not AF_UNSPEC: the kernel refuses the address (EINVAL, EAFNOSUPPORT) */
+            /* AF_UNSPEC: udp_sendmsg reads it as AF_INET on an IPv4 socket (direct_udp4_unspec);
+             * udpv6_sendmsg as "no address", the connected peer */
+            if (fam == AF_INET && nlen >= (int)sizeof(struct sockaddr_in)) {
+                const struct sockaddr_in *in = name;
+                k.family = AF_INET;
+                k.port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
+                __u32 a = BPF_CORE_READ(in, sin_addr.s_addr);
+                __builtin_memcpy(k.addr, &a, 4);
+            } else {
+                name = 0;
+            }
+        }
+        if (!name && !mnc_inet_key_of_peer(sk, fam, &k)) {
+            /* unconnected and no address: EDESTADDRREQ, unless a UDP cork is pending, which
+             * this send would grow unseen (tx_queue; attack udp_cork_pending): judged as an
+             * unregistered destination (k all zero) */
+            __builtin_memset(&k, 0, sizeof(k));
         }
         return mnc_lsm_inet_gate(&s, &k, MNC_HOOK_LSM_SOCKET_SENDMSG);
     }

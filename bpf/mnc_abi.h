@@ -360,11 +360,11 @@ static inline int mnc_sockopt_switch(int level, int optname)
                optname == 66 || optname == 67;
     case MNC_SOL_TCP:
         return optname == 1; /* TCP_NODELAY */
-    case MNC_SOL_IP:
-        return optname == 11; /* IP_RECVERR */
     case MNC_SOL_IPV6:
-        return optname == 25 || optname == 26; /* IPV6_RECVERR, IPV6_V6ONLY */
+        return optname == 26; /* IPV6_V6ONLY */
     }
+    /* not IP_RECVERR / IPV6_RECVERR: the error queue they enable counts in rx_queue, and an
+     * outsider can fill it with ICMP errors in the agent's name (attack udp_errqueue_self_source) */
     return 0;
 }
 
@@ -415,6 +415,44 @@ static inline void mnc_inet_key_set6(struct mnc_inet_key *k, const __u8 *a)
     k->family = m ? MNC_AF_INET : MNC_AF_INET6;
     for (int i = 0; i < 16; i++)
         k->addr[i] = m ? (i < 4 ? a[12 + i] : 0) : a[i];
+}
+
+/* May a packet to (or from) k on the loopback device be judged by the ONE socket a lookup
+ * finds there (cgroup_skb's loopback peer: another agent, or the same one)? Only for a unicast
+ * loopback address: 127.0.0.0/8 less the addresses a broadcast or network route can cover (last
+ * byte 0 or 255: 127.255.255.255 is lo's broadcast), and ::1. A broadcast or multicast datagram
+ * reaches EVERY socket bound to its port, an outsider's included, while a lookup names one
+ * (attack udp_broadcast_self_peer). Anything else is judged by sock_inet alone. Pure. */
+static inline int mnc_inet_loopback_unicast(const struct mnc_inet_key *k)
+{
+    if (k->family == MNC_AF_INET)
+        return k->addr[0] == 127 && k->addr[3] != 0 && k->addr[3] != 255;
+    if (k->family != MNC_AF_INET6)
+        return 0;
+    __u32 z = 0;
+    for (int i = 0; i < 15; i++)
+        z |= k->addr[i];
+    return z == 0 && k->addr[15] == 1;
+}
+
+/* The mark egress puts on a registered agent's packets that leave through the loopback device:
+ * MNC_SKB_MARK_TAG in the high half, the agent id in the low half (ids from 2^16 up, self-test
+ * agents, are not marked). Ingress names the SENDER of a loopback packet by it, not by its source
+ * address: on lo any local process can send from any local address (IP_PKTINFO) and share the
+ * agent's port (SO_REUSEADDR), so a lookup of the source finds the agent's own socket for an
+ * outsider's packet (attack udp_recvq_self_source). Setting a mark takes CAP_NET_ADMIN (SO_MARK),
+ * which no agent and no unprivileged outsider has. */
+#define MNC_SKB_MARK_TAG 0x6d6e0000u
+#define MNC_SKB_MARK_MASK 0xffff0000u
+static inline __u32 mnc_skb_mark_of(__u32 agent_id) { return agent_id < 0x10000u ? MNC_SKB_MARK_TAG | agent_id : 0; }
+
+/* 1 and the sending agent's id in *id if mark is one of mnc_skb_mark_of's, else 0. Pure. */
+static inline int mnc_skb_mark_agent(__u32 mark, __u32 *id)
+{
+    if ((mark & MNC_SKB_MARK_MASK) != MNC_SKB_MARK_TAG)
+        return 0;
+    *id = mark & ~MNC_SKB_MARK_MASK;
+    return 1;
 }
 
 /* The lookup order of a destination k in sock_inet: step 0 the exact (addr, port), step 1 the

@@ -27,11 +27,14 @@
  * registered untainted agent pays two hash lookups (agents, taint) and returns; only tainted
  * agents parse headers and look up the peer.
  *
- * Loopback: when the peer is not registered and the packet crosses the loopback device, the
- * peer's socket is looked up (bpf_sk_lookup_tcp/udp); if it was created by a registered agent,
- * the peer is that agent (class agent, its principal id). So replies on sockets accepted from
- * another agent's connection are judged as sends to that agent, and traffic between processes
- * of the same agent is not blocked.
+ * Loopback: when the peer is not registered and the packet crosses the loopback device, egress
+ * looks the receiving socket up (bpf_sk_lookup_tcp/udp, unicast loopback addresses only:
+ * mnc_inet_loopback_unicast, since a broadcast reaches every socket on the port); if a registered
+ * agent created it, the peer is that agent (class agent, its principal id). Egress also marks
+ * every registered agent's loopback packet with its sender (mnc_skb_mark_of), and ingress names
+ * the peer by that mark, never by the source address, which any local process can choose. So
+ * replies on sockets accepted from another agent's connection are judged as sends to that agent,
+ * and traffic between processes of the same agent is not blocked.
  */
 #include "mnc_maps.bpf.h"
 
@@ -172,8 +175,8 @@ noports:
 static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb, struct mnc_pkt *p)
 {
     struct bpf_sock *sk = 0;
-    if (!p->has_ports)
-        return 0;
+    if (!p->has_ports || !mnc_inet_loopback_unicast(&p->k))
+        return 0; /* broadcast, multicast, or not a loopback address: one lookup is not the receiver */
     /* a constant length per call: Linux 6.1's verifier refuses a length it cannot prove non-zero
      * ("invalid zero-sized read"), which a bounded variable is once both directions inline this */
     int v6 = p->tuple_size == sizeof(p->tuple.ipv6);
@@ -200,6 +203,9 @@ static __always_inline int mnc_skb_judge(struct __sk_buff *skb, int in)
     struct mnc_taint *t = 0;
 
     if (a) {
+        /* egress on lo: the packet carries its sender (mnc_skb_mark_of) for the receiver's ingress */
+        if (!in && skb->ifindex == MNC_LOOPBACK_IFINDEX)
+            skb->mark = mnc_skb_mark_of(a->agent_id);
         t = bpf_map_lookup_elem(&taint, &a->agent_id);
         /* Fast path. An untainted agent's destinations were checked at connect()/sendmsg()
          * with the same untainted rules (base rights for log/memory sinks); these hooks exist
@@ -217,10 +223,13 @@ static __always_inline int mnc_skb_judge(struct __sk_buff *skb, int in)
             cls = (__u32)s->cls;
             id = s->id;
         } else if (a && skb->ifindex == MNC_LOOPBACK_IFINDEX) {
-            struct mnc_agent *peer = mnc_loopback_peer(skb, &p);
-            if (peer) {
+            /* egress: the receiving socket's agent; ingress: the sender's, from the mark */
+            __u32 pid;
+            struct mnc_agent *peer = in ? 0 : mnc_loopback_peer(skb, &p);
+            int known = in ? mnc_skb_mark_agent(skb->mark, &pid) : peer != 0;
+            if (known) {
                 cls = MNC_SINK_AGENT;
-                id = peer->agent_id;
+                id = in ? pid : peer->agent_id;
                 if (id == a->agent_id)
                     return 1; /* between processes of the same agent: no boundary crossed */
             }

@@ -20,7 +20,7 @@
  * rehashed ahead of the outsider - an autobound socket is not rehashed on disconnect and stays
  * in 127.0.0.1's slot.) The pre-taint sweep keeps the agent's own UDP sockets.
  * Verifier: the outsider's socket (the orchestrator, outside the agent's cgroup) reads it.
- * Result: host (cgroup backend, 6.18, 2 CPUs): LEAKED in user and root mode, 4 runs of 4 each;
+ * Result before the fix: host (cgroup backend, 6.18, 2 CPUs): LEAKED in user and root mode, 4 runs of 4 each;
  * positive control verified.
  * Bandwidth: a direct byte channel - the canary itself reaches the outsider - ~64 KiB per
  * datagram, as fast as UDP on lo, from sockets set up once before the taint.
@@ -30,7 +30,10 @@
  * agent controls (SO_REUSEADDR, SO_INCOMING_CPU). The sweep could also disconnect a tainted
  * agent's connected UDP sockets, so that send() meets the sendmsg4 hook (which refuses
  * 127.255.255.255 as unregistered).
- * Status: open ([open]). */
+ * Status: blocked: egress uses its loopback socket lookup only for unicast loopback addresses
+ * (mnc_inet_loopback_unicast: not 127.255.255.255), so the broadcast is judged as an unregistered
+ * destination and dropped; on the lsm backend socket_sendmsg judges the connected peer
+ * 127.255.255.255:Q the same way. */
 #include <arpa/inet.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -121,7 +124,7 @@ static void cleanup(struct atk_ctx *c)
 
 static const struct atk A = {"udp_broadcast_self_peer",
                              "UDP broadcast on lo whose egress lookup names the agent's own decoy socket",
-                             ATK_NO_RECV | ATK_OPEN,
+                             ATK_NO_RECV,
                              NULL,
                              agent,
                              on_sync,

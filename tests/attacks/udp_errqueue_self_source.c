@@ -17,7 +17,7 @@
  * Unlike udp_recvq_self_source the carrier never passes the agent socket's ingress filter (an
  * ICMP error is delivered without sk_filter), so a fix that makes ingress judge the real sender
  * would presumably leave it open (reasoned from the kernel source, not measured).
- * Result: host (cgroup backend, 6.18): LEAKED in user and root mode; positive control verified.
+ * Result before the fix: host (cgroup backend, 6.18): LEAKED in user and root mode; positive control verified.
  * Bandwidth: 4 bits per socket as written (~8 possible), refillable at will; the outsider is
  * paced by ICMP's global rate limit (net.ipv4.icmp_msgs_per_sec 1000, burst 50): 4 bits per
  * 17 errors, about 130 bits/s as written (30 ms per socket), ~250 bits/s at the limit.
@@ -25,7 +25,9 @@
  * agent's port) to a tainted agent - not enough alone: both can be set before the taint; the
  * sweep would have to find and close such sockets. A network namespace per agent
  * (/proc/net/udp and the port space are per namespace) closes the class.
- * Status: open ([open]). */
+ * Status: blocked: a tainted agent may not set IP_RECVERR / IPV6_RECVERR (mnc_sockopt_verdict,
+ * both backends), and mncd's sweep turns them off on the agent's own datagram sockets at each
+ * delivery, which purges the error queue. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -279,7 +281,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 static const struct atk A = {"udp_errqueue_self_source",
                              "ICMP errors an outsider provokes in the agent's name, queued by IP_RECVERR, counted in "
                              "/proc/net/udp rx_queue",
-                             ATK_OPEN,
+                             0,
                              NULL,
                              agent,
                              on_sync,

@@ -488,10 +488,13 @@ static void test_sockopt_verdict(void **state)
         {SOL_SOCKET, SO_REUSEADDR},    {SOL_SOCKET, SO_BROADCAST},    {SOL_SOCKET, SO_KEEPALIVE},
         {SOL_SOCKET, SO_REUSEPORT},    {SOL_SOCKET, SO_RCVTIMEO_OLD}, {SOL_SOCKET, SO_SNDTIMEO_OLD},
         {SOL_SOCKET, SO_RCVTIMEO_NEW}, {SOL_SOCKET, SO_SNDTIMEO_NEW}, {IPPROTO_TCP, TCP_NODELAY},
-        {IPPROTO_IP, IP_RECVERR},      {IPPROTO_IPV6, IPV6_RECVERR},  {IPPROTO_IPV6, IPV6_V6ONLY},
+        {IPPROTO_IPV6, IPV6_V6ONLY},
     };
     /* what sock_diag or /proc/net reports back, and the levels never allowed after the taint */
     static const int refused[][2] = {
+        {IPPROTO_IP, IP_RECVERR}, /* the error queue counts in rx_queue (udp_errqueue_self_source) */
+        {IPPROTO_IPV6, IPV6_RECVERR},
+        {SOL_SOCKET, SO_INCOMING_CPU}, /* a lookup tie-breaker (udp_broadcast_self_peer) */
         {SOL_SOCKET, SO_SNDBUF},
         {SOL_SOCKET, SO_RCVBUF},
         {SOL_SOCKET, SO_SNDBUFFORCE},

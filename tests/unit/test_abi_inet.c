@@ -129,6 +129,69 @@ static const struct {
     {"127.0.0.1", 53, NONE}, /* the IPv6 any-address entry is not IPv4's */
 };
 
+/* the loopback peer shortcut (cgroup_skb) only for unicast loopback addresses */
+static void t_loopback_unicast(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *addr;
+        int want;
+    } cases[] = {
+        {"127.0.0.1", 1},
+        {"127.1.2.3", 1},
+        {"127.255.255.254", 1},
+        {"127.255.255.255", 0},
+        {"127.0.0.0", 0},
+        {"127.10.0.255", 0},
+        {"10.0.0.1", 0},
+        {"224.0.0.1", 0},
+        {"255.255.255.255", 0},
+        {"0.0.0.0", 0},
+        {"::1", 1},
+        {"::", 0},
+        {"ff02::1", 0},
+        {"::ffff:127.0.0.1", 1},
+        {"::ffff:127.255.255.255", 0},
+        {"fe80::1", 0},
+        {"::2", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mnc_inet_key k;
+        memset(&k, 0, sizeof(k));
+        unsigned char a6[16];
+        if (strchr(cases[i].addr, ':')) {
+            assert_int_equal(inet_pton(AF_INET6, cases[i].addr, a6), 1);
+            mnc_inet_key_set6(&k, a6); /* v4-mapped becomes IPv4, as every hook does */
+        } else {
+            k.family = AF_INET;
+            assert_int_equal(inet_pton(AF_INET, cases[i].addr, k.addr), 1);
+        }
+        if (mnc_inet_loopback_unicast(&k) != cases[i].want)
+            fail_msg("%s: want %d", cases[i].addr, cases[i].want);
+    }
+}
+
+/* the sender mark of loopback packets: round trip, ids too large are not marked, foreign marks
+ * (0, another tag) name no agent */
+static void t_skb_mark(void **state)
+{
+    (void)state;
+    __u32 id = 77;
+    static const __u32 ids[] = {0, 1, 2, 4242, 0xffff};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        __u32 m = mnc_skb_mark_of(ids[i]);
+        assert_int_equal(mnc_skb_mark_agent(m, &id), 1);
+        assert_int_equal(id, ids[i]);
+    }
+    assert_int_equal(mnc_skb_mark_of(0x10000), 0);
+    assert_int_equal(mnc_skb_mark_of(MNC_SELFTEST_AGENT_BASE | 5), 0);
+    id = 77;
+    assert_int_equal(mnc_skb_mark_agent(0, &id), 0);
+    assert_int_equal(mnc_skb_mark_agent(0x12340001, &id), 0);
+    assert_int_equal(mnc_skb_mark_agent(0xffffffff, &id), 0);
+    assert_int_equal(id, 77);
+}
+
 static void t_lookup_order(void **state)
 {
     (void)state;
@@ -189,9 +252,8 @@ static void t_lookup_steps(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(t_normalise),
-        cmocka_unit_test(t_lookup_steps),
-        cmocka_unit_test(t_lookup_order),
+        cmocka_unit_test(t_normalise),        cmocka_unit_test(t_lookup_steps), cmocka_unit_test(t_lookup_order),
+        cmocka_unit_test(t_loopback_unicast), cmocka_unit_test(t_skb_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -503,19 +504,92 @@ static tent *inet_find(ctx *c, uint32_t ino)
  * mncd reads, and the delivery is refused rather than delivered onto a queue nobody emptied. */
 #define DRAIN_MAX 65536
 
-/* A tainted agent's own datagram socket (UDP, UDP-Lite, ping): the datagrams queued on it are
- * dropped. Why: how many of them the agent reads after the delivery is visible to every user
- * (/proc/net/udp rx_queue, sock_diag), and an outsider could have queued them while the agent was
- * untainted (attack udp_recvq_filled_before). After the taint cgroup_skb/ingress admits only
- * peers the agent may send to, so what is queued once this drain ran came from those. The agent
- * loses the datagrams that arrived before the delivery and that it had not read (UDP promises no
- * delivery; DNS and QUIC retransmit). */
-static void drain_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
+/* Disconnects a tainted agent's own connected datagram socket whose peer its taint disallows
+ * (sock_inet, as connect4/6 judge; a peer agent's unregistered port counts as external here).
+ * Why: on a connected socket send() meets no sendmsg4 hook, so the socket is state the agent
+ * changes unjudged: a cork it grows (tx_queue, udp_cork_pending) and a connection it may drop
+ * (AF_UNSPEC: state and rem_address, udp_disconnect_state); egress only drops the packets.
+ * Disconnected, a send needs an address again, which sendmsg4 judges. */
+static void disconnect_own_datagram(ctx *c, const sfd *s, int fd, uint32_t ino, bool in_flight)
 {
-    int type = 0;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    socklen_t sl = sizeof(ss);
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return; /* not connected */
+    struct mnc_inet_key k;
+    memset(&k, 0, sizeof(k));
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *si = (const struct sockaddr_in *)&ss;
+        k.family = AF_INET;
+        memcpy(k.addr, &si->sin_addr, 4);
+        k.port = ntohs(si->sin_port);
+        inet_ntop(AF_INET, &si->sin_addr, ip, sizeof(ip));
+    } else if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *si = (const struct sockaddr_in6 *)&ss;
+        mnc_inet_key_set6(&k, si->sin6_addr.s6_addr);
+        k.port = ntohs(si->sin6_port);
+        inet_ntop(AF_INET6, &si->sin6_addr, ip, sizeof(ip));
+    } else {
+        return;
+    }
+    unsigned cls = MNC_SINK_EXTERNAL;
+    uint32_t id = MNC_ID_NONE;
+    struct mnc_sink sk;
+    if (mnc_inet_sink_lookup(c->sock_inet, &k, &sk) == 0) {
+        cls = sk.cls;
+        id = sk.id;
+    }
+    unsigned r = mnc_decide(c->t, cls, id);
+    if (mnc_kreason_allows(r))
+        return;
+    mncd_sweep_act a = {.pid = s->pid,
+                        .fd = in_flight ? -1 : s->fd,
+                        .ino = ino,
+                        .action = "disconnect",
+                        .kind = "udp",
+                        .reason = r,
+                        .dst_cls = cls,
+                        .dst_id = id,
+                        .why = "a connected datagram socket sends without the sendmsg hook"};
+    snprintf(a.peer, sizeof(a.peer), ss.ss_family == AF_INET ? "%s:%u" : "[%s]:%u", ip, k.port);
+    struct sockaddr un = {.sa_family = AF_UNSPEC};
+    if (connect(fd, &un, sizeof(un)) != 0)
+        a.err = errno;
+    mncd_judge_report(c, &a);
+}
+
+/* A tainted agent's own datagram socket (UDP, UDP-Lite, ping), before the delivery:
+ *   - a pending cork (MSG_MORE, UDP_CORK) is pushed out (UDP_CORK off), through egress, which
+ *     judges it with the new taint: its length is tx_queue, data appended to it meets no hook;
+ *   - IP_RECVERR / IPV6_RECVERR off, which purges the error queue: it counts in rx_queue, and an
+ *     outsider can fill it with ICMP errors in the agent's name (udp_errqueue_self_source); a
+ *     tainted agent may not set them again (mnc_sockopt_verdict);
+ *   - connected to a peer the taint disallows: disconnected (disconnect_own_datagram);
+ *   - the datagrams queued on it are dropped: how many of them the agent reads after the
+ *     delivery is visible to every user (/proc/net/udp rx_queue, sock_diag), and an outsider
+ *     could have queued them while the agent was untainted (udp_recvq_filled_before). After the
+ *     taint cgroup_skb/ingress admits only peers the agent may send to.
+ * The agent loses the datagrams that arrived before the delivery and that it had not read (UDP
+ * promises no delivery; DNS and QUIC retransmit) and a cork it had not finished. */
+static void settle_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
+{
+    int type = 0, dom = 0, proto = 0, off = 0;
     socklen_t l = sizeof(type);
     if (!c->t->tainted || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) != 0 || type != SOCK_DGRAM)
         return;
+    l = sizeof(dom);
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
+    l = sizeof(proto);
+    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+    /* errors are ignored: a ping socket has no UDP_CORK, an IPv4 socket no IPV6_RECVERR */
+    if (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE)
+        (void)setsockopt(fd, IPPROTO_UDP, UDP_CORK, &off, sizeof(off));
+    (void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &off, sizeof(off));
+    if (dom == AF_INET6)
+        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &off, sizeof(off));
+    disconnect_own_datagram(c, s, fd, ino, in_flight);
     long n = 0;
     char b;
     int err = 0, errs = 0;
@@ -534,9 +608,6 @@ static void drain_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, cons
     }
     if (n == 0 && !err)
         return;
-    int proto = 0;
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
     char w[160];
     snprintf(w, sizeof(w),
              "%s%s%ld datagram(s) queued before the delivery dropped: how many the agent reads is "
@@ -567,7 +638,7 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     if (own) {
         if (e && e->has_cg)
             own_remember(c->agent, ino);
-        drain_own_datagrams(c, s, fd, ino, why, in_flight);
+        settle_own_datagrams(c, s, fd, ino, why, in_flight);
         return;
     }
     c->st->foreign++;
