@@ -36,6 +36,6 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"direct_udp4_unspec", "UDP sendto 127.0.0.1 with sin_family AF_UNSPEC", 0, NULL, agent, NULL,
-                             NULL,                 NULL};
+static const struct atk A = {
+    "direct_udp4_unspec", "UDP sendto 127.0.0.1 with sin_family AF_UNSPEC", 0, NULL, agent, NULL, NULL, NULL};
 ATK_MAIN(A)

@@ -16,7 +16,11 @@
  * them: sock_diag INET_DIAG_CGROUP_ID), as it does for the agent's own fds. The lsm backend
  * blocks it (socket_sendmsg refuses the fd passed out, and judges the tainted sender, not the
  * socket's creator): a known limit of the cgroup backend ([limit:cgroup]; docs/threat-model.md,
- * "Open byte channels", the fds-passed-out row). */
+ * "Open byte channels", the fds-passed-out row). Since mncd's sweep disconnects a tainted
+ * agent's own datagram sockets connected to a peer its taint disallows (an unregistered one
+ * here), this UDP instance ends at send(A): EDESTADDRREQ; the class stays open on the cgroup
+ * backend (a TCP connection between two sockets made in the agent's cgroup, one end handed out,
+ * is still "same agent" to egress and the sweep), so the flag stays. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -430,13 +430,19 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
         c->st->foreign++;
         a.why = "created outside the agent";
         a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if (mnc_kreason_allows(a.reason) || (!e->peer && (e->shut & 2))) {
-            c->st->kept += mnc_kreason_allows(a.reason); /* else: shut for sending by an earlier sweep */
+        /* a named datagram socket receives from anyone who knows its name: how many of an
+         * outsider's datagrams the agent reads shows in UNIX_DIAG_RQLEN (unix_dgram_rqlen_given),
+         * so it is shut for receiving too (senders then get EPIPE) and drained */
+        bool named_dgram = !e->peer && e->type == SOCK_DGRAM && e->namelen;
+        int how = e->peer || named_dgram ? SHUT_RDWR : SHUT_WR;
+        int done = how == SHUT_RDWR ? 3 : 2; /* e->shut: RCV 1, SEND 2 */
+        if (mnc_kreason_allows(a.reason) || (!e->peer && (e->shut & done) == done)) {
+            c->st->kept += mnc_kreason_allows(a.reason); /* else: shut by an earlier sweep */
             peek_unix(c, s, e, fd);
             return;
         }
-        shut_unix(c, &a, e, fd, e->peer ? SHUT_RDWR : SHUT_WR);
-        if (!e->peer)
+        shut_unix(c, &a, e, fd, how);
+        if (how == SHUT_WR)
             peek_unix(c, s, e, fd);
         return;
     }
