@@ -87,8 +87,7 @@ static __always_inline int mnc_ports_proto(__u8 p)
 
 /* Returns 0 if the headers were read, -1 otherwise (then the caller treats the peer as
  * unregistered, the strictest class for a tainted agent). `in`: the packet is incoming, so the
- * peer is its source; the lookup tuple is then reversed, since bpf_sk_lookup_* finds the socket a
- * packet with that tuple would be delivered to. */
+ * peer is its source (the tuple, used by egress's loopback lookup only, is then the reverse). */
 static __always_inline int mnc_parse(struct __sk_buff *skb, struct mnc_pkt *p, int in)
 {
     __u32 off;
@@ -170,8 +169,8 @@ noports:
     return 0;
 }
 
-/* Loopback only: the agent that owns the peer's socket (the receiver on egress, the sender on
- * ingress), or NULL. */
+/* Egress on loopback only: the agent that owns the receiving socket, or NULL. (Ingress never
+ * looks the sender up: its source address is the sender's choice; it reads egress's mark.) */
 static __always_inline struct mnc_agent *mnc_loopback_peer(struct __sk_buff *skb, struct mnc_pkt *p)
 {
     struct bpf_sock *sk = 0;
