@@ -1783,3 +1783,63 @@ void atkv_udp_recvq_on_sync(struct atk_ctx *c, const char *tag)
         atk_evidence(c, "uid 65534 read the canary from the receive queues of the agent's UDP sockets (/proc/net/udp "
                         "rx_queue: how many datagrams it read)");
 }
+
+/* ---- unix sock_diag, every socket of one type (the *_rqlen attacks) */
+int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap)
+{
+    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (s < 0)
+        return -1;
+    struct {
+        struct nlmsghdr h;
+        struct unix_diag_req r;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+        .r = {.sdiag_family = AF_UNIX,
+              .udiag_states = ~0u,
+              .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
+    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+        close(s);
+        return -1;
+    }
+    static char buf[1 << 16];
+    int n = 0;
+    for (;;) {
+        ssize_t r = recv(s, buf, sizeof(buf), 0);
+        if (r <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)r); h = NLMSG_NEXT(h, r)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                close(s);
+                return n;
+            }
+            const struct unix_diag_msg *m = NLMSG_DATA(h);
+            if (m->udiag_type != type || n >= cap)
+                continue;
+            struct atkv_unix_diag u = {.ino = m->udiag_ino};
+            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+                if (at->rta_type == UNIX_DIAG_NAME && RTA_PAYLOAD(at) <= sizeof(u.name)) {
+                    u.namelen = (int)RTA_PAYLOAD(at);
+                    memcpy(u.name, RTA_DATA(at), (size_t)u.namelen);
+                } else if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
+                    memcpy(&u.peer, RTA_DATA(at), 4);
+                else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
+                    u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
+                else if (at->rta_type == UNIX_DIAG_UID && RTA_PAYLOAD(at) >= 4) {
+                    memcpy(&u.uid, RTA_DATA(at), 4);
+                    u.has_uid = 1;
+                }
+            }
+            out[n++] = u;
+        }
+    }
+    close(s);
+    return n;
+}
+
+int atkv_unix_diag_cmp(const void *a, const void *b)
+{
+    const struct atkv_unix_diag *x = a, *y = b;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}

@@ -331,4 +331,18 @@ int atkv_unix_streams(struct atkv_unix_sock *out, int cap);
 int atkv_udp_recvq_agent(struct atk_ctx *c, char when);
 void atkv_udp_recvq_on_sync(struct atk_ctx *c, const char *tag);
 
+/* mncd_reply_rqlen, unix_dgram_rqlen_*, unix_stream_pretaint_rqlen: every UNIX socket of type
+ * `type` in the network namespace as any user dumps it over NETLINK_SOCK_DIAG, with its name,
+ * peer inode, receive-queue length (UNIX_DIAG_RQLEN: a stream's queued bytes, a datagram
+ * socket's head datagram's length) and owner uid. At most cap into out; the count, or -1.
+ * atkv_unix_diag_cmp orders them by inode (qsort). */
+struct atkv_unix_diag {
+    uint32_t ino, uid, rq, peer;
+    int has_uid;
+    char name[108];
+    int namelen;
+};
+int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap);
+int atkv_unix_diag_cmp(const void *a, const void *b);
+
 #endif

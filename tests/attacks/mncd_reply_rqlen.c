@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 #define MR_CONNS 15 /* one to measure, then one per canary byte */
 
@@ -64,74 +64,13 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-struct mr_sock {
-    uint32_t ino, uid, rq, peer;
-    int has_uid;
-};
-
-static int mr_dump(struct mr_sock *out, int cap)
-{
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct unix_diag_req r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_UNIX,
-              .udiag_states = ~0u,
-              .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int n = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return n;
-            }
-            const struct unix_diag_msg *m = NLMSG_DATA(h);
-            if (m->udiag_type != SOCK_STREAM || n >= cap)
-                continue;
-            struct mr_sock u = {.ino = m->udiag_ino};
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
-                    memcpy(&u.peer, RTA_DATA(at), 4);
-                else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
-                    u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
-                else if (at->rta_type == UNIX_DIAG_UID && RTA_PAYLOAD(at) >= 4) {
-                    memcpy(&u.uid, RTA_DATA(at), 4);
-                    u.has_uid = 1;
-                }
-            }
-            out[n++] = u;
-        }
-    }
-    close(s);
-    return n;
-}
-
-static int mr_cmp(const void *a, const void *b)
-{
-    const struct mr_sock *x = a, *y = b;
-    return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static uint32_t before[8192];
 static int nbefore;
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct mr_sock all[8192], q[64];
-    int k = mr_dump(all, 8192), nq = 0;
+    static struct atkv_unix_diag all[8192], q[64];
+    int k = atkv_unix_dump(SOCK_STREAM, all, 8192), nq = 0;
     for (int i = 0; i < k && nq < 64; i++) {
         int old = 0;
         for (int b = 0; b < nbefore && !old; b++)
@@ -139,7 +78,7 @@ static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
         if (!old && all[i].has_uid && all[i].uid == (uint32_t)c->agent_uid && all[i].rq > 0 && all[i].peer)
             q[nq++] = all[i];
     }
-    qsort(q, (size_t)nq, sizeof(q[0]), mr_cmp);
+    qsort(q, (size_t)nq, sizeof(q[0]), atkv_unix_diag_cmp);
     char msg[MR_CONNS + 1] = {0};
     unsigned unit = nq > 0 ? q[0].rq : 0;
     for (int i = 1; unit && i < nq && i <= MR_CONNS - 1 && i - 1 < (int)sizeof(msg) - 1; i++)
@@ -152,8 +91,8 @@ static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        static struct mr_sock all[8192];
-        int n = mr_dump(all, 8192);
+        static struct atkv_unix_diag all[8192];
+        int n = atkv_unix_dump(SOCK_STREAM, all, 8192);
         nbefore = 0;
         for (int i = 0; i < n; i++)
             before[nbefore++] = all[i].ino;

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 #define UQ_SOCKS 56 /* one per 2-bit chunk of the 14-character canary */
 #define UQ_N 4
@@ -81,78 +81,14 @@ static int agent(struct atk_ctx *c)
 }
 
 /* ---- unix sock_diag: datagram sockets (inode, uid, abstract name, rqlen) */
-struct uq_sock {
-    uint32_t ino, uid, rq;
-    int has_uid;
-    char name[108];
-    int namelen;
-};
-
-static int uq_dump(struct uq_sock *out, int cap)
-{
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct unix_diag_req r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_UNIX,
-              .udiag_states = ~0u,
-              .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int n = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return n;
-            }
-            const struct unix_diag_msg *m = NLMSG_DATA(h);
-            if (m->udiag_type != SOCK_DGRAM || n >= cap)
-                continue;
-            struct uq_sock u = {.ino = m->udiag_ino};
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type == UNIX_DIAG_NAME && RTA_PAYLOAD(at) <= sizeof(u.name)) {
-                    u.namelen = (int)RTA_PAYLOAD(at);
-                    memcpy(u.name, RTA_DATA(at), (size_t)u.namelen);
-                } else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
-                    u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
-                else if (at->rta_type == UNIX_DIAG_UID && RTA_PAYLOAD(at) >= 4) {
-                    memcpy(&u.uid, RTA_DATA(at), 4);
-                    u.has_uid = 1;
-                }
-            }
-            out[n++] = u;
-        }
-    }
-    close(s);
-    return n;
-}
-
-static int uq_cmp(const void *a, const void *b)
-{
-    const struct uq_sock *x = a, *y = b;
-    return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static uint32_t before[8192];
 static int nbefore;
 
 /* the agent's new autobound datagram sockets, ordered by inode */
-static int agent_socks(struct atk_ctx *c, struct uq_sock *out, int cap)
+static int agent_socks(struct atk_ctx *c, struct atkv_unix_diag *out, int cap)
 {
-    static struct uq_sock all[8192];
-    int n = uq_dump(all, 8192), k = 0;
+    static struct atkv_unix_diag all[8192];
+    int n = atkv_unix_dump(SOCK_DGRAM, all, 8192), k = 0;
     for (int i = 0; i < n && k < cap; i++) {
         int old = 0;
         for (int b = 0; b < nbefore && !old; b++)
@@ -162,13 +98,13 @@ static int agent_socks(struct atk_ctx *c, struct uq_sock *out, int cap)
             continue; /* autobind: "\0" + 5 hex digits */
         out[k++] = all[i];
     }
-    qsort(out, (size_t)k, sizeof(out[0]), uq_cmp);
+    qsort(out, (size_t)k, sizeof(out[0]), atkv_unix_diag_cmp);
     return k;
 }
 
 static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct uq_sock a[UQ_SOCKS];
+    static struct atkv_unix_diag a[UQ_SOCKS];
     int k = agent_socks(c, a, UQ_SOCKS), err = 0, sent = 0;
     static char fill[64];
     for (int i = 0; i < k; i++) {
@@ -197,7 +133,7 @@ static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct uq_sock a[UQ_SOCKS];
+    static struct atkv_unix_diag a[UQ_SOCKS];
     int k = agent_socks(c, a, UQ_SOCKS);
     char msg[UQ_SOCKS / 4 + 1] = {0};
     for (int j = 0; j < k && j / 4 < (int)sizeof(msg) - 1; j++) {
@@ -213,8 +149,8 @@ static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        static struct uq_sock all[8192];
-        int n = uq_dump(all, 8192);
+        static struct atkv_unix_diag all[8192];
+        int n = atkv_unix_dump(SOCK_DGRAM, all, 8192);
         nbefore = 0;
         for (int i = 0; i < n; i++)
             before[nbefore++] = all[i].ino;
