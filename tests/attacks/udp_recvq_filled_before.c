@@ -8,9 +8,9 @@
  * Blocked on the cgroup backend by mncd's sweep at the delivery (sockjudge.c,
  * drain_own_datagrams): with the agent frozen and its taint already in the map, every datagram
  * queued on its own UDP/ping sockets (held or in flight) is dropped, so the queues are empty when
- * the agent gets the object and cgroup_skb/ingress admits no outsider afterwards. The lsm backend
- * runs no sweep: [limit:lsm] (README "Known limits"; docs/threat-model.md). Bandwidth there:
- * about 8 bits per UDP socket the agent held with a queue at its taint (log2 of the datagrams a
+ * the agent gets the object and cgroup_skb/ingress admits no outsider afterwards. On the lsm
+ * backend by the same drain in its settle-only sweep (sockscan.h). Bandwidth without it: about
+ * 8 bits per UDP socket the agent held with a queue at its taint (log2 of the datagrams a
  * receive buffer holds), up to its fd limit, once (a queue cannot be refilled after the taint;
  * reading it down over time, at most one bit per queued datagram). */
 #include "atk_variants.h"
@@ -19,7 +19,7 @@ static int agent(struct atk_ctx *c) { return atkv_udp_recvq_agent(c, 'F'); }
 
 static const struct atk A = {"udp_recvq_filled_before",
                              "rx_queue of UDP sockets filled before the taint, read from after it",
-                             ATK_NO_RECV | ATK_LIMIT_LSM,
+                             ATK_NO_RECV,
                              NULL,
                              agent,
                              atkv_udp_recvq_on_sync,

@@ -12,6 +12,11 @@
  * queued.
  * Result: host (cgroup backend, 6.18): BLOCKED in user and root mode (the helper's writes fail
  * with EPIPE on every connection; the agent reads nothing); positive control verified.
+ * Guest (lsm backend, 6.1): counted BLOCKED while the guest had no unix_diag module (a blind
+ * verifier); with the module loaded it LEAKED in both modes: the lsm backend judged the
+ * agent's sends on those connections but nothing the outsider wrote INTO them. mncd's sweep now
+ * runs on the lsm backend too, for what can reach the agent (sockscan.h), and shuts them there
+ * as on the cgroup backend.
  * Bandwidth if open: ~17 bits per connection (a stream's receive buffer), refillable. */
 #include <fcntl.h>
 #include <grp.h>

@@ -58,7 +58,8 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
 
 /* After the taint map update and before the object leaves mncd: connections the agent made
  * while its taint was looser are judged with the new taint; disallowed ones are shut. The
- * lsm backend re-checks every send in the kernel and needs none of this. Fails closed. */
+ * lsm backend re-checks every send in the kernel: there the sweep only closes what can still
+ * reach the agent (sockscan.h). Fails closed. */
 /* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
  * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
  * also holds. Nothing can take the fd back: the delivery is refused. */
@@ -115,8 +116,9 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
     if (r == 0 && n == 0)
         return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
-    if (r == 0 && kk->backend != MNC_BACKEND_CGROUP)
-        return fdscan(d, agent, o, op, cgs, n); /* lsm: sends, and fds received, judged in the kernel */
+    /* lsm: sends, connects and fds received are judged in the kernel; the sweep acts on what
+     * can still reach the agent (sockscan.h, "On the lsm backend") */
+    bool lsm = kk->backend != MNC_BACKEND_CGROUP;
     /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan: an fd
      * the agent moves between its fd table and its own socket queue would otherwise be in the
      * table during the peek and in flight during the scan (attack fd_pingpong_race). */
@@ -126,7 +128,7 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     if (r == 0 && !fz)
         r = -ENOMEM;
     if (r == 0 && mncd_freeze(cgs, n, fz, &nfz, err, sizeof(err)) == 0 &&
-        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
+        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
         int rc = d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
         mncd_thaw(fz, nfz);

@@ -694,7 +694,8 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     }
     if (shutdown(fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
         a.err = errno;
-    if (mncd_judge_report(c, &a) != 0 || a.err || type != SOCK_STREAM)
+    /* lsm: a send on it is judged by the sending task, and connect(AF_UNSPEC) too: shut stays */
+    if (mncd_judge_report(c, &a) != 0 || a.err || type != SOCK_STREAM || c->lsm)
         return;
     mncd_sweep_act b = a;
     b.action = "refuse";
@@ -728,7 +729,7 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
     if (dom != AF_UNIX) {
         struct stat st;
-        if ((dom == AF_NETLINK && proto == 0 /* NETLINK_ROUTE: what the agent may open itself */) ||
+        if (c->lsm || (dom == AF_NETLINK && proto == 0 /* NETLINK_ROUTE: what the agent may open itself */) ||
             (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1))
             return;
         c->st->foreign++;
@@ -811,7 +812,8 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
         return;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        judge_inflight_other(c, s, fd, &st);
+        if (!c->lsm) /* lsm: file_receive judges it when the agent takes it */
+            judge_inflight_other(c, s, fd, &st);
         return;
     }
     int dom = 0, type = 0;
@@ -849,8 +851,8 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
     int proto = 0;
     l = sizeof(proto);
     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    if (dom == AF_NETLINK && proto == 0)
-        return;
+    if ((dom == AF_NETLINK && proto == 0) || c->lsm)
+        return; /* lsm: every send on it is judged by the sending task */
     a.kind = dom == AF_NETLINK ? "netlink" : "socket";
     a.action = "refuse";
     a.refuse = true;

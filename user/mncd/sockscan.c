@@ -34,7 +34,7 @@
 
 /* ---- the sweep */
 
-int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg,
+int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg, bool lsm,
                mncd_sweep_fn fn, void *fctx, mncd_sweep_stats *st, char *err, size_t errlen)
 {
     mncd_sweep_stats dummy;
@@ -51,6 +51,7 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
              .t = t,
              .cgs = cgs,
              .ncg = ncg,
+             .lsm = lsm,
              .sock_unix = -1,
              .sock_inet = -1,
              .fn = fn,
@@ -147,8 +148,8 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
     free(interest.v);
     if (c.failed && !c.err[0])
         mnc_errf(err, errlen, 0, "out of memory");
-    if (!c.failed)
-        mncd_judge_tcp(&c, cgs, ncg);
+    if (!c.failed && !lsm)
+        mncd_judge_tcp(&c, cgs, ncg); /* lsm: socket_sendmsg judges each send, ingress each reply */
     rc = c.failed ? -1 : 0;
 out:
     mncd_thaw(fz, nfz);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* sockscan.h - mncd's sweep of a tainted agent's EXISTING sockets (cgroup backend only).
+/* sockscan.h - mncd's sweep of a tainted agent's EXISTING sockets (both backends; on the lsm
+ * backend only what can still reach the agent, "On the lsm backend" below).
  *
  * Why: the cgroup backend's sock_addr hooks judge a UNIX destination at connect() and at
  * sendto() with an address. A UNIX stream/seqpacket connection, a connected datagram socket or
@@ -53,6 +54,17 @@
  * Files in flight are not judged.
  * Every action and refusal is one mncd_sweep_fn call. See docs/kernel.md, "Pre-taint
  * connections".
+ *
+ * On the lsm backend (lsm true) the kernel judges every send, connect and fd received by the
+ * task that does it, so a connection of the agent's leads nowhere it may not send. What no send
+ * hook sees is what reaches the agent: bytes an outsider queued before the taint, or writes on
+ * a connection, listener or socket handed in from outside after it; how much of them the agent
+ * reads shows in sock_diag (udp_recvq_filled_before, unix_stream_pretaint_rqlen,
+ * unix_dgram_rqlen_given). So the UNIX judgment above runs unchanged (shut and drained), the
+ * agent's own datagram IP sockets are settled, and foreign IP sockets are shut; left out, as the
+ * hooks cover them: the TCP aborts of the agent's own connections (socket_sendmsg, ingress), the
+ * refusal for a foreign TCP socket (connect(AF_UNSPEC) is judged there), and the refusals for
+ * sockets of other families and for non-socket fds in flight (file_receive).
  */
 #ifndef MNCD_SOCKSCAN_H
 #define MNCD_SOCKSCAN_H
@@ -122,8 +134,9 @@ typedef int (*mncd_sweep_fn)(void *ctx, const mncd_sweep_act *a);
  * duration (a cgroup that was already frozen stays frozen), so no process forks, moves an fd,
  * accepts or sends meanwhile. Returns 0 when every disallowed connection was handled; -1 with
  * a one-line reason in err when the enumeration, the freeze or any action failed (fail closed:
- * the caller refuses the delivery). Needs root (pidfd_getfd, sock_diag, SOCK_DESTROY). */
-int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg,
+ * the caller refuses the delivery). Needs root (pidfd_getfd, sock_diag, SOCK_DESTROY).
+ * lsm: the lsm backend's part only (above). */
+int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg, bool lsm,
                mncd_sweep_fn fn, void *ctx, mncd_sweep_stats *st, char *err, size_t errlen);
 
 #endif

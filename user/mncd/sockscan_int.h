@@ -71,6 +71,7 @@ typedef struct ctx {
     diag g;
     scan sc;
     mncd_hostscan hs;
+    bool lsm;          /* the lsm backend: sends are judged in the kernel (sockscan.h) */
     bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
     char out_what[128];
     mncd_sweep_fn fn;

@@ -1213,8 +1213,41 @@ static int listen_forever(const char *path)
         pause();
 }
 
+/* A UDP socket bound to 127.0.0.1:port that stays until killed and never reads: what is
+ * queued on it stays there (rx_queue in /proc/net/udp) unless someone drains it. */
+static int hold_udp(const char *port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        perror("hold-udp");
+        return 1;
+    }
+    for (;;)
+        pause();
+}
+
+/* n one-byte datagrams to 127.0.0.1:port; exit 0 if every send succeeded. */
+static int send_udp(const char *port, int n)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int sent = 0;
+    for (int i = 0; fd >= 0 && i < n; i++)
+        sent += sendto(fd, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1;
+    if (fd >= 0)
+        close(fd);
+    return sent == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "hold-udp") == 0)
+        return hold_udp(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "send-udp") == 0)
+        return send_udp(argv[2], atoi(argv[3]));
     if (argc >= 2 && strcmp(argv[1], "probe") == 0)
         return probe(argc, argv);
     if (argc == 3 && strcmp(argv[1], "listen-unix") == 0)
@@ -1223,6 +1256,6 @@ int main(int argc, char **argv)
         return scenario();
     if (argc == 2 && strcmp(argv[1], "trap") == 0)
         return trap();
-    fprintf(stderr, "usage: mnc-vmtest scenario|trap|probe ...|listen-unix PATH\n");
+    fprintf(stderr, "usage: mnc-vmtest scenario|trap|probe ...|listen-unix PATH|hold-udp PORT|send-udp PORT N\n");
     return 2;
 }
