@@ -781,6 +781,8 @@ static int run_agent(struct atk_ctx *c, int phase)
             argv[n++] = (char *)env("ATK_ROOTFLAG");
         if (a->flags & ATK_SERVER)
             argv[n++] = "--server";
+        if (strcmp(c->mode, "netns") == 0)
+            argv[n++] = "--netns";
         /* no --stdio passthrough: the relay is on for every attack (control lines go to the
          * control file, not stdout), and the launcher's stdout/stderr are verified (check_stdio) */
         argv[n++] = "--";
@@ -1688,9 +1690,9 @@ int atk_main(const struct atk *a, int argc, char **argv)
         return r;
     }
     if (argc >= 2 && strcmp(argv[1], "--describe") == 0) {
-        printf("%s: %s%s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
+        printf("%s: %s%s%s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
                (a->flags & ATK_LIMIT_CGROUP) ? " [limit:cgroup]" : "", (a->flags & ATK_LIMIT_LSM) ? " [limit:lsm]" : "",
-               (a->flags & ATK_OPEN) ? " [open]" : "");
+               (a->flags & ATK_OPEN) ? " [open]" : "", (a->flags & ATK_NETNS) ? " [netns]" : "");
         return 0;
     }
     return orchestrate(a, &c);

@@ -59,6 +59,10 @@
 #define ATK_OPEN 0x800
 /* a known limit of the lsm backend (README, "Known limits"), as ATK_LIMIT_CGROUP for that one */
 #define ATK_LIMIT_LSM 0x1000
+/* a channel `mncctl run --netns` closes (a network namespace per agent: sock_diag answers per
+ * namespace): run-attacks also runs it in mode "netns" (the default uid plus --netns), where it
+ * is counted like any other attack, whatever its other flags */
+#define ATK_NETNS 0x2000
 
 struct atk_ctx;
 

@@ -111,7 +111,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 static const struct atk A = {"mncd_reply_rqlen",
                              "mncd's unread answers queued on the agent's connections to mncd, read through unix_diag "
                              "RQLEN",
-                             ATK_OPEN,
+                             ATK_OPEN | ATK_NETNS,
                              NULL,
                              agent,
                              on_sync,

@@ -9,7 +9,7 @@
  * drain_own_datagrams): with the agent frozen and its taint already in the map, every datagram
  * queued on its own UDP/ping sockets (held or in flight) is dropped, so the queues are empty when
  * the agent gets the object and cgroup_skb/ingress admits no outsider afterwards. On the lsm
- * backend by the same drain in its settle-only sweep (sockscan.h). Bandwidth without it: about
+ * backend by the same drain: mncd's sweep runs there too (sockscan.h). Bandwidth without it: about
  * 8 bits per UDP socket the agent held with a queue at its taint (log2 of the datagrams a
  * receive buffer holds), up to its fd limit, once (a queue cannot be refilled after the taint;
  * reading it down over time, at most one bit per queued datagram). */

@@ -29,8 +29,8 @@
  * namespace per agent (unix_diag and abstract names are per namespace).
  * Status: blocked on the cgroup backend: mncd's sweep now shuts a NAMED unconnected datagram
  * socket created outside the agent both ways (SHUT_RDWR, then drained): the outsider's later
- * datagrams get EPIPE. The lsm backend judges no datagram sent INTO an agent either; its
- * settle-only sweep (sockscan.h) does the same shut and drain there. */
+ * datagrams get EPIPE. The lsm backend judges no datagram sent INTO an agent either;
+ * mncd's sweep (sockscan.h, "On the lsm backend") does the same shut and drain there. */
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>

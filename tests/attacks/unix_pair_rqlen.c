@@ -80,7 +80,7 @@ static void on_sync(struct atk_ctx *c, const char *tag) { atk_verify_as_nobody(c
 
 static const struct atk A = {"unix_pair_rqlen",
                              "bytes queued in the agent's own socketpairs, read through unix sock_diag",
-                             ATK_LIMIT_CGROUP,
+                             ATK_LIMIT_CGROUP | ATK_NETNS,
                              NULL,
                              agent,
                              on_sync,

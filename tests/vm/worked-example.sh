@@ -58,7 +58,7 @@ W=$W; OID=$OID
 r=\$(mnc-vmtest probe connect-unix \$W/external.sock)
 ok "\$([ "\$r" = ok ] && echo 1)" "untainted coordinator: direct connect() to the external socket allowed: \$r (control)"
 # a UDP socket of the coordinator's own with 3 datagrams queued while it is untainted: how many
-# it reads after the taint would show in rx_queue, so mncd's settle-only sweep drains it at the
+# it reads after the taint would show in rx_queue, so mncd's sweep (lsm: what can reach the agent) drains it at the
 # delivery (udp_recvq_filled_before). 47011 = 0xB7A3.
 rxq() { awk '\$2 ~ /:B7A3\$/ { split(\$5, q, ":"); print q[2] }' /proc/net/udp; }
 mnc-vmtest hold-udp 47011 &
@@ -70,7 +70,7 @@ ok "\$([ -n "\$q0" ] && [ "\$q0" != 00000000 ] && echo 1)" "untainted coordinato
 r=\$(mncctl --json recv 2>&1)
 ok "\$(has "\$r" 'Thu 10:00' && ! has "\$r" 'oncology' && echo 1)" "coordinator receives the receipt (taint lands before delivery)"
 q1=\$(rxq)
-ok "\$([ "\$q1" = 00000000 ] && echo 1)" "after the delivery its UDP receive queue is empty: rx_queue \$q1 (settle-only sweep, lsm)"
+ok "\$([ "\$q1" = 00000000 ] && echo 1)" "after the delivery its UDP receive queue is empty: rx_queue \$q1 (mncd's sweep, lsm)"
 ok "\$(grep -q 'drain (3 datagram(s) queued before the delivery dropped' \$W/state/audit.jsonl && echo 1)" "the drain is audited (kernel.sweep: drain (3 datagram(s) ...)"
 kill \$HPID
 r=\$(mncctl --json forward \$OID external 2>&1)

@@ -2,8 +2,8 @@
 /* cmd_run.c - `mncctl run`: launch an agent under kernel enforcement.
  *
  *   mncctl [--socket PATH] run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]...
- *          [--keep-fd N]... [--uid N | --as-root] [--server] [--pin-root DIR] [--kernel-only]
- *          -- CMD [ARGS...]
+ *          [--keep-fd N]... [--uid N | --as-root] [--server] [--netns] [--pin-root DIR]
+ *          [--kernel-only] -- CMD [ARGS...]
  *
  * 1. Opens the pinned kernel state (refuses if the programs are not attached: an agent never
  *    runs unenforced by accident).
@@ -234,7 +234,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
 
 #define RUN_USAGE                                                                                                      \
     "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "                      \
-    "[--uid N | --as-root] [--server] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] -- CMD..."
+    "[--uid N | --as-root] [--server] [--netns] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] "         \
+    "-- CMD..."
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -250,7 +251,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 static int cmd_run(int argc, char **argv, const mncctl_global *g)
 {
     const char *agent = NULL, *root = NULL;
-    bool kernel_only = false, as_root = false, server = false, uid_given = false, stdio_pass = false;
+    bool kernel_only = false, as_root = false, server = false, uid_given = false, stdio_pass = false, netns = false;
     const char *policies[16];
     int n_pol = 0;
     char *ws_arg[MAX_WS];
@@ -310,6 +311,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             }
         } else if (strcmp(argv[i], "--server") == 0) {
             server = true;
+        } else if (strcmp(argv[i], "--netns") == 0) { /* run_confine.c, enter_netns */
+            netns = true;
         } else if (strcmp(argv[i], "--pin-root") == 0 && i + 1 < argc) {
             root = argv[++i];
         } else if (strcmp(argv[i], "--kernel-only") == 0) {
@@ -504,6 +507,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .uid = uid,
                          .as_root = as_root,
                          .server = server,
+                         .netns = netns,
                          .ws = ws,
                          .n_ws = n_ws,
                          .read = rd,

@@ -4,7 +4,9 @@
  * Every step fails closed: if one cannot be applied, the agent is not executed (the child
  * reports why through `why` and exits). The order matters and is fixed by run_confine_apply:
  *   1. enter the agent's cgroup, then a new cgroup namespace rooted there (the agent sees "/"
- *      as its cgroup and cannot name any cgroup outside its subtree);
+ *      as its cgroup and cannot name any cgroup outside its subtree); with --netns also a new
+ *      network namespace with only its loopback up (no sock_diag dump outside shows its
+ *      sockets; run_confine.c, enter_netns);
  *   2. close every inherited fd but 0, 1, 2 and the operator's --keep-fd ones (close_range);
  *   3. drop privileges: the dedicated uid/gid with no supplementary groups and no capabilities
  *      (or, --as-root, uid 0 with the reduced set RUN_ROOT_CAPS), no_new_privs;
@@ -37,6 +39,7 @@ typedef struct run_confine {
     uid_t uid;          /* uid and gid the agent runs as (0 with as_root) */
     bool as_root;
     bool server;     /* may bind() and listen() while untainted (run_gate.h) */
+    bool netns;      /* --netns: a network namespace of its own (only lo) */
     char *const *ws; /* workspaces (realpaths) */
     int n_ws;
     char *const *read; /* --read grants (realpaths) */
