@@ -345,4 +345,14 @@ struct atkv_unix_diag {
 int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap);
 int atkv_unix_diag_cmp(const void *a, const void *b);
 
+/* "/proc/PID/<rel>" of the first process of the agent's uid (c->agent_uid > 0) in out; 0, or -1
+ * when none is found (root mode, or the agent gone). Readable by any user for net/... files:
+ * what an outsider learns about the agent's network namespace. */
+int atkv_agent_proc_path(struct atk_ctx *c, const char *rel, char *out, size_t n);
+/* Byte i of what a verifier decoded from watch w (bytes of c->slot[base + w]). */
+void atkv_byte_set(struct atk_ctx *c, int base, int w, int i, unsigned v);
+/* Evidence "uid 65534 read the canary from <what> in <where[w]>" for the first of nw watches
+ * whose six bytes (atkv_byte_set) spell the canary's 12 hex digits. */
+void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what, const char *const *where);
+
 #endif

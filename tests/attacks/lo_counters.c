@@ -17,11 +17,10 @@
  * Open, and in docs/threat-model.md: what an agent sends to an IN-SCOPE sink over IP moves the
  * same counters (the sink may have the bytes; the counters show their sizes to everyone). */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "atk.h"
+#include "atk_variants.h"
 
 static int agent(struct atk_ctx *c)
 {
@@ -76,28 +75,10 @@ static int lo_counts(const char *path, long long *bytes, long long *pkts)
 static int rd(struct atk_ctx *c, char *out, size_t n)
 {
     long long hb = -1, hp = -1, ab = -1, ap = -1;
+    char p[300];
     lo_counts("/proc/self/net/dev", &hb, &hp);
-    DIR *d = c->agent_uid > 0 ? opendir("/proc") : NULL;
-    struct dirent *e;
-    while (d && ab < 0 && (e = readdir(d))) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        char p[300], line[256];
-        snprintf(p, sizeof(p), "/proc/%s/status", e->d_name);
-        FILE *f = fopen(p, "re");
-        int uid = -1;
-        while (f && fgets(line, sizeof(line), f))
-            if (sscanf(line, "Uid: %d", &uid) == 1)
-                break;
-        if (f)
-            fclose(f);
-        if (uid != c->agent_uid)
-            continue;
-        snprintf(p, sizeof(p), "/proc/%s/net/dev", e->d_name);
+    if (atkv_agent_proc_path(c, "net/dev", p, sizeof(p)) == 0)
         lo_counts(p, &ab, &ap);
-    }
-    if (d)
-        closedir(d);
     snprintf(out, n, "%lld %lld %lld %lld", hb, hp, ab, ap);
     return 1;
 }
@@ -114,19 +95,13 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     for (int w = 0; w < 2 && i >= 0 && i < 6; w++) {
         long long db = s[2 * w] - c->slot[2 * w], dp = s[2 * w + 1] - c->slot[2 * w + 1];
         if (s[2 * w] >= 0 && dp == 1 && db >= 128 && db < 128 + 256)
-            ((unsigned char *)&c->slot[4 + w])[i] = (unsigned char)(db - 128);
+            atkv_byte_set(c, 4, w, i, (unsigned)(db - 128));
     }
     memcpy(c->slot, s, sizeof(s));
-    if (i != 5)
-        return;
-    for (int w = 0; w < 2; w++) {
-        char got[16];
-        const unsigned char *g = (const unsigned char *)&c->slot[4 + w];
-        snprintf(got, sizeof(got), "%02x%02x%02x%02x%02x%02x", g[0], g[1], g[2], g[3], g[4], g[5]);
-        if (strncmp(got, c->canary + 2, 12) == 0)
-            atk_evidence(c, "uid 65534 read the canary from lo's byte counters in %s",
-                         w ? "/proc/PID/net/dev of the agent's process (its namespace)" : "/proc/net/dev (the host's)");
-    }
+    static const char *const where[] = {"/proc/net/dev (the host's)",
+                                        "/proc/PID/net/dev of the agent's process (its namespace)"};
+    if (i == 5)
+        atkv_bytes6_evidence(c, 4, 2, "lo's byte counters", where);
 }
 
 static const struct atk A = {"lo_counters",
