@@ -1603,7 +1603,9 @@ static int unix_cmp(const void *a, const void *b)
     return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-int atkv_unix_streams(struct atkv_unix_sock *out, int cap)
+/* A NETLINK_SOCK_DIAG socket with a dump of the UNIX sockets in `states` requested (show:
+ * UDIAG_SHOW_*), for diag_loop; -1 on failure. */
+static int unix_diag_request(unsigned states, unsigned show)
 {
     int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (s < 0)
@@ -1613,13 +1615,20 @@ int atkv_unix_streams(struct atkv_unix_sock *out, int cap)
         struct unix_diag_req r;
     } req = {
         .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_UNIX,
-              .udiag_states = 1u << 1 /* TCP_ESTABLISHED */,
-              .udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN}}; /* UNIX_DIAG_SHUTDOWN is always sent */
+        .r = {.sdiag_family = AF_UNIX, .udiag_states = states, .udiag_show = show}};
     if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
         close(s);
         return -1;
     }
+    return s;
+}
+
+int atkv_unix_streams(struct atkv_unix_sock *out, int cap)
+{
+    /* TCP_ESTABLISHED only; UNIX_DIAG_SHUTDOWN is always sent */
+    int s = unix_diag_request(1u << 1, UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN);
+    if (s < 0)
+        return -1;
     struct unix_collect uc = {out, cap, 0};
     if (diag_loop(s, unix_msg, &uc) < 0)
         return -1;
@@ -1785,57 +1794,43 @@ void atkv_udp_recvq_on_sync(struct atk_ctx *c, const char *tag)
 }
 
 /* ---- unix sock_diag, every socket of one type (the *_rqlen attacks) */
-int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap)
+struct unix_dump {
+    int type, cap, n;
+    struct atkv_unix_diag *out;
+};
+
+static void unix_dump_msg(const struct nlmsghdr *h, void *arg)
 {
-    int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (s < 0)
-        return -1;
-    struct {
-        struct nlmsghdr h;
-        struct unix_diag_req r;
-    } req = {
-        .h = {.nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-        .r = {.sdiag_family = AF_UNIX,
-              .udiag_states = ~0u,
-              .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID}};
-    if (send(s, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
-        close(s);
-        return -1;
-    }
-    static char buf[1 << 16];
-    int n = 0;
-    for (;;) {
-        ssize_t r = recv(s, buf, sizeof(buf), 0);
-        if (r <= 0)
-            break;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)r); h = NLMSG_NEXT(h, r)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-                close(s);
-                return n;
-            }
-            const struct unix_diag_msg *m = NLMSG_DATA(h);
-            if (m->udiag_type != type || n >= cap)
-                continue;
-            struct atkv_unix_diag u = {.ino = m->udiag_ino};
-            int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-            for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
-                if (at->rta_type == UNIX_DIAG_NAME && RTA_PAYLOAD(at) <= sizeof(u.name)) {
-                    u.namelen = (int)RTA_PAYLOAD(at);
-                    memcpy(u.name, RTA_DATA(at), (size_t)u.namelen);
-                } else if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
-                    memcpy(&u.peer, RTA_DATA(at), 4);
-                else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
-                    u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
-                else if (at->rta_type == UNIX_DIAG_UID && RTA_PAYLOAD(at) >= 4) {
-                    memcpy(&u.uid, RTA_DATA(at), 4);
-                    u.has_uid = 1;
-                }
-            }
-            out[n++] = u;
+    struct unix_dump *d = arg;
+    const struct unix_diag_msg *m = NLMSG_DATA(h);
+    if (m->udiag_type != d->type || d->n >= d->cap)
+        return;
+    struct atkv_unix_diag u = {.ino = m->udiag_ino};
+    int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+    for (struct rtattr *at = (struct rtattr *)(m + 1); RTA_OK(at, alen); at = RTA_NEXT(at, alen)) {
+        if (at->rta_type == UNIX_DIAG_NAME && RTA_PAYLOAD(at) <= sizeof(u.name)) {
+            u.namelen = (int)RTA_PAYLOAD(at);
+            memcpy(u.name, RTA_DATA(at), (size_t)u.namelen);
+        } else if (at->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(at) >= 4)
+            memcpy(&u.peer, RTA_DATA(at), 4);
+        else if (at->rta_type == UNIX_DIAG_RQLEN && RTA_PAYLOAD(at) >= sizeof(struct unix_diag_rqlen))
+            u.rq = ((const struct unix_diag_rqlen *)RTA_DATA(at))->udiag_rqueue;
+        else if (at->rta_type == UNIX_DIAG_UID && RTA_PAYLOAD(at) >= 4) {
+            memcpy(&u.uid, RTA_DATA(at), 4);
+            u.has_uid = 1;
         }
     }
-    close(s);
-    return n;
+    d->out[d->n++] = u;
+}
+
+int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap)
+{
+    int s = unix_diag_request(~0u, UDIAG_SHOW_NAME | UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN | UDIAG_SHOW_UID);
+    if (s < 0)
+        return -1;
+    struct unix_dump d = {type, cap, 0, out};
+    diag_loop(s, unix_dump_msg, &d);
+    return d.n;
 }
 
 int atkv_unix_diag_cmp(const void *a, const void *b)
