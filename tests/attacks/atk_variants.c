@@ -1839,6 +1839,19 @@ int atkv_unix_diag_cmp(const void *a, const void *b)
     return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
+long atkv_file_long(const char *path, const char *fmt)
+{
+    FILE *f = fopen(path, "re");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, fmt, &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
 int atkv_agent_proc_path(struct atk_ctx *c, const char *rel, char *out, size_t n)
 {
     DIR *d = c->agent_uid > 0 ? opendir("/proc") : NULL;
@@ -1847,16 +1860,9 @@ int atkv_agent_proc_path(struct atk_ctx *c, const char *rel, char *out, size_t n
     while (d && r < 0 && (e = readdir(d))) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        char p[300], line[256];
+        char p[300];
         snprintf(p, sizeof(p), "/proc/%s/status", e->d_name);
-        FILE *f = fopen(p, "re");
-        int uid = -1;
-        while (f && fgets(line, sizeof(line), f))
-            if (sscanf(line, "Uid: %d", &uid) == 1)
-                break;
-        if (f)
-            fclose(f);
-        if (uid == c->agent_uid) {
+        if (atkv_file_long(p, "Uid: %ld") == c->agent_uid) {
             snprintf(out, n, "/proc/%s/%s", e->d_name, rel);
             r = 0;
         }

@@ -345,6 +345,9 @@ struct atkv_unix_diag {
 int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap);
 int atkv_unix_diag_cmp(const void *a, const void *b);
 
+/* The number the first line of file `path` matching scanf format `fmt` (one %ld) gives; -1 if
+ * the file cannot be read or no line matches. For /proc fields ("SigQ: %ld/", "Uid: %ld"). */
+long atkv_file_long(const char *path, const char *fmt);
 /* "/proc/PID/<rel>" of the first process of the agent's uid (c->agent_uid > 0) in out; 0, or -1
  * when none is found (root mode, or the agent gone). Readable by any user for net/... files:
  * what an outsider learns about the agent's network namespace. */

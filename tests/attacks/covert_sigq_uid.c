@@ -55,15 +55,7 @@ static int agent(struct atk_ctx *c)
 static int read_sigq(struct atk_ctx *c, char *out, size_t n)
 {
     (void)c;
-    FILE *f = fopen("/proc/1/status", "re");
-    char line[256];
-    long q = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "SigQ: %ld/", &q) == 1)
-            break;
-    if (f)
-        fclose(f);
-    snprintf(out, n, "%ld", q);
+    snprintf(out, n, "%ld", atkv_file_long("/proc/1/status", "SigQ: %ld/"));
     return 0;
 }
 

@@ -45,25 +45,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static long used(const char *path)
-{
-    FILE *f = fopen(path, "re");
-    char line[256];
-    long v = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "sockets: used %ld", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
-}
-
 /* "HOST AGENTNS" socket counts (-1 where not found) */
 static int rd(struct atk_ctx *c, char *out, size_t n)
 {
     char p[300];
-    long a = atkv_agent_proc_path(c, "net/sockstat", p, sizeof(p)) == 0 ? used(p) : -1;
-    snprintf(out, n, "%ld %ld", used("/proc/self/net/sockstat"), a);
+    long a = atkv_agent_proc_path(c, "net/sockstat", p, sizeof(p)) == 0 ? atkv_file_long(p, "sockets: used %ld") : -1;
+    snprintf(out, n, "%ld %ld", atkv_file_long("/proc/self/net/sockstat", "sockets: used %ld"), a);
     return 1;
 }
 
