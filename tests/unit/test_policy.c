@@ -306,6 +306,47 @@ static void test_defaults(void **state)
     mnc_errors_free(&e);
 }
 
+/* "confinement": "kernel" (default), "netns" or "none"; each sets its flag alone, and two files
+ * that define one agent with different confinements conflict. */
+static void test_confinement(void **state)
+{
+    (void)state;
+    static const char *const vals[] = {"kernel", "netns", "none"};
+    char *paths[3];
+    for (int v = 0; v < 3; v++) {
+        char doc[2048];
+        snprintf(doc, sizeof(doc),
+                 MINI_HEAD "\"agents\": [{\"name\": \"a\"}, {\"name\": \"b\", \"confinement\": \"%s\"}], " MINI_REST,
+                 vals[v]);
+        mnc_errors e;
+        mnc_errors_init(&e);
+        mnc_policy *p = mnc_policy_load_buffer("mini", doc, strlen(doc), &e);
+        if (!p)
+            dump_errors(&e);
+        assert_non_null(p);
+        assert_false(p->principals[0].confinement_netns || p->principals[0].confinement_none);
+        assert_int_equal(p->principals[1].confinement_netns, v == 1);
+        assert_int_equal(p->principals[1].confinement_none, v == 2);
+        mnc_policy_free(p);
+        mnc_errors_free(&e);
+        paths[v] = write_tmp(doc, strlen(doc));
+    }
+    for (int v = 0; v < 3; v++) {
+        const char *two[2] = {paths[v], paths[(v + 1) % 3]};
+        mnc_errors e;
+        mnc_errors_init(&e);
+        assert_null(mnc_policy_load_files(two, 2, &e));
+        char want[2048];
+        snprintf(want, sizeof(want), "%s: agents[1]: agent \"b\" differs from its definition in %s", two[1], two[0]);
+        if (!has_error(&e, want))
+            dump_errors(&e);
+        assert_true(has_error(&e, want));
+        mnc_errors_free(&e);
+    }
+    for (int v = 0; v < 3; v++)
+        rm_tmp(paths[v]);
+}
+
 /* The buffer need not be NUL-terminated; bytes after len are not read. */
 static void test_buffer_not_terminated(void **state)
 {
@@ -708,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_scheduling_ids_and_sets),
         cmocka_unit_test(test_shipped_policies),
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_confinement),
         cmocka_unit_test(test_buffer_not_terminated),
         cmocka_unit_test(test_workspace_component_compare),
         cmocka_unit_test(test_collects_all_errors),

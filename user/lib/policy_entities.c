@@ -112,20 +112,22 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
             E(c, p2.s, "expected \"agent\" or \"broker\", got %s", mnc_json_type(r));
     }
     /* "confinement": "kernel" (default: with a kernel layer on, mncd delivers to this agent only
-     * while it runs in a cgroup that `mncctl run` registered) or "none" (the operator accepts
-     * deliveries to it without kernel confinement; each one is audited). Anything else is an
-     * error: a typo must not silently widen or narrow what the kernel layer demands. */
+     * while it runs in a cgroup that `mncctl run` registered), "netns" ("kernel", and every
+     * process of the instance in a network namespace of its own: sock_diag dumps made outside
+     * it do not list its sockets; `mncctl run` then always unshares one) or "none" (the
+     * operator accepts deliveries to it without kernel confinement; each one is audited).
+     * Anything else is an error: a typo must not silently widen or narrow what the kernel
+     * layer demands. */
     const cJSON *cf = pol_get(j, "confinement");
     if (cf) {
         mnc_jpath_key(&p2, path.s, "confinement");
-        if (cJSON_IsString(cf) && strcmp(cf->valuestring, "kernel") == 0)
-            p.confinement_none = false;
-        else if (cJSON_IsString(cf) && strcmp(cf->valuestring, "none") == 0)
-            p.confinement_none = true;
-        else if (cJSON_IsString(cf))
-            E(c, p2.s, "unknown confinement %s (want \"kernel\" or \"none\")", Q(cf->valuestring));
-        else
-            E(c, p2.s, "expected \"kernel\" or \"none\", got %s", mnc_json_type(cf));
+        const char *v = cJSON_IsString(cf) ? cf->valuestring : NULL;
+        p.confinement_none = v && strcmp(v, "none") == 0;
+        p.confinement_netns = v && strcmp(v, "netns") == 0;
+        if (v && strcmp(v, "kernel") != 0 && !p.confinement_none && !p.confinement_netns)
+            E(c, p2.s, "unknown confinement %s (want \"kernel\", \"netns\" or \"none\")", Q(v));
+        else if (!v)
+            E(c, p2.s, "expected \"kernel\", \"netns\" or \"none\", got %s", mnc_json_type(cf));
     }
     if (named != 1) {
         pol_free_principal(&p);

@@ -275,9 +275,9 @@ int pol_principal_id(build *b, const char *name, bool *is_agent)
 static bool same_principal(const mnc_principal *a, const mnc_principal *b)
 {
     if (a->cls != b->cls || a->role != b->role || a->server != b->server ||
-        a->confinement_none != b->confinement_none || strcmp(a->path, b->path) != 0 ||
-        strcmp(a->address, b->address) != 0 || strcmp(a->stream, b->stream) != 0 || a->n_uids != b->n_uids ||
-        a->n_workspace != b->n_workspace)
+        a->confinement_none != b->confinement_none || a->confinement_netns != b->confinement_netns ||
+        strcmp(a->path, b->path) != 0 || strcmp(a->address, b->address) != 0 || strcmp(a->stream, b->stream) != 0 ||
+        a->n_uids != b->n_uids || a->n_workspace != b->n_workspace)
         return false;
     for (int i = 0; i < a->n_uids; i++)
         if (a->uids[i] != b->uids[i])

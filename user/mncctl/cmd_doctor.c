@@ -17,7 +17,8 @@
 
 #define DOCTOR_MAX_POLICIES 16
 
-/* Lists the policy's agents with "confinement": "none". Returns 0, or -1 if it does not load. */
+/* Lists the policy's agents with "confinement": "none" or "netns". Returns 0, or -1 if it does
+ * not load. */
 static int show_confinement(const char *const *paths, int n)
 {
     if (n == 0)
@@ -25,13 +26,14 @@ static int show_confinement(const char *const *paths, int n)
     mnc_policy *p = mncctl_load_policies(paths, n);
     if (!p)
         return -1;
-    int none = 0;
-    for (int i = 0; i < p->n_principals; i++)
-        if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none)
-            none++;
+    int none = 0, netns = 0;
+    for (int i = 0; i < p->n_principals; i++) {
+        none += p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none;
+        netns += p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_netns;
+    }
     if (!none) {
         printf("confinement:     kernel for every agent of the policy (with a kernel layer on, "
-               "mncd delivers only to registered agent cgroups)\n");
+               "mncd delivers only to registered agent cgroups)");
     } else {
         printf("confinement:     NONE for %d agent(s): mncd delivers to them without kernel "
                "confinement (each delivery audited):",
@@ -39,8 +41,14 @@ static int show_confinement(const char *const *paths, int n)
         for (int i = 0; i < p->n_principals; i++)
             if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_none)
                 printf(" %s", p->principals[i].name);
-        printf("\n");
     }
+    if (netns) {
+        printf("; netns (a network namespace of its own, checked at each delivery) for:");
+        for (int i = 0; i < p->n_principals; i++)
+            if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].confinement_netns)
+                printf(" %s", p->principals[i].name);
+    }
+    printf("\n");
     mnc_policy_free(p);
     return 0;
 }

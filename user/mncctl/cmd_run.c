@@ -169,9 +169,11 @@ static void remove_cgroup(const char *cg)
     mncctl_err("could not remove cgroup %s: %s", cg, strerror(errno));
 }
 
-/* agent.register through mncd. 0, or -1 after printing why. */
+/* agent.register through mncd. 0, or -1 after printing why. *netns is set when mncd's policy
+ * says "confinement": "netns" for the agent (mncd refuses deliveries to it otherwise). */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
-                             bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass)
+                             bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass,
+                             bool *netns)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -215,6 +217,9 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
                        agent, agent_id);
         else
             rc = 0;
+        const cJSON *cf = cJSON_GetObjectItemCaseSensitive(resp, "confinement");
+        if (cJSON_IsString(cf) && strcmp(cf->valuestring, "netns") == 0)
+            *netns = true;
         const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
         const cJSON *it;
         cJSON_ArrayForEach(it, inh)
@@ -377,7 +382,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         if (n_ws == 0)
             for (int w = 0; w < pol->principals[id].n_workspace && n_ws < MAX_WS; w++)
                 ws_arg[n_ws++] = pol->principals[id].workspace[w];
-        server |= pol->principals[id].server; /* the policy declares it a server */
+        server |= pol->principals[id].server;           /* the policy declares it a server */
+        netns |= pol->principals[id].confinement_netns; /* "confinement": "netns" */
     } else if (mnc_kern_name_find(k, agent, &agent_id, NULL) != 0) {
         mncctl_err("run: unknown agent \"%s\": pass --policy FILE, or register it with `mncctl kern name ID %s agent`",
                    agent, agent);
@@ -447,7 +453,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,84 @@ static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, c
     return -1;
 }
 
+/* "confinement": "netns" (policy.h): every thread of the instance in a network namespace
+ * other than mncd's (mncd runs in the host's: its sweep and the kernel layer's sock_diag dumps
+ * are made there, as an outsider's would be). Reads cgroup.threads of each cgroup (a thread can
+ * unshare alone) and compares /proc/TID/ns/net. Called with the agent frozen: no thread appears
+ * or moves meanwhile. 0: all isolated (a thread gone in between is skipped); 1: *tid shares
+ * mncd's; -1: the check failed (err). */
+static int netns_shared(const mncd_sweep_cg *cgs, int n, pid_t *tid, char *err, size_t errlen)
+{
+    struct stat own;
+    if (stat("/proc/self/ns/net", &own) != 0) {
+        snprintf(err, errlen, "stat /proc/self/ns/net: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof(p), "%s/cgroup.threads", cgs[i].path);
+        FILE *f = fopen(p, "re");
+        if (!f) {
+            if (errno == ENOENT)
+                continue; /* the instance is gone */
+            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
+            return -1;
+        }
+        long v;
+        int rc = 0;
+        while (rc == 0 && fscanf(f, "%ld", &v) == 1) {
+            char np[64];
+            struct stat st;
+            snprintf(np, sizeof(np), "/proc/%ld/ns/net", v);
+            if (v <= 0 || v > INT_MAX || stat(np, &st) != 0) {
+                if (v > 0 && v <= INT_MAX && errno == ENOENT)
+                    continue; /* exited */
+                snprintf(err, errlen, "thread %ld: %s", v, v > 0 && v <= INT_MAX ? strerror(errno) : "bad id");
+                rc = -1;
+            } else if (st.st_dev == own.st_dev && st.st_ino == own.st_ino) {
+                *tid = (pid_t)v;
+                rc = 1;
+            }
+        }
+        if (rc == 0 && ferror(f)) {
+            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
+            rc = -1;
+        }
+        fclose(f);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Refuses the delivery (audited) unless every thread of a "confinement": "netns" agent is in a
+ * network namespace of its own. 0 when it may go on, -1 refused. */
+static int netns_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+{
+    mncd_kern *kk = d->kern;
+    pid_t tid = 0;
+    char err[400] = "", det[900];
+    int r = n == 0 ? 2 : netns_shared(cgs, n, &tid, err, sizeof(err));
+    if (r == 0)
+        return 0;
+    if (r == 2)
+        snprintf(det, sizeof(det),
+                 "%s refused: confinement netns, and the agent has no instance launched by mncctl run; fail closed",
+                 op);
+    else if (r == 1)
+        snprintf(det, sizeof(det),
+                 "%s refused: confinement netns, but thread %d of the agent is in mncd's network namespace "
+                 "(the host's; mncctl run unshares one for it); fail closed",
+                 op, (int)tid);
+    else
+        snprintf(det, sizeof(det), "%s refused: confinement netns: the check failed (%s); fail closed", op, err);
+    mncd_audit_named(d, "kernel.netns", mncd_peer_name(d, agent), NULL, &o->id, r < 0 ? "error" : "deny",
+                     r < 0 ? "internal" : "netns_required", det);
+    kk->n_netns_refusals++;
+    kk->n_hold_failures++;
+    return -1;
+}
+
 static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {
     mncd_kern *kk = d->kern;
@@ -113,9 +192,10 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     }
     char err[400] = "";
     struct mnc_taint t;
+    bool need_netns = d->policy->principals[agent].confinement_netns;
     int r = n < 0 ? -E2BIG : mnc_kern_taint_get(kk->k, (uint32_t)agent, &t);
-    if (r == 0 && n == 0)
-        return 0; /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+    if (r == 0 && n == 0) /* no registered cgroup (not launched by mncctl run): nothing to sweep */
+        return need_netns ? netns_hold(d, agent, o, op, cgs, 0) : 0;
     /* lsm: sends, connects and fds received are judged in the kernel; the sweep acts on what
      * can still reach the agent (sockscan.h, "On the lsm backend") */
     bool lsm = kk->backend != MNC_BACKEND_CGROUP;
@@ -127,7 +207,13 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     sweep_ctx c = {d, agent, &o->id, op};
     if (r == 0 && !fz)
         r = -ENOMEM;
-    if (r == 0 && mncd_freeze(cgs, n, fz, &nfz, err, sizeof(err)) == 0 &&
+    bool frozen = r == 0 && mncd_freeze(cgs, n, fz, &nfz, err, sizeof(err)) == 0;
+    if (frozen && need_netns && netns_hold(d, agent, o, op, cgs, n) != 0) {
+        mncd_thaw(fz, nfz);
+        free(fz);
+        return -1; /* audited */
+    }
+    if (frozen &&
         mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
         kk->n_sweeps++;
         int rc = d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);

@@ -50,6 +50,7 @@ typedef struct mncd_kern {
     mncd_sweep_stats last_sweep;
     /* non-socket objects leading outside (fdscan.c) */
     uint64_t n_fdscan_refusals;
+    uint64_t n_netns_refusals; /* deliveries refused: confinement netns not met */
     mncd_fdscan_stats last_fdscan;
     struct mncd_llaudit *ll; /* Landlock denials -> audit records (llaudit.c) */
 } mncd_kern;

@@ -291,6 +291,10 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
                        rg->root ? " (--as-root: reduced capabilities, warned)" : "");
     for (int i = 0; rg && i < rg->n_ws && dl > 0 && dl < (int)sizeof(det); i++)
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl, "%s%.600s", i ? ", " : "; workspace ", rg->ws[i]);
+    bool need_netns = d->policy->principals[agent].confinement_netns;
+    if (need_netns && dl > 0 && dl < (int)sizeof(det))
+        dl += snprintf(det + dl, sizeof(det) - (size_t)dl,
+                       "; confinement netns (a network namespace of its own, checked at each delivery)");
     if (stdio_pass && dl > 0 && dl < (int)sizeof(det))
         dl += snprintf(det + dl, sizeof(det) - (size_t)dl,
                        "; stdio passthrough (--stdio passthrough: the "
@@ -311,6 +315,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         cJSON_AddNumberToObject(resp, "agent_id", agent);
         cJSON_AddNumberToObject(resp, "cgroup_id", (double)cgid);
         cJSON_AddStringToObject(resp, "cgroup", kl_rel_path(kk, real));
+        /* the launcher unshares a network namespace for "netns" (mncctl run, cmd_run.c) */
+        cJSON_AddStringToObject(resp, "confinement", need_netns ? "netns" : "kernel");
         cJSON *from = cJSON_AddArrayToObject(resp, "inherits_taint_from");
         for (int i = 0; from && i < inh.n_src; i++)
             cJSON_AddItemToArray(from, cJSON_CreateString(inh.src[i].dir));
@@ -515,6 +521,7 @@ void mncd_kern_status(mncd *d, cJSON *resp)
     cJSON_AddNumberToObject(k, "sweep_failures", (double)kk->n_sweep_failures);
     cJSON_AddNumberToObject(k, "swept_sockets", (double)kk->n_swept);
     cJSON_AddNumberToObject(k, "fdscan_refusals", (double)kk->n_fdscan_refusals);
+    cJSON_AddNumberToObject(k, "netns_refusals", (double)kk->n_netns_refusals);
     cJSON *lf = cJSON_AddObjectToObject(k, "last_fdscan");
     if (lf) {
         cJSON_AddNumberToObject(lf, "fds", kk->last_fdscan.fds);

@@ -47,6 +47,8 @@ typedef struct mnc_principal {
     mnc_role role;
     bool confinement_none;       /* "confinement": "none": deliveries without kernel confinement are
                             * allowed (and audited each time); default "kernel" */
+    bool confinement_netns;      /* "confinement": "netns": "kernel", and every process of the instance
+                             * in a network namespace other than mncd's (checked at each delivery) */
     uint32_t uids[MNC_MAX_UIDS]; /* uid -> agent fallback identity (before cgroup registration) */
     int n_uids;
     char *workspace[MNC_MAX_WORKSPACE]; /* writable paths (Landlock); heap strings */
