@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/mount.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -544,6 +545,12 @@ int atk_as_uid(struct atk_ctx *c, uid_t uid, int (*fn)(struct atk_ctx *, char *,
     if (pid == 0) {
         close(p[0]);
         char o[1024] = "";
+        /* mode netns-hidepid: the reader sees /proc as on a host mounted hidepid=invisible (a
+         * proc instance of its own in a mount namespace of its own; the host's stays as it is) */
+        if (strcmp(c->mode, "netns-hidepid") == 0 &&
+            (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0))
+            _exit(102);
         if (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0)
             _exit(100);
         int r = fn(c, o, sizeof(o));
@@ -781,7 +788,7 @@ static int run_agent(struct atk_ctx *c, int phase)
             argv[n++] = (char *)env("ATK_ROOTFLAG");
         if (a->flags & ATK_SERVER)
             argv[n++] = "--server";
-        if (strcmp(c->mode, "netns") == 0)
+        if (strncmp(c->mode, "netns", 5) == 0) /* netns, netns-hidepid */
             argv[n++] = "--netns";
         /* no --stdio passthrough: the relay is on for every attack (control lines go to the
          * control file, not stdout), and the launcher's stdout/stderr are verified (check_stdio) */
@@ -1690,9 +1697,10 @@ int atk_main(const struct atk *a, int argc, char **argv)
         return r;
     }
     if (argc >= 2 && strcmp(argv[1], "--describe") == 0) {
-        printf("%s: %s%s%s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
+        printf("%s: %s%s%s%s%s%s%s\n", a->name, a->channel, (a->flags & ATK_COVERT) ? " [covert]" : "",
                (a->flags & ATK_LIMIT_CGROUP) ? " [limit:cgroup]" : "", (a->flags & ATK_LIMIT_LSM) ? " [limit:lsm]" : "",
-               (a->flags & ATK_OPEN) ? " [open]" : "", (a->flags & ATK_NETNS) ? " [netns]" : "");
+               (a->flags & ATK_OPEN) ? " [open]" : "", (a->flags & ATK_NETNS) ? " [netns]" : "",
+               (a->flags & ATK_HIDEPID) ? " [netns+hidepid]" : "");
         return 0;
     }
     return orchestrate(a, &c);

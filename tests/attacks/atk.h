@@ -63,6 +63,11 @@
  * namespace): run-attacks also runs it in mode "netns" (the default uid plus --netns), where it
  * is counted like any other attack, whatever its other flags */
 #define ATK_NETNS 0x2000
+/* a channel `mncctl run --netns` closes together with hidepid=invisible on the host's /proc (the
+ * namespace's own files under /proc/PID/net, which proc lets every user read): run-attacks also
+ * runs it in mode "netns-hidepid" (--netns, and every uid-65534 reader of atk_as_uid under a
+ * /proc mounted hidepid=invisible, as on a host configured so), counted there */
+#define ATK_HIDEPID 0x4000
 
 struct atk_ctx;
 
@@ -89,7 +94,7 @@ struct atk_ctx {
     char **argv;      /* agent: its argv (for the cmdline attack) */
     int argc;
     /* orchestrator */
-    char mode[8];        /* "user" or "root" */
+    char mode[16];       /* "user", "root", "netns" or "netns-hidepid" (run-attacks) */
     char canary[32];     /* the disclosed value */
     char canary2[32];    /* ATK_FOREIGN: the bystander's value */
     char dir[512];       /* private per-attack dir (0711), root-owned */

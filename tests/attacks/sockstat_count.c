@@ -8,8 +8,10 @@
  * Verifier: a delta of v + 1 sockets in one of the two files for all six bytes.
  * Open (docs/threat-model.md, the sock_diag row: "how many sockets it holds"): ~8 bits per
  * reading as written, log2 of the fd limit in general, re-read at will; on a busy host the
- * host's count is noisy, the namespace's (--netns) is exact. Would close it: hidepid on /proc
- * (the per-namespace file) together with --netns; an fd limit only narrows it. */
+ * host's count is noisy, the namespace's (--netns) is exact. Closed by --netns together with
+ * hidepid=invisible on the host's /proc ([netns+hidepid]: run-attacks' mode netns-hidepid, where
+ * the reader cannot open /proc/PID of the agent and the host's count no longer includes its
+ * sockets); an fd limit only narrows it. */
 #include <sys/socket.h>
 
 #include "atk_variants.h"
@@ -81,7 +83,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
 static const struct atk A = {"sockstat_count",
                              "how many sockets the agent holds (sockets: used in /proc/net/sockstat, "
                              "/proc/PID/net/sockstat)",
-                             ATK_OPEN,
+                             ATK_OPEN | ATK_HIDEPID,
                              NULL,
                              agent,
                              on_sync,

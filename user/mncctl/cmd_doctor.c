@@ -91,8 +91,10 @@ static void warn_root_agents(mnc_kern *k)
     printf("agents:          %d running instance(s), %d as root, %d with stdio passthrough\n", n, roots, pass);
 }
 
-/* Whether other uids can read the agents' /proc entries (cmdline, stat): a covert channel the
- * host closes with hidepid (docs/threat-model.md). mnc reports it; it does not remount /proc. */
+/* Whether other uids can read the agents' /proc entries (cmdline, stat, and under /proc/PID/net
+ * the socket counts of an agent's own network namespace: attack sockstat_count): covert channels
+ * the host closes with hidepid (docs/threat-model.md). mnc reports it; it does not remount /proc.
+ * The last /proc mount in mountinfo is the one on top, which paths reach. */
 static void proc_visibility(void)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -104,20 +106,23 @@ static void proc_visibility(void)
         if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, "/proc") != 0 || !sep ||
             sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "proc") != 0)
             continue;
-        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2")  ? "hidepid=invisible"
-             : strstr(sep, "hidepid=noaccess") || strstr(sep, "hidepid=1") ? "hidepid=noaccess"
-                                                                           : "no hidepid";
-        break;
+        hp = strstr(sep, "hidepid=invisible") || strstr(sep, "hidepid=2")    ? "hidepid=invisible"
+             : strstr(sep, "hidepid=ptraceable") || strstr(sep, "hidepid=4") ? "hidepid=ptraceable"
+             : strstr(sep, "hidepid=noaccess") || strstr(sep, "hidepid=1")   ? "hidepid=noaccess"
+                                                                             : "no hidepid";
     }
     if (f)
         fclose(f);
     if (!hp)
         printf("/proc:           not found in mountinfo\n");
-    else if (strcmp(hp, "hidepid=invisible") == 0)
-        printf("/proc:           %s (other uids cannot see agents' processes)\n", hp);
+    else if (strcmp(hp, "hidepid=invisible") == 0 || strcmp(hp, "hidepid=ptraceable") == 0)
+        printf("/proc:           %s (other uids cannot see agents' processes; with --netns their socket "
+               "counts stay hidden too)\n",
+               hp);
     else
-        printf("/proc:           %s: other uids can read agents' cmdline/stat (a covert channel, "
-               "docs/threat-model.md); mount -o remount,hidepid=invisible /proc closes it\n",
+        printf("/proc:           %s: other uids can read agents' cmdline/stat and, under /proc/PID/net, the "
+               "socket counts of a --netns agent's namespace (covert channels, docs/threat-model.md); "
+               "mount -o remount,hidepid=invisible /proc closes them\n",
                hp);
 }
 
@@ -200,6 +205,7 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
                "no mncd sweep) UNIX connections made before the taint (needs the lsm backend: unix_may_send, "
                "socket_sendmsg); see docs/kernel.md");
 
+    proc_visibility(); /* a host setting: reported attached or not */
     mnc_kern *k;
     if (mnc_kern_open(root, &k, err, sizeof(err)) != 0) {
         printf("attached:        no (%s)\n", err);
@@ -212,7 +218,6 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
         printf("attached:        %d of %d links under %s, tree %s%s%s\n", s.n_links, s.n_links_expected,
                mnc_kern_root(k), mnc_kern_tree(k), s.missing[0] ? ", missing " : "", s.missing);
     warn_root_agents(k);
-    proc_visibility();
     mnc_selftest st;
     int rc = mnc_kern_selftest(k, &st);
     printf("self-test:       %s\n", rc == 0 ? "pass" : "FAIL");
