@@ -272,16 +272,23 @@ static void test_shipped_policies(void **state)
     "\"recipient\": \"b\", \"fields\": [\"x\"], \"lifetime\": {\"seconds\": 2147483647}, "                             \
     "\"family\": \"fam\"}]}"
 
-static void test_defaults(void **state)
+/* Loads a policy document that must be valid (its errors are printed otherwise). */
+static mnc_policy *load_mini(const char *doc)
 {
-    (void)state;
-    const char *doc = MINI_HEAD MINI_AGENTS MINI_REST;
     mnc_errors e;
     mnc_errors_init(&e);
     mnc_policy *p = mnc_policy_load_buffer("mini", doc, strlen(doc), &e);
     if (!p)
         dump_errors(&e);
     assert_non_null(p);
+    mnc_errors_free(&e);
+    return p;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    mnc_policy *p = load_mini(MINI_HEAD MINI_AGENTS MINI_REST);
     assert_int_equal(p->n_principals, 2);
     assert_float_equal(p->fields[0].weight, 1.0, 0);
     assert_float_equal(p->fields[1].weight, 0.0, 0);
@@ -303,7 +310,6 @@ static void test_defaults(void **state)
     assert_int_equal(mnc_policy_agent_by_uid(p, 0), 1);
     assert_int_equal(mnc_policy_agent_by_uid(p, 1003), -1);
     mnc_policy_free(p);
-    mnc_errors_free(&e);
 }
 
 /* "confinement": "kernel" (default), "netns" or "none"; each sets its flag alone, and two files
@@ -318,17 +324,11 @@ static void test_confinement(void **state)
         snprintf(doc, sizeof(doc),
                  MINI_HEAD "\"agents\": [{\"name\": \"a\"}, {\"name\": \"b\", \"confinement\": \"%s\"}], " MINI_REST,
                  vals[v]);
-        mnc_errors e;
-        mnc_errors_init(&e);
-        mnc_policy *p = mnc_policy_load_buffer("mini", doc, strlen(doc), &e);
-        if (!p)
-            dump_errors(&e);
-        assert_non_null(p);
+        mnc_policy *p = load_mini(doc);
         assert_false(p->principals[0].confinement_netns || p->principals[0].confinement_none);
         assert_int_equal(p->principals[1].confinement_netns, v == 1);
         assert_int_equal(p->principals[1].confinement_none, v == 2);
         mnc_policy_free(p);
-        mnc_errors_free(&e);
         paths[v] = write_tmp(doc, strlen(doc));
     }
     for (int v = 0; v < 3; v++) {

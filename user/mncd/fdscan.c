@@ -138,42 +138,60 @@ static const obj *find_obj(const scan *s, dev_t dev, ino_t ino, pid_t pid, int f
     return NULL;
 }
 
-static int read_pids(scan *s, const mncd_sweep_cg *cgs, int ncg)
+int mncd_cg_each_id(const mncd_sweep_cg *cgs, int ncg, const char *file,
+                    int (*fn)(void *arg, pid_t id, char *err, size_t errlen), void *arg, char *err, size_t errlen)
 {
     for (int i = 0; i < ncg; i++) {
         char p[PATH_MAX + 32];
-        snprintf(p, sizeof(p), "%s/cgroup.procs", cgs[i].path);
+        snprintf(p, sizeof(p), "%s/%s", cgs[i].path, file);
         FILE *f = fopen(p, "re");
         if (!f) {
             if (errno == ENOENT)
                 continue; /* the instance is gone */
-            snprintf(s->err, s->errlen, "read %s: %s", p, strerror(errno));
+            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
             return -1;
         }
         long v;
-        while (fscanf(f, "%ld", &v) == 1) {
-            if (v <= 0 || v > INT_MAX)
-                continue;
-            if (s->npids >= MAX_AGENT_PIDS) {
-                fclose(f);
-                snprintf(s->err, s->errlen, "too many processes in the agent's cgroups");
-                return -1;
-            }
-            if (s->npids == s->cpids) {
-                int c = s->cpids ? s->cpids * 2 : 64;
-                pid_t *t = realloc(s->pids, (size_t)c * sizeof(*t));
-                if (!t) {
-                    fclose(f);
-                    snprintf(s->err, s->errlen, "out of memory");
-                    return -1;
-                }
-                s->pids = t;
-                s->cpids = c;
-            }
-            s->pids[s->npids++] = (pid_t)v;
+        int rc = 0;
+        while (rc == 0 && fscanf(f, "%ld", &v) == 1)
+            if (v > 0 && v <= INT_MAX)
+                rc = fn(arg, (pid_t)v, err, errlen);
+        if (rc == 0 && ferror(f)) {
+            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
+            rc = -1;
         }
         fclose(f);
+        if (rc)
+            return rc;
     }
+    return 0;
+}
+
+static int add_pid(void *arg, pid_t pid, char *err, size_t errlen)
+{
+    scan *s = arg;
+    if (s->npids >= MAX_AGENT_PIDS) {
+        snprintf(err, errlen, "too many processes in the agent's cgroups");
+        return -1;
+    }
+    if (s->npids == s->cpids) {
+        int c = s->cpids ? s->cpids * 2 : 64;
+        pid_t *t = realloc(s->pids, (size_t)c * sizeof(*t));
+        if (!t) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        s->pids = t;
+        s->cpids = c;
+    }
+    s->pids[s->npids++] = pid;
+    return 0;
+}
+
+static int read_pids(scan *s, const mncd_sweep_cg *cgs, int ncg)
+{
+    if (mncd_cg_each_id(cgs, ncg, "cgroup.procs", add_pid, s, s->err, s->errlen) != 0)
+        return -1;
     if (s->npids)
         qsort(s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
     return 0;

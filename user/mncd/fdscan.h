@@ -49,6 +49,13 @@ typedef struct mncd_fdscan_stats {
     long total_us;
 } mncd_fdscan_stats;
 
+/* Calls fn(arg, id, err, errlen) for each id listed in `file` ("cgroup.procs": processes,
+ * "cgroup.threads": threads) of each cgroup of cgs, in order; a cgroup gone (ENOENT) is skipped,
+ * and ids outside 1..INT_MAX are ignored. fn returns 0 to go on, anything else to stop: that
+ * value is returned. -1 with err filled when a file cannot be opened or read. */
+int mncd_cg_each_id(const mncd_sweep_cg *cgs, int ncg, const char *file,
+                    int (*fn)(void *arg, pid_t id, char *err, size_t errlen), void *arg, char *err, size_t errlen);
+
 /* Scans the processes in cgs[0..ncg) (one agent's registered cgroups). Returns 0 when nothing
  * leads outside, 1 with the first finding in *hit, -1 with a reason in err if the scan itself
  * failed (the caller refuses the delivery in both non-zero cases). Needs root. */

@@ -97,48 +97,39 @@ static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, c
  * unshare alone) and compares /proc/TID/ns/net. Called with the agent frozen: no thread appears
  * or moves meanwhile. 0: all isolated (a thread gone in between is skipped); 1: *tid shares
  * mncd's; -1: the check failed (err). */
+typedef struct netns_ctx {
+    struct stat own; /* mncd's network namespace */
+    pid_t tid;       /* the first thread found in it */
+} netns_ctx;
+
+static int netns_thread(void *arg, pid_t tid, char *err, size_t errlen)
+{
+    netns_ctx *x = arg;
+    char np[64];
+    struct stat st;
+    snprintf(np, sizeof(np), "/proc/%d/ns/net", (int)tid);
+    if (stat(np, &st) != 0) {
+        if (errno == ENOENT)
+            return 0; /* exited */
+        snprintf(err, errlen, "thread %d: %s", (int)tid, strerror(errno));
+        return -1;
+    }
+    if (st.st_dev != x->own.st_dev || st.st_ino != x->own.st_ino)
+        return 0;
+    x->tid = tid;
+    return 1;
+}
+
 static int netns_shared(const mncd_sweep_cg *cgs, int n, pid_t *tid, char *err, size_t errlen)
 {
-    struct stat own;
-    if (stat("/proc/self/ns/net", &own) != 0) {
+    netns_ctx x = {.tid = 0};
+    if (stat("/proc/self/ns/net", &x.own) != 0) {
         snprintf(err, errlen, "stat /proc/self/ns/net: %s", strerror(errno));
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        char p[PATH_MAX + 32];
-        snprintf(p, sizeof(p), "%s/cgroup.threads", cgs[i].path);
-        FILE *f = fopen(p, "re");
-        if (!f) {
-            if (errno == ENOENT)
-                continue; /* the instance is gone */
-            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
-            return -1;
-        }
-        long v;
-        int rc = 0;
-        while (rc == 0 && fscanf(f, "%ld", &v) == 1) {
-            char np[64];
-            struct stat st;
-            snprintf(np, sizeof(np), "/proc/%ld/ns/net", v);
-            if (v <= 0 || v > INT_MAX || stat(np, &st) != 0) {
-                if (v > 0 && v <= INT_MAX && errno == ENOENT)
-                    continue; /* exited */
-                snprintf(err, errlen, "thread %ld: %s", v, v > 0 && v <= INT_MAX ? strerror(errno) : "bad id");
-                rc = -1;
-            } else if (st.st_dev == own.st_dev && st.st_ino == own.st_ino) {
-                *tid = (pid_t)v;
-                rc = 1;
-            }
-        }
-        if (rc == 0 && ferror(f)) {
-            snprintf(err, errlen, "read %.300s: %s", p, strerror(errno));
-            rc = -1;
-        }
-        fclose(f);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    int r = mncd_cg_each_id(cgs, n, "cgroup.threads", netns_thread, &x, err, errlen);
+    *tid = x.tid;
+    return r;
 }
 
 /* Refuses the delivery (audited) unless every thread of a "confinement": "netns" agent is in a
