@@ -123,7 +123,7 @@ static __always_inline int mnc_lsm_unix_gate(const struct mnc_subject *s, struct
             /* a connect or send reaches only a peer of its own type: the peer's type is it */
             mnc_unix_key_build(&b, n, BPF_CORE_READ(peer, sk_type));
             if (!dst)
-                dst = bpf_map_lookup_elem(&sock_unix, &b.key);
+                dst = mnc_sock_unix_lookup(&b);
         }
     }
     __u32 cls = dst ? (__u32)dst->cls : MNC_SINK_EXTERNAL;

@@ -95,7 +95,7 @@ static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
     b.w[MNC_UNIX_KEY_WORDS - 1] = 0;
     __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
     int kind = mnc_unix_key_build(&b, n, ctx->type);
-    struct mnc_sink *dst = bpf_map_lookup_elem(&sock_unix, &b.key);
+    struct mnc_sink *dst = mnc_sock_unix_lookup(&b);
     return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
 }
 

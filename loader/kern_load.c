@@ -315,7 +315,7 @@ int mnc_kern_status_get(mnc_kern *k, mnc_kern_status *s)
     }
     s->n_agents = count_keys(k->fd_agents, sizeof(struct mnc_agent_key));
     s->n_taints = count_keys(k->fd_taint, sizeof(__u32));
-    s->n_unix = count_keys(k->fd_unix, sizeof(struct mnc_unix_key));
+    s->n_unix = count_keys(k->fd_unix, sizeof(struct mnc_unix_hkey));
     s->n_inet = count_keys(k->fd_inet, sizeof(struct mnc_inet_key));
     s->n_files = count_keys(k->fd_files, sizeof(struct mnc_file_key));
     s->n_names = count_keys(k->fd_names, sizeof(__u32));

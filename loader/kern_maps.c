@@ -222,18 +222,61 @@ static int sink_put(int fd, const void *key, uint32_t id, unsigned cls)
     return sys_rc(bpf_map_update_elem(fd, key, &v, BPF_ANY));
 }
 
+/* path's key as a buffer, its sock_unix hash key, and the entry stored under that hash now
+ * (*have: 1 if there is one, whatever key it holds). 0 or -errno. */
+static int unix_entry(mnc_kern *k, const char *path, union mnc_unix_buf *b, struct mnc_unix_hkey *hk,
+                      struct mnc_unix_sink *cur, int *have)
+{
+    memset(b, 0, sizeof(*b));
+    int rc = mnc_kern_unix_key(path, &b->key);
+    if (rc)
+        return rc;
+    hk->hash = mnc_unix_key_hash(b);
+    *have = 0;
+    if (bpf_map_lookup_elem(k->fd_unix, hk, cur) == 0)
+        *have = 1;
+    else if (errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
 int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls)
 {
-    struct mnc_unix_key key;
-    int rc = mnc_kern_unix_key(path, &key);
-    return rc ? rc : sink_put(k->fd_unix, &key, id, cls);
+    union mnc_unix_buf b;
+    struct mnc_unix_hkey hk;
+    struct mnc_unix_sink cur, v = {.sink = {.id = id, .cls = cls}};
+    int have, rc = check_class(cls);
+    if (rc || (rc = unix_entry(k, path, &b, &hk, &cur, &have)) != 0)
+        return rc;
+    if (have && !mnc_unix_key_same(&b, &cur.key))
+        return -EEXIST; /* another sink's key has this hash: overwriting would drop that sink */
+    v.key = b.key;
+    return sys_rc(bpf_map_update_elem(k->fd_unix, &hk, &v, BPF_ANY));
 }
 
 int mnc_kern_sink_unix_del(mnc_kern *k, const char *path)
 {
-    struct mnc_unix_key key;
-    int rc = mnc_kern_unix_key(path, &key);
-    return rc ? rc : sys_rc(bpf_map_delete_elem(k->fd_unix, &key));
+    union mnc_unix_buf b;
+    struct mnc_unix_hkey hk;
+    struct mnc_unix_sink cur;
+    int have, rc = unix_entry(k, path, &b, &hk, &cur, &have);
+    if (rc)
+        return rc;
+    if (!have || !mnc_unix_key_same(&b, &cur.key))
+        return -ENOENT; /* the entry under this hash, if any, is another sink's */
+    return sys_rc(bpf_map_delete_elem(k->fd_unix, &hk));
+}
+
+int mnc_unix_sink_lookup(int map_fd, const union mnc_unix_buf *b, struct mnc_sink *out)
+{
+    struct mnc_unix_hkey hk = {.hash = mnc_unix_key_hash(b)};
+    struct mnc_unix_sink v;
+    if (bpf_map_lookup_elem(map_fd, &hk, &v) != 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    if (!mnc_unix_key_same(b, &v.key))
+        return -ENOENT;
+    *out = v.sink;
+    return 0;
 }
 
 int mnc_kern_inet_key(const char *s, struct mnc_inet_key *key)

@@ -59,7 +59,7 @@ static const struct map_layout {
 } map_layouts[] = {
     {"agents", BPF_MAP_TYPE_HASH, sizeof(struct mnc_agent_key), sizeof(struct mnc_agent)},
     {"taint", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_taint)},
-    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_key), sizeof(struct mnc_sink)},
+    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_hkey), sizeof(struct mnc_unix_sink)},
     {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink)},
     {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink)},
     {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name)},

@@ -198,8 +198,15 @@ int mnc_kern_name_find(mnc_kern *k, const char *name, uint32_t *id, unsigned *cl
  * type (trailing NULs, or another type, make another socket, which this key does not match);
  * the path or "@name" < 108 bytes. -EINVAL otherwise, "@name" without a type included. */
 int mnc_kern_unix_key(const char *path, struct mnc_unix_key *key);
+/* sock_unix is keyed by a hash of the key (mnc_unix_hkey in mnc_abi.h). _add returns -EEXIST
+ * if another registered key has the same hash (the map cannot hold both); _del -ENOENT if the
+ * path is not registered. */
 int mnc_kern_sink_unix_add(mnc_kern *k, const char *path, uint32_t id, unsigned cls);
 int mnc_kern_sink_unix_del(mnc_kern *k, const char *path);
+/* The sink that names the UNIX key b (as mnc_unix_key_build leaves it) in the sock_unix map
+ * map_fd, as the BPF hooks look it up (mnc_sock_unix_lookup). 0 with *out filled, -ENOENT if
+ * none does (unregistered: external), or another -errno if the lookup failed. */
+int mnc_unix_sink_lookup(int map_fd, const union mnc_unix_buf *b, struct mnc_sink *out);
 /* IP: "a.b.c.d:port", "[v6]:port" ("port" 0 = every port; address 0.0.0.0 / [::] = every
  * address). Returns -EINVAL on anything else. */
 int mnc_kern_inet_key(const char *addr, struct mnc_inet_key *key);

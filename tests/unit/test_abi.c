@@ -268,11 +268,58 @@ static void test_unix_key_build(void **state)
     check_build(full, sizeof(full)); /* trailing "/." */
 }
 
+/* sock_unix's hash (mnc_unix_hkey): equal keys hash alike wherever the caller's bytes past
+ * the address were; the words it mixes and the ones it skips; the comparison that settles a
+ * shared hash. */
+static void test_unix_key_hash(void **state)
+{
+    (void)state;
+    union mnc_unix_buf a, b;
+    memset(&a, 0x5a, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    memcpy(a.key.path, "/run/x.sock", 11);
+    memcpy(b.key.path, "/run/x.sock", 11);
+    mnc_unix_key_build(&a, 11, SOCK_DGRAM);
+    mnc_unix_key_build(&b, 11, SOCK_STREAM); /* a pathname's key has no type */
+    assert_true(mnc_unix_key_hash(&a) == mnc_unix_key_hash(&b));
+    assert_true(mnc_unix_key_same(&a, &b.key));
+    /* every byte of a pathname counts, the last word's included */
+    for (int i = 1; i < 11; i++) {
+        b = a;
+        b.key.path[i] ^= 1;
+        assert_true(mnc_unix_key_hash(&a) != mnc_unix_key_hash(&b));
+        assert_false(mnc_unix_key_same(&a, &b.key));
+    }
+    char full[MNC_UNIX_PATH_MAX];
+    memset(full, 'a', sizeof(full));
+    full[0] = '/';
+    memset(&a, 0, sizeof(a));
+    memcpy(a.key.path, full, sizeof(full));
+    mnc_unix_key_build(&a, sizeof(full), 0);
+    b = a;
+    b.key.path[MNC_UNIX_PATH_MAX - 1] = 'b';
+    assert_true(mnc_unix_key_hash(&a) != mnc_unix_key_hash(&b));
+    /* an abstract name: its length and type count (word 13) unless a zero word comes first */
+    memset(&a, 0, sizeof(a));
+    a.key.path[1] = 'n';
+    mnc_unix_key_build(&a, 2, SOCK_DGRAM);
+    b = a;
+    b.key.type = SOCK_STREAM;
+    assert_false(mnc_unix_key_same(&a, &b.key));
+    assert_true(mnc_unix_key_hash(&a) == mnc_unix_key_hash(&b)); /* word 1 is zero: skipped */
+    memset(&a, 'x', sizeof(a));
+    a.key.path[0] = 0;
+    mnc_unix_key_build(&a, MNC_UNIX_PATH_MAX, SOCK_DGRAM);
+    b = a;
+    b.key.type = SOCK_STREAM;
+    assert_true(mnc_unix_key_hash(&a) != mnc_unix_key_hash(&b)); /* no zero word: all mixed */
+}
+
 /* The pinned maps' layouts: changing any of these needs MNC_ABI_VERSION bumped. */
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 7); /* 7: the counters map holds reason 22 (deny_lock) */
+    assert_int_equal(MNC_ABI_VERSION, 8); /* 8: sock_unix keyed by mnc_unix_hkey */
     assert_int_equal(MNC_K__COUNT, 23);
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
@@ -282,6 +329,9 @@ static void test_layouts(void **state)
     assert_int_equal(sizeof(struct mnc_unix_key), 112);
     assert_int_equal(offsetof(struct mnc_unix_key, alen), MNC_UNIX_PATH_MAX);
     assert_int_equal(offsetof(struct mnc_unix_key, type), MNC_UNIX_PATH_MAX + 2);
+    assert_int_equal(sizeof(struct mnc_unix_hkey), 8);
+    assert_int_equal(sizeof(struct mnc_unix_sink), 120);
+    assert_int_equal(offsetof(struct mnc_unix_sink, key) % 8, 0); /* compared as words */
     assert_int_equal(sizeof(struct mnc_inet_key), 20);
     assert_int_equal(sizeof(struct mnc_sink), 8);
     assert_int_equal(sizeof(((struct mnc_sink *)0)->cls), 4); /* fixed width, not an enum */
@@ -581,19 +631,13 @@ static void test_receive_harmless(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decide_exhaustive),
-        cmocka_unit_test(test_decide_reasons),
-        cmocka_unit_test(test_set_layout),
-        cmocka_unit_test(test_path_canonical),
-        cmocka_unit_test(test_unix_key_build),
-        cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_event_json),
-        cmocka_unit_test(test_receive_harmless),
-        cmocka_unit_test(test_cmsg_walk),
-        cmocka_unit_test(test_fds_out_verdict),
-        cmocka_unit_test(test_sockopt_verdict),
-        cmocka_unit_test(test_lock_verdict),
+        cmocka_unit_test(test_decide_exhaustive), cmocka_unit_test(test_decide_reasons),
+        cmocka_unit_test(test_set_layout),        cmocka_unit_test(test_path_canonical),
+        cmocka_unit_test(test_unix_key_build),    cmocka_unit_test(test_unix_key_hash),
+        cmocka_unit_test(test_layouts),           cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_event_json),        cmocka_unit_test(test_receive_harmless),
+        cmocka_unit_test(test_cmsg_walk),         cmocka_unit_test(test_fds_out_verdict),
+        cmocka_unit_test(test_sockopt_verdict),   cmocka_unit_test(test_lock_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

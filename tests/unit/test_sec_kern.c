@@ -28,7 +28,7 @@ struct spec {
 static const struct spec good[] = {
     {"agents", BPF_MAP_TYPE_HASH, sizeof(struct mnc_agent_key), sizeof(struct mnc_agent), 16},
     {"taint", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_taint), 16},
-    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_key), sizeof(struct mnc_sink), 16},
+    {"sock_unix", BPF_MAP_TYPE_HASH, sizeof(struct mnc_unix_hkey), sizeof(struct mnc_unix_sink), 16},
     {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink), 16},
     {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink), 16},
     {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name), 16},
@@ -103,6 +103,7 @@ static void t_layout(void **state)
         {"taint", sizeof(struct mnc_taint) - 8},
         {"agents", 4},
         {"names", sizeof(struct mnc_name) * 2},
+        {"sock_unix", sizeof(struct mnc_sink)}, /* ABI 7's value: a sink without its key */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rc = pin_set(bad[i].map, bad[i].value);
@@ -126,10 +127,72 @@ static void t_layout(void **state)
     purge();
 }
 
+/* sock_unix keyed by hash (mnc_unix_hkey): a registered path is found, updated and removed by
+ * its own key; an entry of another key under the same hash (planted here, as a collision would
+ * leave it) is neither found for the path, nor overwritten, nor removed through it. */
+static void t_unix_hash(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        print_message("SKIP: needs root to create and pin BPF maps\n");
+        skip();
+    }
+    snprintf(root, sizeof(root), "/sys/fs/bpf/mnc-sec-unit-%d", (int)getpid());
+    char err[512], p[256];
+    mnc_kern *k = NULL;
+    int rc = pin_set(NULL, 0);
+    if (rc != 0) {
+        print_message("cannot pin maps under %s: %s\n", root, strerror(-rc));
+        purge();
+        fail();
+    }
+    assert_int_equal(mnc_kern_open(root, &k, err, sizeof(err)), 0);
+    snprintf(p, sizeof(p), "%s/sock_unix", root);
+    int fd = bpf_obj_get(p);
+    assert_true(fd >= 0);
+
+    union mnc_unix_buf b;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(mnc_kern_unix_key("/run/peer.sock", &b.key), 0);
+    struct mnc_sink got;
+    assert_int_equal(mnc_unix_sink_lookup(fd, &b, &got), -ENOENT);
+    assert_int_equal(mnc_kern_sink_unix_add(k, "/run/peer.sock", 3, MNC_SINK_AGENT), 0);
+    assert_int_equal(mnc_unix_sink_lookup(fd, &b, &got), 0);
+    assert_int_equal(got.id, 3);
+    assert_int_equal(got.cls, MNC_SINK_AGENT);
+    struct mnc_unix_hkey hk = {.hash = mnc_unix_key_hash(&b)};
+    struct mnc_unix_sink v;
+    assert_int_equal(bpf_map_lookup_elem(fd, &hk, &v), 0); /* stored under its hash, key and all */
+    assert_string_equal(v.key.path, "/run/peer.sock");
+    assert_int_equal(mnc_kern_sink_unix_add(k, "/run/peer.sock", 4, MNC_SINK_TOOL), 0); /* relabel */
+    assert_int_equal(mnc_unix_sink_lookup(fd, &b, &got), 0);
+    assert_int_equal(got.id, 4);
+    assert_int_equal(mnc_kern_sink_unix_del(k, "/run/peer.sock"), 0);
+    assert_int_equal(mnc_unix_sink_lookup(fd, &b, &got), -ENOENT);
+    assert_int_equal(mnc_kern_sink_unix_del(k, "/run/peer.sock"), -ENOENT);
+
+    /* a collision: another key stored under /run/peer.sock's hash */
+    struct mnc_unix_sink other = {.sink = {.id = 9, .cls = MNC_SINK_LOG}};
+    assert_int_equal(mnc_kern_unix_key("/run/other.sock", &other.key), 0);
+    assert_int_equal(bpf_map_update_elem(fd, &hk, &other, BPF_ANY), 0);
+    assert_int_equal(mnc_unix_sink_lookup(fd, &b, &got), -ENOENT); /* not the path's sink */
+    assert_int_equal(mnc_kern_sink_unix_add(k, "/run/peer.sock", 3, MNC_SINK_AGENT), -EEXIST);
+    assert_int_equal(mnc_kern_sink_unix_del(k, "/run/peer.sock"), -ENOENT);
+    assert_int_equal(bpf_map_lookup_elem(fd, &hk, &v), 0); /* the other sink is intact */
+    assert_string_equal(v.key.path, "/run/other.sock");
+    assert_int_equal(v.sink.id, 9);
+    /* a bad path changes nothing */
+    assert_int_equal(mnc_kern_sink_unix_add(k, "/run//peer.sock", 3, MNC_SINK_AGENT), -EINVAL);
+    close(fd);
+    mnc_kern_close(k);
+    purge();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_layout),
+        cmocka_unit_test(t_unix_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

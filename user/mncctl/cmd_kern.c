@@ -370,7 +370,8 @@ static int do_sink(mnc_kern *k, int argc, char **argv)
                                                         "seqpacket:@name for an abstract name; < 108 bytes)"
                           : strcmp(kind, "inet") == 0 ? " (a.b.c.d:port or [v6]:port)"
                                                       : "")
-                       : "");
+                   : rc == -EEXIST ? " (another UNIX sink's key has the same sock_unix hash; nothing was changed)"
+                                   : "");
         return 1;
     }
     return 0;

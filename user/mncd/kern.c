@@ -147,7 +147,10 @@ static int register_policy(mncd *d, char *err, size_t errlen)
             r = unix_ ? mnc_kern_sink_unix_add(kk->k, s->address + 5, (uint32_t)i, s->cls)
                       : mnc_kern_sink_inet_add(kk->k, s->address, (uint32_t)i, s->cls);
             if (r) {
-                snprintf(err, errlen, "socket sink %s (%s): %s", s->name, s->address, strerror(-r));
+                snprintf(err, errlen, "socket sink %s (%s): %s%s", s->name, s->address, strerror(-r),
+                         r == -EEXIST ? " (another UNIX sink's key has the same sock_unix hash; rename one of the "
+                                        "sockets)"
+                                      : "");
                 return -1;
             }
         }

@@ -78,7 +78,7 @@ static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned typ
     if (kind == MNC_UNIX_PATHNAME && c->t->tainted && !mnc_unix_key_canonical(&b))
         return MNC_K_DENY_UNIX_PATH;
     struct mnc_sink s;
-    if (bpf_map_lookup_elem(c->sock_unix, &b.key, &s) == 0) {
+    if (mnc_unix_sink_lookup(c->sock_unix, &b, &s) == 0) {
         *cls = s.cls;
         *id = s.id;
     }
