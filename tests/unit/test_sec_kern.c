@@ -72,9 +72,10 @@ static int pin_set(const char *bad, __u32 bad_value)
     return 0;
 }
 
-static void t_layout(void **state)
+/* Pins the full set with the right layouts under a private root and opens it: the right layout
+ * opens (settings all zero: no tree recorded yet). Skips without root. */
+static mnc_kern *open_good_set(void)
 {
-    (void)state;
     if (geteuid() != 0) {
         print_message("SKIP: needs root to create and pin BPF maps\n");
         skip();
@@ -82,16 +83,23 @@ static void t_layout(void **state)
     snprintf(root, sizeof(root), "/sys/fs/bpf/mnc-sec-unit-%d", (int)getpid());
     char err[512];
     mnc_kern *k = NULL;
-
     int rc = pin_set(NULL, 0);
     if (rc != 0) {
         print_message("cannot pin maps under %s: %s\n", root, strerror(-rc));
         purge();
         fail();
     }
-    /* the right layout opens (settings all zero: no tree recorded yet) */
     assert_int_equal(mnc_kern_open(root, &k, err, sizeof(err)), 0);
+    return k;
+}
+
+static void t_layout(void **state)
+{
+    (void)state;
+    char err[512];
+    mnc_kern *k = open_good_set();
     mnc_kern_close(k);
+    int rc;
 
     static const struct {
         const char *map;
@@ -133,20 +141,8 @@ static void t_layout(void **state)
 static void t_unix_hash(void **state)
 {
     (void)state;
-    if (geteuid() != 0) {
-        print_message("SKIP: needs root to create and pin BPF maps\n");
-        skip();
-    }
-    snprintf(root, sizeof(root), "/sys/fs/bpf/mnc-sec-unit-%d", (int)getpid());
-    char err[512], p[256];
-    mnc_kern *k = NULL;
-    int rc = pin_set(NULL, 0);
-    if (rc != 0) {
-        print_message("cannot pin maps under %s: %s\n", root, strerror(-rc));
-        purge();
-        fail();
-    }
-    assert_int_equal(mnc_kern_open(root, &k, err, sizeof(err)), 0);
+    char p[256];
+    mnc_kern *k = open_good_set();
     snprintf(p, sizeof(p), "%s/sock_unix", root);
     int fd = bpf_obj_get(p);
     assert_true(fd >= 0);
