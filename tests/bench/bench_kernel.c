@@ -334,6 +334,17 @@ static long memlock_of(const char *pin)
     return v;
 }
 
+/* Removes the bench's private pin root (links and maps) and cgroup tree, which
+ * mnc_kern_attach leaves in place when it fails (it rolls the links back, but a pin root's
+ * maps may be another attach's state, so it never purges them itself). */
+static void drop_private(const char *root, const char *cg2, const char *tree)
+{
+    char err[256], tp[512];
+    mnc_kern_detach(root, true, err, sizeof(err));
+    snprintf(tp, sizeof(tp), "%s/%s", cg2, tree);
+    rmdir(tp);
+}
+
 int main(int argc, char **argv)
 {
     long n = 20000;
@@ -364,6 +375,7 @@ int main(int argc, char **argv)
     int status = 1;
     if (mnc_kern_attach(&o, &k, &st, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench_kernel: attach: %s\n", err);
+        drop_private(root, cg2, tree);
         rmdir(base);
         rmdir(dir);
         return 1;
@@ -494,12 +506,7 @@ out:
     rmdir(agent_cg);
     rmdir(untainted_cg);
     mnc_kern_close(k);
-    mnc_kern_detach(root, true, err, sizeof(err));
-    {
-        char tp[512];
-        snprintf(tp, sizeof(tp), "%s/%s", cg2, tree);
-        rmdir(tp);
-    }
+    drop_private(root, cg2, tree);
     rmdir(base);
     unlink(spath);
     unlink(dpath);
