@@ -115,7 +115,7 @@ static __always_inline void mnc_count(__u32 reason)
  * read through the task's BTF pointer: the verifier inlines bpf_get_current_task_btf and the
  * loads are plain (RCU-protected: every mnc program runs under rcu_read_lock), where the
  * helper call cost ~30 ns on each gated call on this host (measured next to a program that
- * only returns; docs/kernel.md, "Measured performance"). */
+ * only returns; docs/kernel.md, "Where a gated call's time goes"). */
 static __always_inline struct mnc_agent *mnc_current_agent(__u64 *cgid)
 {
     struct task_struct *task = bpf_get_current_task_btf();

@@ -272,7 +272,7 @@ int mnc_unix_sink_lookup(int map_fd, const union mnc_unix_buf *b, struct mnc_sin
     struct mnc_unix_hkey hk = {.hash = mnc_unix_key_hash(b)};
     struct mnc_unix_sink v;
     if (bpf_map_lookup_elem(map_fd, &hk, &v) != 0)
-        return errno == ENOENT ? -ENOENT : -errno;
+        return -errno;
     if (!mnc_unix_key_same(b, &v.key))
         return -ENOENT;
     *out = v.sink;
