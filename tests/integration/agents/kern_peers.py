@@ -10,7 +10,7 @@ import sys
 
 d = sys.argv[1]
 socks = []
-for name in ("ext.sock", "mncd.sock"):
+for name in ("ext.sock", "mncd.sock", "other.sock"):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(os.path.join(d, name))
     os.chmod(os.path.join(d, name), 0o666)  # agents run as their own uid: connect needs write
