@@ -366,7 +366,7 @@ static int compare(const char *old_build, const char *new_build, const char *bas
 {
     enum { ROUNDS = 3, LEVELS = 3 };
     static const int levels[LEVELS] = {1, 16, 64};
-    double r[2][LEVELS][3][ROUNDS]; /* [binary][level][p50,p99,ops][round] */
+    double r[2][LEVELS][4][ROUNDS]; /* [binary][level][p50,p99,ops,mncd CPU per op][round] */
     const char *builds[2] = {old_build, new_build};
     for (int round = 0; round < ROUNDS; round++)
         for (int k = 0; k < 2; k++) {
@@ -380,13 +380,14 @@ static int compare(const char *old_build, const char *new_build, const char *bas
             }
             for (int li = 0; li < LEVELS; li++) {
                 int iters = quick ? (levels[li] == 1 ? 2000 : 200) : (levels[li] == 1 ? 20000 : 2000);
-                double work;
+                double work, c0 = cpu_us(pid);
                 if (run_level(levels[li], iters, &r[b][li][0][round], &r[b][li][1][round], &r[b][li][2][round],
                               &work) != 0) {
                     fprintf(stderr, "bench_mncd: %s: run with %d clients failed\n", builds[b], levels[li]);
                     stop_daemon(pid, dir, fd);
                     return 1;
                 }
+                r[b][li][3][round] = work > 0 ? (cpu_us(pid) - c0) / work : 0;
             }
             stop_daemon(pid, dir, fd);
         }
@@ -394,15 +395,16 @@ static int compare(const char *old_build, const char *new_build, const char *bas
            "median of %d interleaved rounds\n",
            old_build, new_build, base, ROUNDS);
     for (int li = 0; li < LEVELS; li++) {
-        double m[2][3];
+        double m[2][4];
         for (int b = 0; b < 2; b++)
-            for (int q = 0; q < 3; q++) {
+            for (int q = 0; q < 4; q++) {
                 qsort(r[b][li][q], ROUNDS, sizeof(double), cmp_d);
                 m[b][q] = r[b][li][q][ROUNDS / 2];
             }
-        printf("  %2d pair(s): old p50 %7.1f us p99 %7.1f us %7.0f ops/s | new p50 %7.1f us "
-               "p99 %7.1f us %7.0f ops/s | p50 x%.2f, ops/s x%.2f\n",
-               levels[li], m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[1][0] / m[0][0], m[1][2] / m[0][2]);
+        printf("  %2d pair(s): old p50 %7.1f us p99 %7.1f us %7.0f ops/s CPU %5.1f us/op | new p50 %7.1f us "
+               "p99 %7.1f us %7.0f ops/s CPU %5.1f us/op | p50 x%.2f, ops/s x%.2f, CPU/op x%.2f\n",
+               levels[li], m[0][0], m[0][1], m[0][2], m[0][3], m[1][0], m[1][1], m[1][2], m[1][3], m[1][0] / m[0][0],
+               m[1][2] / m[0][2], m[0][3] > 0 ? m[1][3] / m[0][3] : 0);
     }
     return 0;
 }

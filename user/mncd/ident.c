@@ -189,8 +189,10 @@ static void map_ident(const mnc_policy *p, const mncd_config *c, mncd_ident *id)
     id->admin = id->uid == c->admin_uid && id->agent < 0;
 }
 
-int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id)
+int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id, int *peer_pidfd)
 {
+    if (peer_pidfd)
+        *peer_pidfd = -1;
     memset(id, 0, sizeof(*id));
     id->agent = -1;
     struct ucred uc;
@@ -211,7 +213,9 @@ int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_i
         if (pidfd_alive(pidfd) == 0)
             id->cgroup[0] = '\0';
     }
-    if (pidfd >= 0)
+    if (pidfd >= 0 && peer_pidfd)
+        *peer_pidfd = pidfd;
+    else if (pidfd >= 0)
         close(pidfd);
     map_ident(p, c, id);
     return 0;
@@ -230,6 +234,19 @@ void mncd_cred_inode(mncd_cred *cr)
         cr->ino = (uint64_t)st.st_ino;
         cr->cgid = cg;
     }
+}
+
+int mncd_peer_vouch(int peer_pidfd, pid_t peer_pid, pid_t chunk_pid, uint64_t *cgid)
+{
+    /* The connection exists only since the peer's connect(), so every writer of its bytes was
+     * alive at some time after the peer was created. Two processes alive at the same time never
+     * share a pid, and a pid is not handed out again before its process is reaped. So if the
+     * peer is not reaped now (PIDFD_GET_INFO answers: a zombie still holds its pid) and the
+     * chunk's pid is the peer's, the chunk's writer is the peer: the pidfd the kernel would
+     * make for the chunk would be one of this process. */
+    if (peer_pidfd < 0 || peer_pid <= 0 || chunk_pid != peer_pid)
+        return 0;
+    return pidfd_cgid(peer_pidfd, cgid) == 0;
 }
 
 bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b)

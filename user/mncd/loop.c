@@ -20,8 +20,11 @@
  * and the rest of it is discarded up to its newline; the connection stays usable.
  *
  * Identity is per request (mncd.h, ident.c). Every accepted socket has SO_PASSCRED and (Linux
- * 6.5+) SO_PASSPIDFD (set on the listener, inherited at accept), and is read with recvmsg: each chunk carries its writer's credentials,
- * and the kernel never returns bytes of two writers in one recvmsg. A line remembers the
+ * 6.5+) SO_PASSPIDFD (set on the listener, inherited at accept), and is read with recvmsg: each
+ * chunk carries its writer's credentials, and the kernel never returns bytes of two writers in
+ * one recvmsg. Where the connecting process's pidfd can vouch for its own chunks (Linux 6.13+,
+ * mncd_peer_vouch) SO_PASSPIDFD is turned off at accept, and each read first peeks at the next
+ * chunk's writer; another writer turns it on again before its chunk is read (peer_hold). A line remembers the
  * sender of its first byte; a byte from another sender makes the whole line refused. Any fd a
  * client sends (SCM_RIGHTS) is closed at once (MSG_CMSG_CLOEXEC, the control buffer holds the
  * kernel's maximum of SCM_MAX_FD fds), so sending fds cannot fill mncd's fd table; truncated
@@ -81,7 +84,14 @@ typedef struct client {
     bool line_started;      /* the current line has at least one byte (or its newline) */
     bool line_mixed;        /* ... and bytes from another (or an unknown) sender */
     bool fds_noted;         /* received fds were reported once */
-    bool refused;           /* refused by a cap: only its error line is sent, then closed */
+    /* The connecting process (SO_PEERPIDFD), held while peer_vouches: SO_PASSPIDFD is then off
+     * and a chunk of that process is vouched for by this pidfd (mncd_peer_vouch) instead of
+     * a pidfd made for every chunk. Off (for good) once another process writes. */
+    int peer_pidfd;
+    pid_t peer_pid;
+    uint64_t peer_ino;
+    bool peer_vouches;
+    bool refused; /* refused by a cap: only its error line is sent, then closed */
     char *in;
     size_t in_len, in_cap;
     bool discarding;
@@ -532,7 +542,44 @@ static void take_cmsgs(client *c, struct msghdr *mh, mncd_cred *cr)
                 (int)c->who.pid, mh->msg_flags & MSG_CTRUNC ? " (control data truncated)" : "");
         c->fds_noted = true;
     }
-    mncd_cred_inode(cr);
+}
+
+/* The pid of the next chunk's writer, without taking the chunk (MSG_PEEK). Any fd a peek
+ * installs is closed. Returns 1 (*pid; 0 if the chunk has no credentials), 0 at end of
+ * stream, -1 with errno. */
+static int peek_writer(client *c, pid_t *pid)
+{
+    char b;
+    alignas(struct cmsghdr) char cbuf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(SCM_MAX_FDS * sizeof(int))];
+    struct iovec iov = {.iov_base = &b, .iov_len = 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    ssize_t r;
+    do
+        r = recvmsg(c->fd, &mh, MSG_PEEK | MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0)
+        return (int)r;
+    mncd_cred cr;
+    take_cmsgs(c, &mh, &cr);
+    if (cr.pidfd >= 0)
+        close(cr.pidfd);
+    *pid = cr.known ? cr.pid : 0;
+    return 1;
+}
+
+/* Stops relying on the peer's pidfd: every chunk from now on brings its own (SO_PASSPIDFD).
+ * The kernel makes a chunk's pidfd when it is read, so this covers the chunk just peeked. */
+static void peer_stop_vouching(client *c)
+{
+    int one = 1;
+    c->peer_vouches = false;
+    close(c->peer_pidfd);
+    c->peer_pidfd = -1;
+    if (setsockopt(c->fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0) {
+        fprintf(stderr, "mncd: SO_PASSPIDFD: %s; closing the connection (its writers cannot be proven)\n",
+                strerror(errno));
+        c->dead = true;
+    }
 }
 
 static void client_read(loop *l, client *c)
@@ -541,6 +588,26 @@ static void client_read(loop *l, client *c)
     alignas(struct cmsghdr) char cbuf[CMSG_BUF];
     size_t budget = READ_BUDGET;
     while (budget > 0 && !c->dead) {
+        /* The connecting process's chunks need no pidfd of their own (mncd_peer_vouch); the
+         * first chunk of any other writer (a child, a process it passed the fd to) turns
+         * SO_PASSPIDFD back on before it is read. */
+        bool vouched = false;
+        uint64_t vouched_cg = 0;
+        if (c->peer_vouches) {
+            pid_t wp = 0;
+            int pk = peek_writer(c, &wp);
+            if (pk < 0) {
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                    c->dead = true;
+                return;
+            }
+            if (pk > 0 && mncd_peer_vouch(c->peer_pidfd, c->peer_pid, wp, &vouched_cg) == 1)
+                vouched = true;
+            else if (pk > 0)
+                peer_stop_vouching(c);
+            if (c->dead)
+                return;
+        }
         struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -553,8 +620,22 @@ static void client_read(loop *l, client *c)
         }
         mncd_cred cr;
         take_cmsgs(c, &mh, &cr); /* always: fds may arrive with any chunk */
+        if (vouched) {
+            /* the chunk peeked is the chunk read (mncd is its only reader); a pidfd of its own
+             * would be one more of the same process */
+            if (cr.known && cr.pid == c->peer_pid && cr.pidfd < 0) {
+                cr.pidfd = c->peer_pidfd; /* lent: never closed here */
+                cr.ino = c->peer_ino;
+                cr.cgid = vouched_cg;
+            } else {
+                cr.known = false; /* cannot happen; if it does, the chunk has no proven sender */
+            }
+        } else {
+            mncd_cred_inode(&cr);
+        }
+        bool own_pidfd = cr.pidfd >= 0 && !vouched; /* a lent pidfd is not closed below */
         if (r == 0) {
-            if (cr.pidfd >= 0)
+            if (own_pidfd)
                 close(cr.pidfd);
             /* Peer finished sending. A partial last line (client disconnected mid-request) is
              * dropped: it was never a complete request. */
@@ -565,7 +646,7 @@ static void client_read(loop *l, client *c)
             return;
         }
         feed(l, c, buf, (size_t)r, &cr);
-        if (cr.pidfd >= 0)
+        if (own_pidfd)
             close(cr.pidfd);
         budget = budget > (size_t)r ? budget - (size_t)r : 0;
         /* A short read took everything queued (or stopped where the next bytes have another
@@ -577,6 +658,28 @@ static void client_read(loop *l, client *c)
 }
 
 static void cap_release(loop *l, client *c);
+
+/* At accept: keeps the connecting process's pidfd and turns SO_PASSPIDFD off if that pidfd can
+ * vouch for its chunks (pidfs and PIDFD_GET_INFO, Linux 6.13+: a per-process inode and the
+ * cgroup id); else closes it and every chunk keeps bringing its own pidfd. Takes pidfd. */
+static void peer_hold(client *c, int pidfd)
+{
+    c->peer_pidfd = -1;
+    c->peer_vouches = false;
+    if (pidfd < 0)
+        return;
+    mncd_cred pc = {.known = true, .pid = c->who.pid, .pidfd = pidfd};
+    mncd_cred_inode(&pc);
+    int zero = 0;
+    if (pc.ino == 0 || c->who.pid <= 0 || setsockopt(c->fd, SOL_SOCKET, SO_PASSPIDFD, &zero, sizeof(zero)) != 0) {
+        close(pidfd);
+        return;
+    }
+    c->peer_pidfd = pidfd;
+    c->peer_pid = c->who.pid;
+    c->peer_ino = pc.ino;
+    c->peer_vouches = true;
+}
 
 static void client_free(loop *l, client *c)
 {
@@ -595,6 +698,8 @@ static void client_free(loop *l, client *c)
         c->next->prev = c->prev;
     epoll_ctl(l->ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
+    if (c->peer_pidfd >= 0)
+        close(c->peer_pidfd);
     free(c->in);
     free(c->out);
     if (!c->refused) {
@@ -750,12 +855,14 @@ static void do_accept(loop *l)
             continue;
         }
         c->fd = fd;
-        if (mncd_ident_resolve(fd, l->d->policy, &l->d->cfg, &c->who) != 0) {
+        int peer_pidfd = -1;
+        if (mncd_ident_resolve(fd, l->d->policy, &l->d->cfg, &c->who, &peer_pidfd) != 0) {
             fprintf(stderr, "mncd: no peer credentials on a new connection; closing it\n");
             close(fd);
             free(c);
             continue;
         }
+        peer_hold(c, peer_pidfd);
         mncd_ident_tree_rule(&c->who); /* unregistered cgroup in the mnc tree: nobody */
         const char *cap = cap_take(l, c);
         if (cap) {
@@ -786,6 +893,8 @@ static void do_accept(loop *l)
         if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
             cap_release(l, c);
             close(fd);
+            if (c->peer_pidfd >= 0)
+                close(c->peer_pidfd);
             free(c);
             continue;
         }

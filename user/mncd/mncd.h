@@ -122,7 +122,8 @@ void mncd_config_free(mncd_config *c);
  * process (SCM_RIGHTS), and the process that writes a request line is the caller. loop.c sets
  * SO_PASSCRED and SO_PASSPIDFD on every accepted socket and reads with recvmsg; the kernel
  * attaches the writer's pid/uid/gid (and a pidfd, Linux 6.5+) to every chunk and never returns
- * bytes of two writers in one recvmsg. A line whose bytes came from more than one sender is
+ * bytes of two writers in one recvmsg. (A chunk of the connecting process itself is vouched for
+ * by that process's pidfd instead: mncd_peer_vouch.) A line whose bytes came from more than one sender is
  * refused. The identity resolved at accept time (SO_PEERCRED) only does connection accounting
  * (the per-agent / per-uid caps, "is a broker connected").
  * Forgery: a sender may put its own SCM_CREDENTIALS on a message, but the kernel only accepts
@@ -148,7 +149,8 @@ typedef struct mncd_cred {
     pid_t pid;
     uid_t uid;
     gid_t gid;
-    int pidfd;     /* SCM_PIDFD (owned by the caller), -1 if none */
+    int pidfd;     /* SCM_PIDFD (owned by the caller), or the connection's peer pidfd lent by
+                    * loop.c when the peer vouches for the chunk (mncd_peer_vouch); -1 if none */
     bool gone;     /* SCM_PIDFD said the sender no longer exists */
     uint64_t ino;  /* pidfs inode of pidfd (unique per process, Linux 6.9+), 0 if unknown */
     uint64_t cgid; /* its cgroup id when the chunk was read (valid iff ino != 0) */
@@ -182,8 +184,9 @@ int mncd_ident_set_tree(const char *tree_rel);
 void mncd_ident_tree_rule(mncd_ident *id);
 /* Resolves the peer of a connected UNIX socket as of connect() (SO_PEERCRED): for connection
  * accounting only, never for authorisation. Returns 0 (id->agent may be -1: unknown) or -1 if
- * the kernel gave no credentials. */
-int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id);
+ * the kernel gave no credentials. If peer_pidfd is not NULL it receives the peer's pidfd
+ * (SO_PEERPIDFD, owned by the caller) or -1; else that pidfd is closed. */
+int mncd_ident_resolve(int fd, const mnc_policy *p, const mncd_config *c, mncd_ident *id, int *peer_pidfd);
 struct mncd;
 /* Resolves the sender of one request (cr: the credentials of its bytes) to an identity,
  * including the mnc-tree rule (mncd_ident_tree_rule). A sender that has exited, or whose cgroup
@@ -193,6 +196,12 @@ int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *ca
 /* Fills cr->ino (pidfs inode of cr->pidfd) and cr->cgid when the kernel can say (pidfs and
  * PIDFD_GET_INFO, 6.13+); leaves ino 0 otherwise. */
 void mncd_cred_inode(mncd_cred *cr);
+/* Does the connection's peer vouch for a chunk written by pid chunk_pid? peer_pidfd/peer_pid:
+ * the peer as of connect() (mncd_ident_resolve). 1 if chunk_pid is the peer's pid and the peer
+ * is not reaped: then the chunk's writer is the peer (ident.c says why), and *cgid is its
+ * cgroup id now (PIDFD_GET_INFO, Linux 6.13+). 0 otherwise: the chunk needs its own pidfd. This
+ * spares mncd a pidfd per chunk (SO_PASSPIDFD), the costliest part of reading a request. */
+int mncd_peer_vouch(int peer_pidfd, pid_t peer_pid, pid_t chunk_pid, uint64_t *cgid);
 /* Do two chunks come from the same sender (pid, uid, gid, and process inode when known)? */
 bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b);
 
