@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "json_write.h"
@@ -35,6 +36,29 @@ static int setup_identity(mncd *d)
     return 0;
 }
 
+/* A connection takes two fds (its socket and, Linux 6.13+, the connecting process's pidfd, see
+ * loop.c) plus a pidfd per chunk of any other writer. The usual soft limit (1024) is below what
+ * max_clients allows; the soft limit is raised as far as the hard limit lets it. Short of
+ * that, a connection simply gets no held pidfd, and a chunk whose pidfd cannot be installed
+ * has no proven sender (refused): never a silent allow. */
+static void raise_fd_limit(const mncd_config *c)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)c->max_clients * 3 + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rlim_t old = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    if (rl.rlim_cur > old && setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        fprintf(stderr, "mncd: cannot raise the open-file limit from %llu: %s\n", (unsigned long long)old,
+                strerror(errno));
+    if (rl.rlim_cur < want)
+        fprintf(stderr,
+                "mncd: open-file limit %llu is below the %llu that max_clients %zu needs; past it, new "
+                "connections or their requests are refused\n",
+                (unsigned long long)rl.rlim_cur, (unsigned long long)want, (size_t)c->max_clients);
+}
+
 int main(int argc, char **argv)
 {
     static mncd d;       /* large (config tables); static keeps it off the stack */
@@ -44,6 +68,7 @@ int main(int argc, char **argv)
         return rc > 0 ? 0 : 2;
     rc = 1;
     d.started_ms = mnc_now_ms();
+    raise_fd_limit(&d.cfg);
 
     mnc_errors e;
     mnc_errors_init(&e);
