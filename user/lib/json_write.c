@@ -49,41 +49,28 @@ static inline uint64_t word_escapes(uint64_t w)
     return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & high;
 }
 
-static char *put_byte(char *o, unsigned char c)
+/* The second byte of a two-byte escape ("\\n"), 0 for a byte written as \\u00XX or as is. */
+static const char esc2[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
+
+/* c, escaped as cJSON does. Inline: a quote every few bytes is the usual case (a JSON text
+ * written as a string, as the journal holds the audit lines). */
+static inline char *put_byte(char *o, unsigned char c)
 {
     static const char hx[] = "0123456789abcdef";
     if (!escaped[c]) {
         *o++ = (char)c;
         return o;
     }
-    *o++ = '\\';
-    switch (c) {
-    case '"':
-    case '\\':
-        *o++ = (char)c;
-        break;
-    case '\b':
-        *o++ = 'b';
-        break;
-    case '\f':
-        *o++ = 'f';
-        break;
-    case '\n':
-        *o++ = 'n';
-        break;
-    case '\r':
-        *o++ = 'r';
-        break;
-    case '\t':
-        *o++ = 't';
-        break;
-    default:
-        memcpy(o, "u00", 3);
-        o[3] = hx[c >> 4];
-        o[4] = hx[c & 15];
-        o += 5;
+    o[0] = '\\';
+    if (esc2[c]) {
+        o[1] = esc2[c];
+        return o + 2;
     }
-    return o;
+    memcpy(o + 1, "u00", 3);
+    o[4] = hx[c >> 4];
+    o[5] = hx[c & 15];
+    return o + 6;
 }
 
 /* The n bytes at p, escaped, between quotes. Eight bytes are copied at a time up to the first
