@@ -817,7 +817,8 @@ int main(int argc, char **argv)
      * 10^6), 10^5 subjects */
     static const long lv[] = {1000, 10000, 100000, 1000000};
     int nlv = quick ? 3 : 4;
-    long window = quick ? 10000 : 20000, have = 1, next = 1 << 20;
+    /* a row's three windows stay below the next level (10^3: 1000..10000) */
+    long window = quick ? 3000 : 5000, have = 1, next = 1 << 20;
     double base_ops = 0;
     if (status == 0)
         printf("scaling: pipelined discloses (%d connections x %d in flight), 3 windows of %ld "
