@@ -258,6 +258,10 @@ bool mncd_cred_same(const mncd_cred *a, const mncd_cred *b)
     return !(a->ino && b->ino && a->ino != b->ino);
 }
 
+static bool pidfd_expected; /* the kernel attaches SCM_PIDFD (mncd_ident_expect_pidfd) */
+
+void mncd_ident_expect_pidfd(void) { pidfd_expected = true; }
+
 int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mncd_ident *id)
 {
     memset(id, 0, sizeof(*id));
@@ -269,6 +273,8 @@ int mncd_ident_request(mncd *d, const mncd_cred *cr, mncd_ident_cache *cache, mn
     id->gid = cr->gid;
     if (cr->gone || cr->pid <= 0)
         return 0; /* the writer has exited: its pid proves nothing any more; nobody */
+    if (pidfd_expected && cr->pidfd < 0)
+        return 0; /* neither its own pidfd nor the connector's: the pid is not proven; nobody */
 
     /* Fast path: the same process as the last request on this connection, still in the same
      * cgroup (by id, from the kernel), and no registration changed since. */

@@ -596,12 +596,19 @@ static void client_read(loop *l, client *c)
         if (c->peer_vouches) {
             pid_t wp = 0;
             int pk = peek_writer(c, &wp);
-            if (pk < 0) {
-                if (errno != EAGAIN && errno != EWOULDBLOCK)
-                    c->dead = true;
+            if (pk < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && budget < READ_BUDGET)
+                return; /* this call already read everything there was */
+            if (pk < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+                c->dead = true;
                 return;
             }
-            if (pk > 0 && mncd_peer_vouch(c->peer_pidfd, c->peer_pid, wp, &vouched_cg) == 1)
+            /* Readable, yet the peek found nothing: a queued skb the peek skips (an MSG_OOB
+             * byte without SO_OOBINLINE was one) would keep the level-triggered socket readable
+             * and the loop spinning. Only a read takes it, and only with a pidfd per chunk may
+             * it read. */
+            if (pk < 0)
+                peer_stop_vouching(c);
+            else if (pk > 0 && mncd_peer_vouch(c->peer_pidfd, c->peer_pid, wp, &vouched_cg) == 1)
                 vouched = true;
             else if (pk > 0)
                 peer_stop_vouching(c);
@@ -848,6 +855,14 @@ static void do_accept(loop *l)
             close(fd);
             continue;
         }
+        /* An MSG_OOB byte stays in the stream as its writer's data: otherwise the peek before
+         * each read (client_read) skips it while the socket stays readable (red team: one OOB
+         * byte spun the loop at 100% CPU). */
+        if (setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)) != 0) {
+            fprintf(stderr, "mncd: SO_OOBINLINE: %s; closing the connection\n", strerror(errno));
+            close(fd);
+            continue;
+        }
         /* SO_PASSPIDFD: inherited where the kernel has it; make_listener said if it has not */
         client *c = calloc(1, sizeof(*c));
         if (!c) {
@@ -960,6 +975,8 @@ static int make_listener(const char *path)
                 "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
                 "by SCM_CREDENTIALS alone\n",
                 strerror(errno));
+    else
+        mncd_ident_expect_pidfd(); /* from now on a chunk without one is not proven */
     /* Any local process may connect: identity comes from the kernel, not from file
      * permissions, and an unidentified caller can do nothing but whoami. */
     if (chmod(path, 0666) != 0 || listen(fd, 512) != 0)

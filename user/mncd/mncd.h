@@ -196,6 +196,10 @@ int mncd_ident_request(struct mncd *d, const mncd_cred *cr, mncd_ident_cache *ca
 /* Fills cr->ino (pidfs inode of cr->pidfd) and cr->cgid when the kernel can say (pidfs and
  * PIDFD_GET_INFO, 6.13+); leaves ino 0 otherwise. */
 void mncd_cred_inode(mncd_cred *cr);
+/* The kernel attaches a pidfd to every chunk read (SO_PASSPIDFD took on the listener): from
+ * then on mncd_ident_request makes a chunk that has none (neither its own nor the connector's,
+ * lent) nobody, instead of trusting its pid unproven as it must before Linux 6.5. */
+void mncd_ident_expect_pidfd(void);
 /* Does the connection's peer vouch for a chunk written by pid chunk_pid? peer_pidfd/peer_pid:
  * the peer as of connect() (mncd_ident_resolve). 1 if chunk_pid is the peer's pid and the peer
  * is not reaped: then the chunk's writer is the peer (ident.c says why), and *cgid is its
