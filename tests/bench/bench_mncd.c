@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -266,6 +267,54 @@ static int run_level(int clients, int iters, double *p50, double *p99, double *o
     if (empty)
         printf("   (%d of %zu recvs found the shared coordinator inbox empty: not counted)\n", empty, n);
     return 0;
+}
+
+/* Bytes the process has passed to write()-like calls (/proc/PID/io wchar), or -1. */
+static double wchar_bytes(pid_t pid)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof(p), "/proc/%d/io", (int)pid);
+    FILE *f = fopen(p, "r");
+    double b = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "wchar:", 6) == 0)
+            b = atof(line + 6);
+    if (f)
+        fclose(f);
+    return b;
+}
+
+/* MiB of the files in dir that the page cache holds (mincore on a mapping of each), or -1. */
+static double cached_mib(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    long pages = 0, pg = sysconf(_SC_PAGESIZE);
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[1024];
+        struct stat st;
+        if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= sizeof(p))
+            continue;
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        void *m = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+                      ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
+        close(fd);
+        if (m == MAP_FAILED)
+            continue;
+        size_t np = ((size_t)st.st_size + (size_t)pg - 1) / (size_t)pg;
+        unsigned char *vec = malloc(np);
+        if (vec && mincore(m, (size_t)st.st_size, vec) == 0)
+            for (size_t i = 0; i < np; i++)
+                pages += vec[i] & 1;
+        free(vec);
+        munmap(m, (size_t)st.st_size);
+    }
+    closedir(d);
+    return (double)pages * (double)pg / (1 << 20);
 }
 
 static long rss_kb(pid_t pid)
@@ -847,7 +896,7 @@ int main(int argc, char **argv)
         have += fill;
         long from = have;
         /* three windows, the median throughput (load from other jobs comes in bursts) */
-        double c0 = cpu_us(pid), w[3];
+        double c0 = cpu_us(pid), b0 = wchar_bytes(pid), w[3];
         for (int k = 0; k < 3 && status == 0; k++) {
             double secs = fs < 0 ? -1 : discloses(next, window, nsubj);
             next += window;
@@ -861,20 +910,23 @@ int main(int argc, char **argv)
         if (status)
             break;
         double cpu = (cpu_us(pid) - c0) / (3.0 * (double)window);
+        double wrote = (wchar_bytes(pid) - b0) / (3.0 * (double)window);
         qsort(w, 3, sizeof(double), cmp_d);
         double ops = w[1];
         total_work += (double)(fill + 3 * window);
         if (i == 0)
             base_ops = ops;
-        char label[80];
+        char label[80], state_dir[600];
+        snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
         if (subjects)
             snprintf(label, sizeof(label), "10^5 subjects (fresh daemon)");
         else
             snprintf(label, sizeof(label), "10^%d live objects = releases", i + 3);
         printf("  %-30s %8.0f discloses/s  mncd CPU %6.1f us/op  ratio %.2f [%s]  (windows at "
-               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB)\n",
+               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB; written %.0f B/op; state "
+               "dir cached %.0f MiB)\n",
                label, ops, cpu, ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs,
-               rss_kb(pid) / 1024);
+               rss_kb(pid) / 1024, wrote, cached_mib(state_dir));
     }
     stop_daemon(pid, dir, fd);
     struct rusage ru;

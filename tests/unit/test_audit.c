@@ -15,9 +15,11 @@
 
 #include <cmocka.h>
 
+#include "cache_trim.h"
 #include "json_write.h"
 #include "mnc_util.h"
 #include "mnc/audit.h"
+#include "pagecache.h"
 
 static char dir[64];
 static char path[128];
@@ -27,6 +29,16 @@ static int setup(void **st)
     (void)st;
     snprintf(dir, sizeof(dir), "/tmp/test_audit.XXXXXX");
     if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+    return 0;
+}
+
+/* setup, in a directory whose files the page cache holds apart (pagecache.h) */
+static int setup_cached(void **st)
+{
+    (void)st;
+    if (pc_mkdtemp(dir, sizeof(dir), "test_audit.") != 0)
         return -1;
     snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
     return 0;
@@ -944,6 +956,58 @@ static void test_json_pool(void **st)
     test_json_fractions_are_cjsons(st);
 }
 
+/* The log keeps at most KEEP + STEP bytes cached behind its end (cache_trim.h), whether lines
+ * are written one by one or in deferred batches (mncd's loop); nothing is fsynced meanwhile, so
+ * the writer itself starts the writeback. The chain verifies afterwards, every line there. */
+static void test_page_cache_bounded(void **st)
+{
+    (void)st;
+    char err[256], detail[801];
+    memset(detail, 'd', sizeof(detail) - 1);
+    detail[sizeof(detail) - 1] = '\0';
+    mnc_audit *a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    uint64_t n = 0;
+    struct stat sb;
+    for (int round = 0;; round++) {
+        bool deferred = round % 2;
+        assert_int_equal(mnc_audit_set_deferred(a, deferred), 0);
+        for (int i = 0; i < 2000; i++, n++) {
+            mnc_audit_rec r = {.time_ms = 1000u + n,
+                               .op = "disclose",
+                               .sender = "worker",
+                               .receiver = "coordinator",
+                               .object = "obj",
+                               .decision = "allow",
+                               .reason = "ok",
+                               .detail = detail};
+            assert_int_equal(mnc_audit_append(a, &r), 0);
+            if (deferred && i % 100 == 99)
+                assert_int_equal(mnc_audit_write_pending(a), 0);
+        }
+        assert_int_equal(stat(path, &sb), 0);
+        if (sb.st_size >= MNC_CACHE_TRIM_KEEP + 4 * MNC_CACHE_TRIM_STEP)
+            break;
+    }
+    off_t end = sb.st_size;
+    long old = pc_cached_pages(path, 0, end - MNC_CACHE_TRIM_KEEP - MNC_CACHE_TRIM_STEP);
+    long recent = pc_cached_pages(path, end - MNC_CACHE_TRIM_STEP / 2, end);
+    printf("# audit log of %lld bytes: %ld cached pages more than KEEP + STEP behind its end, "
+           "%ld in its last 2 MiB\n",
+           (long long)end, old, recent);
+    assert_int_equal(old, 0);
+    assert_true(recent > 0);
+    mnc_audit_close(a);
+    mnc_audit_verify v;
+    assert_int_equal(mnc_audit_verify_file(path, &v), 0);
+    assert_int_equal(v.records, n);
+    /* opening verifies the chain (reads it all), then lets go of it */
+    a = mnc_audit_open(path, NULL, err, sizeof(err));
+    assert_non_null(a);
+    assert_int_equal(pc_cached_pages(path, 0, end - MNC_CACHE_TRIM_STEP), 0);
+    mnc_audit_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -965,6 +1029,7 @@ int main(void)
         cmocka_unit_test(test_json_fractions_are_cjsons),
         cmocka_unit_test(test_fmt_g6_and_str_cat),
         cmocka_unit_test_setup_teardown(test_record_bytes_are_cjsons, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache_bounded, setup_cached, teardown),
         cmocka_unit_test(test_json_pool), /* last: it changes cJSON's hooks */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,9 @@
 
 #include <cmocka.h>
 
+#include "cache_trim.h"
 #include "mnc/journal.h"
+#include "pagecache.h"
 
 typedef struct collected {
     int n;
@@ -44,6 +46,17 @@ static int setup(void **state)
     (void)state;
     snprintf(dir, sizeof(dir), "/tmp/mnc-journal-XXXXXX");
     if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof(path), "%s/j", dir);
+    snprintf(path2, sizeof(path2), "%s/crash-image", dir);
+    return 0;
+}
+
+/* setup, in a directory whose files the page cache holds apart (pagecache.h) */
+static int setup_cached(void **state)
+{
+    (void)state;
+    if (pc_mkdtemp(dir, sizeof(dir), "mnc-journal-") != 0)
         return -1;
     snprintf(path, sizeof(path), "%s/j", dir);
     snprintf(path2, sizeof(path2), "%s/crash-image", dir);
@@ -694,6 +707,51 @@ static void test_missing_scan(void **state)
     assert_non_null(strstr(err, "No such file"));
 }
 
+/* Replay callback for test_page_cache_bounded: record i is 64 KiB of one letter, 'a' + i % 26. */
+static int check_big(void *arg, uint64_t seq, const void *p, size_t len)
+{
+    long *n = arg;
+    const unsigned char *b = p;
+    if (seq != (uint64_t)*n + 1 || len != 64u << 10 || b[0] != 'a' + *n % 26 || memcmp(b, b + 1, len - 1) != 0)
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+/* The journal keeps at most KEEP + STEP bytes of its file cached behind the end
+ * (cache_trim.h): after 32 MiB of appends the first 12 MiB are not in the page cache, the
+ * newest bytes are, and every record replays intact on the next open. */
+static void test_page_cache_bounded(void **state)
+{
+    (void)state;
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    static unsigned char rec[64u << 10];
+    long n = 0;
+    while (mnc_journal_size(j) < (uint64_t)(MNC_CACHE_TRIM_KEEP + 4 * MNC_CACHE_TRIM_STEP)) {
+        memset(rec, 'a' + n % 26, sizeof(rec));
+        assert_int_equal(mnc_journal_append(j, rec, sizeof(rec), NULL), 0);
+        n++;
+    }
+    off_t end = (off_t)mnc_journal_size(j);
+    long old = pc_cached_pages(path, 0, end - MNC_CACHE_TRIM_KEEP - MNC_CACHE_TRIM_STEP);
+    long recent = pc_cached_pages(path, end - MNC_CACHE_TRIM_STEP / 2, end);
+    printf("# journal of %lld bytes: %ld cached pages more than KEEP + STEP behind its end, "
+           "%ld in its last 2 MiB\n",
+           (long long)end, old, recent);
+    assert_int_equal(old, 0);
+    assert_true(recent > 0);
+    assert_int_equal(mnc_journal_close(j), 0);
+    long back = 0;
+    j = mnc_journal_open(path, check_big, &back, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_int_equal(back, n);
+    /* replay read the file; open lets go of it again */
+    assert_int_equal(pc_cached_pages(path, 0, end - MNC_CACHE_TRIM_STEP), 0);
+    assert_int_equal(mnc_journal_close(j), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +775,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_zero_gap_then_valid_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_legacy_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_prealloc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache_bounded, setup_cached, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
 #include "mnc_util.h"
+#include "cache_trim.h"
 #include "json_write.h"
 
 #include <errno.h>
@@ -35,6 +36,8 @@ struct mnc_audit {
     char *pend; /* NUL-terminated */
     size_t pend_len, pend_cap;
     uint64_t pend_first; /* seq of the first pending line */
+    off_t size;          /* bytes in the file: where the next O_APPEND write lands */
+    mnc_cache_trim trim; /* its page cache behind size (cache_trim.h) */
 };
 
 /* EVP_sha256() makes every EVP_DigestInit_ex look the digest up again in OpenSSL 3 (an
@@ -248,9 +251,19 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
         close(fd);
         return NULL;
     }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: fstat: %s", path, strerror(errno));
+        free(a);
+        close(fd);
+        return NULL;
+    }
     a->fd = fd;
     a->seq = v.records;
     memcpy(a->head, v.head, sizeof(a->head));
+    a->size = st.st_size;
+    /* The walk above read the whole log; the writer never reads it. Advisory (cache_trim.h). */
+    (void)mnc_cache_trim_reset(fd, &a->trim, a->size);
     return a;
 }
 
@@ -374,6 +387,8 @@ int mnc_audit_append(mnc_audit *a, const mnc_audit_rec *r)
     a->seq++;
     memcpy(a->head, h, sizeof(h));
     a->dirty = true;
+    a->size += (off_t)ll;
+    (void)mnc_cache_trim_written(a->fd, &a->trim, a->size);
     rc = 0;
 out:
     free(line);
@@ -449,6 +464,8 @@ int mnc_audit_write_pending(mnc_audit *a)
         a->poisoned = true;
         return -1;
     }
+    a->size += (off_t)a->pend_len;
+    (void)mnc_cache_trim_written(a->fd, &a->trim, a->size);
     a->pend_len = 0;
     a->pend[0] = '\0';
     /* Not needed for durability (the caller's copy is durable), but a later mnc_audit_sync or
@@ -620,6 +637,8 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
     a->seq += n_new;
     memcpy(a->head, head, sizeof(head));
     a->dirty = false;
+    if (n_new > 0)
+        a->size += (off_t)(len - done);
     if (appended)
         *appended = n_new;
     return 0;

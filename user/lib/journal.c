@@ -2,6 +2,7 @@
 /* journal.c - durable append-only record file with leader/follower group commit.
  * Format, recovery rules and contracts: see mnc/journal.h. */
 #include "mnc/journal.h"
+#include "cache_trim.h"
 #include "mnc_bench.h"
 #include "mnc_util.h"
 
@@ -49,6 +50,7 @@ struct mnc_journal {
     size_t gather_target;  /* ... until `queued` reaches this */
     pthread_cond_t arrive; /* signalled when it does (CLOCK_MONOTONIC) */
     int64_t last_sync_us;  /* the last batch's write + fdatasync */
+    mnc_cache_trim trim;   /* the file's page cache behind end (cache_trim.h); leader-owned */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -449,6 +451,8 @@ mnc_journal *mnc_journal_open(const char *path, mnc_journal_replay_fn cb, void *
     /* Without a torn tail, [valid_end, size) is all zero: keep it as preallocated space. */
     j->alloc_end = po.torn ? (off_t)po.valid_end : (off_t)size;
     j->prealloc = MNC_JOURNAL_PREALLOC_DEFAULT;
+    /* replay has read the whole file; none of it is read again while it is open */
+    (void)mnc_cache_trim_reset(fd, &j->trim, j->end);
     j->cur_batch = 1;
     j->done_batch = 0;
     /* the leader's gather waits on `arrive` with an absolute CLOCK_MONOTONIC deadline */
@@ -542,6 +546,10 @@ static void flush_batch(mnc_journal *j, bool drop_lock)
         rc = fdatasync(j->fd);
     int e = errno;
     int64_t took = mnc_mono_us() - t0;
+    /* The synced bytes are clean: let go of the pages more than KEEP behind the end (replay
+     * reads the file from disk anyway). Advisory; a failure stops trimming, nothing else. */
+    if (rc == 0)
+        (void)mnc_cache_trim_written(j->fd, &j->trim, need);
     if (drop_lock)
         pthread_mutex_lock(&j->mu);
     j->last_sync_us = took;
@@ -865,6 +873,7 @@ int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_
         j->end = size;
         j->alloc_end = size;
         j->next_seq += n;
+        (void)mnc_cache_trim_reset(fd, &j->trim, size);
         goto out;
     }
     close(j->fd);
@@ -872,6 +881,7 @@ int mnc_journal_compact(mnc_journal *j, const void *const *payloads, const size_
     j->end = size;
     j->alloc_end = size;
     j->next_seq += n;
+    (void)mnc_cache_trim_reset(fd, &j->trim, size);
     rc = 0;
 out:
     pthread_mutex_unlock(&j->mu);
