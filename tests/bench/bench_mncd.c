@@ -36,6 +36,8 @@
  * --quick: fewer iterations, scaling up to 10^5 (10^6 takes ~0.6 GB of mncd memory and ~70 s
  *   of fill on the 2-core VM: full mode only; the full run takes ~2 min). The state dir is on
  *   $MNC_BENCH_DIR (default /tmp, the VM's disk).
+ * --blocking-read: the clients wait for each answer in read(), not in poll() as libmnc's client
+ *   does (for the A/B in docs/mncd.md, "Clients wait in poll()").
  * --compare OLD_BUILD_DIR: before/after in one session: the round-trip levels for
  *   OLD_BUILD_DIR/mncd and $BUILD/mncd, interleaved (3 rounds, alternating order, a fresh daemon
  *   and state dir each), medians side by side. Run from the repo root.
@@ -50,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -97,6 +100,10 @@ static int connect_as(uid_t euid)
     return fd;
 }
 
+/* --blocking-read: clients wait for answers in read() instead of poll() (the A/B of docs/mncd.md,
+ * "Clients wait in poll()"; libmnc's client waits in poll()) */
+static bool blocking_read;
+
 typedef struct conn {
     int fd;
     uid_t euid; /* mncd identifies every request by the credentials of its bytes */
@@ -138,6 +145,11 @@ static int call(conn *c, const char *req, size_t reqlen, char *out, size_t outle
             return 0;
         }
         if (c->len == sizeof(c->buf))
+            return -1;
+        /* as libmnc's client: sleep in poll(), which only POLLIN wakes (mncd taking in a request
+         * wakes a reader blocked in read() for nothing, at mncd's cost) */
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        if (!blocking_read && poll(&pf, 1, -1) < 0 && errno != EINTR)
             return -1;
         ssize_t r = read(c->fd, c->buf + c->len, sizeof(c->buf) - c->len);
         if (r <= 0)
@@ -533,23 +545,38 @@ out:
 typedef struct echo_srv {
     int sock, fd;
     int fail;
+    long served;   /* requests answered */
+    double cpu_us; /* the server thread's CPU over them */
 } echo_srv;
+
+static double thread_cpu_us(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
 
 static void *echo_server(void *arg)
 {
     echo_srv *e = arg;
     char rec[256], c;
     memset(rec, 'x', sizeof(rec));
-    for (off_t off = 0; read(e->sock, &c, 1) == 1 && c != 'q'; off = (off + 256) % (1 << 20))
+    double c0 = thread_cpu_us();
+    for (off_t off = 0; read(e->sock, &c, 1) == 1 && c != 'q'; off = (off + 256) % (1 << 20)) {
         if (pwrite(e->fd, rec, sizeof(rec), off) != (ssize_t)sizeof(rec) || fdatasync(e->fd) != 0 ||
             write(e->sock, &c, 1) != 1) {
             e->fail = 1;
             break;
         }
+        e->served++;
+    }
+    e->cpu_us = thread_cpu_us() - c0;
     return NULL;
 }
 
-static double floor_echo(const char *dir, int n)
+/* cpu_per_req (may be NULL): the trivial server's CPU per request, us */
+static double floor_echo(const char *dir, int n, double *cpu_per_req)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/floor_echo.bin", dir);
@@ -584,6 +611,8 @@ out:
         pthread_join(th, NULL);
         if (e.fail)
             r = -1;
+        if (cpu_per_req && e.served > 0)
+            *cpu_per_req = e.cpu_us / (double)e.served;
     }
     if (sv[0] >= 0) {
         close(sv[0]);
@@ -747,8 +776,10 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc)
             old_build = argv[++i];
+        else if (strcmp(argv[i], "--blocking-read") == 0)
+            blocking_read = true;
         else {
-            fprintf(stderr, "usage: bench_mncd [--quick] [--compare OLD_BUILD_DIR]\n");
+            fprintf(stderr, "usage: bench_mncd [--quick] [--compare OLD_BUILD_DIR] [--blocking-read]\n");
             return 2;
         }
     }
@@ -770,7 +801,7 @@ int main(int argc, char **argv)
     int nsync = quick ? 300 : 1000;
     double gc_secs = quick ? 2.0 : 4.0, gc_cpu = 0;
     double fsync_p50 = floor_fsync(fdir, nsync);
-    double echo_p50 = floor_echo(fdir, nsync / 2);
+    double echo_cpu = 0, echo_p50 = floor_echo(fdir, nsync / 2, &echo_cpu);
     double gc_ops = floor_group(fdir, 64, gc_secs, &gc_cpu);
     if (fsync_p50 <= 0 || echo_p50 <= 0 || gc_ops <= 0) {
         fprintf(stderr, "bench_mncd: floor measurement failed\n");
@@ -778,9 +809,9 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("floor: state dir %s on %s; fdatasync p50 %.1f us back to back, trivial two-fdatasync "
-           "round trip p50 %.1f us; group-commit writer, 64 clients: %.0f durable records/s "
-           "(%.1f us CPU per record)\n",
-           base, fst, fsync_p50, echo_p50, gc_ops, gc_cpu);
+           "round trip p50 %.1f us (its server: %.1f us CPU per request); group-commit writer, 64 "
+           "clients: %.0f durable records/s (%.1f us CPU per record)\n",
+           base, fst, fsync_p50, echo_p50, echo_cpu, gc_ops, gc_cpu);
 
     char dir[256];
     pid_t pid;
@@ -815,11 +846,11 @@ int main(int argc, char **argv)
         int rounds = levels[li] == 16 ? 1 : ROUNDS;
         if (levels[li] == 16)
             iters *= ROUNDS;
-        double p50s[ROUNDS], p99s[ROUNDS], opss[ROUNDS], floors[ROUNDS], ratios[ROUNDS];
+        double p50s[ROUNDS], p99s[ROUNDS], opss[ROUNDS], floors[ROUNDS], ratios[ROUNDS], fcpus[ROUNDS];
         double cpu = 0, work_l = 0;
         for (int r = 0; r < rounds && status == 0; r++) {
             double gcpu = 0, work;
-            floors[r] = levels[li] == 1    ? floor_echo(fdir, quick ? 100 : 200)
+            floors[r] = levels[li] == 1    ? floor_echo(fdir, quick ? 100 : 200, &gcpu)
                         : levels[li] == 64 ? floor_group(fdir, 64, gc_secs / 4, &gcpu)
                                            : 1;
             double c0 = cpu_us(pid);
@@ -830,6 +861,7 @@ int main(int argc, char **argv)
             }
             cpu += cpu_us(pid) - c0;
             work_l += work;
+            fcpus[r] = gcpu;
             ratios[r] = levels[li] == 1 ? p50s[r] / floors[r] : opss[r] / floors[r];
         }
         if (status)
@@ -840,6 +872,7 @@ int main(int argc, char **argv)
         qsort(opss, (size_t)rounds, sizeof(double), cmp_d);
         qsort(floors, (size_t)rounds, sizeof(double), cmp_d);
         qsort(ratios, (size_t)rounds, sizeof(double), cmp_d);
+        qsort(fcpus, (size_t)rounds, sizeof(double), cmp_d);
         printf("  %2d client pair(s): p50 %8.1f us  p99 %8.1f us  %8.0f ops/s  mncd CPU %5.1f "
                "us/op [<= 10 us: %s]%s\n",
                levels[li], p50s[rounds / 2], p99s[rounds / 2], opss[rounds / 2], cpu / work_l,
@@ -848,15 +881,17 @@ int main(int argc, char **argv)
             ratio_1 = ratios[ROUNDS / 2];
             printf("     vs the floor: trivial two-fdatasync round trip p50 %.1f us (median; "
                    "%.1f..%.1f over the rounds); 1-pair p50 / floor = %.2fx (median of the "
-                   "rounds' ratios) [<= 1.2x: %s]\n",
-                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2));
+                   "rounds' ratios) [<= 1.2x: %s]; its server's CPU %.1f us per request\n",
+                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], ratio_1, verdict(ratio_1 <= 1.2),
+                   fcpus[ROUNDS / 2]);
         }
         if (levels[li] == 64) {
             ratio_64 = ratios[ROUNDS / 2];
             printf("     vs the floor: group-commit writer %.0f records/s (median; %.0f..%.0f); "
                    "64-pair ops/s / floor = %.0f%% (median of the rounds' ratios) [>= 50%%: "
-                   "%s]\n",
-                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], 100 * ratio_64, verdict(ratio_64 >= 0.5));
+                   "%s]; the writer's CPU %.1f us per record\n",
+                   floors[ROUNDS / 2], floors[0], floors[ROUNDS - 1], 100 * ratio_64, verdict(ratio_64 >= 0.5),
+                   fcpus[ROUNDS / 2]);
         }
     }
     rmdir(fdir);

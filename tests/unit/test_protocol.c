@@ -7,11 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <valgrind/valgrind.h>
 
 #include "mnc/protocol.h"
 #include "jtree.h"
@@ -718,12 +722,79 @@ static void test_jtree(void **st)
     cJSON_Delete(t);
 }
 
+/* test_client_waits_in_poll's peer: takes in the request 30 ms after it arrived (the client is
+ * asleep by then), answers 30 ms later. */
+static void *slow_peer(void *arg)
+{
+    int fd = *(int *)arg;
+    char c, req[256];
+    if (recv(fd, &c, 1, MSG_PEEK) != 1)
+        return NULL;
+    usleep(30000);
+    if (read(fd, req, sizeof(req)) <= 0)
+        return NULL;
+    usleep(30000);
+    static const char answer[] = "{\"ok\":true}\n";
+    if (write(fd, answer, sizeof(answer) - 1) != (ssize_t)sizeof(answer) - 1)
+        return NULL;
+    return NULL;
+}
+
+/* Voluntary context switches of the calling thread (/proc/thread-self/status), or -1. */
+static long my_nvcsw(void)
+{
+    FILE *f = fopen("/proc/thread-self/status", "r");
+    char line[256];
+    long v = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The client sleeps once per call: in poll(POLLIN), which the peer taking in the request does
+ * not wake. A reader blocked in read() is woken by that too (the freed send space) and sleeps
+ * again: 2 switches, paid for by mncd on every request (docs/mncd.md, "Clients wait in poll()"). */
+static void test_client_waits_in_poll(void **st)
+{
+    (void)st;
+    cJSON *req = cJSON_Parse("{\"verb\":\"whoami\"}");
+    assert_non_null(req);
+    char err[128];
+    for (int round = 0; round < 3; round++) {
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, slow_peer, &sv[1]), 0);
+        cJSON *resp = NULL;
+        long before = my_nvcsw();
+        assert_int_equal(mnc_client_call(sv[0], req, &resp, err, sizeof(err)), 0);
+        long slept = my_nvcsw() - before;
+        assert_non_null(resp);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(resp, "ok")));
+        cJSON_Delete(resp);
+        pthread_join(th, NULL);
+        close(sv[0]);
+        close(sv[1]);
+        printf("# round %d: the client slept %ld time(s) during the call\n", round, slept);
+        assert_true(before >= 0);
+        /* valgrind runs one thread at a time (a lock it hands over): it adds switches of its
+         * own, so the count is checked in the plain and ASan runs */
+        if (!RUNNING_ON_VALGRIND)
+            assert_int_equal(slept, 1);
+    }
+    cJSON_Delete(req);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),    cmocka_unit_test(test_invalid), cmocka_unit_test(test_quarantine_put),
-        cmocka_unit_test(test_response), cmocka_unit_test(test_spin),    cmocka_unit_test(test_fast_path),
-        cmocka_unit_test(test_jtree),
+        cmocka_unit_test(test_valid),          cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_quarantine_put), cmocka_unit_test(test_response),
+        cmocka_unit_test(test_spin),           cmocka_unit_test(test_fast_path),
+        cmocka_unit_test(test_jtree),          cmocka_unit_test(test_client_waits_in_poll),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,7 +128,9 @@ char *mnc_resp_line(const cJSON *resp, size_t *len);
 /* Client side (mncctl, tests). Connects to the socket; returns an fd or -1 with err. */
 int mnc_client_connect(const char *path, char *err, size_t errlen);
 /* Sends req as one line and reads one response line (up to 64 MiB). Returns 0 with *resp
- * (caller frees) or -1 with err. */
+ * (caller frees) or -1 with err. It waits for the answer in poll(POLLIN), not in read(): a
+ * reader blocked in read() is woken each time mncd takes in its bytes (docs/mncd.md, "Clients
+ * wait in poll()"). */
 int mnc_client_call(int fd, const cJSON *req, cJSON **resp, char *err, size_t errlen);
 /* As mnc_client_call, but between the send and the blocking read it polls fd without blocking
  * for up to spin_ns nanoseconds (mnc_spin_readable). For a process relaying requests to mncd
