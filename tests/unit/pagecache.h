@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* pagecache.h - what of a file the kernel holds in its page cache (mincore on a mapping), for
- * the tests of cache_trim.h's users (test_journal, test_audit). */
+ * the tests of cache_trim.h's users (test_journal, test_audit). Include after cmocka.h. */
 #ifndef MNC_TEST_PAGECACHE_H
 #define MNC_TEST_PAGECACHE_H
 
@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include "cache_trim.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
@@ -44,6 +46,20 @@ static inline long pc_cached_pages(const char *path, off_t from, off_t to)
     free(vec);
     munmap(m, size);
     return n;
+}
+
+/* Asserts what cache_trim.h promises for a file of `end` bytes its writer trimmed: nothing more
+ * than KEEP + STEP behind the end is cached, and the newest bytes are (so mincore sees the
+ * cache at all). `what` names the file in the printed figures. */
+static inline void pc_assert_trimmed(const char *what, const char *path, off_t end)
+{
+    long old = pc_cached_pages(path, 0, end - MNC_CACHE_TRIM_KEEP - MNC_CACHE_TRIM_STEP);
+    long recent = pc_cached_pages(path, end - MNC_CACHE_TRIM_STEP / 2, end);
+    printf("# %s of %lld bytes: %ld cached pages more than KEEP + STEP behind its end, %ld in "
+           "its last 2 MiB\n",
+           what, (long long)end, old, recent);
+    assert_int_equal(old, 0);
+    assert_true(recent > 0);
 }
 
 /* A directory for files whose page cache a test inspects: "/tmp/<prefix>XXXXXX", or under the
