@@ -281,20 +281,24 @@ static int run_level(int clients, int iters, double *p50, double *p99, double *o
     return 0;
 }
 
-/* Bytes the process has passed to write()-like calls (/proc/PID/io wchar), or -1. */
-static double wchar_bytes(pid_t pid)
+/* The number after "key" (e.g. "wchar:") in /proc/PID/file, or -1. */
+static double proc_num(pid_t pid, const char *file, const char *key)
 {
     char p[64], line[256];
-    snprintf(p, sizeof(p), "/proc/%d/io", (int)pid);
+    snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, file);
     FILE *f = fopen(p, "r");
-    double b = -1;
+    double v = -1;
+    size_t kl = strlen(key);
     while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "wchar:", 6) == 0)
-            b = atof(line + 6);
+        if (strncmp(line, key, kl) == 0)
+            v = atof(line + kl);
     if (f)
         fclose(f);
-    return b;
+    return v;
 }
+
+/* Bytes the process has passed to write()-like calls (/proc/PID/io wchar), or -1. */
+static double wchar_bytes(pid_t pid) { return proc_num(pid, "io", "wchar:"); }
 
 /* MiB of the files in dir that the page cache holds (mincore on a mapping of each), or -1. */
 static double cached_mib(const char *dir)
@@ -329,19 +333,7 @@ static double cached_mib(const char *dir)
     return (double)pages * (double)pg / (1 << 20);
 }
 
-static long rss_kb(pid_t pid)
-{
-    char p[64], line[256];
-    snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(p, "r");
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmRSS:", 6) == 0)
-            kb = atol(line + 6);
-    if (f)
-        fclose(f);
-    return kb;
-}
+static long rss_kb(pid_t pid) { return (long)proc_num(pid, "status", "VmRSS:"); }
 
 /* Starts BUILD/mncd on a fresh temp dir under base and creates the long-lived object (oid).
  * Returns the worker connection (fd), or -1 (daemon killed, dir removed by stop_daemon). */
