@@ -17,6 +17,7 @@ typedef struct lb_ops {
     bool (*state)(mnc_lbackend *b, char *msg, size_t msg_len, uint64_t *reconnects);
     int (*tick)(mnc_lbackend *b, uint64_t now_ms);
     int (*close)(mnc_lbackend *b);
+    int (*close_at_exit)(mnc_lbackend *b); /* NULL: close */
     int (*verify)(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err, size_t err_len);
     int (*set_deferred)(mnc_lbackend *b, bool on); /* NULL: charges are durable at return */
     int (*flush)(mnc_lbackend *b);                 /* NULL: nothing is ever pending */

@@ -386,6 +386,15 @@ int mnc_ledger_close(mnc_ledger *l)
     return rc;
 }
 
+int mnc_ledger_close_at_exit(mnc_ledger *l)
+{
+    if (!l)
+        return 0;
+    int rc = l->j ? mnc_journal_close(l->j) : 0;
+    l->j = NULL;
+    return l->failed ? -1 : rc;
+}
+
 /* ---- queries ------------------------------------------------------------------------ */
 
 int mnc_ledger_spent(mnc_ledger *l, const char *subject_name, const char *recipient, double *out)

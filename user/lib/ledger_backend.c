@@ -33,6 +33,13 @@ const char *mnc_lb_kind_name(mnc_lb_kind k) { return k == MNC_LB_POSTGRES ? "pos
 
 int mnc_lb_close(mnc_lbackend *b) { return b ? b->ops->close(b) : 0; }
 
+int mnc_lb_close_at_exit(mnc_lbackend *b)
+{
+    if (!b)
+        return 0;
+    return b->ops->close_at_exit ? b->ops->close_at_exit(b) : b->ops->close(b);
+}
+
 mnc_ledger_rc mnc_lb_history(mnc_lbackend *b, const mnc_policy *p, const char *subject, mnc_obs **h, size_t *nh,
                              double *spent, uint64_t *version)
 {
@@ -249,6 +256,9 @@ static int j_close(mnc_lbackend *b)
     return rc;
 }
 
+/* b itself stays allocated with the ledger: both are left to the exit */
+static int j_close_at_exit(mnc_lbackend *b) { return mnc_ledger_close_at_exit(J(b)); }
+
 static int j_verify(mnc_lbackend *b, size_t *subjects, size_t *charges, char *err, size_t err_len)
 {
     (void)err;
@@ -262,8 +272,18 @@ static int j_set_deferred(mnc_lbackend *b, bool on) { return mnc_ledger_set_defe
 
 static int j_flush(mnc_lbackend *b) { return mnc_ledger_flush(J(b)); }
 
-static const lb_ops journal_ops = {j_history, j_charge, j_foreach, j_spent,        j_stats, j_state,
-                                   j_tick,    j_close,  j_verify,  j_set_deferred, j_flush};
+static const lb_ops journal_ops = {.history = j_history,
+                                   .charge = j_charge,
+                                   .foreach = j_foreach,
+                                   .spent = j_spent,
+                                   .stats = j_stats,
+                                   .state = j_state,
+                                   .tick = j_tick,
+                                   .close = j_close,
+                                   .close_at_exit = j_close_at_exit,
+                                   .verify = j_verify,
+                                   .set_deferred = j_set_deferred,
+                                   .flush = j_flush};
 
 mnc_lbackend *mnc_lb_open_journal(const char *path, bool ro, char *notice, size_t notice_len, char *err, size_t err_len)
 {

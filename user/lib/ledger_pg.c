@@ -967,8 +967,17 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
 }
 
 /* A charge commits its PostgreSQL transaction before it returns: never deferred. */
-static const lb_ops pg_ops = {pg_history, pg_charge, pg_foreach, pg_spent, pg_stats, pg_state,
-                              pg_tick,    pg_close,  pg_verify,  NULL,     NULL};
+/* no close_at_exit: closing tells the server goodbye; no set_deferred/flush: nothing is
+ * ever pending */
+static const lb_ops pg_ops = {.history = pg_history,
+                              .charge = pg_charge,
+                              .foreach = pg_foreach,
+                              .spent = pg_spent,
+                              .stats = pg_stats,
+                              .state = pg_state,
+                              .tick = pg_tick,
+                              .close = pg_close,
+                              .verify = pg_verify};
 
 int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *host, size_t *n, char *err,
                   size_t err_len)

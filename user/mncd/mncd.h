@@ -250,7 +250,10 @@ typedef struct mncd_store {
  * audit records the journal holds (re-appends missing ones; a conflicting one refuses), then
  * compacts it. Returns 0 or -1 with s->err. */
 int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir, mnc_audit *audit);
-void mncd_store_close(mncd_store *s);
+/* Closes the state journal (everything appended is durable). at_exit: the process exits right
+ * after, so the objects, inboxes and memory entries are left for the exit to reclaim (see
+ * main.c, free_at_exit); s must not be used again either way. */
+void mncd_store_close(mncd_store *s, bool at_exit);
 /* Changes (applied in memory at once, journaled at the next commit). 0 or -1 (OOM). */
 int mncd_store_put_object(mncd_store *s, mnc_disclosure *heap_obj); /* takes ownership on 0 */
 int mncd_store_touch(mncd_store *s, const mnc_disclosure *d);       /* object changed */
@@ -343,7 +346,8 @@ typedef struct mncd_mncl_ctx {
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
  * a corrupt record makes it return -1 after printing the error naming it (refuse to start). */
 int mncd_mncl_open(mncd *d);
-void mncd_mncl_close(mncd *d);
+/* Closes the ledger and the MNC-D queue; at_exit as for mncd_store_close. */
+void mncd_mncl_close(mncd *d, bool at_exit);
 /* Connection accounting (is a broker connected?): delta +1 on accept, -1 on close. */
 void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta);
 /* Expires overdue delegations (next failure step) and approvals (denied). Cheap when idle. */

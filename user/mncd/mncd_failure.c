@@ -364,16 +364,19 @@ int mncd_mncl_open(mncd *d)
     return d->fatal ? -1 : 0;
 }
 
-void mncd_mncl_close(mncd *d)
+void mncd_mncl_close(mncd *d, bool at_exit)
 {
     struct mncd_mncl *m = d->mncl;
     if (!m)
         return;
     d->ledger = NULL;
-    if (m->ledger && mnc_lb_close(m->ledger) != 0)
+    if (m->ledger && (at_exit ? mnc_lb_close_at_exit(m->ledger) : mnc_lb_close(m->ledger)) != 0)
         fprintf(stderr, "mncd: ledger close reported an earlier I/O error\n");
     if (m->j && mnc_journal_close(m->j) != 0)
         fprintf(stderr, "mncd: MNC-D journal close reported an earlier I/O error\n");
+    m->j = NULL;
+    if (at_exit)
+        return; /* m, and through it the ledger's tables, stay reachable from d->mncl */
     while (m->head) {
         dreq *r = m->head;
         m->head = r->next;

@@ -752,11 +752,13 @@ static int free_mem(mnc_hnode *n, void *arg)
     return 0;
 }
 
-void mncd_store_close(mncd_store *s)
+void mncd_store_close(mncd_store *s, bool at_exit)
 {
     if (s->j && mnc_journal_close(s->j) != 0)
         fprintf(stderr, "mncd: closing the state journal reported an I/O error\n");
     s->j = NULL;
+    if (at_exit)
+        return;
     free(s->batch);
     s->batch = NULL;
     s->batch_len = s->batch_cap = 0;

@@ -86,6 +86,13 @@ mnc_ledger *mnc_ledger_open_ro(const char *path, char *notice, size_t notice_len
 /* Closes; 0, or -1 if the journal had an I/O error. NULL is a no-op. */
 int mnc_ledger_close(mnc_ledger *l);
 
+/* For a process about to exit: closes l's journal as mnc_ledger_close does (everything
+ * appended is durable; 0, or -1 on an I/O error), but leaves the in-memory tables for the
+ * exit to reclaim. Freeing 10^5 subjects one by one costs ~0.3 s of CPU on the development VM.
+ * l must not be used again; it stays reachable from the caller, so leak checkers do not
+ * report it. NULL is a no-op. */
+int mnc_ledger_close_at_exit(mnc_ledger *l);
+
 /* Σ charged to subject (recipient NULL) or to subject's account for recipient. An unknown
  * subject/recipient has spent 0. Returns 0 or -1 (bad arguments). */
 int mnc_ledger_spent(mnc_ledger *l, const char *subject, const char *recipient, double *out);

@@ -88,6 +88,10 @@ mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char 
 /* Closes; 0, or -1 if the backend had an unrecoverable error. NULL is a no-op. */
 int mnc_lb_close(mnc_lbackend *b);
 
+/* mnc_lb_close for a process about to exit: the journal backend closes its file
+ * (mnc_ledger_close_at_exit) and leaves its memory to the exit; postgres closes fully. */
+int mnc_lb_close_at_exit(mnc_lbackend *b);
+
 mnc_lb_kind mnc_lb_kind_of(const mnc_lbackend *b);
 const char *mnc_lb_kind_name(mnc_lb_kind k); /* "journal" | "postgres" */
 
