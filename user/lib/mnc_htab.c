@@ -25,8 +25,9 @@ mnc_hnode *mnc_htab_find(const mnc_htab *t, const char *key)
 {
     if (!t->b)
         return NULL;
-    for (mnc_hnode *n = t->b[mnc_hash_str(key) & (t->cap - 1)]; n; n = n->next)
-        if (strcmp(n->key, key) == 0)
+    uint64_t h = mnc_hash_str(key);
+    for (mnc_hnode *n = t->b[h & (t->cap - 1)]; n; n = n->next)
+        if (n->hash == h && strcmp(n->key, key) == 0)
             return n;
     return NULL;
 }
@@ -40,7 +41,7 @@ static void rehash(mnc_htab *t)
     for (size_t i = 0; i < t->cap; i++)
         for (mnc_hnode *n = t->b[i], *nx; n; n = nx) {
             nx = n->next;
-            size_t k = mnc_hash_str(n->key) & (nc - 1);
+            size_t k = n->hash & (nc - 1);
             n->next = nb[k];
             nb[k] = n;
         }
@@ -55,7 +56,8 @@ int mnc_htab_insert(mnc_htab *t, mnc_hnode *n)
         return -1;
     if (t->n + 1 > t->cap * t->max_load)
         rehash(t);
-    size_t k = mnc_hash_str(n->key) & (t->cap - 1);
+    n->hash = mnc_hash_str(n->key);
+    size_t k = n->hash & (t->cap - 1);
     n->next = t->b[k];
     t->b[k] = n;
     t->n++;
@@ -66,8 +68,9 @@ mnc_hnode *mnc_htab_remove(mnc_htab *t, const char *key)
 {
     if (!t->b)
         return NULL;
-    for (mnc_hnode **pp = &t->b[mnc_hash_str(key) & (t->cap - 1)]; *pp; pp = &(*pp)->next)
-        if (strcmp((*pp)->key, key) == 0) {
+    uint64_t h = mnc_hash_str(key);
+    for (mnc_hnode **pp = &t->b[h & (t->cap - 1)]; *pp; pp = &(*pp)->next)
+        if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0) {
             mnc_hnode *n = *pp;
             *pp = n->next;
             t->n--;

@@ -21,6 +21,8 @@
 typedef struct mnc_hnode {
     struct mnc_hnode *next;
     const char *key;
+    uint64_t hash; /* mnc_hash_str(key), set by mnc_htab_insert: a chain walk compares it first,
+                    * so a non-matching entry's key (another cache line) is not read */
 } mnc_hnode;
 
 typedef struct mnc_htab {

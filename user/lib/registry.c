@@ -8,21 +8,24 @@
 static mnc_disclosure tombstone_obj;
 #define TOMBSTONE (&tombstone_obj)
 
-static size_t hash_id(const mnc_oid *id)
+static uint64_t tag_of(const mnc_oid *id)
 {
-    uint64_t h;
-    memcpy(&h, id->b, sizeof(h));
-    return (size_t)(h ^ (h >> 29));
+    uint64_t t;
+    memcpy(&t, id->b, sizeof(t));
+    return t;
 }
+
+static size_t home(uint64_t tag, size_t cap) { return (size_t)(tag ^ (tag >> 29)) & (cap - 1); }
 
 void mnc_registry_init(mnc_registry *r) { memset(r, 0, sizeof(*r)); }
 
 void mnc_registry_free(mnc_registry *r)
 {
     for (size_t i = 0; i < r->cap; i++) {
-        if (r->slot[i] && r->slot[i] != TOMBSTONE) {
-            mnc_disclosure_free(r->slot[i]);
-            free(r->slot[i]);
+        mnc_disclosure *d = r->slot[i].obj;
+        if (d && d != TOMBSTONE) {
+            mnc_disclosure_free(d);
+            free(d);
         }
     }
     free(r->slot);
@@ -34,17 +37,17 @@ static int grow(mnc_registry *r)
     size_t cap = r->cap ? r->cap : 16;
     while ((r->n + 1) * 2 > cap) /* keep the load factor (live) under 1/2 after a rebuild */
         cap *= 2;
-    mnc_disclosure **ns = calloc(cap, sizeof(*ns));
+    mnc_registry_slot *ns = calloc(cap, sizeof(*ns));
     if (!ns)
         return -1;
     for (size_t i = 0; i < r->cap; i++) {
-        mnc_disclosure *d = r->slot[i];
-        if (!d || d == TOMBSTONE)
+        mnc_registry_slot s = r->slot[i];
+        if (!s.obj || s.obj == TOMBSTONE)
             continue;
-        size_t j = hash_id(&d->id) & (cap - 1);
-        while (ns[j])
+        size_t j = home(s.tag, cap);
+        while (ns[j].obj)
             j = (j + 1) & (cap - 1);
-        ns[j] = d;
+        ns[j] = s;
     }
     free(r->slot);
     r->slot = ns;
@@ -53,14 +56,17 @@ static int grow(mnc_registry *r)
     return 0;
 }
 
+/* The slot holding id, or SIZE_MAX. The object is read only when its tag matches: with random
+ * ids, almost only for the object sought. */
 static size_t find(const mnc_registry *r, const mnc_oid *id)
 {
-    size_t j = hash_id(id) & (r->cap - 1);
+    uint64_t tag = tag_of(id);
+    size_t j = home(tag, r->cap);
     for (size_t probes = 0; probes < r->cap; probes++, j = (j + 1) & (r->cap - 1)) {
-        mnc_disclosure *d = r->slot[j];
-        if (!d)
+        const mnc_registry_slot *s = &r->slot[j];
+        if (!s->obj)
             return SIZE_MAX;
-        if (d != TOMBSTONE && memcmp(&d->id, id, sizeof(*id)) == 0)
+        if (s->tag == tag && s->obj != TOMBSTONE && memcmp(&s->obj->id, id, sizeof(*id)) == 0)
             return j;
     }
     return SIZE_MAX;
@@ -72,12 +78,13 @@ int mnc_registry_put(mnc_registry *r, mnc_disclosure *d)
         return -2;
     if ((r->used + 1) * 4 > r->cap * 3 && grow(r) != 0) /* rebuild above 3/4 occupancy */
         return -1;
-    size_t j = hash_id(&d->id) & (r->cap - 1);
-    while (r->slot[j] && r->slot[j] != TOMBSTONE)
+    uint64_t tag = tag_of(&d->id);
+    size_t j = home(tag, r->cap);
+    while (r->slot[j].obj && r->slot[j].obj != TOMBSTONE)
         j = (j + 1) & (r->cap - 1);
-    if (!r->slot[j])
+    if (!r->slot[j].obj)
         r->used++;
-    r->slot[j] = d;
+    r->slot[j] = (mnc_registry_slot){.tag = tag, .obj = d};
     r->n++;
     return 0;
 }
@@ -87,7 +94,7 @@ mnc_disclosure *mnc_registry_get(const mnc_registry *r, const mnc_oid *id)
     if (!r->cap)
         return NULL;
     size_t j = find(r, id);
-    return j == SIZE_MAX ? NULL : r->slot[j];
+    return j == SIZE_MAX ? NULL : r->slot[j].obj;
 }
 
 int mnc_registry_del(mnc_registry *r, const mnc_oid *id)
@@ -97,9 +104,9 @@ int mnc_registry_del(mnc_registry *r, const mnc_oid *id)
     size_t j = find(r, id);
     if (j == SIZE_MAX)
         return -1;
-    mnc_disclosure_free(r->slot[j]);
-    free(r->slot[j]);
-    r->slot[j] = TOMBSTONE;
+    mnc_disclosure_free(r->slot[j].obj);
+    free(r->slot[j].obj);
+    r->slot[j].obj = TOMBSTONE;
     r->n--;
     return 0;
 }
@@ -107,6 +114,6 @@ int mnc_registry_del(mnc_registry *r, const mnc_oid *id)
 void mnc_registry_each(const mnc_registry *r, int (*fn)(mnc_disclosure *d, void *arg), void *arg)
 {
     for (size_t i = 0; i < r->cap; i++)
-        if (r->slot[i] && r->slot[i] != TOMBSTONE && fn(r->slot[i], arg))
+        if (r->slot[i].obj && r->slot[i].obj != TOMBSTONE && fn(r->slot[i].obj, arg))
             return;
 }
