@@ -920,7 +920,9 @@ int main(int argc, char **argv)
          * for messages the round trips left queued) */
         long start = subjects ? 100000 : lv[i] == 1000000 ? lv[i] - 3 * window - 5000 : lv[i];
         long fill = start > have ? start - have : 0;
+        double fc0 = cpu_us(pid);
         double fs = fill > 0 ? discloses(next, fill, nsubj) : 0;
+        double fill_cpu = fill > 0 ? (cpu_us(pid) - fc0) / (double)fill : 0;
         next += fill;
         have += fill;
         long from = have;
@@ -952,9 +954,9 @@ int main(int argc, char **argv)
         else
             snprintf(label, sizeof(label), "10^%d live objects = releases", i + 3);
         printf("  %-30s %8.0f discloses/s  mncd CPU %6.1f us/op  ratio %.2f [%s]  (windows at "
-               "%ld..%ld live objects; fill %ld in %.1f s; RSS %ld MiB; written %.0f B/op; state "
-               "dir cached %.0f MiB)\n",
-               label, ops, cpu, ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs,
+               "%ld..%ld live objects; fill %ld in %.1f s, %.1f us/op; RSS %ld MiB; written %.0f B/op; "
+               "state dir cached %.0f MiB)\n",
+               label, ops, cpu, ops / base_ops, verdict(ops / base_ops >= 1 / 1.3), from, have, fill, fs, fill_cpu,
                rss_kb(pid) / 1024, wrote, cached_mib(state_dir));
     }
     live_cpu += cpu_us(pid);
