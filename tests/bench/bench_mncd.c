@@ -53,7 +53,6 @@
 #include <string.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -64,6 +63,7 @@
 #include <unistd.h>
 
 #include "mnc/journal.h"
+#include "../unit/pagecount.h" /* cached_mib */
 
 #define UID_W 61001
 #define UID_C 61002
@@ -300,37 +300,24 @@ static double proc_num(pid_t pid, const char *file, const char *key)
 /* Bytes the process has passed to write()-like calls (/proc/PID/io wchar), or -1. */
 static double wchar_bytes(pid_t pid) { return proc_num(pid, "io", "wchar:"); }
 
-/* MiB of the files in dir that the page cache holds (mincore on a mapping of each), or -1. */
+/* MiB of the regular files in dir that the page cache holds, or -1. */
 static double cached_mib(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -1;
-    long pages = 0, pg = sysconf(_SC_PAGESIZE);
+    long pages = 0;
     for (struct dirent *e; (e = readdir(d));) {
         char p[1024];
         struct stat st;
-        if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= sizeof(p))
+        if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= sizeof(p) || stat(p, &st) != 0 ||
+            !S_ISREG(st.st_mode))
             continue;
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        void *m = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
-                      ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0)
-                      : MAP_FAILED;
-        close(fd);
-        if (m == MAP_FAILED)
-            continue;
-        size_t np = ((size_t)st.st_size + (size_t)pg - 1) / (size_t)pg;
-        unsigned char *vec = malloc(np);
-        if (vec && mincore(m, (size_t)st.st_size, vec) == 0)
-            for (size_t i = 0; i < np; i++)
-                pages += vec[i] & 1;
-        free(vec);
-        munmap(m, (size_t)st.st_size);
+        long n = pc_cached_pages(p, 0, (off_t)INT64_MAX);
+        pages += n > 0 ? n : 0;
     }
     closedir(d);
-    return (double)pages * (double)pg / (1 << 20);
+    return (double)pages * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
 }
 
 static long rss_kb(pid_t pid) { return (long)proc_num(pid, "status", "VmRSS:"); }

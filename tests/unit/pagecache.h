@@ -13,40 +13,11 @@
 #include <unistd.h>
 
 #include "cache_trim.h"
+#include "pagecount.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
-
-/* Cached pages of path's byte range [from, to) (page-aligned inward); -1 on error. Mapping
- * the file faults nothing in: mincore only reports. */
-static inline long pc_cached_pages(const char *path, off_t from, off_t to)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t size = (size_t)st.st_size;
-    void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED)
-        return -1;
-    size_t np = (size + (size_t)pg - 1) / (size_t)pg;
-    unsigned char *vec = malloc(np);
-    long n = -1;
-    if (vec && mincore(m, size, vec) == 0) {
-        n = 0;
-        for (size_t i = (size_t)((from + pg - 1) / pg); i < np && (off_t)((i + 1) * (size_t)pg) <= to; i++)
-            n += vec[i] & 1;
-    }
-    free(vec);
-    munmap(m, size);
-    return n;
-}
 
 /* Asserts that of the file's first `to` bytes at most 1% are cached. Not none: valgrind reads
  * the start of every file a program maps (looking for ELF debug info), so under valgrind the
