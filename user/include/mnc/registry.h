@@ -4,7 +4,8 @@
  * Open addressing, linear probing (ids are random, so their first 8 bytes are a good hash).
  * Each slot keeps those 8 bytes next to the object pointer, so a probe compares them without
  * touching the object: with 10^5 objects every object is a cache miss, and a lookup that misses
- * (every put checks first) walks a whole probe run. The registry owns the objects it holds. Not thread-safe: mncd calls it from its event loop.
+ * (every put checks first) walks a whole probe run. The registry owns the objects it holds.
+ * Not thread-safe: mncd calls it from its event loop.
  * Lookup is O(1) expected, which keeps the monitor's cost independent of the number of live
  * objects (see tests/bench/bench_monitor.c).
  */
@@ -12,6 +13,7 @@
 #define MNC_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mnc/disclosure.h"
 
