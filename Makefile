@@ -24,7 +24,7 @@ BPFTOOL  ?= bpftool
 SAN      ?=
 VERSION  := 0.1.0
 
-PKGS     := libcjson libcrypto zlib libbpf libelf libseccomp libpq
+PKGS     := libcjson libcrypto libisal libbpf libelf libseccomp libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -117,7 +117,7 @@ $(BUILD)/libmnc.so: $(LIB_OBJ) $(BUILD)/libmnc.map
 
 $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
-	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto zlib libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
+	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto libisal libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
 
 $(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)

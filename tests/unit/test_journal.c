@@ -670,6 +670,104 @@ static void test_legacy_file(void **state)
     assert_int_equal(fsize(), 5 * 27);
 }
 
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) one bit at a time: the format's checksum,
+ * written independently of the library the journal computes it with. */
+static uint32_t ref_crc(uint32_t c, const uint8_t *p, size_t n)
+{
+    c = ~c;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Lengths around the fast CRC's block sizes (16, 64, 128, 256 bytes) and beyond a page. */
+static const size_t crc_lens[] = {1, 7, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1000, 4097, 9000};
+#define N_CRC_LENS (sizeof(crc_lens) / sizeof(crc_lens[0]))
+
+static void crc_payload(uint8_t *b, size_t n, size_t salt)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (uint8_t)(i * 131u + salt * 7u + (i >> 5));
+}
+
+static void test_crc_is_the_formats(void **state)
+{
+    (void)state;
+    static uint8_t pl[N_CRC_LENS][9000];
+    const void *p[N_CRC_LENS];
+    size_t l[N_CRC_LENS], total = 0;
+    for (size_t i = 0; i < N_CRC_LENS; i++) {
+        crc_payload(pl[i], crc_lens[i], i);
+        p[i] = pl[i];
+        l[i] = crc_lens[i];
+        total += 20 + crc_lens[i];
+    }
+    assert_int_equal(mnc_journal_rewrite(path, 1, p, l, N_CRC_LENS), 0);
+    assert_int_equal(fsize(), (off_t)total);
+    static uint8_t f[N_CRC_LENS * (20 + 9000)];
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, f, sizeof(f)), (ssize_t)total);
+    close(fd);
+    size_t off = 0;
+    for (size_t i = 0; i < N_CRC_LENS; i++) {
+        assert_int_equal(le32(f + off + 4), crc_lens[i]);
+        uint32_t want = ref_crc(ref_crc(0, f + off, 16), f + off + 20, crc_lens[i]);
+        assert_int_equal(le32(f + off + 16), want);
+        off += 20 + crc_lens[i];
+    }
+}
+
+/* A file whose CRCs were computed by the reference (as by any earlier mnc): every record
+ * reads back; one flipped payload bit in the last record is a torn tail. */
+static void test_crc_reference_file_reads(void **state)
+{
+    (void)state;
+    static uint8_t f[N_CRC_LENS * (20 + 9000)];
+    size_t off = 0;
+    for (size_t i = 0; i < N_CRC_LENS; i++) {
+        uint8_t *h = f + off;
+        uint32_t n = (uint32_t)crc_lens[i];
+        uint64_t seq = i + 1;
+        for (int k = 0; k < 4; k++) {
+            h[k] = (uint8_t)(0x4A434E4Du >> (8 * k));
+            h[4 + k] = (uint8_t)(n >> (8 * k));
+        }
+        for (int k = 0; k < 8; k++)
+            h[8 + k] = (uint8_t)(seq >> (8 * k));
+        crc_payload(h + 20, n, i);
+        uint32_t c = ref_crc(ref_crc(0, h, 16), h + 20, n);
+        for (int k = 0; k < 4; k++)
+            h[16 + k] = (uint8_t)(c >> (8 * k));
+        off += 20 + n;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, f, off), (ssize_t)off);
+    close(fd);
+    char err[256], notice[256];
+    uint64_t n = 0;
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, N_CRC_LENS);
+    assert_string_equal(notice, "");
+    f[off - 1] ^= 0x10; /* the last record's last payload byte */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, f, off), (ssize_t)off);
+    close(fd);
+    assert_int_equal(mnc_journal_scan(path, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+    assert_int_equal(n, N_CRC_LENS - 1);
+    assert_non_null(strstr(notice, "torn"));
+}
+
 static void test_compact_prealloc(void **state)
 {
     (void)state;
@@ -768,6 +866,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_zero_gap_then_valid_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_legacy_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_prealloc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crc_is_the_formats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crc_reference_file_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_cache_bounded, setup_cached, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

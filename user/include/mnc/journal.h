@@ -12,7 +12,7 @@
  *     0       4     magic   0x4A434E4D ("MNCJ" in file byte order)
  *     4       4     length  payload bytes, 0 < length <= MNC_JOURNAL_MAX_PAYLOAD
  *     8       8     seq     sequence number; consecutive (+1) from the file's first record
- *     16      4     crc     zlib crc32 over bytes 0..15 of the header, then the payload
+ *     16      4     crc     CRC-32 (zlib's crc32) over bytes 0..15 of the header, then the payload
  *     20      len   payload
  *
  * Preallocation: while a journal is open, the file is grown in chunks of real zero bytes
