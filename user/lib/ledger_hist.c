@@ -21,7 +21,7 @@ struct mnc_hist_ent {
 void mnc_hist_init(mnc_hist *h)
 {
     memset(h, 0, sizeof(*h));
-    mnc_htab_init(&h->seen, 16, 1, 4);
+    mnc_htab_init(&h->seen, 1, 1, 4); /* most histories hold a few facts: grow 1, 4, 16, ... */
 }
 
 static int free_ent(mnc_hnode *n, void *arg)
@@ -70,7 +70,7 @@ int mnc_hist_add(mnc_hist *h, const char *field, const char *value, const char *
     }
     if (!e->listed) {
         if (h->n == h->cap) {
-            size_t nc = h->cap ? h->cap * 2 : 8;
+            size_t nc = h->cap ? h->cap * 2 : 2;
             mnc_hist_ent **no = realloc(h->ord, nc * sizeof(*no));
             if (!no)
                 return -1; /* e stays in the set, unlisted: not part of the history */
