@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -824,6 +825,8 @@ static void test_page_cache_bounded(void **state)
     char err[256], notice[256];
     mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
     assert_non_null(j);
+    mnc_journal_set_direct(j, 0); /* the page-cache path (test_direct_no_cache: the other) */
+    assert_int_equal(mnc_journal_direct(j), 0);
     static unsigned char rec[64u << 10];
     long n = 0;
     while (mnc_journal_size(j) < (uint64_t)(MNC_CACHE_TRIM_KEEP + 4 * MNC_CACHE_TRIM_STEP)) {
@@ -841,6 +844,217 @@ static void test_page_cache_bounded(void **state)
     /* replay read the file; open lets go of it again */
     pc_assert_dropped(path, end - MNC_CACHE_TRIM_STEP);
     assert_int_equal(mnc_journal_close(j), 0);
+}
+
+/* Can this directory's filesystem open a file O_DIRECT? (tmpfs before Linux 6.6 cannot.) */
+static bool dir_takes_direct(void)
+{
+    char p[160];
+    snprintf(p, sizeof(p), "%s/direct-probe", dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_DIRECT, 0600);
+    if (fd >= 0)
+        close(fd);
+    unlink(p);
+    return fd >= 0;
+}
+
+/* Record i of the direct tests: its length varies so that batches end anywhere in a block. */
+static size_t dio_rec(char *b, int i)
+{
+    size_t n = 1 + (size_t)(i * 977) % 5000;
+    for (size_t k = 0; k < n; k++)
+        b[k] = (char)('A' + (i + (int)k) % 26);
+    return n;
+}
+
+typedef struct dio_check {
+    int n;
+    bool bad;
+} dio_check;
+
+static int dio_replay(void *arg, uint64_t seq, const void *p, size_t len)
+{
+    dio_check *c = arg;
+    static char want[5001];
+    size_t n = dio_rec(want, c->n);
+    if (seq != (uint64_t)c->n + 1 || len != n || memcmp(p, want, n) != 0)
+        c->bad = true;
+    c->n++;
+    return 0;
+}
+
+/* Where the filesystem takes O_DIRECT (ext4 here), batches go direct by default: records of
+ * every length, across block boundaries, through close (which cuts the file to an unaligned
+ * end) and reopen (the next batch rewrites that end's block), a torn tail cut by open, and a
+ * compaction (a new file) all read back exactly, with CRCs the reference accepts. Where it
+ * does not (tmpfs), the handle says so and the same sequence passes through the page cache. */
+static void test_direct_roundtrip(void **state)
+{
+    (void)state;
+    bool direct = dir_takes_direct();
+    char err[256], notice[256], b[5001];
+    int i = 0;
+    for (int round = 0; round < 3; round++) {
+        mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+        assert_non_null(j);
+        assert_int_equal(mnc_journal_direct(j), direct);
+        uint64_t d0 = mnc_journal_direct_batches(j);
+        /* round 1 first writes 20 batches through the page cache (preallocation off, while
+         * the direct descriptor is open): the direct batches after them start from their end */
+        if (round == 1)
+            mnc_journal_set_prealloc(j, 0);
+        for (int k = 0; k < 40; k++, i++) {
+            if (round == 1 && k == 20)
+                mnc_journal_set_prealloc(j, 4096);
+            size_t n = dio_rec(b, i);
+            assert_int_equal(mnc_journal_append(j, b, n, NULL), 0);
+        }
+        assert_int_equal(mnc_journal_direct_batches(j) - d0, direct ? (round == 1 ? 20u : 40u) : 0u);
+        assert_int_equal(mnc_journal_close(j), 0);
+        dio_check c = {0, false};
+        uint64_t nrec = 0;
+        assert_int_equal(mnc_journal_scan(path, dio_replay, &c, &nrec, notice, sizeof(notice), err, sizeof(err)), 0);
+        assert_string_equal(notice, "");
+        assert_false(c.bad);
+        assert_int_equal(c.n, i);
+    }
+    /* a torn last record: open cuts it, and direct batches go on from the cut */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "MNCJ-torn", 9), 9);
+    close(fd);
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_non_null(strstr(notice, "torn"));
+    assert_int_equal(mnc_journal_direct(j), direct);
+    for (int k = 0; k < 10; k++, i++) {
+        size_t n = dio_rec(b, i);
+        assert_int_equal(mnc_journal_append(j, b, n, NULL), 0);
+    }
+    /* compaction: a new file, so a new direct descriptor and tail */
+    const void *p[2];
+    size_t l[2];
+    static char c0[5001], c1[5001];
+    l[0] = dio_rec(c0, 0);
+    l[1] = dio_rec(c1, 1);
+    p[0] = c0;
+    p[1] = c1;
+    uint64_t next = mnc_journal_next_seq(j);
+    assert_int_equal(mnc_journal_compact(j, p, l, 2), 0);
+    assert_int_equal(mnc_journal_direct(j), direct);
+    for (int k = 2; k < 30; k++) {
+        size_t n = dio_rec(b, k);
+        assert_int_equal(mnc_journal_append(j, b, n, NULL), 0);
+    }
+    assert_int_equal(mnc_journal_close(j), 0);
+    /* the compacted file numbers from `next`: check payloads and the CRCs of every record */
+    int rfd = open(path, O_RDONLY);
+    assert_true(rfd >= 0);
+    static uint8_t f[30 * (20 + 5001)];
+    ssize_t got = read(rfd, f, sizeof(f));
+    close(rfd);
+    assert_true(got > 0);
+    size_t off = 0;
+    for (int k = 0; k < 30; k++) {
+        size_t n = dio_rec(b, k);
+        assert_true(off + 20 + n <= (size_t)got);
+        assert_int_equal(le32(f + off + 4), n);
+        assert_int_equal(f[off + 8] | (uint64_t)f[off + 9] << 8, (next + (uint64_t)k) & 0xffff);
+        assert_memory_equal(f + off + 20, b, n);
+        assert_int_equal(le32(f + off + 16), ref_crc(ref_crc(0, f + off, 16), f + off + 20, n));
+        off += 20 + n;
+    }
+    assert_int_equal((size_t)got, off); /* closed: cut to its records */
+}
+
+/* Direct batches leave the page cache alone: after 32 MiB of appends almost nothing of the
+ * file is cached - and reading it back caches it, so the count can see the cache. */
+static void test_direct_no_cache(void **state)
+{
+    (void)state;
+    if (!dir_takes_direct()) {
+        printf("# the filesystem of %s takes no O_DIRECT: the page-cache path is test_page_cache_bounded\n", dir);
+        return;
+    }
+    char err[256], notice[256];
+    mnc_journal *j = mnc_journal_open(path, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_int_equal(mnc_journal_direct(j), 1);
+    static unsigned char rec[64u << 10];
+    long n = 0;
+    while (mnc_journal_size(j) < (uint64_t)(32 << 20)) {
+        memset(rec, 'a' + n % 26, sizeof(rec));
+        assert_int_equal(mnc_journal_append(j, rec, sizeof(rec), NULL), 0);
+        n++;
+    }
+    off_t end = (off_t)mnc_journal_size(j);
+    printf("# direct: journal of %lld bytes\n", (long long)end);
+    pc_assert_dropped(path, end);
+    assert_int_equal(mnc_journal_close(j), 0);
+    long back = 0;
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    for (off_t o = 0; o < end; o += (off_t)sizeof(rec))
+        assert_true(pread(fd, rec, sizeof(rec), o) > 0);
+    close(fd);
+    long cached = pc_cached_pages(path, 0, end);
+    printf("# after reading it: %ld pages cached\n", cached);
+    assert_true(cached > end / sysconf(_SC_PAGESIZE) / 2);
+    j = mnc_journal_open(path, check_big, &back, notice, sizeof(notice), err, sizeof(err));
+    assert_non_null(j);
+    assert_int_equal(back, n);
+    assert_int_equal(mnc_journal_close(j), 0);
+}
+
+/* A full disk, both paths: on a 512 KiB tmpfs (it takes O_DIRECT since Linux 6.6) the first
+ * batch's preallocation zeros (up to 1 MiB) do not fit, which is no error - the records go
+ * alone - and appends go on until the records themselves do not fit: that append fails with
+ * ENOSPC, and exactly the acknowledged records replay. Needs root (mount). */
+static void test_direct_disk_full(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        printf("# SKIP needs root to mount a small tmpfs\n");
+        skip();
+    }
+    for (int direct = 1; direct >= 0; direct--) {
+        char mnt[64], jp[96], err[256], notice[256];
+        snprintf(mnt, sizeof(mnt), "/tmp/mnc-journal-full-XXXXXX");
+        assert_non_null(mkdtemp(mnt));
+        int mrc = mount("tmpfs", mnt, "tmpfs", 0, "size=512k,mode=0700");
+        if (mrc != 0)
+            rmdir(mnt);
+        assert_int_equal(mrc, 0);
+        snprintf(jp, sizeof(jp), "%s/j", mnt);
+        mnc_journal *j = mnc_journal_open(jp, NULL, NULL, notice, sizeof(notice), err, sizeof(err));
+        assert_non_null(j);
+        mnc_journal_set_direct(j, direct);
+        assert_int_equal(mnc_journal_direct(j), direct);
+        static char rec[4000];
+        int acked = 0, rc = 0, e = 0;
+        while (acked < 1000) {
+            memset(rec, 'a' + acked % 26, sizeof(rec));
+            rc = mnc_journal_append(j, rec, sizeof(rec), NULL);
+            e = errno;
+            if (rc != 0)
+                break;
+            acked++;
+        }
+        printf("# %s: %d records acknowledged on 512 KiB, then %s\n", direct ? "direct" : "page cache", acked,
+               rc ? strerror(e) : "no error");
+        assert_int_equal(rc, -1);
+        assert_int_equal(e, ENOSPC);
+        assert_true(acked > 100); /* 512 KiB / 4020 B = 130: the zeros did not stop it early */
+        if (direct)
+            assert_true(mnc_journal_direct_batches(j) >= (uint64_t)acked);
+        assert_int_equal(mnc_journal_close(j), -1); /* poisoned */
+        uint64_t n = 0;
+        assert_int_equal(mnc_journal_scan(jp, NULL, NULL, &n, notice, sizeof(notice), err, sizeof(err)), 0);
+        assert_int_equal(n, (uint64_t)acked);
+        unlink(jp);
+        assert_int_equal(umount(mnt), 0);
+        rmdir(mnt);
+    }
 }
 
 int main(void)
@@ -869,6 +1083,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crc_is_the_formats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crc_reference_file_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_page_cache_bounded, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_direct_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_direct_no_cache, setup_cached, teardown),
+        cmocka_unit_test_setup_teardown(test_direct_disk_full, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,6 +139,20 @@ uint64_t mnc_journal_syncs(mnc_journal *j);
  * benchmark compares against). Zeros already in the file stay usable either way. */
 void mnc_journal_set_prealloc(mnc_journal *j, size_t chunk);
 
+/* Direct I/O (on by default where the filesystem takes it): with preallocation on, each batch
+ * is written O_DIRECT from an aligned buffer - whole 4 KiB blocks from the block holding the
+ * logical end, the durable bytes before the end rewritten unchanged, zeros after the batch -
+ * instead of through the page cache, and fdatasync then only flushes the device's cache. The
+ * file's format and recovery rules are the same either way. Where O_DIRECT cannot be opened
+ * (tmpfs, some FUSE filesystems) or the first direct write is refused (EINVAL), the handle
+ * uses the page cache, silently: it is a speed choice, not a durability one.
+ * mnc_journal_set_direct(j, 0) turns it off (benchmarks compare the two), 1 on again where
+ * possible; it waits for a batch in flight. mnc_journal_direct() says whether batches now go
+ * direct; mnc_journal_direct_batches() counts those that did. */
+void mnc_journal_set_direct(mnc_journal *j, int on);
+int mnc_journal_direct(mnc_journal *j);
+uint64_t mnc_journal_direct_batches(mnc_journal *j);
+
 /* Number of batches that also preallocated a chunk (statistic for tests and benchmarks). */
 uint64_t mnc_journal_prealloc_rounds(mnc_journal *j);
 
