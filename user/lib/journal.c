@@ -885,21 +885,18 @@ int mnc_journal_flush(mnc_journal *j)
     return rc;
 }
 
-uint64_t mnc_journal_next_seq(mnc_journal *j)
+/* One uint64_t field of j, read under j's lock (the getters below). */
+static uint64_t read_locked(mnc_journal *j, const uint64_t *field)
 {
     pthread_mutex_lock(&j->mu);
-    uint64_t s = j->next_seq;
+    uint64_t v = *field;
     pthread_mutex_unlock(&j->mu);
-    return s;
+    return v;
 }
 
-uint64_t mnc_journal_syncs(mnc_journal *j)
-{
-    pthread_mutex_lock(&j->mu);
-    uint64_t s = j->syncs;
-    pthread_mutex_unlock(&j->mu);
-    return s;
-}
+uint64_t mnc_journal_next_seq(mnc_journal *j) { return read_locked(j, &j->next_seq); }
+
+uint64_t mnc_journal_syncs(mnc_journal *j) { return read_locked(j, &j->syncs); }
 
 void mnc_journal_set_prealloc(mnc_journal *j, size_t chunk)
 {
@@ -926,21 +923,9 @@ int mnc_journal_direct(mnc_journal *j)
     return d;
 }
 
-uint64_t mnc_journal_direct_batches(mnc_journal *j)
-{
-    pthread_mutex_lock(&j->mu);
-    uint64_t s = j->direct_batches;
-    pthread_mutex_unlock(&j->mu);
-    return s;
-}
+uint64_t mnc_journal_direct_batches(mnc_journal *j) { return read_locked(j, &j->direct_batches); }
 
-uint64_t mnc_journal_prealloc_rounds(mnc_journal *j)
-{
-    pthread_mutex_lock(&j->mu);
-    uint64_t s = j->extends;
-    pthread_mutex_unlock(&j->mu);
-    return s;
-}
+uint64_t mnc_journal_prealloc_rounds(mnc_journal *j) { return read_locked(j, &j->extends); }
 
 uint64_t mnc_journal_size(mnc_journal *j)
 {
