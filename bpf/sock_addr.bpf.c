@@ -82,18 +82,34 @@ static __always_inline int mnc_gate_unix(struct bpf_sock_addr *ctx, __u8 hook)
      * rather than a bpf_probe_read_kernel call. The verifier marks them PTR_UNTRUSTED and the
      * JIT guards each one; they cannot fault on that copy. */
     const struct sockaddr_un *su = bpf_core_cast(sa->uaddr, struct sockaddr_un);
-    union mnc_unix_buf b;
+    union mnc_unix_buf b = {};
     __u32 n = sa->uaddrlen;
 
-    /* sun_path follows the 2-byte sun_family; mnc_unix_key_build drops what lies past n */
+    /* sun_path follows the 2-byte sun_family. mnc_unix_key_build drops what lies past n and,
+     * of a pathname, what lies past its first NUL: so only the words up to the one holding byte
+     * n - 1 (word nw), and of a pathname up to the one holding its NUL, are loaded; the others
+     * stay zero. (Callers mostly pass sizeof(struct sockaddr_un) for a path of a few words.) */
     n = n > 2 ? n - 2 : 0;
-#pragma unroll
-    for (int i = 0; i < MNC_UNIX_KEY_WORDS - 1; i++)
-        b.w[i] = *(const __u64 *)(su->sun_path + 8 * i);
-    /* the last 4 bytes of sun_path; the buffer's 4 bytes past them are not part of the key */
-    __u32 last = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
-    b.w[MNC_UNIX_KEY_WORDS - 1] = 0;
-    __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
+    __u32 nw = (n < MNC_UNIX_PATH_MAX ? n : MNC_UNIX_PATH_MAX) / 8;
+    int pathname = 0, ended = 0;
+    MNC_NOUNROLL
+    for (__u32 i = 0; i < MNC_UNIX_KEY_WORDS - 1; i++) {
+        __u64 w = *(const __u64 *)(su->sun_path + 8 * i);
+        b.w[i] = w;
+        if (i >= nw)
+            break;
+        if (i == 0)
+            pathname = (mnc_w_le(w) & 0xff) != 0;
+        if (pathname && mnc_w_zero(mnc_w_le(w))) {
+            ended = 1;
+            break;
+        }
+    }
+    if (!ended && nw >= MNC_UNIX_KEY_WORDS - 1) {
+        /* the last 4 bytes of sun_path; the buffer's 4 bytes past them are not part of the key */
+        __u32 last = *(const __u32 *)(su->sun_path + 8 * (MNC_UNIX_KEY_WORDS - 1));
+        __builtin_memcpy(&b.key.path[8 * (MNC_UNIX_KEY_WORDS - 1)], &last, sizeof(last));
+    }
     int kind = mnc_unix_key_build(&b, n, ctx->type);
     struct mnc_sink *dst = mnc_sock_unix_lookup(&b);
     return mnc_gate(hook, dst, mnc_unix_refused(kind, dst != 0, &b), 0, &b.key);
