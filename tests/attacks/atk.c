@@ -1199,7 +1199,8 @@ static int listen_inet(int fam, int type, int proto, int *port)
 
 /* an untainted helper creates sockets (or opens a file) for the agent: 'S'path = UNIX stream
  * connected to path, 'D' UNIX dgram, 'U' UDP, 'T' TCP (unconnected), 'F'path = file opened for
- * writing, 'P' = a socketpair, both ends given, one end also kept (and read) by the helper.
+ * writing, 'P' = a socketpair, both ends given, one end also kept (and read) by the helper,
+ * 'N' = a NETLINK_ROUTE socket, also kept (and read) by the helper.
  * Returns the number of fds in fds[], -1 on error. */
 static int giver(const char *req, int fds[2], int *keep)
 {
@@ -1229,6 +1230,11 @@ static int giver(const char *req, int fds[2], int *keep)
         *keep = dup(sp[1]);
         return 2;
     }
+    case 'N':
+        if ((fds[0] = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)) < 0)
+            return -1;
+        *keep = dup(fds[0]);
+        return 1;
     default:
         return -1;
     }

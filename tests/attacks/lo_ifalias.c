@@ -3,7 +3,8 @@
  * NETLINK_ROUTE (the netlink protocol seccomp allows for name resolution), root with
  * CAP_NET_ADMIN; /sys/class/net/lo/ifalias is world-readable. The orchestrator clears it after.
  * Verifier: uid 65534 reads /sys/class/net/lo/ifalias while the agent waits.
- * Blocks it: no CAP_NET_ADMIN; seccomp on NETLINK_ROUTE writes (RTM_SETLINK and friends); a netns. */
+ * Blocks it: no netlink socket at all since stop 33 (seccomp, netlink_rmem); before, no
+ * CAP_NET_ADMIN, seccomp on NETLINK_ROUTE writes (RTM_SETLINK and friends), a netns. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <linux/if_link.h>

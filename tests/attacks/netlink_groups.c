@@ -11,7 +11,9 @@
  * What would block it: refusing NETLINK_ADD_MEMBERSHIP (and bind's nl_groups, already refused
  * with bind) to agents (SOL_NETLINK is not SOL_SOCKET, so seccomp lets it through today), or a
  * network namespace per agent. Bits per socket, not a free-form name, but the same class as
- * ip6_mcast_group: socket state the kernel lists to everyone. */
+ * ip6_mcast_group: socket state the kernel lists to everyone. Blocked by the first (EPERM on
+ * SOL_NETLINK NETLINK_ADD_MEMBERSHIP) and, since stop 33, by no netlink socket at all
+ * (netlink_rmem). */
 #include <stdint.h>
 #include <linux/netlink.h>
 

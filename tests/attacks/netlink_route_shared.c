@@ -9,9 +9,11 @@
  * NETLINK_CAP_ACK) into the socket's receive queue, which the outsider reads. No address,
  * no cgroup hook: netlink to the kernel is not a destination any hook judges.
  * Verifier: the outsider, asked after the agent exited, hands over what it read after "mk".
- * Blocks it: mncd's fd scan looks for every socket of the agent (any family, by its sockfs
- * inode) among the fds of processes outside the agent: the shared NETLINK_ROUTE socket is
- * held_outside and the delivery is refused. */
+ * Blocks it: since stop 33 the launcher's seccomp refuses the agent every netlink socket
+ * (netlink_rmem), so it cannot open one; before, mncd's fd scan found the shared NETLINK_ROUTE
+ * socket held_outside (it looks for every socket of the agent, any family, by its sockfs inode,
+ * among the fds of processes outside the agent) and refused the delivery. The variant with the
+ * socket made outside: netlink_route_given. */
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>

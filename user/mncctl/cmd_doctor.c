@@ -192,7 +192,7 @@ static int cmd_doctor(int argc, char **argv, const mncctl_global *g)
     printf("  %-20s %s\n", "seccomp (run)",
            "allowlist by class (default ENOSYS; clone3 ENOSYS); SysV/POSIX IPC, keyrings, "
            "namespaces, io_uring, ptrace and other processes' memory, bpf, mounts, modules, clock setting, "
-           "socket() outside UNIX/INET/INET6/NETLINK_ROUTE, listen, bind and SO_PASSCRED/SO_PASSPIDFD (non-server), "
+           "socket() outside UNIX/INET/INET6, listen, bind and SO_PASSCRED/SO_PASSPIDFD (non-server), "
            "PR_SET_NAME -> EPERM; lock calls (fcntl F_SETLK*/F_OFD_SETLK*, flock), shutdown and a server's "
            "bind/listen answered by the launcher from the taint (tainted -> EPERM; shutdown of a connection "
            "to a named peer done by the launcher)");

@@ -147,6 +147,7 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
 }
 
 static volatile sig_atomic_t child_pid;
+static run_cgv1 cgv1; /* the agent's v1 cgroups (64 KiB of paths: not on the stack) */
 static void forward_signal(int sig)
 {
     if (child_pid > 0)
@@ -451,6 +452,15 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         cg[0] = 0;
         goto out;
     }
+    /* and one of its own in every mounted v1 hierarchy, for the same reason (run_cgv1.h) */
+    {
+        char leaf[NAME_MAX + 1], why[600];
+        snprintf(leaf, sizeof(leaf), "mnc-%.200s.%d", agent, (int)getpid());
+        if (run_cgv1_create(&cgv1, leaf, why, sizeof(why)) != 0) {
+            mncctl_err("run: %s", why);
+            goto out;
+        }
+    }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
         if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns) != 0)
@@ -510,6 +520,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
             close(gate_sp[0]);
         char why[600] = "";
         run_confine c = {.cgroup = cg,
+                         .cgv1 = &cgv1,
                          .uid = uid,
                          .as_root = as_root,
                          .server = server,
@@ -565,6 +576,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
 out:
     if (cg[0])
         remove_cgroup(cg);
+    run_cgv1_remove(&cgv1); /* after the v2 cgroup.kill: its tasks were these */
     if (registered) {
         mnc_kern_unregister_cgroup(k, cgid);
         /* taint is sticky for the agent's lifetime: drop it only when no instance is left */

@@ -37,8 +37,10 @@
 
 /* ---- 1. cgroup and cgroup namespace */
 
-static int enter_cgroup(const char *cg, char *why, size_t n)
+static int enter_cgroup(const char *cg, const run_cgv1 *v1, char *why, size_t n)
 {
+    if (v1 && run_cgv1_enter(v1, why, n) != 0)
+        return -1;
     char procs[4200];
     snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
     int e = mnc_write_file(procs, "0");
@@ -905,26 +907,26 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
     if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                                           SCMP_A0(SCMP_CMP_MASKED_EQ, ns | thr, CLONE_THREAD))) != 0)
         at = "clone(thread, own fd table)";
-    /* socket domains: UNIX (judged by the unix hooks and mncd's sweep), IPv4/IPv6 (connect,
-     * sendmsg and egress hooks), netlink only for routing queries (name resolution); a non-root
-     * process cannot address another process's netlink port there, and an --as-root agent has
-     * no CAP_NET_ADMIN. Everything else (packet, netlink user sockets, vsock, ...) is denied. */
+    /* socket domains: UNIX (judged by the unix hooks and mncd's sweep) and IPv4/IPv6 (connect,
+     * sendmsg and egress hooks). Everything else (packet, netlink, vsock, ...) is denied.
+     * Netlink too, routing sockets included: the kernel's answers to requests the agent never
+     * reads stay queued, and /proc/net/netlink (and /proc/PID/net/netlink in the agent's own
+     * namespace) shows every user each socket's queued bytes (attack netlink_rmem). glibc's
+     * name resolution does without: getaddrinfo's AI_ADDRCONFIG check assumes both families
+     * when it cannot open one (sysdeps/unix/sysv/linux/check_pf.c); getifaddrs fails. */
     static const int domains[] = {AF_UNIX, AF_INET, AF_INET6};
     for (size_t i = 0; rc == 0 && i < sizeof(domains) / sizeof(domains[0]); i++)
         if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
                                    SCMP_A0(SCMP_CMP_EQ, (uint64_t)domains[i]))) != 0)
             at = "socket";
-    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
-                                          SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE))) != 0)
-        at = "socket(netlink)";
     /* the denied domains an agent is most likely to try get EPERM rather than the default ENOSYS,
      * so the refusal reads as one */
     if (rc == 0 &&
         (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET))) != 0)
         at = "socket(packet)";
-    if (rc == 0 && (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-                                          SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE))) != 0)
-        at = "socket(netlink other)";
+    if (rc == 0 &&
+        (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK))) != 0)
+        at = "socket(netlink)";
     if (rc == 0 &&
         (rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX))) != 0)
         at = "socketpair";
@@ -1005,7 +1007,7 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
 
 int run_confine_apply(const run_confine *c, char *why, size_t whylen)
 {
-    if (enter_cgroup(c->cgroup, why, whylen) != 0 || (c->netns && enter_netns(why, whylen) != 0) ||
+    if (enter_cgroup(c->cgroup, c->cgv1, why, whylen) != 0 || (c->netns && enter_netns(why, whylen) != 0) ||
         close_inherited(c, why, whylen) != 0)
         return -1;
     /* a session of its own: no controlling terminal, so no TIOCSTI into the operator's shell */

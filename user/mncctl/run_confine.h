@@ -3,7 +3,8 @@
  *
  * Every step fails closed: if one cannot be applied, the agent is not executed (the child
  * reports why through `why` and exits). The order matters and is fixed by run_confine_apply:
- *   1. enter the agent's cgroup, then a new cgroup namespace rooted there (the agent sees "/"
+ *   1. enter the agent's cgroup (and its own v1 ones on a hybrid host: run_cgv1.h), then a new
+ *      cgroup namespace rooted there (the agent sees "/"
  *      as its cgroup and cannot name any cgroup outside its subtree); with --netns also a new
  *      network namespace with only its loopback up (no sock_diag dump outside shows its
  *      sockets; run_confine.c, enter_netns);
@@ -27,6 +28,7 @@
 #include <sys/types.h>
 
 #include "mnc/policy.h"
+#include "run_cgv1.h"
 
 #define RUN_MAX_READ 32
 #define RUN_MAX_KEEP 16
@@ -35,8 +37,9 @@
 #define RUN_UID_BASE 0x6D6E0000u
 
 typedef struct run_confine {
-    const char *cgroup; /* absolute cgroup v2 directory to enter */
-    uid_t uid;          /* uid and gid the agent runs as (0 with as_root) */
+    const char *cgroup;   /* absolute cgroup v2 directory to enter */
+    const run_cgv1 *cgv1; /* and these v1 ones (run_cgv1.h; NULL or none on a pure v2 host) */
+    uid_t uid;            /* uid and gid the agent runs as (0 with as_root) */
     bool as_root;
     bool server;     /* may bind() and listen() while untainted (run_gate.h) */
     bool netns;      /* --netns: a network namespace of its own (only lo) */

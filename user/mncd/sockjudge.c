@@ -729,8 +729,11 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
     if (dom != AF_UNIX) {
         struct stat st;
-        if (c->lsm || (dom == AF_NETLINK && proto == 0 /* NETLINK_ROUTE: what the agent may open itself */) ||
-            (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1))
+        /* Netlink included, routing sockets too: the agent may open none itself (run_confine.c),
+         * and one handed in queues the kernel's answers where /proc/net/netlink shows them, or
+         * hands them to whoever shares it (netlink_route_given). On both backends: the lsm
+         * hooks judge sends on IP and UNIX sockets only. */
+        if (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1)
             return;
         c->st->foreign++;
         mncd_sweep_act a = {.pid = s->pid,
@@ -794,8 +797,8 @@ static void judge_inflight_other(ctx *c, const sfd *s, int fd, const struct stat
 
 /* An fd found queued on a socket the agent keeps (mncd's duplicate of it). A socket in flight
  * counts as leading outside whoever made it (an agent that parks its own socket in a queue
- * loses it), except IP sockets created in the agent's cgroups (egress judges those) and
- * NETLINK_ROUTE. Other objects: judge_inflight_other. */
+ * loses it), except IP sockets created in the agent's cgroups (egress judges those). Other
+ * objects: judge_inflight_other. */
 static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
 {
     struct stat st;
@@ -851,8 +854,8 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
     int proto = 0;
     l = sizeof(proto);
     getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    if ((dom == AF_NETLINK && proto == 0) || c->lsm)
-        return; /* lsm: every send on it is judged by the sending task */
+    /* another family (netlink, ...): refused on the lsm backend too, whose hooks judge sends on
+     * IP and UNIX sockets only */
     a.kind = dom == AF_NETLINK ? "netlink" : "socket";
     a.action = "refuse";
     a.refuse = true;
