@@ -88,8 +88,14 @@ int mnc_kern_attach(const mnc_kern_opts *o, mnc_kern **out, mnc_selftest *st, ch
     if (rc)
         return mnc_errf(err, errlen, rc, "bad mnc tree \"%s\" (must be a name or a path under %s)",
                         o->tree ? o->tree : "", f.cgroup2);
-    if ((rc = mkdir_p(tree, 0755)) != 0)
+    /* 0700, also when it exists already: every cgroup's cpu.stat, pressure files and (with the
+     * controllers) pids.current and memory.stat count its whole subtree, and are 0444; a tree
+     * others could search would show them the sum over every agent below it, past the agents'
+     * own 0700 cgroups (attack cgroup_v2_tree_cpustat). Only root (mncd, the launcher) goes in. */
+    if ((rc = mkdir_p(tree, 0700)) != 0)
         return mnc_errf(err, errlen, rc, "create cgroup %s: %s", tree, strerror(-rc));
+    if (chmod(tree, 0700) != 0)
+        return mnc_errf(err, errlen, -errno, "chmod 0700 %s: %s", tree, strerror(errno));
     uint64_t tree_id;
     if ((rc = mnc_cgroup_id(tree, &tree_id)) != 0)
         return mnc_errf(err, errlen, rc, "cgroup id of %s: %s", tree, strerror(-rc));

@@ -89,8 +89,8 @@ static int probe(const char *path)
     return r < 0 && e == EAGAIN ? 0 : -1;
 }
 
-static const struct atkv_meta M = {"pc", 1, "read / POSIX_FADV_DONTNEED", "the page-cache residency", drop, set_bit,
-                                   probe};
+static const struct atkv_meta M = {"pc",    1,    "read / POSIX_FADV_DONTNEED", "the page-cache residency", drop,
+                                   set_bit, probe};
 
 static int prepare(struct atk_ctx *c) { return atkv_meta_prepare(c, &M); }
 
@@ -120,8 +120,8 @@ static int agent(struct atk_ctx *c)
             }
             double dt = now_s() - t0;
             close(fd);
-            atk_note(c, "flip rate: %d set+clear rounds in %.3f s = %.0f bit writes/s%s", rounds, dt,
-                     2.0 * rounds / dt, bad ? " (some failed)" : "");
+            atk_note(c, "flip rate: %d set+clear rounds in %.3f s = %.0f bit writes/s%s", rounds, dt, 2.0 * rounds / dt,
+                     bad ? " (some failed)" : "");
         } else {
             atk_note(c, "open %s: %s", p, atk_errname(errno));
         }

@@ -34,8 +34,8 @@
 
 #include "atk.h"
 
-#define FX_BASE 16  /* first data word (bytes 64..127: past the file's one byte) */
-#define FX_ACK 32   /* the outsider's acknowledgement word (byte 128) */
+#define FX_BASE 16 /* first data word (bytes 64..127: past the file's one byte) */
+#define FX_ACK 32  /* the outsider's acknowledgement word (byte 128) */
 #define FX_EXTRA 20000
 
 static long fx(const volatile uint32_t *w, int op, uint32_t v, const struct timespec *to)
@@ -191,8 +191,9 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     c->slot[1] = 0;
     close(c->fdslot[0]);
     if (strcmp(got, c->canary) == 0)
-        atk_evidence(c, "uid 65534 decoded the canary from futex wake-ups on 16 words of a shared read-only mapping of "
-                        "%s (one waiter thread per word, acknowledged by a wake of a 17th)",
+        atk_evidence(c,
+                     "uid 65534 decoded the canary from futex wake-ups on 16 words of a shared read-only mapping of "
+                     "%s (one waiter thread per word, acknowledged by a wake of a 17th)",
                      atk_arg(c, "fxfile"));
     else {
         size_t l = strlen(c->notes);

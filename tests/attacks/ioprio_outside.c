@@ -90,8 +90,9 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         got[i] = (char)((v >> 3) & 0x3ff);
     if (strlen(c->canary) == i + 1) {
         if (strcmp(got, c->canary) == 0)
-            atk_evidence(c, "uid 65534 read the canary from the I/O priority (ioprio_get hint field) of the collector, a "
-                            "root process outside the agent, one byte per reading");
+            atk_evidence(c,
+                         "uid 65534 read the canary from the I/O priority (ioprio_get hint field) of the collector, a "
+                         "root process outside the agent, one byte per reading");
         else {
             size_t l = strlen(c->notes);
             snprintf(c->notes + l, sizeof(c->notes) - l, "%sverifier read \"%s\"", l ? "; " : "", got);

@@ -147,17 +147,20 @@ static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
     if (atkv_agent_proc_path(c, "net/netlink", p, sizeof(p)) == 0)
         b = decode(p, ns, sizeof(ns));
     if (strstr(host, c->canary)) {
-        snprintf(out, n, "uid 65534 read the canary from the Rmem of the agent's NETLINK_ROUTE sockets in "
-                         "/proc/net/netlink (the host's namespace; unread NLMSG_ERROR answers, ordered by inode)");
+        snprintf(out, n,
+                 "uid 65534 read the canary from the Rmem of the agent's NETLINK_ROUTE sockets in "
+                 "/proc/net/netlink (the host's namespace; unread NLMSG_ERROR answers, ordered by inode)");
         return 1;
     }
     if (strstr(ns, c->canary)) {
-        snprintf(out, n, "uid 65534 read the canary from the Rmem of the agent's NETLINK_ROUTE sockets in %s "
-                         "(the agent's namespace; unread NLMSG_ERROR answers, ordered by inode)", p);
+        snprintf(out, n,
+                 "uid 65534 read the canary from the Rmem of the agent's NETLINK_ROUTE sockets in %s "
+                 "(the agent's namespace; unread NLMSG_ERROR answers, ordered by inode)",
+                 p);
         return 1;
     }
-    snprintf(out, n, "decoded \"%s\" (%d new sockets) from the host's, \"%s\" (%d) from the agent's namespace", host,
-             a, ns, b);
+    snprintf(out, n, "decoded \"%s\" (%d new sockets) from the host's, \"%s\" (%d) from the agent's namespace", host, a,
+             ns, b);
     return 0;
 }
 

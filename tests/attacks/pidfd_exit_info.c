@@ -186,8 +186,9 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     close(c->fdslot[0]);
     close(c->fdslot[1]);
     if (strstr(got, c->canary))
-        atk_evidence(c, "uid 65534 read the canary from the exit codes of the agent's children "
-                        "(pidfd_open + PIDFD_GET_INFO/PIDFD_INFO_EXIT, no /proc): %s",
+        atk_evidence(c,
+                     "uid 65534 read the canary from the exit codes of the agent's children "
+                     "(pidfd_open + PIDFD_GET_INFO/PIDFD_INFO_EXIT, no /proc): %s",
                      got);
     else {
         size_t l = strlen(c->notes);

@@ -147,7 +147,7 @@ static int check_workspace(mnc_kern *k, const mnc_policy *p, const char *ws, uid
 }
 
 static volatile sig_atomic_t child_pid;
-static run_cgv1 cgv1; /* the agent's v1 cgroups (64 KiB of paths: not on the stack) */
+static run_cgv1 cgv1; /* the agent's v1 cgroups (128 KiB of paths: not on the stack) */
 static void forward_signal(int sig)
 {
     if (child_pid > 0)
@@ -455,8 +455,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     /* and one of its own in every mounted v1 hierarchy, for the same reason (run_cgv1.h) */
     {
         char leaf[NAME_MAX + 1], why[600];
+        const char *tree = strrchr(mnc_kern_tree(k), '/');
         snprintf(leaf, sizeof(leaf), "mnc-%.200s.%d", agent, (int)getpid());
-        if (run_cgv1_create(&cgv1, leaf, why, sizeof(why)) != 0) {
+        if (run_cgv1_create(&cgv1, tree ? tree + 1 : mnc_kern_tree(k), leaf, why, sizeof(why)) != 0) {
             mncctl_err("run: %s", why);
             goto out;
         }

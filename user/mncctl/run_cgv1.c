@@ -38,8 +38,7 @@ static bool all_listed(const char *want, const char *have)
 /* Where the v1 hierarchy with these controllers ("memory", "cpu,cpuacct", "name=systemd") is
  * mounted, and the mount's root inside it, from /proc/self/mountinfo. 1 found, 0 not mounted,
  * -1 with why (unreadable, or a path this code does not decode). */
-static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *root, size_t rootlen, char *why,
-                      size_t whylen)
+static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *root, size_t rootlen, char *why, size_t whylen)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f) {
@@ -119,7 +118,25 @@ static void remove_stale(const char *parent)
     closedir(d);
 }
 
-int run_cgv1_create(run_cgv1 *v, const char *leaf, char *why, size_t whylen)
+/* Makes dir (mode 0700; an existing one is set to 0700) and, in a cpuset hierarchy, gives it
+ * from's cpus and mems. 0, or -1 with why. */
+static int make_dir(const char *ctrls, const char *dir, const char *from, bool may_exist, char *why, size_t whylen)
+{
+    if (mkdir(dir, 0700) != 0 && !(may_exist && errno == EEXIST)) {
+        snprintf(why, whylen, "cgroup v1 (%s): create %.300s: %s", ctrls, dir, strerror(errno));
+        return -1;
+    }
+    if (chmod(dir, 0700) != 0) {
+        snprintf(why, whylen, "cgroup v1 (%s): chmod 0700 %.300s: %s", ctrls, dir, strerror(errno));
+        return -1;
+    }
+    if (all_listed("cpuset", ctrls) &&
+        (copy_cpuset(from, dir, "cpus", why, whylen) != 0 || copy_cpuset(from, dir, "mems", why, whylen) != 0))
+        return -1;
+    return 0;
+}
+
+int run_cgv1_create(run_cgv1 *v, const char *tree, const char *leaf, char *why, size_t whylen)
 {
     v->n = 0;
     FILE *f = fopen("/proc/self/cgroup", "re");
@@ -136,7 +153,7 @@ int run_cgv1_create(run_cgv1 *v, const char *leaf, char *why, size_t whylen)
         if (!c2 || strncmp(line, "0:", 2) == 0)
             continue;
         *c2 = 0;
-        const char *ctrls = c1 + 1, *path = c2 + 1;
+        const char *ctrls = c1 + 1;
         if (!ctrls[0])
             continue;
         char mnt[PATH_MAX], root[PATH_MAX];
@@ -147,38 +164,43 @@ int run_cgv1_create(run_cgv1 *v, const char *leaf, char *why, size_t whylen)
         }
         if (m == 0)
             continue;
-        /* the launcher's cgroup as seen through that mount (whose root may be a sub-cgroup) */
-        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
-        if (rl && (strncmp(path, root, rl) != 0 || (path[rl] && path[rl] != '/'))) {
-            snprintf(why, whylen, "cgroup v1 (%s): our cgroup %.200s is outside its mount (root %.200s)", ctrls,
-                     path, root);
-            rc = -1;
-            break;
-        }
         if (v->n == RUN_CGV1_MAX) {
             snprintf(why, whylen, "cgroup v1: more than %d hierarchies", RUN_CGV1_MAX);
             rc = -1;
             break;
         }
-        char parent[PATH_MAX];
-        int pl = snprintf(parent, sizeof(parent), "%s%s", mnt, path + rl);
-        int dl = snprintf(v->dir[v->n], sizeof(v->dir[v->n]), "%s/%s", parent, leaf);
-        if (pl < 0 || (size_t)pl >= sizeof(parent) || dl < 0 || (size_t)dl >= sizeof(v->dir[v->n])) {
+        /* At the top of what the mount shows, not under the launcher's cgroup: a v1 cgroup's
+         * memory.stat, usage and max usage count its whole subtree and are 0444, so a readable
+         * ancestor other than the root (host-wide figures, as /proc/meminfo) would show the
+         * agent's memory to every user (attack cgroup_v1_parent_memstat). */
+        int pl = snprintf(v->parent[v->n], sizeof(v->parent[v->n]), "%s/%s", mnt, tree);
+        int dl = snprintf(v->dir[v->n], sizeof(v->dir[v->n]), "%s/%s/%s", mnt, tree, leaf);
+        if (pl < 0 || (size_t)pl >= sizeof(v->parent[v->n]) || dl < 0 || (size_t)dl >= sizeof(v->dir[v->n])) {
             snprintf(why, whylen, "cgroup v1 (%s): path too long", ctrls);
             rc = -1;
             break;
         }
-        remove_stale(parent);
-        /* 0700 like the v2 directory: only root reads what the agent's tasks are */
-        if (mkdir(v->dir[v->n], 0700) != 0) {
-            snprintf(why, whylen, "cgroup v1 (%s): create %.300s: %s", ctrls, v->dir[v->n], strerror(errno));
+        /* another launcher removing the (empty) parent as we come: make it again, a few times */
+        int tries = 0, e = 0;
+        for (;;) {
+            if (make_dir(ctrls, v->parent[v->n], mnt, true, why, whylen) != 0) {
+                rc = -1;
+                break;
+            }
+            remove_stale(v->parent[v->n]);
+            e = mkdir(v->dir[v->n], 0700) == 0 ? 0 : errno;
+            if (e != ENOENT || ++tries == 3)
+                break;
+        }
+        if (rc != 0)
+            break;
+        if (e) { /* EEXIST too: never share a directory with whoever made it */
+            snprintf(why, whylen, "cgroup v1 (%s): create %.300s: %s", ctrls, v->dir[v->n], strerror(e));
             rc = -1;
             break;
         }
-        v->n++;
-        if (all_listed("cpuset", ctrls) &&
-            (copy_cpuset(parent, v->dir[v->n - 1], "cpus", why, whylen) != 0 ||
-             copy_cpuset(parent, v->dir[v->n - 1], "mems", why, whylen) != 0)) {
+        v->n++; /* ours from here: removed on failure */
+        if (make_dir(ctrls, v->dir[v->n - 1], v->parent[v->n - 1], true, why, whylen) != 0) {
             rc = -1;
             break;
         }
@@ -220,6 +242,7 @@ void run_cgv1_remove(run_cgv1 *v)
         }
         if (e)
             mncctl_err("could not remove cgroup v1 %s: %s", v->dir[i], strerror(e));
+        (void)rmdir(v->parent[i]); /* the tree's v1 twin, once no agent is left in it */
     }
     v->n = 0;
 }

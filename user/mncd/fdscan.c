@@ -633,20 +633,20 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
         for (struct dirent *e; (e = readdir(d));) {
             if (e->d_name[0] == '.')
                 continue;
+            int fdn = atoi(e->d_name); /* e lives in d's buffer: gone after closedir */
             char link[PATH_MAX];
             ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
             struct stat st;
             if ((ln < 0 || (size_t)ln >= sizeof(link) - 1) && fstatat(dfd, e->d_name, &st, 0) == 0 &&
                 on_ws_fs(s, st.st_dev)) { /* a path too long to read (ENAMETOOLONG): fail closed */
                 closedir(d);
-                return found_path(s, "a file on a workspace's filesystem whose path cannot be read", pid,
-                                  atoi(e->d_name));
+                return found_path(s, "a file on a workspace's filesystem whose path cannot be read", pid, fdn);
             }
             if (ln > 0 && (size_t)ln < sizeof(link) - 1) {
                 link[ln] = 0;
                 if (link[0] == '/' && (in_any_workspace(s, link) || agent_proc(s, link))) {
                     closedir(d);
-                    return found_path(s, link, pid, atoi(e->d_name));
+                    return found_path(s, link, pid, fdn);
                 }
                 char wp[PATH_MAX];
                 if ((!strcmp(link, "anon_inode:inotify") || !strcmp(link, "anon_inode:[fanotify]")) &&
@@ -654,12 +654,12 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
                     closedir(d);
                     char what[PATH_MAX + 40];
                     snprintf(what, sizeof(what), "a watch on %s", wp);
-                    return found_path(s, what, pid, atoi(e->d_name));
+                    return found_path(s, what, pid, fdn);
                 }
             }
             if (fstatat(dfd, e->d_name, &st, 0) != 0)
                 continue;
-            const obj *o = find_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name));
+            const obj *o = find_obj(s, st.st_dev, st.st_ino, pid, fdn);
             if (o) {
                 closedir(d);
                 return found(s, o, pid);
