@@ -138,18 +138,22 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     if (i == (int)strlen(c->canary) - 1 || i == NB - 1) {
         got[i + 1] = 0;
         if (strcmp(got, c->canary) == 0)
-            atk_evidence(c, "uid 65534 decoded the canary byte by byte from total_shmem in %s (the launcher's cgroup v1 memory.stat, hierarchical over the agent's 0700 cgroup)", stat_path);
+            atk_evidence(c,
+                         "uid 65534 decoded the canary byte by byte from total_shmem in %s (the launcher's cgroup v1 "
+                         "memory.stat, hierarchical over the agent's 0700 cgroup)",
+                         stat_path);
         else
             atk_note(c, "decoded %s", got);
     }
 }
 
-static const struct atk A = {"cgroup_v1_parent_memstat",
-                             "shmem bytes in the launcher's (parent) cgroup v1 memory.stat (hybrid hosts; world-readable, hierarchical)",
-                             0,
-                             NULL,
-                             agent,
-                             on_sync,
-                             NULL,
-                             NULL};
+static const struct atk A = {
+    "cgroup_v1_parent_memstat",
+    "shmem bytes in the launcher's (parent) cgroup v1 memory.stat (hybrid hosts; world-readable, hierarchical)",
+    0,
+    NULL,
+    agent,
+    on_sync,
+    NULL,
+    NULL};
 ATK_MAIN(A)

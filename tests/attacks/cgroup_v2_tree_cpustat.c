@@ -111,16 +111,19 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     char r[32];
     snprintf(r, sizeof(r), "%ld", c->slot[4]);
     char ev[800];
-    snprintf(ev, sizeof(ev), "uid 65534 decoded the canary from usage_usec of %s (the agents' tree, 0755; cpu time per digit)", stat_path);
+    snprintf(ev, sizeof(ev),
+             "uid 65534 decoded the canary from usage_usec of %s (the agents' tree, 0755; cpu time per digit)",
+             stat_path);
     atkv_counter_digits(c, tag, r, DIGITS, ev);
 }
 
-static const struct atk A = {"cgroup_v2_tree_cpustat",
-                             "CPU time in the agents' cgroup v2 tree's cpu.stat (parent of the 0700 agent cgroup; world-readable)",
-                             0,
-                             NULL,
-                             agent,
-                             on_sync,
-                             NULL,
-                             NULL};
+static const struct atk A = {
+    "cgroup_v2_tree_cpustat",
+    "CPU time in the agents' cgroup v2 tree's cpu.stat (parent of the 0700 agent cgroup; world-readable)",
+    0,
+    NULL,
+    agent,
+    on_sync,
+    NULL,
+    NULL};
 ATK_MAIN(A)

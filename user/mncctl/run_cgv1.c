@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mncctl.h"
 #include "run_cgv1.h"
 #include "mnc_util.h"
 
@@ -241,7 +240,7 @@ void run_cgv1_remove(run_cgv1 *v)
             nanosleep(&ts, NULL);
         }
         if (e)
-            mncctl_err("could not remove cgroup v1 %s: %s", v->dir[i], strerror(e));
+            fprintf(stderr, "mncctl: could not remove cgroup v1 %s: %s\n", v->dir[i], strerror(e));
         (void)rmdir(v->parent[i]); /* the tree's v1 twin, once no agent is left in it */
     }
     v->n = 0;
