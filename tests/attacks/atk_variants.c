@@ -29,6 +29,8 @@
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <pthread.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/tcp.h>
 #include <linux/unix_diag.h>
@@ -1889,4 +1891,134 @@ void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what,
             return;
         }
     }
+}
+
+static int thread_park[2] = {-1, -1}; /* every added thread blocks reading it until the agent exits */
+
+static void *thread_parked(void *arg)
+{
+    (void)arg;
+    char b;
+    while (read(thread_park[0], &b, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+int atkv_thread_digits(struct atk_ctx *c, int digits)
+{
+    if (pipe(thread_park) < 0) {
+        atk_try(c, "pipe", -1);
+        return 0;
+    }
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 64 * 1024);
+    atk_sync(c, "base");
+    int made = 0, failed = 0;
+    for (int i = 0; i < digits; i++) {
+        char h[2] = {c->secret[2 + i], 0};
+        int d = (int)strtol(h, NULL, 16);
+        for (int k = 0; k < d; k++) {
+            pthread_t t;
+            int e = pthread_create(&t, &at, thread_parked, NULL);
+            if (e == 0)
+                made++;
+            else if (failed++ == 0) {
+                errno = e;
+                atk_try(c, "pthread_create", -1);
+            }
+        }
+        char tag[16];
+        snprintf(tag, sizeof(tag), "d%d", i);
+        atk_sync(c, tag);
+    }
+    atk_note(c, "threads added: %d", made);
+    close(thread_park[1]); /* the threads read EOF and end */
+    return 0;
+}
+
+int atkv_v1_tasks(char *out, size_t n)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[600], best[600] = "";
+    size_t bestlen = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!a || !b || strncmp(line, "0:", 2) == 0 || a + 1 == b)
+            continue;
+        *b = 0;
+        char ctl[100];
+        snprintf(ctl, sizeof(ctl), "%s", a + 1);
+        char *comma = strchr(ctl, ',');
+        if (comma)
+            *comma = 0;
+        const char *name = strncmp(ctl, "name=", 5) == 0 ? ctl + 5 : ctl;
+        char p[600];
+        snprintf(p, sizeof(p), "/sys/fs/cgroup/%s%s/tasks", name, b + 1);
+        if (access(p, R_OK) == 0 && strlen(b + 1) >= bestlen) {
+            snprintf(best, sizeof(best), "%s", p);
+            bestlen = strlen(b + 1);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!best[0])
+        return -1;
+    snprintf(out, n, "%s", best);
+    return 0;
+}
+
+static long v1_lines_of(const char *p)
+{
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return -1;
+    long lines = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF)
+        lines += ch == '\n';
+    fclose(f);
+    return lines;
+}
+
+static char v1_tasks_path[600];
+
+static int v1_count_threads(struct atk_ctx *c, char *out, size_t n)
+{
+    (void)c;
+    snprintf(out, n, "%ld", v1_tasks_path[0] ? v1_lines_of(v1_tasks_path) : -1L);
+    return 0;
+}
+
+void atkv_v1_tasks_sync(struct atk_ctx *c, const char *tag, int digits)
+{
+    char out[64];
+    if (!v1_tasks_path[0] && atkv_v1_tasks(v1_tasks_path, sizeof(v1_tasks_path)) < 0)
+        atk_note(c, "no cgroup v1 hierarchy on this host");
+    if (atk_as_uid(c, ATK_NOBODY, v1_count_threads, out, sizeof(out)) < 0)
+        return;
+    char ev[800];
+    snprintf(ev, sizeof(ev), "uid 65534 decoded the canary from the line counts of %s (cgroup v1 tasks)",
+             v1_tasks_path);
+    atkv_counter_digits(c, tag, out, digits, ev);
+}
+
+void atkv_nl_newlink_canary(struct atk_ctx *c, int nl)
+{
+    struct {
+        struct nlmsghdr h;
+        struct ifinfomsg i;
+        char data[64];
+    } req;
+    memset(&req, 0, sizeof(req));
+    req.h.nlmsg_len = sizeof(req);
+    req.h.nlmsg_type = RTM_NEWLINK; /* needs CAP_NET_ADMIN: refused, and the refusal quotes it */
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    req.h.nlmsg_seq = 1;
+    req.i.ifi_family = AF_UNSPEC;
+    snprintf(req.data, sizeof(req.data), "%.63s", c->secret);
+    struct sockaddr_nl k = {.nl_family = AF_NETLINK}; /* the kernel */
+    atk_try(c, "send RTM_NEWLINK carrying the canary to the kernel",
+            sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&k, sizeof(k)));
 }

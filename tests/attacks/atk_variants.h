@@ -358,4 +358,24 @@ void atkv_byte_set(struct atk_ctx *c, int base, int w, int i, unsigned v);
  * whose six bytes (atkv_byte_set) spell the canary's 12 hex digits. */
 void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what, const char *const *where);
 
+/* cgroup_thread_count, cgroup_v1_tasks, cgroup_v1_move_back: the agent's side of the hex-digit
+ * thread channel. Says sync "base", then for each of the canary's first `digits` hex digits adds
+ * that many threads (parked on a pipe until the agent exits) and says sync "dI". Notes the
+ * threads added. Returns 0. */
+int atkv_thread_digits(struct atk_ctx *c, int digits);
+
+/* cgroup_v1_tasks, cgroup_v1_move_back: the `tasks` file of the deepest cgroup v1 cgroup this
+ * process is in, readable by it (/sys/fs/cgroup/<controller><path>/tasks). 0, or -1 when none
+ * (a pure v2 host). */
+int atkv_v1_tasks(char *out, size_t n);
+
+/* ...and their verifier at sync `tag`: uid 65534 counts the lines of that file (the orchestrator's
+ * own, which the launcher inherits) and hands the count to atkv_counter_digits. */
+void atkv_v1_tasks_sync(struct atk_ctx *c, const char *tag, int digits);
+
+/* netlink_route_shared, netlink_route_given: sends the kernel (port 0) on the netlink socket nl
+ * an RTM_NEWLINK request carrying the canary, which an unprivileged sender gets refused, and the
+ * refusal (NLMSG_ERROR, no NETLINK_CAP_ACK) quotes the whole request into nl's receive queue. */
+void atkv_nl_newlink_canary(struct atk_ctx *c, int nl);
+
 #endif

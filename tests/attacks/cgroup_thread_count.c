@@ -22,49 +22,7 @@
 
 #define DIGITS 12
 
-static int park[2] = {-1, -1}; /* every added thread blocks reading this pipe until the agent exits */
-
-static void *parked(void *arg)
-{
-    (void)arg;
-    char b;
-    while (read(park[0], &b, 1) < 0 && errno == EINTR)
-        ;
-    return NULL;
-}
-
-static int agent(struct atk_ctx *c)
-{
-    if (pipe(park) < 0) {
-        atk_try(c, "pipe", -1);
-        return 0;
-    }
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setstacksize(&at, 64 * 1024);
-    atk_sync(c, "base");
-    int made = 0, failed = 0;
-    for (int i = 0; i < DIGITS; i++) {
-        char h[2] = {c->secret[2 + i], 0};
-        int d = (int)strtol(h, NULL, 16);
-        for (int k = 0; k < d; k++) {
-            pthread_t t;
-            int e = pthread_create(&t, &at, parked, NULL);
-            if (e == 0)
-                made++;
-            else if (failed++ == 0) {
-                errno = e;
-                atk_try(c, "pthread_create", -1);
-            }
-        }
-        char tag[16];
-        snprintf(tag, sizeof(tag), "d%d", i);
-        atk_sync(c, tag);
-    }
-    atk_note(c, "threads added: %d", made);
-    close(park[1]); /* the threads read EOF and end */
-    return 0;
-}
+static int agent(struct atk_ctx *c) { return atkv_thread_digits(c, DIGITS); }
 
 /* the positive control's agent runs in the orchestrator's own cgroup (ours): its v2 path */
 static int own_cgroup(const char *cg2, char *out, size_t n)

@@ -54,21 +54,7 @@ static int agent(struct atk_ctx *c)
                             "outsider holds it") < 0)
         return 0;
     atk_recv(c);
-    struct {
-        struct nlmsghdr h;
-        struct ifinfomsg i;
-        char data[64];
-    } req;
-    memset(&req, 0, sizeof(req));
-    req.h.nlmsg_len = sizeof(req);
-    req.h.nlmsg_type = RTM_NEWLINK; /* needs CAP_NET_ADMIN: refused, and the refusal quotes it */
-    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-    req.h.nlmsg_seq = 1;
-    req.i.ifi_family = AF_UNSPEC;
-    snprintf(req.data, sizeof(req.data), "%.63s", c->secret);
-    struct sockaddr_nl k = {.nl_family = AF_NETLINK}; /* the kernel */
-    atk_try(c, "send RTM_NEWLINK carrying the canary to the kernel",
-            sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&k, sizeof(k)));
+    atkv_nl_newlink_canary(c, nl);
     sleep(1); /* the outsider reads the kernel's error answer */
     return 0;
 }
