@@ -1969,7 +1969,7 @@ int atkv_v1_tasks(char *out, size_t n)
     return 0;
 }
 
-static long v1_lines_of(const char *p)
+long atkv_lines_of(const char *p)
 {
     FILE *f = fopen(p, "re");
     if (!f)
@@ -1987,7 +1987,7 @@ static char v1_tasks_path[600];
 static int v1_count_threads(struct atk_ctx *c, char *out, size_t n)
 {
     (void)c;
-    snprintf(out, n, "%ld", v1_tasks_path[0] ? v1_lines_of(v1_tasks_path) : -1L);
+    snprintf(out, n, "%ld", v1_tasks_path[0] ? atkv_lines_of(v1_tasks_path) : -1L);
     return 0;
 }
 

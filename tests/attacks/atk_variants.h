@@ -364,6 +364,9 @@ void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what,
  * threads added. Returns 0. */
 int atkv_thread_digits(struct atk_ctx *c, int digits);
 
+/* The number of newlines in file p (a cgroup's tasks or cgroup.threads), or -1 if unreadable. */
+long atkv_lines_of(const char *p);
+
 /* cgroup_v1_tasks, cgroup_v1_move_back: the `tasks` file of the deepest cgroup v1 cgroup this
  * process is in, readable by it (/sys/fs/cgroup/<controller><path>/tasks). 0, or -1 when none
  * (a pure v2 host). */

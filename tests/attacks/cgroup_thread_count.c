@@ -41,19 +41,6 @@ static int own_cgroup(const char *cg2, char *out, size_t n)
     return ok;
 }
 
-static long lines_of(const char *p)
-{
-    FILE *f = fopen(p, "re");
-    if (!f)
-        return -1;
-    long lines = 0;
-    int ch;
-    while ((ch = fgetc(f)) != EOF)
-        lines += ch == '\n';
-    fclose(f);
-    return lines;
-}
-
 /* uid 65534: the number of lines of cgroup.threads of every coordinator* cgroup of the tree
  * (the control: of the cgroup it shares with the unconfined agent) */
 static int count_threads(struct atk_ctx *c, char *out, size_t n)
@@ -65,7 +52,7 @@ static int count_threads(struct atk_ctx *c, char *out, size_t n)
         long l = -1;
         if (own_cgroup(cg2 ? cg2 : "", top, sizeof(top)) == 0) {
             snprintf(p, sizeof(p), "%s/cgroup.threads", top);
-            l = lines_of(p);
+            l = atkv_lines_of(p);
         }
         snprintf(out, n, "%ld", l);
         return 0;
@@ -80,7 +67,7 @@ static int count_threads(struct atk_ctx *c, char *out, size_t n)
             continue;
         char p[900];
         snprintf(p, sizeof(p), "%s/%s/cgroup.threads", top, e->d_name);
-        long l = lines_of(p);
+        long l = atkv_lines_of(p);
         if (l < 0)
             continue;
         seen++;
