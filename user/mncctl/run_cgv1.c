@@ -35,9 +35,9 @@ static bool all_listed(const char *want, const char *have)
 }
 
 /* Where the v1 hierarchy with these controllers ("memory", "cpu,cpuacct", "name=systemd") is
- * mounted, and the mount's root inside it, from /proc/self/mountinfo. 1 found, 0 not mounted,
- * -1 with why (unreadable, or a path this code does not decode). */
-static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *root, size_t rootlen, char *why, size_t whylen)
+ * mounted, from /proc/self/mountinfo. 1 found, 0 not mounted, -1 with why (unreadable, or a
+ * path this code does not decode). */
+static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *why, size_t whylen)
 {
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f) {
@@ -48,8 +48,8 @@ static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *root, s
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof(line), f)) {
         /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS */
-        char r[PATH_MAX], m[PATH_MAX];
-        if (sscanf(line, "%*s %*s %*s %4095s %4095s", r, m) != 2)
+        char m[PATH_MAX];
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", m) != 1)
             continue;
         char *sep = strstr(line, " - ");
         if (!sep)
@@ -58,13 +58,12 @@ static int find_mount(const char *ctrls, char *mnt, size_t mntlen, char *root, s
         if (sscanf(sep + 3, "%31s %255s %1023s", fstype, src, super) != 3 || strcmp(fstype, "cgroup") != 0 ||
             !all_listed(ctrls, super))
             continue;
-        if (strchr(r, '\\') || strchr(m, '\\')) { /* an octal escape: a space or newline in it */
+        if (strchr(m, '\\')) { /* an octal escape: a space or newline in it */
             snprintf(why, whylen, "cgroup v1 (%s): mount point %.200s: escaped characters", ctrls, m);
             rc = -1;
             break;
         }
         snprintf(mnt, mntlen, "%s", m);
-        snprintf(root, rootlen, "%s", r);
         rc = 1;
     }
     fclose(f);
@@ -155,8 +154,8 @@ int run_cgv1_create(run_cgv1 *v, const char *tree, const char *leaf, char *why, 
         const char *ctrls = c1 + 1;
         if (!ctrls[0])
             continue;
-        char mnt[PATH_MAX], root[PATH_MAX];
-        int m = find_mount(ctrls, mnt, sizeof(mnt), root, sizeof(root), why, whylen);
+        char mnt[PATH_MAX];
+        int m = find_mount(ctrls, mnt, sizeof(mnt), why, whylen);
         if (m < 0) {
             rc = -1;
             break;
