@@ -267,7 +267,7 @@ install: all
 	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
 	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc
-	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -m 0644 README.md NEWS.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc/LICENSES
 	install -m 0644 LICENSES/*.txt $(DESTDIR)/usr/local/share/doc/mnc/LICENSES/
 	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)/usr/local/share/man/man$$s && \
