@@ -171,10 +171,11 @@ static void remove_cgroup(const char *cg)
 }
 
 /* agent.register through mncd. 0, or -1 after printing why. *netns is set when mncd's policy
- * says "confinement": "netns" for the agent (mncd refuses deliveries to it otherwise). */
+ * says "confinement": "netns" for the agent (mncd refuses deliveries to it otherwise), *server
+ * when it says "server": true (the policy mncd enforces, not only a --policy the caller gave). */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
                              bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass,
-                             bool *netns)
+                             bool *netns, bool *server)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -221,6 +222,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         const cJSON *cf = cJSON_GetObjectItemCaseSensitive(resp, "confinement");
         if (cJSON_IsString(cf) && strcmp(cf->valuestring, "netns") == 0)
             *netns = true;
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "server")))
+            *server = true;
         const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
         const cJSON *it;
         cJSON_ArrayForEach(it, inh)
@@ -464,7 +467,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns,
+                              &server) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
@@ -497,6 +501,22 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         close(sync_pipe[1]);
         goto out;
     }
+    /* its /dev/shm (run_mntns.h) */
+    char shm[PATH_MAX + 16];
+    if (n_ws > 0) {
+        char why[600];
+        if (run_mntns_prepare_shm(ws[0], uid, shm, sizeof(shm), why, sizeof(why)) != 0) {
+            mncctl_err("run: %s", why);
+            close(sync_pipe[0]);
+            close(sync_pipe[1]);
+            goto out;
+        }
+    }
+    run_mntns mnt = {.agent = agent,
+                     .agent_id = agent_id,
+                     .uid = uid,
+                     .home = n_ws > 0 ? ws[0] : NULL,
+                     .shm_src = n_ws > 0 ? shm : NULL};
     /* temporary files go to the agent's own workspace (it cannot write /tmp) */
     if (n_ws > 0 && setenv("TMPDIR", ws[0], 1) != 0) {
         mncctl_err("run: setenv: %s", strerror(errno));
@@ -533,6 +553,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .keep = keep,
                          .n_keep = n_keep,
                          .report_fd = sync_pipe[1],
+                         .mntns = &mnt,
                          .gate_sock = gate_sp[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
             execvp(cmd[0], cmd);
