@@ -34,3 +34,26 @@ export async function report(detail = "") {
   }
   console.log(`compat ${ID}: reported`);
 }
+
+// Receives $COMPAT_OBJECT through mncd ($MNC_SOCKET, one JSON line each way): from then on the
+// agent is tainted by its contract. Nothing to do without an object (untainted runs).
+export async function receive() {
+  const obj = process.env.COMPAT_OBJECT;
+  if (!obj) return;
+  const net = await import("node:net");
+  const line = await new Promise((resolve, reject) => {
+    const c = net.connect(process.env.MNC_SOCKET);
+    let buf = "";
+    c.on("error", reject);
+    c.on("data", (d) => {
+      buf += d;
+      if (buf.includes("\n")) {
+        c.end();
+        resolve(buf.slice(0, buf.indexOf("\n")));
+      }
+    });
+    c.write(JSON.stringify({ verb: "recv", object: obj }) + "\n");
+  });
+  const r = JSON.parse(line);
+  check(r.ok === true, `recv: ${line}`);
+}
