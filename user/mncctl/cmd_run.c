@@ -246,6 +246,30 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     "[--uid N | --as-root] [--server] [--netns] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] "         \
     "-- CMD..."
 
+/* Where execvp would find name: itself when it holds a '/', else the first PATH entry (default
+ * "/usr/bin:/bin") with an executable regular file of that name. 0, or -1 when there is none. */
+static int resolve_cmd(const char *name, char *out, size_t n)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int w = snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", name);
+        struct stat st;
+        if (w > 0 && (size_t)w < n && stat(out, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+            return 0;
+        if (!end)
+            return -1;
+        p = end;
+    }
+}
+
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
     char *end;
@@ -438,8 +462,26 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         mncctl_err("run: out of memory");
         goto out;
     }
+    /* the give step replaces the workspace's directories by fresh inodes: a caller working
+     * inside one is left in a deleted directory, so the agent starts where the caller was, by
+     * name, once it is given */
+    char cwd[PATH_MAX];
+    bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
     if (n_ws > 0 && mncctl_ws_give(k, agent, ws, n_ws, uid, tainted) != 0)
         goto out;
+    if (have_cwd && chdir(cwd) != 0) {
+        mncctl_err("warning: the working directory %s is gone: the agent starts in / (%s)", cwd, strerror(errno));
+        if (chdir("/") != 0)
+            goto out;
+    }
+    /* CMD found on the caller's PATH here, once: the agent execs that file or fails saying so,
+     * rather than the next match its Landlock rules let through (pyenv's python3 silently
+     * becoming /usr/bin/python3) */
+    char exe[PATH_MAX];
+    if (resolve_cmd(cmd[0], exe, sizeof(exe)) != 0) {
+        mncctl_err("run: %s: not found on PATH", cmd[0]);
+        goto out;
+    }
 
     /* cgroup, registered before anything runs in it */
     if (strchr(agent, '/') || strcmp(agent, ".") == 0 || strcmp(agent, "..") == 0) {
@@ -556,8 +598,14 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .mntns = &mnt,
                          .gate_sock = gate_sp[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
-            execvp(cmd[0], cmd);
-            snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
+            execv(exe, cmd);
+            int e = errno;
+            snprintf(why, sizeof(why), "exec %.400s%s%.100s%s: %s%s", exe,
+                     strcmp(exe, cmd[0]) ? " (found on PATH for " : "", strcmp(exe, cmd[0]) ? cmd[0] : "",
+                     strcmp(exe, cmd[0]) ? ")" : "", strerror(e),
+                     e == EACCES ? ": the agent reads and executes only the system directories, its workspaces and "
+                                   "--read grants (docs/compat.md)"
+                                 : "");
         }
         /* report the failure to the parent; the write end closes on exec otherwise */
         ssize_t wn = write(sync_pipe[1], why, strlen(why));

@@ -52,7 +52,7 @@ int run_mntns_env(const run_mntns *m, char *why, size_t whylen);
 
 /* The user name for the agent's uid given the host's passwd text (NUL-terminated): the agent's
  * name when it is a portable user name (letters, digits, '_', '.', '-'; not starting with '-';
- * at most 32 bytes) that no entry of passwd has, else "mnc-agent-ID". Pure (unit-tested). */
+ * at most 32 bytes) that no entry of passwd has, else "mnc-agent-ID". Pure. */
 void run_mntns_user_name(const char *agent, uint32_t agent_id, const char *passwd, char *out, size_t outlen);
 
 #endif
