@@ -196,10 +196,10 @@ $(BUILD)/attacks/%: tests/attacks/%.c $(ATK_OBJ) $(ATK_HDR)
 
 attacks: $(ATTACKS)
 
-# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o)
-$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
+$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh
