@@ -206,19 +206,29 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         free(fz);
         return -1; /* audited */
     }
-    if (frozen &&
-        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
-        kk->n_sweeps++;
-        /* the fd scan: the agent's side while it is frozen, the host pass after the thaw (fdscan.h) */
+    mncd_sweep_later *later = NULL;
+    if (frozen && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err,
+                             sizeof(err), &later) == 0) {
+        /* the fd scan's agent side while it is frozen; after the thaw the rest of the sweep (the
+         * pairs' outside holders) and the fd scan's host pass (sockscan.h, fdscan.h) */
         mncd_fdscan_state *fs = NULL;
         mncd_fdscan_hit hit;
-        int fr = d->fatal ? -1 : mncd_fdscan_agent(&fs, cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+        char ferr[400] = "";
+        int fr = d->fatal ? -1 : mncd_fdscan_agent(&fs, cgs, n, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
         mncd_thaw(fz, nfz);
         free(fz);
-        if (fr == 0 && !d->fatal)
-            fr = mncd_fdscan_host(fs, &hit, &kk->last_fdscan, err, sizeof(err));
+        fz = NULL;
+        int sr = d->fatal ? 0 : mncd_sweep_finish(later);
+        mncd_sweep_later_free(later);
+        if (sr == 0 && fr == 0 && !d->fatal)
+            fr = mncd_fdscan_host(fs, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
         mncd_fdscan_free(fs);
-        return d->fatal ? -1 : fdscan_report(d, agent, o, op, fr, &hit, err);
+        if (d->fatal)
+            return -1;
+        if (sr == 0) {
+            kk->n_sweeps++;
+            return fdscan_report(d, agent, o, op, fr, &hit, ferr);
+        }
     }
     if (fz)
         mncd_thaw(fz, nfz);

@@ -156,6 +156,50 @@ static bool connector_in_agent(ctx *c, int pfd)
     return pid > 0 && pid <= INT_MAX && mncd_u32set_has(&c->sc.pids, (uint32_t)pid);
 }
 
+/* fd `fd` of pid holding socket ino, found by reading /proc/PID/fd: 0 (*out filled) or -1 */
+static int held_by(pid_t pid, uint32_t ino, mncd_holder *out)
+{
+    char dp[64];
+    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dp);
+    if (!d)
+        return -1;
+    int rc = -1;
+    for (struct dirent *de; rc && (de = readdir(d));) {
+        char link[64];
+        ssize_t n = de->d_name[0] == '.' ? -1 : readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+        if (n <= 0)
+            continue;
+        link[n] = 0;
+        if (mncd_socket_ino(link) == ino) {
+            *out = (mncd_holder){ino, pid, atoi(de->d_name)};
+            rc = 0;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* A process outside the agent holding socket `peer`, the peer of the agent's socket (fd: mncd's
+ * copy of it). First the process whose credentials the connection recorded (SO_PEERCRED: the
+ * listener's, or the pair's maker): the usual holder, found without walking the host; else the
+ * host pass (hostscan.h). 0 (*h filled) or -1 (none found, or the pass failed: c->failed). */
+static int peer_holder(ctx *c, int fd, uint32_t peer, mncd_holder *h)
+{
+    struct ucred uc;
+    socklen_t l = sizeof(uc);
+    if (!c->hs_done && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) == 0 && uc.pid > 0 && uc.pid != getpid() &&
+        !mncd_u32set_has(&c->sc.pids, (uint32_t)uc.pid) && held_by(uc.pid, peer, h) == 0)
+        return 0;
+    if (mncd_sweep_hostscan(c) != 0)
+        return -1;
+    const mncd_holder *x = mncd_hostscan_holder(&c->hs, peer);
+    if (!x)
+        return -1;
+    *h = *x;
+    return 0;
+}
+
 /* Did a process of the agent create this UNIX socket (fd: mncd's copy)? Proof by the inode's
  * owner uid (the creator's fsuid); where the uid cannot tell (root or unknown-uid instances),
  * by the connector of its peer (connector_in_agent), read on an outside holder's copy of the
@@ -171,8 +215,8 @@ static bool unix_own(ctx *c, int fd, const uent *e)
         return r == 1;
     if (!e->peer || e->peer == UINT32_MAX)
         return false;
-    const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->peer);
-    int pfd = h ? mncd_grab(h->pid, h->fd, e->peer) : -1;
+    mncd_holder h;
+    int pfd = peer_holder(c, fd, e->peer, &h) == 0 ? mncd_grab(h.pid, h.fd, e->peer) : -1;
     if (pfd < 0)
         return false;
     bool own = connector_in_agent(c, pfd);
@@ -343,6 +387,50 @@ static int unix_peer_name(ctx *c, const uent *e, int fd, char name[MNC_UNIX_PATH
     return len;
 }
 
+static void held_why(const mncd_holder *h, const uent *e, char *why, size_t n)
+{
+    snprintf(why, n, "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
+             h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
+}
+
+/* A pair of the agent's own sockets that leads outside after all (why): shut both ways and
+ * drained. */
+static void shut_pair(ctx *c, mncd_sweep_act *a, const uent *e, int fd, const char *why)
+{
+    a->why = why;
+    snprintf(a->peer, sizeof(a->peer), "(the agent's own socket %" PRIu32 ")", e->peer);
+    shut_unix(c, a, e, fd, SHUT_RDWR);
+}
+
+void mncd_judge_pairs(ctx *c)
+{
+    if (!c->npend)
+        return;
+    if (!c->failed && mncd_sweep_hostscan(c) == 0)
+        for (int i = 0; i < c->npend && !c->failed; i++) {
+            pend *p = &c->pend[i];
+            const mncd_holder *h = mncd_hostscan_holder(&c->hs, p->e.ino);
+            if (!h)
+                h = mncd_hostscan_holder(&c->hs, p->e.peer);
+            if (!h)
+                continue;
+            char why[192];
+            held_why(h, &p->e, why, sizeof(why));
+            mncd_sweep_act a = {.pid = p->s.pid,
+                                .fd = p->s.fd,
+                                .ino = p->s.ino,
+                                .kind = unix_kind(p->e.type),
+                                .dst_cls = MNC_SINK_EXTERNAL,
+                                .dst_id = MNC_ID_NONE,
+                                .reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE)};
+            c->st->kept--;
+            shut_pair(c, &a, &p->e, p->fd, why);
+        }
+    for (int i = 0; i < c->npend; i++)
+        close(c->pend[i].fd);
+    c->npend = 0;
+}
+
 /* Is name (len bytes) bound by a listener the agent holds? A connection to it waiting in its
  * backlog then has both ends in the agent. */
 static bool agent_listener_named(ctx *c, const char *name, int len)
@@ -396,23 +484,45 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
     if (e->peer && mncd_u32set_has(&c->sc.inos, e->peer)) {
         /* both ends in the agent: no boundary crossed, unless a process outside holds either
          * end too, or the agent's data in flight to an outside peer may carry one */
-        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
-        if (!h)
-            h = mncd_hostscan_holder(&c->hs, e->peer);
         a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if ((!h && !c->out_inflight) || mnc_kreason_allows(a.reason) || dead) {
+        if (mnc_kreason_allows(a.reason) || dead) {
             c->st->kept += !dead;
             peek_unix(c, s, e, fd);
             return;
         }
-        if (h)
-            snprintf(why, sizeof(why), "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
-                     h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
-        else
+        if (c->out_inflight) {
             snprintf(why, sizeof(why), "the agent's data in flight to an outside peer may carry it (%s)", c->out_what);
-        a.why = why;
-        snprintf(a.peer, sizeof(a.peer), "(the agent's own socket %" PRIu32 ")", e->peer);
-        shut_unix(c, &a, e, fd, SHUT_RDWR);
+            shut_pair(c, &a, e, fd, why);
+            return;
+        }
+        if (c->defer) { /* kept for now; its outside holders are looked for after the thaw */
+            c->st->kept++;
+            peek_unix(c, s, e, fd);
+            int copy = c->failed ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+            if (copy < 0 || mnc_grow((void **)&c->pend, &c->cpend, c->npend, sizeof(*c->pend), 8) != 0) {
+                if (copy >= 0)
+                    close(copy);
+                if (!c->failed && !c->err[0])
+                    mnc_errf(c->err, c->errlen, 0, "keep socket %" PRIu32 " for the pair check: %s", e->ino,
+                             strerror(copy < 0 ? errno : ENOMEM));
+                c->failed = true;
+                return;
+            }
+            c->pend[c->npend++] = (pend){*s, *e, copy};
+            return;
+        }
+        if (mncd_sweep_hostscan(c) != 0)
+            return;
+        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
+        if (!h)
+            h = mncd_hostscan_holder(&c->hs, e->peer);
+        if (!h) {
+            c->st->kept++;
+            peek_unix(c, s, e, fd);
+            return;
+        }
+        held_why(h, e, why, sizeof(why));
+        shut_pair(c, &a, e, fd, why);
         return;
     }
     if (dead) {
@@ -490,6 +600,20 @@ static void own_remember(uint32_t agent, uint32_t ino)
     own_cache[own_next].ino = ino;
     own_cache[own_next].agent = agent;
     own_next = (own_next + 1) % OWN_CACHE;
+}
+
+/* The TCP and UDP dumps, made at the first IP socket the sweep meets (sockdiag.h). false: they
+ * failed (the sweep fails: c->failed, err set). */
+static bool inet_ready(ctx *c)
+{
+    char why[256];
+    c->saw_inet = true;
+    if (mncd_diag_load_inet(&c->g, why, sizeof(why)) == 0)
+        return true;
+    c->failed = true;
+    if (!c->err[0])
+        mnc_errf(c->err, c->errlen, 0, "%s", why);
+    return false;
 }
 
 static tent *inet_find(ctx *c, uint32_t ino)
@@ -635,6 +759,8 @@ static void settle_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, con
 
 void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
 {
+    if (!inet_ready(c))
+        return;
     tent *e = inet_find(c, ino);
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -892,6 +1018,10 @@ static int destroy_tcp(ctx *c, const tent *e) { return mncd_diag_destroy_tcp(&c-
 
 void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
 {
+    /* no IP socket held or in flight: nothing of the agent's to abort promptly (a TCP socket
+     * made in its cgroups and held elsewhere is still judged per packet by egress) */
+    if (!c->saw_inet || !inet_ready(c))
+        return;
     for (int i = 0; i < c->g.nt && !c->failed; i++) {
         tent *e = &c->g.t[i];
         if (e->proto != IPPROTO_TCP)

@@ -61,6 +61,14 @@ int mncd_grab(pid_t pid, int fd, uint32_t ino);
 
 /* ---- judging (sockjudge.c) */
 
+/* A pair of the agent's own sockets kept while frozen, whose outside holders are looked for
+ * after the thaw (mncd_judge_pairs): the agent's fd, its sock_diag entry, mncd's copy. */
+typedef struct pend {
+    sfd s;
+    uent e;
+    int fd;
+} pend;
+
 typedef struct ctx {
     mnc_kern *k;
     uint32_t agent;
@@ -71,6 +79,12 @@ typedef struct ctx {
     diag g;
     scan sc;
     mncd_hostscan hs;
+    bool hs_done;    /* the host pass ran: hs holds the outside holders of `interest` */
+    u32set interest; /* the agent's sockets and their peers */
+    bool saw_inet;   /* an IP socket was met (held or in flight): the inet dumps were needed */
+    bool defer;      /* pairs: judged after the thaw (mncd_sweep_finish), not here */
+    pend *pend;
+    int npend, cpend;
     bool lsm;          /* the lsm backend: sends are judged in the kernel (sockscan.h) */
     bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
     char out_what[128];
@@ -92,5 +106,13 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
 void mncd_judge_other(ctx *c, const sfd *s, int fd);
 /* The agent's TCP connections that egress would drop: aborted at once (SOCK_DESTROY). */
 void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg);
+/* After the thaw: each pair kept in c->pend that a process outside also holds an end of is
+ * shut and drained (the delivery is refused anyway: the fd scan finds the holder). */
+void mncd_judge_pairs(ctx *c);
+
+/* ---- the host pass (sockscan.c) */
+
+/* Runs the host pass over c->interest once (hostscan.h); 0, or -1 (c->failed, err set). */
+int mncd_sweep_hostscan(ctx *c);
 
 #endif
