@@ -317,6 +317,8 @@ static int outsider_fds(scan *s, pid_t pid, pid_t task, const char *dp)
             /* what has a name: a file or directory of a workspace, the agent's /proc entries,
              * and the kind of an anonymous-inode file */
             ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+            if (ln < 0 && errno != ENAMETOOLONG)
+                continue; /* closed (or the process gone) since the fstatat */
             if ((ln < 0 || (size_t)ln >= sizeof(link) - 1) && mncd_fds_on_ws_fs(s, st.st_dev)) {
                 rc = mncd_fds_found_path(s, "a file on a workspace's filesystem whose path cannot be read", pid, fdn,
                                          "an fd"); /* ENAMETOOLONG: fail closed */
