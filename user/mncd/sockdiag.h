@@ -15,6 +15,7 @@
 
 #define UNIX_LISTEN 10 /* TCP_LISTEN: unix sockets reuse the TCP state numbers */
 #define UNIX_ESTABLISHED 1
+#define UNIX_UNCONNECTED 7 /* TCP_CLOSE: a stream or seqpacket socket never connected */
 
 /* One UNIX socket of the host (UNIX_DIAG_*). */
 typedef struct uent {

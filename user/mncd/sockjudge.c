@@ -94,9 +94,10 @@ int mncd_judge_report(ctx *c, mncd_sweep_act *a)
         if (!c->err[0] && a->refuse)
             mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid,
                      a->why ? a->why : "refused");
-        else if (!c->err[0])
-            mnc_errf(c->err, c->errlen, 0, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action,
-                     (int)a->pid, a->fd, a->peer, strerror(a->err));
+        else if (!c->err[0]) /* the socket by kind and inode, never a name the agent chose */
+            mnc_errf(c->err, c->errlen, 0, "%s socket %" PRIu32 " of pid %d fd %d: %s failed%s%s%s: %s", a->kind,
+                     a->ino, (int)a->pid, a->fd, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                     strerror(a->err));
     } else {
         c->st->acted++;
     }
@@ -279,10 +280,13 @@ static int inflight_cb(void *arg, int fd)
     return p->c->failed ? -ECANCELED : 0;
 }
 
-/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). */
+/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). A
+ * listener has no queue of its own (its pending connections are shut_listener's), nor has a
+ * stream or seqpacket socket that was never connected (the kernel's state, as dumped while the
+ * agent is frozen: nothing can reach it; recvmsg would fail EINVAL or ENOTCONN). */
 static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
 {
-    if (e->state == UNIX_LISTEN || c->failed)
+    if (e->state == UNIX_LISTEN || c->failed || (e->type != SOCK_DGRAM && e->state == UNIX_UNCONNECTED))
         return;
     int n = 0;
     peekctx p = {c, s};
@@ -294,7 +298,10 @@ static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
                             .ino = s->ino,
                             .kind = unix_kind(e->type),
                             .action = "inspect",
-                            .why = "fds in flight to the agent",
+                            .why = r == -E2BIG ? "its receive queue is longer than mncd inspects (16384 messages or "
+                                                 "64 MiB): fds in flight to the agent may be missed"
+                                   : r == -EMSGSIZE ? "control data truncated: some fds in flight to the agent not seen"
+                                                    : "peek of the fds in flight to the agent on its receive queue",
                             .err = r == -E2BIG ? E2BIG : -r,
                             .dst_cls = MNC_SINK_EXTERNAL,
                             .dst_id = MNC_ID_NONE};
@@ -888,6 +895,8 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     sl = sizeof(su);
     if (!acc && getpeername(fd, (struct sockaddr *)&su, &sl) == 0)
         e.peer = UINT32_MAX; /* "some peer": unix_find misses, so the name comes from getpeername */
+    else if (!acc && errno == ENOTCONN && type != SOCK_DGRAM)
+        e.state = UNIX_UNCONNECTED; /* never connected: no peer, no queue */
     mncd_judge_unix(c, s, &e, fd);
 }
 
