@@ -215,7 +215,7 @@ valgrind: $(TESTS)
 	    else echo "valgrind FAILED: $$t (log: $$t.valgrind.log)"; fail=1; fi; \
 	done; exit $$fail
 
-bench: all $(BENCHES)
+bench: all $(BENCHES) $(HOSTNOISE)
 	BUILD=$(BUILD) tests/run-bench
 
 format:
