@@ -415,7 +415,10 @@ static int outsider_maps(scan *s, pid_t pid)
  * root directory (its own, or a thread's that unshared CLONE_FS), or mapped? */
 static int outsider(scan *s, pid_t pid)
 {
-    char dp[96];
+    char dp[96], exe[8];
+    snprintf(dp, sizeof(dp), "/proc/%d/exe", (int)pid);
+    if (readlink(dp, exe, sizeof(exe)) < 0 && errno == ENOENT)
+        return 0; /* a kernel thread (or a zombie): no fd table, no mappings, nothing to hold */
     snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
     int rc = outsider_fds(s, pid, pid, dp);
     snprintf(dp, sizeof(dp), "/proc/%d", (int)pid);
