@@ -229,6 +229,22 @@ static int outsider_epoll(scan *s, pid_t pid, pid_t task, int fd)
     return rc;
 }
 
+/* seq_file_path's escapes (" \t\n\\" as \ooo) undone in place, so the name reads as readlink
+ * gives it */
+static void unescape(char *p)
+{
+    char *w = p;
+    for (const char *r = p; *r;) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+            *w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+            r += 4;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+}
+
 /* An outsider's io_uring: its registered files (IORING_REGISTER_FILES) are held by the ring,
  * in no fd table, and read and written by the ring's requests. The kernel names them in the
  * ring's fdinfo ("UserFiles:", then "N: name"): a pipe or socket by its inode, a workspace file
@@ -256,7 +272,8 @@ static int outsider_uring(scan *s, pid_t pid, pid_t task, int fd)
             int off = 0;
             if (!files || sscanf(line, " %u: %n", &idx, &off) != 1 || off == 0)
                 continue;
-            const char *name = line + off;
+            char *name = line + off;
+            unescape(name);
             char kind[24];
             const fobj *o = NULL;
             if (strncmp(name, "anon_inode:", 11) == 0) {
