@@ -14,7 +14,9 @@
  *          read-only, its mncd connection, stdio) and runs 10 threads: the stall of one recv
  *   light  the agent holds its stdio and its mncd connection and runs 1 thread: the same recv
  *   bare   the bench freezes and thaws the heavy agent's cgroup itself (cgroup.freeze, waiting
- *          for cgroup.events to say frozen, as mncd does): the freezer's own cost
+ *          for cgroup.events to say frozen, as mncd does), in the middle of a window as long as
+ *          the heavy recv before it took: the freezer's own cost, plus whatever gap a busy host
+ *          gives a thread over such a window anyway
  * Rounds alternate light and heavy launches; each figure is the median (and max) over all
  * deliveries. Target (issue: delivery stall): heavy p50 <= 10 ms. mncd's own breakdown of the
  * last heavy delivery (status: last_sweep, last_fdscan) is printed too.
@@ -412,7 +414,7 @@ static char disclose_req[8192];
 
 /* The worker discloses one object to the coordinator; the agent receives it. The agent's
  * longest gap (us), or -1. *got: delivered. */
-static long deliver(int worker, agent *a, bool *got)
+static long deliver(int worker, agent *a, bool *got, long *latency)
 {
     char resp[4096] = "", line[256] = "";
     if (call(worker, disclose_req, resp, sizeof(resp)) != 0 || !strstr(resp, "\"queued_to\"")) {
@@ -427,16 +429,26 @@ static long deliver(int worker, agent *a, bool *got)
         return -1;
     }
     *got = ok;
+    *latency = lat;
     return gap - METER_SLEEP_US;
 }
 
-/* The bench freezes and thaws the agent's cgroup itself, as mncd does: the agent's longest gap. */
-static long bare_freeze(agent *a)
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* The bench freezes and thaws the agent's cgroup itself, as mncd does, in the middle of a window
+ * as long as the last recv took (window_us): the agent's longest gap in it, so that the
+ * scheduling noise a busy host adds over such a window is in this floor too. */
+static long bare_freeze(agent *a, long window_us)
 {
     char line[64], p[PATH_MAX + 32], ev[256];
     fprintf(a->in, "measure\n");
     if (!fgets(line, sizeof(line), a->out))
         return -1;
+    sleep_us(window_us / 2);
     snprintf(p, sizeof(p), "%s/cgroup.freeze", a->cg);
     if (write_text(p, "1") != 0)
         return -1;
@@ -455,6 +467,7 @@ static long bare_freeze(agent *a)
     snprintf(p, sizeof(p), "%s/cgroup.freeze", a->cg);
     if (write_text(p, "0") != 0)
         return -1;
+    sleep_us(window_us / 2);
     fprintf(a->in, "stop\n");
     long gap;
     if (!fgets(line, sizeof(line), a->out) || sscanf(line, "gap %ld", &gap) != 1)
@@ -612,7 +625,7 @@ static int session(const char *b, int rounds, int per, samples *s, bool show_bre
                 s->heavy_fds = a.fds;
             for (int i = 0; i < per && rc == 0; i++) {
                 bool got = false;
-                long g = deliver(worker, &a, &got);
+                long lat = 0, g = deliver(worker, &a, &got, &lat);
                 if (g < 0 || s->nh >= s->cap || s->nl >= s->cap) {
                     rc = -1;
                     break;
@@ -623,7 +636,7 @@ static int session(const char *b, int rounds, int per, samples *s, bool show_bre
                     s->heavy[s->nh++] = g;
                 else
                     s->light[s->nl++] = g;
-                if (hv && s->nb < s->cap && (g = bare_freeze(&a)) >= 0)
+                if (hv && s->nb < s->cap && (g = bare_freeze(&a, lat)) >= 0)
                     s->bare[s->nb++] = g;
             }
             if (hv && r == rounds - 1 && show_breakdown)
