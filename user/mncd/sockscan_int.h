@@ -4,8 +4,9 @@
  *
  * Files, bottom up: freeze.c (the cgroup freezer), sockproc.c (the agent's processes and their
  * socket fds, sets of inodes), sockjudge.c (the kernel's rules applied to the peer of each
- * existing connection, and what is done about a disallowed one), sockscan.c (mncd_sweep: the
- * order of it all). Contract of each function below: as in its comment; all of them run while
+ * existing UNIX connection, and what is done about a disallowed one; other families; what is in
+ * flight), sockjudge_inet.c (the same for IP sockets), sockscan.c (mncd_sweep: the order of it
+ * all). Contract of each function below: as in its comment; all of them run while
  * the agent's cgroups are frozen, and report every action through mncd_judge_report.
  */
 #ifndef MNCD_SOCKSCAN_INT_H
@@ -98,6 +99,9 @@ typedef struct ctx {
 
 /* Reports one action to the caller's callback and the stats; non-zero: abort the sweep. */
 int mncd_judge_report(ctx *c, mncd_sweep_act *a);
+/* 1: uid (a socket inode's owner: its creator's fsuid) is the uid an instance of the agent runs
+ * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
+int mncd_judge_own_by_uid(const ctx *c, uid_t uid);
 /* One UNIX socket of the agent (fd: our copy; e: its sock_diag entry). */
 void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd);
 /* One IP socket the agent holds but did not create (why: for the report), or one in flight. */
