@@ -237,6 +237,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
     char det[600];
     snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
+    /* the operator's log too: what failed, on which socket (by kind and inode; sockscan.h) */
+    fprintf(stderr, "mncd: %s: %s\n", mncd_peer_name(d, agent) ? mncd_peer_name(d, agent) : "?", det);
     mncd_audit_named(d, "kernel.sweep", mncd_peer_name(d, agent), NULL, &o->id, "error", "internal", det);
     kk->n_sweep_failures++;
     kk->n_hold_failures++;
