@@ -40,26 +40,35 @@ static bool tcp_may_send(uint8_t state);
 
 /* IP sockets proved the agent's by INET_DIAG_CGROUP_ID in an earlier sweep. An unbound socket
  * in CLOSE state (fresh, or aborted by SOCK_DESTROY) is in no sock_diag dump, so its cgroup
- * cannot be read again; an inode number is not reused before the 32-bit counter wraps. */
+ * cannot be read again. Kept by socket cookie (SO_COOKIE: 64 bits, never reused while the host
+ * runs), not by inode number, which the kernel hands out again once its 32-bit counter wraps. */
 #define OWN_CACHE 4096
 static struct {
-    uint32_t ino, agent;
+    uint64_t cookie;
+    uint32_t agent;
 } own_cache[OWN_CACHE];
 static int own_next;
 
-static bool own_cached(uint32_t agent, uint32_t ino)
+static uint64_t cookie_of(int fd)
 {
-    for (int i = 0; i < OWN_CACHE; i++)
-        if (own_cache[i].ino == ino && own_cache[i].agent == agent)
+    uint64_t c = 0;
+    socklen_t l = sizeof(c);
+    return getsockopt(fd, SOL_SOCKET, SO_COOKIE, &c, &l) == 0 && l == sizeof(c) ? c : 0;
+}
+
+static bool own_cached(uint32_t agent, uint64_t cookie)
+{
+    for (int i = 0; cookie && i < OWN_CACHE; i++)
+        if (own_cache[i].cookie == cookie && own_cache[i].agent == agent)
             return true;
     return false;
 }
 
-static void own_remember(uint32_t agent, uint32_t ino)
+static void own_remember(uint32_t agent, uint64_t cookie)
 {
-    if (own_cached(agent, ino))
+    if (!cookie || own_cached(agent, cookie))
         return;
-    own_cache[own_next].ino = ino;
+    own_cache[own_next].cookie = cookie;
     own_cache[own_next].agent = agent;
     own_next = (own_next + 1) % OWN_CACHE;
 }
@@ -228,10 +237,10 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
     if (fstat(fd, &st) != 0)
         st.st_uid = (uid_t)-1;
     bool own = e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid)
-                              : own_cached(c->agent, ino) || mncd_judge_own_by_uid(c, st.st_uid) == 1;
+                              : own_cached(c->agent, cookie_of(fd)) || mncd_judge_own_by_uid(c, st.st_uid) == 1;
     if (own) {
         if (e && e->has_cg)
-            own_remember(c->agent, ino);
+            own_remember(c->agent, cookie_of(fd));
         settle_own_datagrams(c, s, fd, ino, why, in_flight);
         return;
     }
