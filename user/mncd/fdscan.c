@@ -34,25 +34,6 @@ static long now_us(void)
     return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-    return (x > y) - (x < y);
-}
-
-bool mncd_fds_is_agent(const scan *s, pid_t p)
-{
-    return s->npids && bsearch(&p, s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
-}
-
-bool mncd_fds_is_launcher(const scan *s, pid_t p)
-{
-    for (int i = 0; i < s->nl; i++)
-        if (s->launchers[i] == p)
-            return true;
-    return false;
-}
-
 /* The filesystems of objects mncd makes itself: the anonymous-inode one (an eventfd), pidfs (a
  * pidfd of itself; the anonymous-inode one before Linux 6.9), pipefs, and the internal mount of
  * memfds. Learned once: a device that cannot be learned stays 0 (never a real one) and the
@@ -88,30 +69,6 @@ static fs_devs learn_devs(void)
         close(fd);
     done = true;
     return dv;
-}
-
-static int cmp_obj(const void *a, const void *b)
-{
-    const fobj *x = a, *y = b;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    return (x->ino > y->ino) - (x->ino < y->ino);
-}
-
-fobj *mncd_fds_find(scan *s, dev_t dev, ino_t ino, int *n)
-{
-    *n = 0;
-    if (!s->no)
-        return NULL;
-    fobj key = {.dev = dev, .ino = ino};
-    fobj *o = bsearch(&key, s->o, (size_t)s->no, sizeof(*s->o), cmp_obj);
-    if (!o)
-        return NULL;
-    while (o > s->o && cmp_obj(o - 1, &key) == 0)
-        o--;
-    while (o + *n < s->o + s->no && cmp_obj(o + *n, &key) == 0)
-        (*n)++;
-    return o;
 }
 
 /* "anon_inode:[eventfd]" -> "[eventfd]" into kind; false if link names no anonymous inode */
@@ -233,7 +190,7 @@ static int read_pids(scan *s, const mncd_sweep_cg *cgs, int ncg)
     if (mncd_cg_each_id(cgs, ncg, "cgroup.procs", add_pid, s, s->err, s->errlen) != 0)
         return -1;
     if (s->npids)
-        qsort(s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
+        qsort(s->pids, (size_t)s->npids, sizeof(pid_t), mncd_fds_cmp_pid);
     return 0;
 }
 
@@ -254,41 +211,11 @@ static long fd_flags(pid_t pid, const char *fd)
     return v;
 }
 
-/* path is dir itself or below it: it equals dir or goes on with '/' (never ' ': "WS x" is a
- * sibling of WS; a deleted file's " (deleted)" suffix comes after its own name, below WS/). */
-bool mncd_fds_under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
-}
-
 static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
 {
     for (int i = 0; i < cg->n_ws; i++)
         if (mncd_fds_under(path, cg->ws[i]))
             return true;
-    return false;
-}
-
-const char *mncd_fds_in_any_workspace(const scan *s, const char *path)
-{
-    for (int c = 0; c < s->ncg; c++)
-        for (int i = 0; i < s->cgs[c].n_ws; i++)
-            if (mncd_fds_under(path, s->cgs[c].ws[i]))
-                return s->cgs[c].ws[i];
-    return NULL;
-}
-
-bool mncd_fds_on_ws_fs(const scan *s, dev_t dev)
-{
-    for (int c = 0; c < s->ncg; c++)
-        for (int i = 0; i < s->cgs[c].n_ws; i++) {
-            struct stat ws;
-            if (stat(s->cgs[c].ws[i], &ws) == 0 && ws.st_dev == dev)
-                return true;
-        }
     return false;
 }
 
@@ -591,40 +518,6 @@ static int agent_maps(scan *s, pid_t pid, const mncd_sweep_cg *cg)
     return rc;
 }
 
-static uid_t uid_of(pid_t pid)
-{
-    char p[64];
-    struct stat st;
-    snprintf(p, sizeof(p), "/proc/%d", (int)pid);
-    return stat(p, &st) == 0 ? st.st_uid : (uid_t)-1;
-}
-
-int mncd_fds_found_path(scan *s, const char *what, pid_t holder, int holder_fd, const char *via)
-{
-    s->hit->kind = "held_outside";
-    s->hit->pid = -1;
-    s->hit->fd = holder_fd;
-    snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", what);
-    s->hit->holder = holder;
-    s->hit->holder_fd = holder_fd;
-    s->hit->holder_uid = uid_of(holder);
-    s->hit->via = via;
-    return 1;
-}
-
-int mncd_fds_found(scan *s, const fobj *o, pid_t holder, int holder_fd, const char *via)
-{
-    s->hit->kind = "held_outside";
-    s->hit->pid = o->pid;
-    s->hit->fd = o->fd;
-    snprintf(s->hit->what, sizeof(s->hit->what), "%s", o->what);
-    s->hit->holder = holder;
-    s->hit->holder_fd = holder_fd;
-    s->hit->holder_uid = uid_of(holder);
-    s->hit->via = via;
-    return 1;
-}
-
 /* The launchers of the agent's processes and what they hold on fds 0-2 (the operator's stdio:
  * pipes a test harness or a shell holds the other end of). Sharing those is not a way out. */
 static void collect_launchers(scan *s)
@@ -702,7 +595,7 @@ int mncd_fdscan_agent(mncd_fdscan_state **fsp, const mncd_sweep_cg *cgs, int ncg
         fclose(f);
     }
     if (s->no)
-        qsort(s->o, (size_t)s->no, sizeof(*s->o), cmp_obj);
+        qsort(s->o, (size_t)s->no, sizeof(*s->o), mncd_fds_cmp_obj);
     for (int c = 0; c < ncg; c++)
         s->any_ws |= cgs[c].n_ws > 0;
     st->shared = s->no;

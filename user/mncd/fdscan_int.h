@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* fdscan_int.h - internal to the fd scan (fdscan.h): the state its two phases share.
  *
- * fdscan.c is the agent's side (run while the agent is frozen: its fds and mappings, judged
- * and turned into a table of objects); fdscan_host.c the pass over every other process (run
- * after the thaw: who else holds those objects). Contract of each function: its comment. */
+ * Files, bottom up: fdscan_obj.c (what both phases share: lookups, the finding), fdscan_host.c
+ * (the pass over every other process, run after the thaw: who else holds those objects),
+ * fdscan.c (the API, and the agent's side, run while the agent is frozen: its fds and mappings,
+ * judged and turned into a table of objects). Contract of each function: its comment. */
 #ifndef MNCD_FDSCAN_INT_H
 #define MNCD_FDSCAN_INT_H
 
@@ -74,7 +75,11 @@ struct mncd_fdscan_state {
 };
 typedef struct mncd_fdscan_state scan;
 
-/* ---- shared helpers (fdscan.c) */
+/* ---- shared helpers (fdscan_obj.c) */
+
+/* qsort orders: pids; objects by (dev, ino) */
+int mncd_fds_cmp_pid(const void *a, const void *b);
+int mncd_fds_cmp_obj(const void *a, const void *b);
 
 /* Is p one of the agent's processes / launchers? */
 bool mncd_fds_is_agent(const scan *s, pid_t p);

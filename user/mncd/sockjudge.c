@@ -85,50 +85,9 @@ static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned typ
     return mnc_decide(c->t, *cls, *id);
 }
 
-int mncd_judge_report(ctx *c, mncd_sweep_act *a)
-{
-    if (a->refuse && !a->err)
-        a->err = EPERM;
-    if (a->err) {
-        c->failed = true;
-        if (!c->err[0] && a->refuse)
-            mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid,
-                     a->why ? a->why : "refused");
-        else if (!c->err[0]) /* the socket by kind and inode, never a name the agent chose */
-            mnc_errf(c->err, c->errlen, 0, "%s socket %" PRIu32 " of pid %d fd %d: %s failed%s%s%s: %s", a->kind,
-                     a->ino, (int)a->pid, a->fd, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
-                     strerror(a->err));
-    } else {
-        c->st->acted++;
-    }
-    if (c->fn && c->fn(c->fctx, a) != 0) {
-        c->failed = true;
-        if (!c->err[0])
-            mnc_errf(c->err, c->errlen, 0, "audit of a sweep action failed");
-        return -1;
-    }
-    return 0;
-}
-
 static const char *unix_kind(uint8_t type)
 {
     return type == SOCK_STREAM ? "unix_stream" : type == SOCK_SEQPACKET ? "unix_seqpacket" : "unix_dgram";
-}
-
-/* 1: the socket inode's owner (its creator's fsuid) is the uid an instance of the agent runs
- * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
-int mncd_judge_own_by_uid(const ctx *c, uid_t uid)
-{
-    bool cannot = false;
-    for (int i = 0; i < c->ncg; i++) {
-        if (c->cgs[i].uid_known && !c->cgs[i].root && c->cgs[i].uid != 0) {
-            if (uid == c->cgs[i].uid)
-                return 1;
-        } else {
-            cannot = true;
-        }
-    }
-    return cannot ? -1 : 0;
 }
 
 /* Is the process that connected this socket (or made the pair) one of the agent's? pfd: a

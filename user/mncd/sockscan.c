@@ -41,22 +41,6 @@ struct mncd_sweep_later {
     int nfz;
 };
 
-int mncd_sweep_hostscan(ctx *c)
-{
-    if (c->hs_done)
-        return 0;
-    c->hs_done = true;
-    mncd_u32set_has(&c->interest, 0); /* sorts */
-    if (mncd_hostscan_run(&c->hs, c->sc.pids.v, c->sc.pids.n, c->interest.v, c->interest.n, c->err, c->errlen) != 0) {
-        c->failed = true;
-        return -1;
-    }
-    c->st->host_pids = c->hs.pids;
-    c->st->host_fds = c->hs.fds;
-    c->st->hostscan_us = c->hs.us;
-    return 0;
-}
-
 static void sweep_free(struct mncd_sweep_later *l)
 {
     ctx *c = &l->c;
