@@ -2022,3 +2022,65 @@ void atkv_nl_newlink_canary(struct atk_ctx *c, int nl)
     atk_try(c, "send RTM_NEWLINK carrying the canary to the kernel",
             sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&k, sizeof(k)));
 }
+
+unsigned long long atkv_canary_value(const char *canary)
+{
+    return strncmp(canary, "mk", 2) == 0 ? strtoull(canary + 2, NULL, 16) : 0;
+}
+
+int atkv_object_out_agent(struct atk_ctx *c, const char *tag, const char *what, int (*make)(void),
+                          void (*use)(struct atk_ctx *c, int fd))
+{
+    int fd = (int)atk_try(c, what, make());
+    if (atkv_hand_to_keeper(c, tag, fd, 'O', "hand it to the outsider", "the outsider holds it") < 0)
+        return 0;
+    atk_recv(c);
+    use(c, fd);
+    return 0;
+}
+
+#define ATKV_BITS 48
+
+void atkv_bits_agent(struct atk_ctx *c, int fd, void (*set)(int fd, int bit))
+{
+    unsigned long long v = atkv_canary_value(c->secret);
+    for (int i = 0; i < ATKV_BITS; i++) {
+        char tag[8];
+        set(fd, (int)((v >> (ATKV_BITS - 1 - i)) & 1));
+        snprintf(tag, sizeof(tag), "b%d", i);
+        atk_sync(c, tag);
+    }
+    atk_note(c, "48 bits signalled");
+}
+
+void atkv_keeper_bits(int cmd, int ans, int fd, int (*sample)(int fd))
+{
+    char x;
+    while (read(cmd, &x, 1) == 1) {
+        char b = sample(fd) ? '1' : '0';
+        if (write(ans, &b, 1) != 1)
+            _exit(1);
+    }
+    _exit(0);
+}
+
+void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence)
+{
+    int i = tag[0] == 'b' ? atoi(tag + 1) : -1;
+    char b = 0;
+    if (i < 0 || i >= ATKV_BITS || c->slot[0] <= 0)
+        return;
+    if (i == 0)
+        c->slot[1] = c->slot[2] = 0;
+    if (write(c->fdslot[0], "q", 1) != 1 || read(c->fdslot[1], &b, 1) != 1)
+        c->slot[2] = 1; /* the keeper is gone */
+    c->slot[1] = (c->slot[1] << 1) | (b == '1');
+    if (i == ATKV_BITS - 1) {
+        char got[32];
+        snprintf(got, sizeof(got), "mk%012llx", (unsigned long long)c->slot[1]);
+        if (!c->slot[2] && strcmp(got, c->canary) == 0)
+            atk_evidence(c, "%s", evidence);
+        else
+            atk_note(c, "decoded %s%s", got, c->slot[2] ? " (the outsider stopped answering)" : "");
+    }
+}

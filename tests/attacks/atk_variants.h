@@ -381,4 +381,21 @@ void atkv_v1_tasks_sync(struct atk_ctx *c, const char *tag, int digits);
  * refusal (NLMSG_ERROR, no NETLINK_CAP_ACK) quotes the whole request into nl's receive queue. */
 void atkv_nl_newlink_canary(struct atk_ctx *c, int nl);
 
+/* eventfd_shared, epoll_shared, timerfd_shared, pipe_given_away, epoll_watch_agent,
+ * inotify_watch_agent: the canary's 12 hex digits as a 48-bit number (0 if it has none). */
+unsigned long long atkv_canary_value(const char *canary);
+/* The agent makes an object (make(): its fd, or -1 with errno; noted as what), hands it to the
+ * keeper at atk_arg(c, tag) ('O'), keeps it, receives and calls use(c, fd) (now tainted).
+ * Returns 0. */
+int atkv_object_out_agent(struct atk_ctx *c, const char *tag, const char *what, int (*make)(void),
+                          void (*use)(struct atk_ctx *c, int fd));
+/* The one-bit-per-sync channels (epoll_watch_agent, inotify_watch_agent): the agent sets bit i
+ * (the canary's value, most significant first) with set(fd, bit) and says sync "bI", 48 times.
+ * In the keeper (after its setup): answers each byte on cmd with '1' or '0' from sample(fd)
+ * until cmd closes. At the orchestrator's sync "bI": asks the keeper and, after the last bit,
+ * compares what it decoded with the canary (evidence, else a note). Uses c->slot[1..2]. */
+void atkv_bits_agent(struct atk_ctx *c, int fd, void (*set)(int fd, int bit));
+void atkv_keeper_bits(int cmd, int ans, int fd, int (*sample)(int fd)) __attribute__((noreturn));
+void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence);
+
 #endif

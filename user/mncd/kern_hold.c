@@ -63,29 +63,30 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
  * reach the agent (sockscan.h). Fails closed. */
 /* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
  * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
- * also holds. Nothing can take the fd back: the delivery is refused. */
-static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+ * also holds. Nothing can take the fd back: the delivery is refused. r, hit, err: the scan's
+ * result (mncd_fdscan_agent, then mncd_fdscan_host). */
+static int fdscan_report(mncd *d, int agent, const mnc_disclosure *o, const char *op, int r, const mncd_fdscan_hit *hit,
+                         const char *err)
 {
     mncd_kern *kk = d->kern;
-    mncd_fdscan_hit hit;
-    char err[400] = "", det[900];
-    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    char det[900];
     if (r == 0)
         return 0;
-    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+    if (r > 0 && strcmp(hit->kind, "held_outside") == 0)
         snprintf(det, sizeof(det),
                  "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
-                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
-                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+                 "(uid %u) outside it, through %s: what the agent writes there would reach that process; fail closed",
+                 op, hit->what, (int)hit->pid, hit->fd, (int)hit->holder, (unsigned)hit->holder_uid,
+                 hit->via ? hit->via : "an fd");
     else if (r > 0)
         snprintf(det, sizeof(det),
                  "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
                  "(passed in from outside?): writes there would leave the scope; fail closed",
-                 op, (int)hit.pid, hit.fd, hit.what);
+                 op, (int)hit->pid, hit->fd, hit->what);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
     mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
-                     r > 0 ? hit.kind : "internal", det);
+                     r > 0 ? hit->kind : "internal", det);
     kk->n_fdscan_refusals++;
     kk->n_hold_failures++;
     return -1;
@@ -190,7 +191,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     /* lsm: sends, connects and fds received are judged in the kernel; the sweep acts on what
      * can still reach the agent (sockscan.h, "On the lsm backend") */
     bool lsm = kk->backend != MNC_BACKEND_CGROUP;
-    /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan: an fd
+    /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan of the
+     * agent's side (mncd_fdscan_agent; its host pass runs after the thaw): an fd
      * the agent moves between its fd table and its own socket queue would otherwise be in the
      * table during the peek and in flight during the scan (attack fd_pingpong_race). */
     mncd_frozen *fz = r == 0 ? calloc((size_t)n, sizeof(*fz)) : NULL;
@@ -204,13 +206,29 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         free(fz);
         return -1; /* audited */
     }
-    if (frozen &&
-        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
-        kk->n_sweeps++;
-        int rc = d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
+    mncd_sweep_later *later = NULL;
+    if (frozen && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err,
+                             sizeof(err), &later) == 0) {
+        /* the fd scan's agent side while it is frozen; after the thaw the rest of the sweep (the
+         * pairs' outside holders) and the fd scan's host pass (sockscan.h, fdscan.h) */
+        mncd_fdscan_state *fs = NULL;
+        mncd_fdscan_hit hit;
+        char ferr[400] = "";
+        int fr = d->fatal ? -1 : mncd_fdscan_agent(&fs, cgs, n, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
         mncd_thaw(fz, nfz);
         free(fz);
-        return rc;
+        fz = NULL;
+        int sr = d->fatal ? 0 : mncd_sweep_finish(later);
+        mncd_sweep_later_free(later);
+        if (sr == 0 && fr == 0 && !d->fatal)
+            fr = mncd_fdscan_host(fs, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
+        mncd_fdscan_free(fs);
+        if (d->fatal)
+            return -1;
+        if (sr == 0) {
+            kk->n_sweeps++;
+            return fdscan_report(d, agent, o, op, fr, &hit, ferr);
+        }
     }
     if (fz)
         mncd_thaw(fz, nfz);
@@ -219,6 +237,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
     char det[600];
     snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
+    /* the operator's log too: what failed, on which socket (by kind and inode; sockscan.h) */
+    fprintf(stderr, "mncd: %s: %s\n", mncd_peer_name(d, agent) ? mncd_peer_name(d, agent) : "?", det);
     mncd_audit_named(d, "kernel.sweep", mncd_peer_name(d, agent), NULL, &o->id, "error", "internal", det);
     kk->n_sweep_failures++;
     kk->n_hold_failures++;
