@@ -16,12 +16,12 @@
 
 /* ---- open pinned maps */
 const char *const mnc_map_names[MNC_N_MAPS] = {"agents", "taint",    "sock_unix", "sock_inet", "file_sinks",
-                                               "names",  "settings", "counters",  "events"};
+                                               "names",  "settings", "counters",  "events",    "principals"};
 
 static int *map_slot(mnc_kern *k, int i)
 {
-    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint,    &k->fd_unix,     &k->fd_inet,  &k->fd_files,
-                              &k->fd_names,  &k->fd_settings, &k->fd_counters, &k->fd_events};
+    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint,    &k->fd_unix,     &k->fd_inet,   &k->fd_files,
+                              &k->fd_names,  &k->fd_settings, &k->fd_counters, &k->fd_events, &k->fd_principals};
     return slots[i];
 }
 
@@ -63,6 +63,7 @@ static const struct map_layout {
     {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink)},
     {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink)},
     {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name)},
+    {"principals", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_bind)},
     {"settings", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct mnc_config)},
     {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64)},
     {"events", BPF_MAP_TYPE_RINGBUF, 0, 0},

@@ -83,4 +83,13 @@ void kl_wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd
  * unreadable record was replaced). 0 or -1. */
 int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt);
 
+/* ---- principals (kern_principals.c): the pinned numbers keep their names */
+/* Before anything is written in the running policy's numbering: translates every pinned
+ * reference by name (stopping live instances of agents the policy lacks), writes the new
+ * binding, audits what changed (kernel.principals). 0, or -1 with err: refuse to start. */
+int kl_principals_bind(mncd *d, char *err, size_t errlen);
+/* After the policy's sinks are registered: deletes the sink entries it no longer names. 0 or
+ * -1 with err. */
+int kl_principals_prune(mncd *d, char *err, size_t errlen);
+
 #endif

@@ -105,7 +105,8 @@ void mncd_reg_free(mncd_reg *r)
 int kl_reg_save(const char *cg, const mncd_reg *r)
 {
     cJSON *o = cJSON_CreateObject(), *ws = o ? cJSON_AddArrayToObject(o, "workspaces") : NULL;
-    bool ok = ws && cJSON_AddNumberToObject(o, "uid", r->uid) && cJSON_AddBoolToObject(o, "root", r->root);
+    bool ok = ws && cJSON_AddNumberToObject(o, "uid", r->uid) && cJSON_AddBoolToObject(o, "root", r->root) &&
+              (!r->agent[0] || cJSON_AddStringToObject(o, "agent", r->agent));
     for (int i = 0; ok && i < r->n_ws; i++) {
         cJSON *s = cJSON_CreateString(r->ws[i]);
         ok = s && cJSON_AddItemToArray(ws, s);
@@ -132,7 +133,12 @@ int kl_reg_load(const char *cg, mncd_reg *r)
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(o, "uid");
     const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
     const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "workspaces");
+    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(o, "agent");
     int rc = -EBADMSG;
+    if (cJSON_IsString(ag) && mnc_name_valid(ag->valuestring))
+        snprintf(r->agent, sizeof(r->agent), "%s", ag->valuestring);
+    else if (ag)
+        uid = NULL; /* not one of ours: invalid */
     if (cJSON_IsNumber(uid) && uid->valuedouble >= 0 && uid->valuedouble <= 4294967294.0 && cJSON_IsBool(root) &&
         cJSON_IsArray(ws) && cJSON_GetArraySize(ws) <= MNC_MAX_WORKSPACE) {
         rc = 0;
@@ -160,6 +166,7 @@ int kl_reg_load(const char *cg, mncd_reg *r)
 const char *kl_reg_from_request(const mnc_request *q, mncd_reg *r, char *why, size_t n)
 {
     memset(r, 0, sizeof(*r));
+    snprintf(r->agent, sizeof(r->agent), "%s", q->agent ? q->agent : "");
     r->known = q->uid >= 0;
     r->uid = q->uid >= 0 ? (uint32_t)q->uid : 0;
     r->root = q->run_as_root == 1;

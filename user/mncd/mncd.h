@@ -474,7 +474,9 @@ void mncd_kern_status(mncd *d, cJSON *resp);
  * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
  * xattr on the cgroup directory, so a restarted mncd adopts it). */
 typedef struct mncd_reg {
-    bool known; /* uid given (registrations by an older launcher carry nothing) */
+    char agent[MNC_NAME_MAX]; /* the agent registered, by name ("" from an older mncd): a restart
+                               * adopts the cgroup by this name, never by a number alone */
+    bool known;               /* uid given (registrations by an older launcher carry nothing) */
     uint32_t uid;
     bool root;
     int n_ws;

@@ -137,8 +137,7 @@ int mncd_reload_check(mncd *d, char *why, size_t n)
     check_ctx x = {d->policy, p, why, n, 0};
     if (check_store(d, &x) != 0)
         goto out;
-    snprintf(why, n, "%d policy file(s), %d principals, %d contracts", nc.n_policies, p->n_principals,
-             p->n_contracts);
+    snprintf(why, n, "%d policy file(s), %d principals, %d contracts", nc.n_policies, p->n_principals, p->n_contracts);
     rc = 0;
 out:
     mnc_errors_free(&e);
