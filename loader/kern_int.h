@@ -20,6 +20,7 @@ struct mnc_kern {
     char tree[MNC_TREE_PATH_MAX];
     int fd_agents, fd_taint, fd_unix, fd_inet, fd_files, fd_names, fd_settings, fd_counters, fd_events;
     int fd_principals;
+    int fd_labels; /* <root>/file_labels (lsm backend), opened on first use; -1 until then */
     struct ring_buffer *rb;
     mnc_kern_event_fn cb;
     void *cb_ctx;

@@ -33,6 +33,7 @@ mnc_kern *mnc_kern_new(const char *root)
     snprintf(k->root, sizeof(k->root), "%s", root);
     for (int i = 0; i < MNC_N_MAPS; i++)
         *map_slot(k, i) = -1;
+    k->fd_labels = -1;
     return k;
 }
 
@@ -45,6 +46,8 @@ void mnc_kern_close(mnc_kern *k)
     for (int i = 0; i < MNC_N_MAPS; i++)
         if (*map_slot(k, i) >= 0)
             close(*map_slot(k, i));
+    if (k->fd_labels >= 0)
+        close(k->fd_labels);
     free(k);
 }
 

@@ -242,6 +242,12 @@ int mnc_kern_names_prune(mnc_kern *k, int n);
  * binding pinned (state written by `mncctl run --kernel-only` alone) has to go by. */
 int mnc_kern_names_read(mnc_kern *k, struct mnc_bind *tab, int max, int *n);
 
+/* ---- file labels (lsm backend: <root>/file_labels; kern_labels.c). -ENOENT where the map is
+ * not pinned (the cgroup backend decides labels at launch only). Key: mnc_kern_file_key. */
+int mnc_kern_label_set(mnc_kern *k, const struct mnc_file_key *key, const struct mnc_label *l);
+int mnc_kern_label_get(mnc_kern *k, const struct mnc_file_key *key, struct mnc_label *l);
+int mnc_kern_label_del(mnc_kern *k, const struct mnc_file_key *key); /* absent: 0 */
+
 /* ---- sinks. Adding an existing key overwrites it. */
 /* UNIX: path must be absolute and canonical, or TYPE:@name (TYPE stream, dgram or seqpacket)
  * for the abstract address "\0name" of exactly 1 + strlen(name) bytes held by a socket of that

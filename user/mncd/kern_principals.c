@@ -131,9 +131,8 @@ static int judge_cgroup(mncd *d, uint64_t cgid, const struct mnc_agent *a, void 
 {
     bind_ctx *x = arg;
     mncd_kern *kk = d->kern;
-    const char *was = a->agent_id < (uint32_t)x->n_old && x->old[a->agent_id].cls == MNC_SINK_AGENT
-                          ? x->old[a->agent_id].name
-                          : NULL;
+    const char *was =
+        a->agent_id < (uint32_t)x->n_old && x->old[a->agent_id].cls == MNC_SINK_AGENT ? x->old[a->agent_id].name : NULL;
     int now = a->agent_id < (uint32_t)x->n_old ? x->map[a->agent_id] : -1;
     char path[PATH_MAX], why[300] = "";
     mncd_reg reg;
@@ -141,8 +140,7 @@ static int judge_cgroup(mncd *d, uint64_t cgid, const struct mnc_agent *a, void 
     if (child_of(kk, cgid, path, sizeof(path)) == 0)
         (void)kl_reg_load(path, &reg);
     if (!was)
-        snprintf(why, sizeof(why), "registered as principal %" PRIu32 ", which no binding names",
-                 a->agent_id);
+        snprintf(why, sizeof(why), "registered as principal %" PRIu32 ", which no binding names", a->agent_id);
     else if (now < 0)
         snprintf(why, sizeof(why), "agent %s is not an agent of the new policy (removed or renamed)", was);
     else if (reg.agent[0] && strcmp(reg.agent, was) != 0)
@@ -153,8 +151,10 @@ static int judge_cgroup(mncd *d, uint64_t cgid, const struct mnc_agent *a, void 
     char where[PATH_MAX + 96];
     stop_cgroup(kk, cgid, where, sizeof(where));
     char det[PATH_MAX + 600];
-    snprintf(det, sizeof(det), "cgroup %.3000s: %s: its processes were stopped and its registration removed "
-             "(fail closed)", where[0] == '/' ? kl_rel_path(kk, where) : where, why);
+    snprintf(det, sizeof(det),
+             "cgroup %.3000s: %s: its processes were stopped and its registration removed "
+             "(fail closed)",
+             where[0] == '/' ? kl_rel_path(kk, where) : where, why);
     mncd_audit_named(d, "kernel.principals", NULL, was, NULL, "deny", "unknown_agent", det);
     x->stopped++;
     return d->fatal ? -EIO : 0;
@@ -187,6 +187,41 @@ static int interrupted(mncd *d, const struct mnc_bind *old, int n_old)
     mncd_audit_named(d, "kernel.principals", NULL, NULL, NULL, "error", "internal", det);
     free(none);
     return rc;
+}
+
+/* Deny events still queued from before the restart carry the old numbers: drained before the
+ * translation and summarised under the old names (one record; counts per agent and reason). */
+typedef struct drain_ctx {
+    const struct mnc_bind *old;
+    int n_old;
+    char *det;
+    size_t n;
+    int total;
+} drain_ctx;
+
+static int drain_one(const struct mnc_event *ev, void *arg)
+{
+    drain_ctx *x = arg;
+    const char *who = ev->agent_id < (uint32_t)x->n_old && x->old[ev->agent_id].cls != MNC_SINK_NONE
+                          ? x->old[ev->agent_id].name
+                          : "an unknown cgroup";
+    if (x->total++ < 32)
+        add(x->det, x->n, "%s%s %s", x->total > 1 ? ", " : "", who, mnc_kreason_name(ev->reason));
+    return 0;
+}
+
+static void drain_events(mncd *d, const struct mnc_bind *old, int n_old)
+{
+    char det[2048];
+    snprintf(det, sizeof(det), "deny events raised before the restart, under the old numbering: ");
+    drain_ctx x = {old, n_old, det, sizeof(det), 0};
+    while (mnc_kern_poll_events(d->kern->k, 0, drain_one, &x) > 0)
+        ;
+    if (x.total == 0)
+        return;
+    if (x.total > 32)
+        add(det, sizeof(det), " (and %d more)", x.total - 32);
+    mncd_audit_named(d, "kernel.deny", NULL, NULL, NULL, "deny", "drained", det);
 }
 
 int kl_principals_bind(mncd *d, char *err, size_t errlen)
@@ -248,6 +283,7 @@ int kl_principals_bind(mncd *d, char *err, size_t errlen)
         nu[i].epoch = changed ? epoch + 1 : epoch;
     bind_ctx x = {old, n_old, map, det, dn, 0};
     if (!same) {
+        drain_events(d, old, n_old);
         /* live instances of agents the new policy lacks, or whose record disagrees: stopped
          * first, so that the renumbering never moves them */
         if ((rc = each_cgroup(d, judge_cgroup, &x)) != 0) {

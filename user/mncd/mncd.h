@@ -69,6 +69,7 @@
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20)      /* per-client queued response bytes */
 #define MNCD_MAX_INBOX 1000000                  /* queued deliveries per agent (~64 B each) */
 #define MNCD_DEFAULT_QUARANTINE_MAX (16u << 20) /* per agent and stream */
+#define MNCD_MAX_READS 32                       /* agent.register "reads" (== mncctl run's RUN_MAX_READ) */
 
 typedef struct mncd_config {
     char socket[108];
@@ -481,6 +482,8 @@ typedef struct mncd_reg {
     bool root;
     int n_ws;
     char *ws[MNC_MAX_WORKSPACE]; /* realpaths, heap */
+    int n_rd;
+    char *rd[MNCD_MAX_READS]; /* read grants (--read), realpaths, heap (labels.h) */
 } mncd_reg;
 void mncd_reg_free(mncd_reg *r);
 /* ---- quarantine (quarantine.c): output of a tainted agent that `mncctl run`'s stdio relay
