@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* restart_agent_swap - threat model (docs/threat-model.md, "Principals keep their names"):
+ * mncd is restarted with the coordinator and the worker swapped in the file: the coordinator's
+ * old number is now the untainted worker's. Its launcher (mncctl run) keeps relaying stdout by
+ * the number it was given at launch, so after the restart the agent writes the canary to
+ * stdout, and to the collector.
+ * Verifier: the launcher's stdout, the collector's listeners.
+ * Blocks it: the taint moves with the name; the relay and the launcher's gate check their
+ * numbers against the binding before each verdict (mnc_kern_bind_check). */
+#include "atk_variants.h"
+
+static const char *const p1 = "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
+    " \"agents\": [{\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": \"bystander\"}],\n"
+    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", \"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
+    " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
+    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], \"template\": \"selected slot {selected_slot}\"}]}],\n"
+    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [\"coordinator\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+    " \"risk\": {\"model\": \"weights\"}}";
+static const char *const p2 = "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
+    " \"agents\": [{\"name\": \"coordinator\"}, {\"name\": \"worker\"}, {\"name\": \"bystander\"}],\n"
+    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", \"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
+    " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
+    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], \"template\": \"selected slot {selected_slot}\"}]}],\n"
+    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [\"coordinator\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+    " \"risk\": {\"model\": \"weights\"}}";
+
+static int prepare(struct atk_ctx *c)
+{
+    c->contract = "cal_scope";
+    return atkv_daemon_start(c, p1);
+}
+
+static void on_sync(struct atk_ctx *c, const char *tag)
+{
+    if (strcmp(tag, "restart") != 0)
+        return;
+    atkv_daemon_restart(c, p2, 0);
+}
+
+static const struct atk A = {"restart_agent_swap", "mncd restarted with the tainted agent and an untainted one swapped", ATK_USER_ONLY | ATK_NO_CONTROL, prepare, atkv_restart_agent, on_sync, NULL,
+                             atkv_daemon_stop};
+ATK_MAIN(A)
