@@ -642,8 +642,21 @@ const char *mncd_labels_register(mncd *d, int agent, pid_t caller, const mncd_re
         snprintf(why, n, "reading the mount table: %s", strerror(-r));
         return why;
     }
-    /* what live tainted instances wrote since their last seal counts too */
-    if ((reads || fds) && (r = mncd_labels_seal_live(d, why, n)) != 0) {
+    /* what live tainted instances wrote since their last seal counts too (a hard link or bind
+     * mount of it can only be met through a read grant or an inherited file or directory: a
+     * workspace overlapping a live one of another agent is refused, and one of the same agent
+     * shares its taint) */
+    bool any = reg->n_rd > 0;
+    const cJSON *farr = cJSON_IsArray(fds) ? fds : NULL, *fit;
+    (void)reads; /* kl_reg_from_request resolved them into reg->rd */
+    cJSON_ArrayForEach(fit, farr)
+    {
+        char proc[64];
+        struct stat fst;
+        snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)caller, cJSON_IsNumber(fit) ? (int)fit->valuedouble : -1);
+        any = any || (caller > 0 && stat(proc, &fst) == 0 && (S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode)));
+    }
+    if (any && (r = mncd_labels_seal_live(d, why, n)) != 0) {
         mnts_free(&c.mt);
         return why;
     }

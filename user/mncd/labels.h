@@ -60,8 +60,9 @@ typedef struct mncd_labels {
 
 void mncd_labels_free(mncd_labels *l);
 
-/* agent.register: decides what the new instance of agent (registration reg, its read grants
- * reads and the caller's fd numbers fds, both as the request gave them) may read, as above.
+/* agent.register: decides what the new instance of agent (registration reg: its workspaces and
+ * read grants, resolved from the request's "reads"; fds: the caller's fd numbers as the request
+ * gave them) may read, as above.
  * caller: the registering process (its fds are looked at through /proc/caller/fd/N). Fills *out
  * with the labels to confer. NULL, or why the launch is refused. */
 const char *mncd_labels_register(mncd *d, int agent, pid_t caller, const mncd_reg *reg, const cJSON *reads,
