@@ -33,7 +33,8 @@ static int agent(struct atk_ctx *c)
         return 0;
     }
     snprintf(req, sizeof(req), "{\"verb\":\"mem.get\",\"key\":\"%s\"}", atk_arg(c, "rest_key"));
-    if (atk_call(fd, req, resp, sizeof(resp)) < 0 || !atkv_rest_find(resp, strlen(resp), c->secret, sizeof(c->secret))) {
+    if (atk_call(fd, req, resp, sizeof(resp)) < 0 ||
+        !atkv_rest_find(resp, strlen(resp), c->secret, sizeof(c->secret))) {
         atk_note(c, "mem.get: no text: %.120s", resp);
         return 0;
     }
@@ -41,6 +42,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"rest_memory", "a fresh instance reads the memory store back and sends it out",
-                             ATK_RELAUNCH | ATK_NO_CONTROL, prepare, agent, NULL, NULL, NULL};
+static const struct atk A = {"rest_memory",
+                             "a fresh instance reads the memory store back and sends it out",
+                             ATK_RELAUNCH | ATK_NO_CONTROL,
+                             prepare,
+                             agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

@@ -18,6 +18,12 @@ static int prepare(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"rest_read_grant", "the same agent relaunched with a read grant on its tainted workspace",
-                             ATK_RELAUNCH | ATK_NO_CONTROL, prepare, atkv_rest_agent, NULL, NULL, NULL};
+static const struct atk A = {"rest_read_grant",
+                             "the same agent relaunched with a read grant on its tainted workspace",
+                             ATK_RELAUNCH | ATK_NO_CONTROL,
+                             prepare,
+                             atkv_rest_agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

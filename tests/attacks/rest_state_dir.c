@@ -22,6 +22,12 @@ static int prepare(struct atk_ctx *c)
     return 0;
 }
 
-static const struct atk A = {"rest_state_dir", "another agent granted mncd's state directory (the journal)",
-                             ATK_RELAUNCH | ATK_NO_CONTROL, prepare, atkv_rest_agent, NULL, NULL, NULL};
+static const struct atk A = {"rest_state_dir",
+                             "another agent granted mncd's state directory (the journal)",
+                             ATK_RELAUNCH | ATK_NO_CONTROL,
+                             prepare,
+                             atkv_rest_agent,
+                             NULL,
+                             NULL,
+                             NULL};
 ATK_MAIN(A)

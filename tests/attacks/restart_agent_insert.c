@@ -11,19 +11,36 @@
  * binding), keeping its taint; mncd's flow record is rebuilt by name from the journal. */
 #include "atk_variants.h"
 
-static const char *const p1 = "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
+static const char *const p1 =
+    "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
     " \"agents\": [{\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": \"bystander\"}],\n"
-    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", \"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
+    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", "
+    "\"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
     " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
-    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], \"template\": \"selected slot {selected_slot}\"}]}],\n"
-    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [\"coordinator\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
+    "\"template\": \"selected slot {selected_slot}\"}]}],\n"
+    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": "
+    "\"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], "
+    "\"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": "
+    "\"relay\", \"issuers\": [\"coordinator\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], "
+    "\"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": "
+    "[\"abstain\"]}],\n"
     " \"risk\": {\"model\": \"weights\"}}";
-static const char *const p2 = "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
-    " \"agents\": [{\"name\": \"auditor\"}, {\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": \"bystander\"}],\n"
-    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", \"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
+static const char *const p2 =
+    "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
+    " \"agents\": [{\"name\": \"auditor\"}, {\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": "
+    "\"bystander\"}],\n"
+    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", "
+    "\"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
     " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
-    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], \"template\": \"selected slot {selected_slot}\"}]}],\n"
-    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [\"coordinator\", \"worker\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
+    "\"template\": \"selected slot {selected_slot}\"}]}],\n"
+    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": "
+    "\"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], "
+    "\"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": "
+    "\"relay\", \"issuers\": [\"coordinator\", \"worker\"], \"recipient\": \"bystander\", \"fields\": "
+    "[\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", "
+    "\"failure\": [\"abstain\"]}],\n"
     " \"risk\": {\"model\": \"weights\"}}";
 
 static int prepare(struct atk_ctx *c)
@@ -48,6 +65,12 @@ static void verify(struct atk_ctx *c)
         atk_evidence(c, "canary in the bystander's inbox (disclosed through mncd after the restart)");
 }
 
-static const struct atk A = {"restart_agent_insert", "mncd restarted on a policy with an agent inserted before the tainted one", ATK_USER_ONLY | ATK_NO_CONTROL, prepare, atkv_restart_agent, on_sync, verify,
+static const struct atk A = {"restart_agent_insert",
+                             "mncd restarted on a policy with an agent inserted before the tainted one",
+                             ATK_USER_ONLY | ATK_NO_CONTROL,
+                             prepare,
+                             atkv_restart_agent,
+                             on_sync,
+                             verify,
                              atkv_daemon_stop};
 ATK_MAIN(A)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "labels.h"
 #include "llaudit.h"
 
 static const char *const mode_names[] = {
@@ -393,6 +394,10 @@ int mncd_kern_start(mncd *d)
         fprintf(stderr, "mncd: refusing to start: kernel layer: %s\n", err);
         return -1;
     }
+    /* what tainted instances wrote while mncd was down gets its labels (labels.h) */
+    int lr = mncd_labels_start(d);
+    if (lr != 0)
+        fprintf(stderr, "mncd: kernel layer: the list of tainted workspaces: %s\n", strerror(-lr));
     int pass = 0;
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;

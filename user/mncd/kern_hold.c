@@ -261,7 +261,10 @@ int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *fi
     mncd_ws_merge(&cur, now);
     if (scoped) /* the scope changed (objects aside): its files need the new label */
         *scoped = !before.tainted || !mncd_ws_implies(&before, &cur) || *corrupt;
-    return mncd_ws_write(dir, d->policy, &cur);
+    r = mncd_ws_write(dir, d->policy, &cur);
+    if (r == 0 && *first)
+        r = mncd_labels_note(d, dir); /* sealed again at every start (labels.h) */
+    return r;
 }
 
 /* After the agent's taint entry was tightened for o: the agent's whole taint onto every

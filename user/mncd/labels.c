@@ -259,7 +259,7 @@ static int seal_one(const char *path, const struct stat *st, int type, struct FT
     struct stat now;
     int rc = fstat(fd, &now);
     if (rc == 0 && (now.st_dev != st->st_dev || now.st_ino != st->st_ino))
-        rc = 0; /* replaced meanwhile: label what is there now */
+        rc = 0;  /* replaced meanwhile: label what is there now */
     if (!c->t) { /* unseal */
         if (!top && fremovexattr(fd, MNCD_LABEL_XATTR) != 0 && errno != ENODATA && errno != EOPNOTSUPP)
             rc = -errno;
@@ -317,7 +317,11 @@ static int seal_walk(mncd *d, const char *dir, const mncd_wtaint *t, unsigned lo
         char *roots[1] = {(char *)dir};
         snprintf(why, n, "%s %.400s: %s", t ? "labelling" : "removing the labels of",
                  c.errpath[0] ? mnc_ws_shown(c.errpath, roots, 1, sh, sizeof(sh)) : dir,
-                 c.err == -E2BIG ? "more inodes than " "the bound (" "MNCD_LABEL_SEAL_MAX" ")" : strerror(-c.err));
+                 c.err == -E2BIG ? "more inodes than "
+                                   "the bound ("
+                                   "MNCD_LABEL_SEAL_MAX"
+                                   ")"
+                                 : strerror(-c.err));
         return c.err;
     }
     return 0;
@@ -429,8 +433,8 @@ static const char *forbidden(decide_ctx *c, const char *path, const struct stat 
     mncd_kern *kk = c->d->kern;
     struct mnc_file_key key = {.dev = ((uint64_t)major(st->st_dev) << 20) | minor(st->st_dev), .ino = st->st_ino};
     struct mnc_sink s;
-    bool sink = kk && mnc_kern_sink_file_lookup(kk->k, &key, &s) == 0 &&
-                (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY);
+    bool sink =
+        kk && mnc_kern_sink_file_lookup(kk->k, &key, &s) == 0 && (s.cls == MNC_SINK_LOG || s.cls == MNC_SINK_MEMORY);
     bool state = st->st_dev == c->state_dev && st->st_ino == c->state_ino;
     if (!sink && !state)
         return NULL;
@@ -459,8 +463,9 @@ static int decide_one(const char *path, const struct stat *st, int type, struct 
         return 1;
     }
     if (++c->walked > MNCD_LABEL_WALK_MAX) {
-        snprintf(c->whybuf, c->whyn, "%s holds more than %d entries: its labels cannot all be checked; grant a "
-                                     "smaller directory",
+        snprintf(c->whybuf, c->whyn,
+                 "%s holds more than %d entries: its labels cannot all be checked; grant a "
+                 "smaller directory",
                  c->what, MNCD_LABEL_WALK_MAX);
         c->why = c->whybuf;
         return 1;
@@ -700,4 +705,105 @@ const char *mncd_labels_register(mncd *d, int agent, pid_t caller, const mncd_re
     if (res)
         mncd_labels_free(out);
     return res;
+}
+
+/* ---- the workspaces that ever carried a record: STATE_DIR/labelled, one realpath a line.
+ * A start seals them again: files a tainted instance wrote before an exit mncd did not see (it
+ * was down) get their labels then. */
+
+#define NOTED_MAX 65536
+static char **noted;
+static int n_noted;
+
+static bool is_noted(const char *ws)
+{
+    for (int i = 0; i < n_noted; i++)
+        if (strcmp(noted[i], ws) == 0)
+            return true;
+    return false;
+}
+
+static int remember(const char *ws)
+{
+    if (is_noted(ws))
+        return 0;
+    if (n_noted >= NOTED_MAX)
+        return -ENOSPC;
+    char **nn = realloc(noted, (size_t)(n_noted + 1) * sizeof(*nn));
+    char *dup = nn ? strdup(ws) : NULL;
+    if (nn)
+        noted = nn;
+    if (!dup)
+        return -ENOMEM;
+    noted[n_noted++] = dup;
+    return 1;
+}
+
+int mncd_labels_note(mncd *d, const char *ws)
+{
+    int r = remember(ws);
+    if (r <= 0)
+        return r;
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof(p), "%s/labelled", d->cfg.state_dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t l = strlen(ws);
+    int rc = write(fd, ws, l) == (ssize_t)l && write(fd, "\n", 1) == 1 ? 0 : -EIO;
+    close(fd);
+    return rc;
+}
+
+int mncd_labels_start(mncd *d)
+{
+    char p[PATH_MAX + 32], tmp[PATH_MAX + 40];
+    snprintf(p, sizeof(p), "%s/labelled", d->cfg.state_dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", p);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return errno == ENOENT ? 0 : -errno;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] == '\n')
+            line[n - 1] = 0;
+        if (line[0] == '/')
+            remember(line);
+    }
+    free(line);
+    fclose(f);
+    /* seal each that still carries a record; keep only those */
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int kept = 0, sealed = 0;
+    for (int i = 0; i < n_noted; i++) {
+        mncd_wtaint rec;
+        if (mncd_ws_read(noted[i], d->policy, &rec) != 0 || !rec.tainted) {
+            free(noted[i]);
+            noted[i] = NULL;
+            continue;
+        }
+        char why[700], det[PATH_MAX + 800];
+        if (mncd_labels_seal(d, noted[i], &rec, NULL, why, sizeof(why)) != 0) {
+            snprintf(det, sizeof(det), "workspace %.3000s: labelling its files at start failed: %s", noted[i], why);
+            mncd_audit_named(d, "workspace.taint", NULL, NULL, NULL, "error", "internal", det);
+        } else {
+            sealed++;
+        }
+        if (out >= 0 && (write(out, noted[i], strlen(noted[i])) < 0 || write(out, "\n", 1) < 0)) {
+            close(out);
+            out = -1;
+        }
+        noted[kept++] = noted[i];
+    }
+    n_noted = kept;
+    if (out >= 0 && (fsync(out) != 0 || close(out) != 0 || rename(tmp, p) != 0))
+        unlink(tmp);
+    if (kept) {
+        char det[160];
+        snprintf(det, sizeof(det), "%d tainted workspace(s) known; %d labelled anew at start", kept, sealed);
+        mncd_audit_named(d, "workspace.taint", NULL, NULL, NULL, "allow", "ok", det);
+    }
+    return 0;
 }

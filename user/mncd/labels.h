@@ -11,8 +11,9 @@
  * kernel refuses an agent a labelled file its taint does not already imply.
  *
  * When mncd seals: after a delivery changed a workspace's record (kern_hold.c), when an instance
- * exits (its workspaces, with their records: kern_watch.c), and before it decides a launch (the
- * workspaces of every live tainted instance, so that files written since count).
+ * exits (its workspaces, with their records: kern_watch.c), before it decides a launch that
+ * reads through a grant or an fd (the workspaces of every live tainted instance, so that files
+ * written since count), and at start (every workspace it ever recorded: STATE_DIR/labelled).
  *
  * What is decided at launch (agent.register, mncd_labels_register), for everything the new
  * instance can read besides the system directories: each read grant, each workspace, each
@@ -77,5 +78,11 @@ int mncd_labels_seal(mncd *d, const char *dir, const mncd_wtaint *t, unsigned lo
 int mncd_labels_seal_live(mncd *d, char *why, size_t n);
 /* workspace.clear: removes the labels below dir and the file_labels entries of dir and below. */
 int mncd_labels_unseal(mncd *d, const char *dir, char *why, size_t n);
+
+/* Remembers that workspace ws carries a record (STATE_DIR/labelled, appended once). 0, or -errno. */
+int mncd_labels_note(mncd *d, const char *ws);
+/* At start: seals every remembered workspace that still carries a record (what an instance wrote
+ * before an exit mncd missed), forgets the others. 0, or -errno. */
+int mncd_labels_start(mncd *d);
 
 #endif
