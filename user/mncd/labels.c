@@ -560,7 +560,7 @@ static const char *place(decide_ctx *c, place_kind kind, const char *path, const
                 snprintf(c->whybuf, c->whyn,
                          "%s overlaps workspace %.400s of a live instance of agent %s (cgroup %.200s): two agents "
                          "would share data without sharing taint",
-                         what, r->ws[j], mncd_peer_name(c->d, kk->w[i].agent), kl_rel_path(kk, kk->w[i].path));
+                         what, r->ws[j], mncd_peer_name(c->d, kk->w[i].agent), kk->w[i].path + strlen(kk->cg2));
                 return c->why = c->whybuf;
             }
         for (int j = 0; j < r->n_rd && kind == PLACE_WS; j++)
@@ -568,7 +568,7 @@ static const char *place(decide_ctx *c, place_kind kind, const char *path, const
                 snprintf(c->whybuf, c->whyn,
                          "%s overlaps read grant %.400s of a live instance of agent %s (cgroup %.200s): that agent "
                          "would read what this one writes without sharing its taint",
-                         what, r->rd[j], mncd_peer_name(c->d, kk->w[i].agent), kl_rel_path(kk, kk->w[i].path));
+                         what, r->rd[j], mncd_peer_name(c->d, kk->w[i].agent), kk->w[i].path + strlen(kk->cg2));
                 return c->why = c->whybuf;
             }
     }
