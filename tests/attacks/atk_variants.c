@@ -2391,3 +2391,55 @@ void atkv_daemon_fresh_state(void)
     size_t l = strlen(dmn.state);
     snprintf(dmn.state + l, sizeof(dmn.state) - l, ".2");
 }
+
+/* a comma-separated list as JSON strings or objects: fmt is "\"%s\"" or "{\"name\": \"%s\"}" */
+static size_t json_list(char *out, size_t n, const char *csv, const char *fmt)
+{
+    size_t o = 0;
+    char item[64];
+    for (const char *p = csv; *p && o < n;) {
+        size_t l = strcspn(p, ",");
+        snprintf(item, sizeof(item), "%.*s", (int)(l < sizeof(item) - 1 ? l : sizeof(item) - 1), p);
+        o += (size_t)snprintf(out + o, n - o, "%s", o ? ", " : "");
+        if (o < n)
+            o += (size_t)snprintf(out + o, n - o, fmt, item);
+        p += l + (p[l] == ',');
+    }
+    return o;
+}
+
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers)
+{
+    static char out[8192];
+    char ag[1024], sk[2048] = "", is[512];
+    json_list(ag, sizeof(ag), agents, "{\"name\": \"%s\"}");
+    json_list(is, sizeof(is), relay_issuers, "\"%s\"");
+    size_t o = 0;
+    for (const char *p = sinks; *p && o < sizeof(sk);) { /* NAME:CLASS:CAL|OUT */
+        size_t l = strcspn(p, ",");
+        char name[64] = "", cls[32] = "", where[8] = "";
+        char one[128];
+        snprintf(one, sizeof(one), "%.*s", (int)(l < sizeof(one) - 1 ? l : sizeof(one) - 1), p);
+        if (sscanf(one, "%63[^:]:%31[^:]:%7s", name, cls, where) == 3)
+            o += (size_t)snprintf(sk + o, sizeof(sk) - o,
+                                  "%s{\"name\": \"%s\", \"class\": \"%s\", \"address\": \"unix:@%s@\"}", o ? ", " : "",
+                                  name, cls, where);
+        p += l + (p[l] == ',');
+    }
+    snprintf(
+        out, sizeof(out),
+        "{\"mnc_policy\": 1, \"name\": \"restart\", \"agents\": [%s], \"sinks\": [%s],\n"
+        " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": "
+        "0.05}],\n"
+        " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
+        "\"template\": \"selected slot {selected_slot}\"}]}],\n"
+        " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], "
+        "\"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, "
+        "\"sinks\": [\"%s\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]},\n"
+        "  {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [%s], \"recipient\": \"bystander\", "
+        "\"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, "
+        "\"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+        " \"risk\": {\"model\": \"weights\"}}",
+        ag, sk, in_scope, is);
+    return out;
+}

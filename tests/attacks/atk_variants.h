@@ -412,6 +412,12 @@ int atkv_rest_find(const char *buf, size_t n, char *out, size_t outn);
  * nothing may arrive). start points MNC_SOCKET, MNC_PIN_ROOT, ATK_TREE and the agent's kv sock
  * at it. 0, or -1 with the reason in c->notes. */
 int atkv_daemon_start(struct atk_ctx *c, const char *policy);
+/* restart_*'s policies (a static buffer, used at once by the two calls below): agents in file
+ * order ("worker,coordinator,bystander"), sinks in file order as NAME:CLASS:CAL or
+ * NAME:CLASS:OUT (its address: the harmless listener, or the collector), the sink `in_scope`
+ * that contract cal_scope (worker -> coordinator, what the agent holds) allows, and the issuers
+ * of contract relay (-> bystander), comma-separated. */
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers);
 /* Stops it (SIGTERM, or SIGHUP for a reload in place with sighup) and starts it again on policy
  * with the same state dir and pins. 0 or -1. */
 int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup);

@@ -11,50 +11,23 @@
  * binding), keeping its taint; mncd's flow record is rebuilt by name from the journal. */
 #include "atk_variants.h"
 
-static const char *const p1 =
-    "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
-    " \"agents\": [{\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": \"bystander\"}],\n"
-    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", "
-    "\"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
-    " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
-    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
-    "\"template\": \"selected slot {selected_slot}\"}]}],\n"
-    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": "
-    "\"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], "
-    "\"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": "
-    "\"relay\", \"issuers\": [\"coordinator\"], \"recipient\": \"bystander\", \"fields\": [\"selected_slot\"], "
-    "\"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", \"failure\": "
-    "[\"abstain\"]}],\n"
-    " \"risk\": {\"model\": \"weights\"}}";
-static const char *const p2 =
-    "{\"mnc_policy\": 1, \"name\": \"restart\",\n"
-    " \"agents\": [{\"name\": \"auditor\"}, {\"name\": \"worker\"}, {\"name\": \"coordinator\"}, {\"name\": "
-    "\"bystander\"}],\n"
-    " \"sinks\": [{\"name\": \"calendar\", \"class\": \"tool\", \"address\": \"unix:@CAL@\"}, {\"name\": \"partner\", "
-    "\"class\": \"external\", \"address\": \"unix:@OUT@\"}],\n"
-    " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": 0.05}],\n"
-    " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
-    "\"template\": \"selected slot {selected_slot}\"}]}],\n"
-    " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], \"recipient\": "
-    "\"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [\"calendar\"], "
-    "\"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}, {\"id\": \"relay\", \"purpose\": "
-    "\"relay\", \"issuers\": [\"coordinator\", \"worker\"], \"recipient\": \"bystander\", \"fields\": "
-    "[\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, \"family\": \"forms\", "
-    "\"failure\": [\"abstain\"]}],\n"
-    " \"risk\": {\"model\": \"weights\"}}";
-
 static int prepare(struct atk_ctx *c)
 {
     c->contract = "cal_scope";
     atk_set(c, "restart_disclose", "1");
-    return atkv_daemon_start(c, p1);
+    return atkv_daemon_start(c,
+                             atkv_restart_policy("worker,coordinator,bystander",
+                                                 "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator"));
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "restart") != 0)
         return;
-    atkv_daemon_restart(c, p2, 0);
+    atkv_daemon_restart(c,
+                        atkv_restart_policy("auditor,worker,coordinator,bystander",
+                                            "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator,worker"),
+                        0);
 }
 
 static void verify(struct atk_ctx *c)
