@@ -398,4 +398,53 @@ void atkv_bits_agent(struct atk_ctx *c, int fd, void (*set)(int fd, int bit));
 void atkv_keeper_bits(int cmd, int ans, int fd, int (*sample)(int fd)) __attribute__((noreturn));
 void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence);
 
+/* ---- data at rest (rest_*; docs/threat-model.md, "Data at rest"). Phase 1 (the tainted
+ * coordinator) writes the canary into WS/notes.txt and WS/sub/deep.txt, says `sync written`
+ * (the orchestrator links, mounts or moves what it wrote meanwhile: on_sync) and exits. Phase 2
+ * (launched as c->launch2_*) reads the file at kv rest_path (and fd ATK_KEEP_FD with rest_fd=1,
+ * or an fd the collector's giver opens on kv rest_give), says `sync read` when kv rest_sync2
+ * is set (before reading), and tries to get what it read out: a UNIX stream and TCP to the
+ * collector, and stdout. */
+int atkv_rest_agent(struct atk_ctx *c);
+/* prepare: phase 2 on the fresh workspace DIR/ws2 (the binary copied there) as agent (NULL:
+ * coordinator), reading path (kv rest_path). 0 or -1. */
+int atkv_rest_prepare(struct atk_ctx *c, const char *agent, const char *path);
+/* DIR/name, made 0755 (a directory an outsider prepares for a grant). out gets the path. 0/-1. */
+int atkv_rest_dir(struct atk_ctx *c, const char *name, char *out, size_t n);
+
+/* Waits (up to 5 s) until mncd labelled path (the instance that wrote it exited and mncd saw
+ * it go): for attacks that move data at rest after the exit. 0, or -1. */
+int atkv_rest_wait_label(const char *path);
+
+/* Phase 2's way out for what it read (c->secret): UNIX stream and TCP to the collector, stdout. */
+void atkv_rest_out(struct atk_ctx *c, const char *what);
+/* The first "mk" + 12 hex digits in buf (the canary's shape) into out: 1, or 0. */
+int atkv_rest_find(const char *buf, size_t n, char *out, size_t outn);
+
+/* ---- principals keep their names (restart_*; docs/threat-model.md). The attack runs its own
+ * mncd (socket, state dir, pin root and cgroup tree of its own, the binary $ATK_MNCD, backend
+ * $ATK_KERNEL) so that it can restart it on an edited policy while its agent runs tainted.
+ * policy: the JSON text; "@CAL@" in it becomes the path of a UNIX listener the orchestrator
+ * holds (a harmless in-scope sink) and "@OUT@" the collector's UNIX stream listener (where
+ * nothing may arrive). start points MNC_SOCKET, MNC_PIN_ROOT, ATK_TREE and the agent's kv sock
+ * at it. 0, or -1 with the reason in c->notes. */
+int atkv_daemon_start(struct atk_ctx *c, const char *policy);
+/* restart_*'s policies (a static buffer, used at once by the two calls below): agents in file
+ * order ("worker,coordinator,bystander"), sinks in file order as NAME:CLASS:CAL or
+ * NAME:CLASS:OUT (its address: the harmless listener, or the collector), the sink `in_scope`
+ * that contract cal_scope (worker -> coordinator, what the agent holds) allows, and the issuers
+ * of contract relay (-> bystander), comma-separated. */
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers);
+/* Stops it (SIGTERM, or SIGHUP for a reload in place with sighup) and starts it again on policy
+ * with the same state dir and pins. 0 or -1. */
+int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup);
+/* The next (re)start uses a fresh state dir (the edited policy does not load the journal). */
+void atkv_daemon_fresh_state(void);
+/* Stops it and removes its pins, cgroups and listener (cleanup hook). */
+void atkv_daemon_stop(struct atk_ctx *c);
+/* The agent of restart_*: after its recv, `sync restart` (the orchestrator restarts mncd on the
+ * edited policy), then the canary to the collector (UNIX stream, TCP), stdout, and - kv
+ * restart_disclose set - a disclosure under contract "relay" to the bystander. */
+int atkv_restart_agent(struct atk_ctx *c);
+
 #endif

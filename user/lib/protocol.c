@@ -68,7 +68,7 @@ typedef struct arg {
     {                                                                                                                  \
         k, kind, req, offsetof(mnc_request, member)                                                                    \
     }
-#define MAX_ARGS 8
+#define MAX_ARGS 10
 
 static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_DISCLOSE] = {A("contract", K_NAME, false, contract), A("purpose", K_NAME, false, purpose),
@@ -100,7 +100,8 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
                               A("workspaces", K_ARRAY, false, workspaces),
-                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio)},
+                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio),
+                              A("reads", K_ARRAY, false, reads), A("fds", K_ARRAY, false, fds)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},

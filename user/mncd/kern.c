@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "labels.h"
 #include "llaudit.h"
 
 static const char *const mode_names[] = {
@@ -264,6 +265,21 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
                          strerror(-lr));
                 mncd_audit_named(d, "agent.adopt", mncd_peer_name(d, ag), NULL, NULL, "error", "internal", det);
             }
+            if (reg.agent[0] && strcmp(reg.agent, d->policy->principals[ag].name) != 0) {
+                /* adopted by name, never by number alone: a registration that names another agent
+                 * than its pinned number is stopped (fail closed) */
+                char kp[PATH_MAX + 16];
+                snprintf(kp, sizeof(kp), "%s/cgroup.kill", p);
+                int kr = mnc_write_file(kp, "1");
+                mnc_kern_unregister_cgroup(kk->k, ents[i].cgid);
+                snprintf(det, sizeof(det),
+                         "cgroup %.3000s: registered as agent %s but pinned as %s: stopped and unregistered%s",
+                         kl_rel_path(kk, p), reg.agent, d->policy->principals[ag].name,
+                         kr == 0 ? "" : " (cgroup.kill FAILED)");
+                mncd_audit_named(d, "agent.adopt", reg.agent, NULL, NULL, "deny", "unknown_agent", det);
+                mncd_reg_free(&reg);
+                continue;
+            }
             if (kl_watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 ||
                 mncd_ident_register_cgroup(kl_rel_path(kk, p), (int)ag) != 0) {
                 mncd_reg_free(&reg);
@@ -372,10 +388,16 @@ int mncd_kern_start(mncd *d)
         fprintf(stderr, "mncd: refusing to start: inotify watch on the mnc tree %s: %s\n", kk->tree, strerror(errno));
         return -1;
     }
-    if (register_policy(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
+    /* the pinned numbers by name first (kern_principals.c), then the policy's in them */
+    if (kl_principals_bind(d, err, sizeof(err)) != 0 || register_policy(d, err, sizeof(err)) != 0 ||
+        kl_principals_prune(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
         fprintf(stderr, "mncd: refusing to start: kernel layer: %s\n", err);
         return -1;
     }
+    /* what tainted instances wrote while mncd was down gets its labels (labels.h) */
+    int lr = mncd_labels_start(d);
+    if (lr != 0)
+        fprintf(stderr, "mncd: kernel layer: the list of tainted workspaces: %s\n", strerror(-lr));
     int pass = 0;
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;

@@ -20,6 +20,7 @@
 
 #include "freeze.h"
 #include "kern_layer.h"
+#include "labels.h"
 
 /* ---- pre-taint connections (cgroup backend): see sockscan.h and docs/kernel.md */
 
@@ -264,7 +265,7 @@ void kl_wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd
 /* dir's record tightened by `now`, written back. An invalid record counts as the tightest
  * taint there is (nothing reachable) and is replaced (*corrupt set: the caller audits it).
  * 0 or -errno; *first: dir carried no taint before. */
-int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt)
+int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt, bool *scoped)
 {
     mncd_wtaint cur;
     int r = mncd_ws_read(dir, d->policy, &cur);
@@ -276,8 +277,14 @@ int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *fi
         return r;
     }
     *first = !cur.tainted;
+    mncd_wtaint before = cur;
     mncd_ws_merge(&cur, now);
-    return mncd_ws_write(dir, d->policy, &cur);
+    if (scoped) /* the scope changed (objects aside): its files need the new label */
+        *scoped = !before.tainted || !mncd_ws_implies(&before, &cur) || *corrupt;
+    r = mncd_ws_write(dir, d->policy, &cur);
+    if (r == 0 && *first)
+        r = mncd_labels_note(d, dir); /* sealed again at every start (labels.h) */
+    return r;
 }
 
 /* After the agent's taint entry was tightened for o: the agent's whole taint onto every
@@ -309,12 +316,25 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             continue;
         for (int j = 0; j < kk->w[i].reg.n_ws; j++) {
             const char *ws = kk->w[i].reg.ws[j];
-            bool first = false, corrupt = false;
-            r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt);
+            bool first = false, corrupt = false, scoped = false;
+            r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt, &scoped);
             if (r) {
                 snprintf(det, sizeof(det),
                          "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed", op, ws,
                          strerror(-r));
+                mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
+                kk->n_hold_failures++;
+                return -1;
+            }
+            /* its files carry the label wherever they are named: before the object leaves */
+            mncd_wtaint rec;
+            char serr[600];
+            if (scoped && mncd_ws_read(ws, d->policy, &rec) == 0 &&
+                mncd_labels_seal(d, ws, &rec, NULL, serr, sizeof(serr)) != 0) {
+                snprintf(det, sizeof(det),
+                         "%s refused: the files of workspace %.3000s could not be labelled (%s); "
+                         "fail closed",
+                         op, ws, serr);
                 mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
                 kk->n_hold_failures++;
                 return -1;

@@ -28,10 +28,11 @@
  *                  verbs and status
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
+ *   reload.c       SIGHUP: checks that a restart on the edited config and policy would start
  *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
  *                  bounds, commit (journal + audit fsync) before any response of the iteration
  *                  is sent
- *   main.c         startup, shutdown
+ *   main.c         startup, shutdown, and the restart in place of a reload
  * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
  * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
  * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
@@ -68,6 +69,7 @@
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20)      /* per-client queued response bytes */
 #define MNCD_MAX_INBOX 1000000                  /* queued deliveries per agent (~64 B each) */
 #define MNCD_DEFAULT_QUARANTINE_MAX (16u << 20) /* per agent and stream */
+#define MNCD_MAX_READS 32                       /* agent.register "reads" (== mncctl run's RUN_MAX_READ) */
 
 typedef struct mncd_config {
     char socket[108];
@@ -299,6 +301,11 @@ typedef struct mncd {
     struct mnc_lbackend *ledger;
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
     struct mncd_flow *flow; /* flow.c */
+    /* reload.c: the command line main() re-executes on SIGHUP (after the loop stopped and
+     * reload was set) */
+    int argc;
+    char **argv;
+    bool reload;
 } mncd;
 
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */
@@ -317,8 +324,14 @@ void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *r
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
 cJSON *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 
-/* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
+/* Runs the event loop until SIGTERM/SIGINT, or SIGHUP with a reload that mncd_reload_check
+ * accepts (d->reload set: the caller re-executes mncd). Returns the process exit code. */
 int mncd_run(mncd *d);
+
+/* ---- reload (reload.c): SIGHUP is a validated restart in place. 0 if the config, the policy
+ * it names and everything the state journal holds load anew (why: a summary), else -1 with
+ * why: the daemon keeps running on its old policy. */
+int mncd_reload_check(mncd *d, char *why, size_t n);
 
 /* ---- MNC-L and MNC-D (mncl_gate.c: the ledger gate; mncd_failure.c: the failure handler)
  *
@@ -462,11 +475,15 @@ void mncd_kern_status(mncd *d, cJSON *resp);
  * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
  * xattr on the cgroup directory, so a restarted mncd adopts it). */
 typedef struct mncd_reg {
-    bool known; /* uid given (registrations by an older launcher carry nothing) */
+    char agent[MNC_NAME_MAX]; /* the agent registered, by name ("" from an older mncd): a restart
+                               * adopts the cgroup by this name, never by a number alone */
+    bool known;               /* uid given (registrations by an older launcher carry nothing) */
     uint32_t uid;
     bool root;
     int n_ws;
     char *ws[MNC_MAX_WORKSPACE]; /* realpaths, heap */
+    int n_rd;
+    char *rd[MNCD_MAX_READS]; /* read grants (--read), realpaths, heap (labels.h) */
 } mncd_reg;
 void mncd_reg_free(mncd_reg *r);
 /* ---- quarantine (quarantine.c): output of a tainted agent that `mncctl run`'s stdio relay

@@ -103,6 +103,9 @@ typedef struct mnc_request {
                                * taint record (the launcher's walk; mncd re-reads each) */
     const char *path;          /* workspace.clear: an absolute directory path */
     const char *stdio;         /* agent.register: "relay" (default) | "passthrough" (--stdio) */
+    const cJSON *reads;        /* agent.register: the read grants (--read), absolute paths */
+    const cJSON *fds;          /* agent.register: the caller's fd numbers the agent inherits (0, 1,
+                                * 2, --keep-fd): mncd judges what each refers to, by its inode */
     const char *stream;        /* quarantine.put: "stdout" | "stderr" */
     const char *data;          /* quarantine.put: the withheld bytes, base64 (may be "") */
     long long lost;            /* quarantine.put: bytes the relay had to drop before (-1: none) */
