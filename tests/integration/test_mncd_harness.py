@@ -170,6 +170,15 @@ class Daemon:
                            text=True)
         return r.returncode, r.stdout + r.stderr
 
+    def hv(self, value, ident=False):
+        """The keyed hash under which mncd's records name a value an agent chose (`mncctl audit
+        hash`, this daemon's key): docs/threat-model.md, "Records about agents"."""
+        args = [MNCCTL, "--json", "audit", "hash", "--state", self.state] + (["--id"] if ident else []) + ["--", str(value)]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 0:
+            return "(mncctl audit hash failed: %s)" % r.stderr.strip()
+        return json.loads(r.stdout)[0]
+
 
 ADMIN_UID = 65534  # for tests whose own uid (root) is mapped to an agent: an agent is never admin
 

@@ -4,11 +4,13 @@
 #include "mnc_util.h"
 #include "cache_trim.h"
 #include "json_write.h"
+#include "randbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,4 +716,81 @@ cJSON *mnc_audit_tail(const char *path, int n)
     }
     free(buf);
     return arr;
+}
+
+/* ---- keyed hashes of agent-chosen values (audit.h) */
+
+static int key_read(int fd, const char *path, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || st.st_size != MNC_AUDIT_KEY_LEN) {
+        snprintf(err, errlen,
+                 "%s: not a %d-byte regular file of uid %u with mode 0600 (a key others may read or "
+                 "replace keys nothing)",
+                 path, MNC_AUDIT_KEY_LEN, (unsigned)geteuid());
+        return -1;
+    }
+    size_t got = 0;
+    while (got < MNC_AUDIT_KEY_LEN) {
+        ssize_t r = pread(fd, key + got, MNC_AUDIT_KEY_LEN - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(err, errlen, "%s: %s", path, r < 0 ? strerror(errno) : "short read");
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int mnc_audit_key_load(const char *path, bool create, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        unsigned char k[MNC_AUDIT_KEY_LEN];
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) /* made by someone else meanwhile: read theirs */
+            return mnc_audit_key_load(path, false, key, err, errlen);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (mnc_random_bytes(k, sizeof(k)) != 0 || write_all(fd, (const char *)k, sizeof(k)) != 0 || fsync(fd) != 0) {
+            snprintf(err, errlen, "%s: cannot write a new key: %s", path, strerror(errno ? errno : EIO));
+            close(fd);
+            (void)unlink(path);
+            return -1;
+        }
+        memset(k, 0, sizeof(k));
+    } else if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = key_read(fd, path, key, err, errlen);
+    close(fd);
+    return rc;
+}
+
+const char *mnc_audit_hv(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n, int hexlen,
+                         char out[MNC_AUDIT_HV_MAX])
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    memcpy(out, "h:?", 4);
+    if (hexlen < 2 || hexlen > 64 || hexlen % 2)
+        return NULL;
+    if (!HMAC(EVP_sha256(), key, MNC_AUDIT_KEY_LEN, v ? v : (const void *)"", n, md, &mdlen) || mdlen < 32)
+        return NULL;
+    for (int i = 0; i < hexlen / 2; i++) {
+        out[2 + 2 * i] = hx[md[i] >> 4];
+        out[3 + 2 * i] = hx[md[i] & 15];
+    }
+    out[2 + hexlen] = '\0';
+    return out;
 }

@@ -7,6 +7,11 @@
  * log must reach the last anchored seq. A log rewritten end to end with a fresh,
  * self-consistent chain passes the chain check but not this one.
  *
+ * `mncctl audit hash VALUE...` prints the keyed hash ("h:" + 16 hex digits; --id: 32, as memory
+ * keys are stored) under which mncd's records name each value an agent chose (a path, an
+ * address, a port, a pid: docs/threat-model.md, "Records about agents"); it reads the per-host
+ * key (STATE_DIR/audit.key, root-only), so only whoever may read that key can correlate.
+ *
  * verify exit codes: 0 the chain verifies (a torn last line from a crash is reported as a
  * notice and the prefix must verify), 1 a record was edited, removed, inserted or reordered
  * (the first bad line is named), 2 usage or the file cannot be read.
@@ -24,7 +29,9 @@
 
 int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
 
-#define U_AUDIT "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin)"
+#define U_AUDIT                                                                                                        \
+    "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin) | "                         \
+    "audit hash [--state DIR | --key FILE] [--id] VALUE..."
 
 typedef struct anchor {
     unsigned long long seq;
@@ -174,8 +181,68 @@ static int verify(const char *path, const char *conninfo, const char *host, cons
     return rc == 0 ? 0 : rc == 1 ? 1 : 2;
 }
 
+/* audit hash [--state DIR | --key FILE] [--id] VALUE... */
+static int hash_cmd(int argc, char **argv, const mncctl_global *g)
+{
+    const char *key = NULL, *state = "/var/lib/mnc";
+    int hexlen = MNC_AUDIT_HV_REC, i = 2;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        if (!strcmp(argv[i], "--state") && i + 1 < argc)
+            state = argv[++i];
+        else if (!strcmp(argv[i], "--key") && i + 1 < argc)
+            key = argv[++i];
+        else if (!strcmp(argv[i], "--id"))
+            hexlen = 32;
+        else if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else {
+            mncctl_err("audit hash: unknown option %s", argv[i]);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        mncctl_err("audit hash: no VALUE");
+        return 2;
+    }
+    char path[4096], err[4200];
+    if (!key) {
+        snprintf(path, sizeof(path), "%s/audit.key", state);
+        key = path;
+    }
+    unsigned char k[MNC_AUDIT_KEY_LEN];
+    if (mnc_audit_key_load(key, false, k, err, sizeof(err)) != 0) {
+        mncctl_err("audit hash: %s", err);
+        return 2;
+    }
+    cJSON *arr = g->json ? cJSON_CreateArray() : NULL;
+    for (; i < argc; i++) {
+        char h[MNC_AUDIT_HV_MAX];
+        if (!mnc_audit_hv(k, argv[i], strlen(argv[i]), hexlen, h)) {
+            mncctl_err("audit hash: libcrypto failed");
+            cJSON_Delete(arr);
+            return 1;
+        }
+        if (arr)
+            cJSON_AddItemToArray(arr, cJSON_CreateString(h));
+        else
+            printf("%s  %s\n", h, argv[i]);
+    }
+    memset(k, 0, sizeof(k));
+    if (arr) {
+        char *t = cJSON_PrintUnformatted(arr);
+        if (t)
+            printf("%s\n", t);
+        cJSON_free(t);
+        cJSON_Delete(arr);
+    }
+    return 0;
+}
+
 static int c_audit(int argc, char **argv, const mncctl_global *g)
 {
+    if (argc >= 2 && !strcmp(argv[1], "hash"))
+        return hash_cmd(argc, argv, g);
     if (argc >= 3 && !strcmp(argv[1], "verify")) {
         const char *file = NULL, *conninfo = NULL, *host = NULL;
         bool bad = false;

@@ -680,6 +680,11 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
                                        : "%sthe policy declares no memory store",
                               q->store ? q->store : "");
     const char *op = put ? "mem.put" : "mem.get";
+    /* The key is the agent's choice: mncd keeps only its keyed hash (in memory and in the
+     * journal), and it carries its writer's label (docs/protocol.md, "Identifiers an agent
+     * chooses"). */
+    char hkey[MNC_AUDIT_HV_MAX];
+    mncd_hv_id(d, q->key, strlen(q->key), hkey);
     if (put) {
         mnc_oid oid;
         if (mnc_oid_parse(q->object, &oid) != 0)
@@ -688,15 +693,28 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
         mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_WRITE, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, op);
-        if (mncd_store_mem_put(&d->store, store, q->key, &oid, w->agent, mnc_now_ms()) != 0)
+        mncd_label wl;
+        if (mncd_label_of(d, w->agent, &wl) != 0)
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "mem.put: no flow record (fail closed)");
+        if (mncd_store_mem_put(&d->store, store, hkey, &oid, w->agent, mnc_now_ms(), &wl) != 0)
             return oom(q);
         return mnc_resp_new(q->id, true, "allow", MNC_OK);
     }
-    const mncd_mem *m = mncd_store_mem_get(&d->store, store, q->key);
+    /* Kernel on: only a reader the kernel confines learns anything here (before the lookup,
+     * so that the refusal says nothing about it). */
+    if (confined(d, w, NULL, op) != MNC_OK)
+        return not_confined(q, op);
+    /* Hit or miss, the answer is a function of the keys every writer chose: the reader gets the
+     * store's key label first (label.c), or no answer. */
+    const mncd_label *ml = mncd_store_mem_label(&d->store, store);
+    if (ml && mncd_label_confer(d, w->agent, ml, op) != 0)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "%s refused before answering by the kernel layer (the store's key label could "
+                              "not be given to the reader: see the audit log; fail closed)",
+                              op);
+    const mncd_mem *m = mncd_store_mem_get(&d->store, store, hkey);
     mnc_disclosure *o = m ? mnc_registry_get(&d->store.reg, &m->id) : NULL;
     mnc_oid oid = m ? m->id : (mnc_oid){{0}};
-    if (confined(d, w, m ? &oid : NULL, op) != MNC_OK)
-        return not_confined(q, op);
     mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose, m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);

@@ -132,6 +132,31 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
  * not durable anywhere the file could be repaired from unless the caller made them so. */
 void mnc_audit_close(mnc_audit *a);
 
+/* ---- values an agent chose, as keyed hashes (docs/threat-model.md, "Records about agents")
+ *
+ * A record mncd writes about an agent never carries a value the agent chose (a path, an
+ * address, a port, a key, a name) as it is: it carries HMAC-SHA256(K, value) cut to `hexlen`
+ * hex digits and prefixed "h:", where K is a per-host secret key mncd keeps in
+ * STATE_DIR/audit.key (32 random bytes, mode 0600, created at the first start). Whoever holds
+ * K (root on the host: `mncctl audit hash VALUE`) computes the hash of a value it suspects and
+ * finds every record that names it; nobody else learns anything from the hash but whether two
+ * records name the same value. Values are hashed in their text form: a number in decimal, an
+ * IP address as inet_ntop prints it, a path as its bytes, an abstract UNIX name as "@" and its
+ * bytes. */
+#define MNC_AUDIT_KEY_LEN 32
+#define MNC_AUDIT_HV_MAX 67 /* "h:" + up to 64 hex digits + NUL */
+#define MNC_AUDIT_HV_REC 16 /* hex digits in audit records (64 bits) */
+
+/* Reads the key file at path (exactly MNC_AUDIT_KEY_LEN bytes, a regular file owned by the
+ * caller's euid and not readable by group or others). create: if the file does not exist, makes
+ * it (O_EXCL, 0600, getrandom, fsync'd). Returns 0, or -1 with err filled (never a weak key). */
+int mnc_audit_key_load(const char *path, bool create, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen);
+
+/* out = "h:" + the first hexlen (2..64, even) hex digits of HMAC-SHA256(key, v[0..n)). Returns
+ * out, or NULL (hexlen out of range, or libcrypto failed: out is then "h:?"). */
+const char *mnc_audit_hv(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n, int hexlen,
+                         char out[MNC_AUDIT_HV_MAX]);
+
 /* The last n (1..10000) complete records of the file at path, as a JSON array of objects
  * (oldest first). Returns NULL on I/O error or OOM. */
 cJSON *mnc_audit_tail(const char *path, int n);
