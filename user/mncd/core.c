@@ -256,7 +256,13 @@ void mncd_rec_scrub_set(mncd *d, const char *const *vals, int n)
     }
 }
 
-/* s with every remembered request string replaced by its hash, in buf (NULL: s unchanged). */
+static bool word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* s with every remembered request string replaced by its hash where it stands as a whole word
+ * (not inside a longer name: a request string "work" leaves "worker" alone), in buf. */
 static const char *scrub(mncd *d, const char *s, char *buf, size_t bufn)
 {
     struct mncd_recs *r = d->recs;
@@ -270,8 +276,10 @@ static const char *scrub(mncd *d, const char *s, char *buf, size_t bufn)
     size_t o = 0;
     for (const char *p = s; *p && o + 1 < bufn;) {
         int best = -1;
-        for (int i = 0; i < r->n_scrub; i++) /* the longest value starting here */
-            if (strncmp(p, r->scrub[i], r->scrub_len[i]) == 0 && (best < 0 || r->scrub_len[i] > r->scrub_len[best]))
+        bool start = p == s || !word_char(p[-1]);
+        for (int i = 0; start && i < r->n_scrub; i++) /* the longest whole value starting here */
+            if (strncmp(p, r->scrub[i], r->scrub_len[i]) == 0 && !word_char(p[r->scrub_len[i]]) &&
+                (best < 0 || r->scrub_len[i] > r->scrub_len[best]))
                 best = i;
         if (best < 0) {
             buf[o++] = *p++;

@@ -89,3 +89,9 @@ int mncd_label_confer(mncd *d, int agent, const mncd_label *l, const char *op)
     return mncd_kern_hold(d, agent, &k, op);
 }
 
+bool mncd_label_kernel_tainted(mncd *d, int agent)
+{
+    mnc_set s;
+    bool m;
+    return kernel_part(d, agent, &s, &m) != 0; /* unreadable counts as tainted */
+}

@@ -330,6 +330,8 @@ void mncd_label_scope(const mncd_label *l, mnc_set *sinks, bool *memory);
  * kernel taint (mncd_kern_hold: map, workspace, sweep, fd scan). 0, or -1: the caller must not
  * answer with what it learnt (fail closed; the failure is audited). */
 int mncd_label_confer(mncd *d, int agent, const mncd_label *l, const char *op);
+/* Does agent's kernel taint entry say tainted (or can it not be read)? false with the layer off. */
+bool mncd_label_kernel_tainted(mncd *d, int agent);
 /* {"c":[{"k":contract,"o":hex,"s":[sinks],"m":bool}...][,"kt":{"s":[..],"m":bool}]} */
 struct mnc_jbuf;
 int mncd_label_write_json(struct mnc_jbuf *b, const mnc_policy *p, const mncd_label *l);
@@ -433,6 +435,9 @@ typedef struct mncd_mncl_ctx {
     double charged;    /* ΔR charged for the release (after mncd_mncl_charge) */
     uint64_t version;  /* the history version `history` is (ledger_backend.h) */
     bool replayed;     /* a retried release id already charged: handed out uncharged */
+    /* the release id the ledger keys the charge by: the request's, or for a tainted issuer the
+     * keyed hash of (issuer, release) (verbs.c: an identifier it chose); NULL: the object id */
+    const char *release;
 } mncd_mncl_ctx;
 
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;

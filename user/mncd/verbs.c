@@ -258,6 +258,47 @@ static void sel_put(mnc_selection *s)
 
 /* ---- agent verbs */
 
+/* The identifiers a tainted issuer names in a disclose (docs/protocol.md, "Identifiers an agent
+ * chooses"): they are data it may have taken from what it holds.
+ *   - state.subject keys the shared ledger, which every issuer of the subject reads back (its
+ *     history, "spent"): a tainted issuer may charge only a subject the ledger already has, so
+ *     that it never writes down a name of its own choosing there;
+ *   - release keys its charge for retries: kept as the keyed hash of (issuer, release), and the
+ *     issuer is given its own label first (label_hold.c): whatever instance of the agent probes
+ *     its release ids learns their hits and misses only carrying what the ids carry.
+ * Sets mx->release. NULL, or a refusal (audited). */
+static char release_h[MNC_AUDIT_HV_MAX];
+
+static cJSON *tainted_identifiers(mncd *d, const mncd_ident *w, const mnc_request *q, int contract, mncd_mncl_ctx *mx)
+{
+    mx->release = q->release;
+    if (!mncd_rec_is_tainted(d, w->agent))
+        return NULL;
+    const mnc_contract *ct = &d->policy->contracts[contract];
+    if (mx->ledger && mx->n_history == 0 && !(mx->limits.spent > 0)) {
+        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_INVALID,
+                   "a tainted issuer named a subject the ledger does not have");
+        return mnc_resp_deny(q->id, MNC_R_INVALID,
+                             "not released: the ledger has no subject of that name, and an agent that holds "
+                             "objects may not bring a new one (it is an identifier it chose; docs/protocol.md)");
+    }
+    if (!q->release)
+        return NULL;
+    mncd_label own;
+    if (mncd_label_of(d, w->agent, &own) != 0 || mncd_label_confer(d, w->agent, &own, "disclose") != 0)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "disclose refused before the ledger lookup by the kernel layer (see the audit log; "
+                              "fail closed)");
+    char buf[2 * MNC_NAME_MAX + 2];
+    const char *me = mncd_peer_name(d, w->agent);
+    size_t ml = strlen(me), rl = strlen(q->release);
+    memcpy(buf, me, ml);
+    buf[ml] = '\0';
+    memcpy(buf + ml + 1, q->release, rl);
+    mx->release = mncd_hv_id(d, buf, ml + 1 + rl, release_h);
+    return NULL;
+}
+
 static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     const mnc_policy *p = d->policy;
@@ -341,6 +382,8 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
     mnc_select_req sr = {
         .contract = c, .recipient = ct->scope.recipient, .state = &st, .submitted = sub, .n_submitted = nsub};
     if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
+        goto out;
+    if ((resp = tainted_identifiers(d, w, q, c, &mx)) != NULL)
         goto out;
     mnc_selection *sel = sel_get();
     if (!sel) {
@@ -591,6 +634,25 @@ static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *ou
     return 0;
 }
 
+/* The lifetimes mncd grants a tainted deriver: the largest step of a fixed ladder not above
+ * what it asked for (a narrowing still), so that the numbers in a derived object - which its
+ * recipient and the admin's `list` see - are mncd's, carrying ~5 bits of choice, not 31. */
+static const uint64_t seconds_ladder[] = {1,    2,     3,     5,     10,    15,     20,     30,      45,       60,
+                                          90,   120,   180,   300,   600,   900,    1200,   1800,    2700,     3600,
+                                          7200, 10800, 21600, 43200, 86400, 172800, 604800, 2592000, 31536000, 0};
+static const uint64_t turns_ladder[] = {1, 2, 3, 4, 5, 10, 20, 50, 100, 1000, 10000, 100000, 1000000, 0};
+
+static uint64_t ladder_floor(uint64_t v, const uint64_t *ladder)
+{
+    if (!v)
+        return 0;
+    uint64_t best = ladder[0];
+    for (int i = 0; ladder[i]; i++)
+        if (ladder[i] <= v)
+            best = ladder[i];
+    return best;
+}
+
 static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     mnc_oid oid;
@@ -620,6 +682,11 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (!life.seconds && !life.turns)
             return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime needs seconds or turns");
     }
+    bool tainted = mncd_rec_is_tainted(d, w->agent);
+    if (tainted) { /* mncd chooses the numbers a tainted deriver asks for (see below) */
+        life.seconds = ladder_floor(life.seconds, seconds_ladder);
+        life.turns = (uint32_t)ladder_floor(life.turns, turns_ladder);
+    }
     /* The deriver must hold a live object: the same existence/revocation/expiry/holder checks
      * the monitor applies to every operation. */
     mnc_reason r = !o                                                                   ? MNC_R_NO_OBJECT
@@ -635,6 +702,18 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
                            .memory = q->memory};
         c = calloc(1, sizeof(*c));
         r = c ? mnc_disclosure_derive(o, w->agent, &n, mnc_now_ms(), c) : MNC_R_INTERNAL;
+    }
+    /* The narrowing is the deriver's choice, made knowing all it holds: the copy goes no
+     * further than everything it holds may (its label, label.c), and no further than the parent
+     * (derive's own rule). So a copy cannot carry, in the fields, sinks or lifetime it was given,
+     * what a narrower object the deriver holds says. */
+    mncd_label lbl;
+    if (r == MNC_OK && tainted && mncd_label_of(d, w->agent, &lbl) == 0 && !mncd_label_empty(&lbl)) {
+        mnc_set ls;
+        bool lm;
+        mncd_label_scope(&lbl, &ls, &lm);
+        c->scope.sinks = mnc_set_and(&c->scope.sinks, &ls);
+        c->scope.memory = c->scope.memory && lm;
     }
     mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid, r == MNC_OK ? "allow" : "deny", r, NULL);
     if (r != MNC_OK) {
@@ -800,6 +879,13 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddStringToObject(r, "audit_log", d->audit_path);
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
+        cJSON *rec = cJSON_AddObjectToObject(r, "records"); /* records about agents (core.c) */
+        if (rec) {
+            cJSON_AddNumberToObject(rec, "rate", MNCD_REC_RATE);
+            cJSON_AddNumberToObject(rec, "burst", MNCD_REC_BURST);
+            cJSON_AddNumberToObject(rec, "folded", (double)mncd_audit_folded(d));
+            cJSON_AddNumberToObject(rec, "scrubbed", (double)mncd_audit_scrubbed(d));
+        }
         mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
         mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
         return r;
@@ -983,7 +1069,83 @@ static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
     return r;
 }
 
+/* ---- the strings a request carries, for the record scrub (core.c) */
+
+/* A name mncd itself uses (a principal, contract, purpose, field or form of the policy, a verb,
+ * a channel): a record may carry it, so it is not the agent's text. */
+static bool policy_name(const mncd *d, const char *v)
+{
+    const mnc_policy *p = d->policy;
+    if (mnc_policy_principal(p, v) >= 0 || mnc_policy_field(p, v) >= 0 || mnc_policy_contract(p, v) >= 0 ||
+        mnc_verb_from_name(v) >= 0 || mnc_channel_from_name(v) >= 0)
+        return true;
+    for (int i = 0; i < p->n_contracts; i++)
+        if (strcmp(p->contracts[i].purpose, v) == 0)
+            return true;
+    for (int f = 0; f < p->n_families; f++)
+        for (int i = 0; i < p->families[f].n_forms; i++)
+            if (strcmp(p->families[f].forms[i].name, v) == 0)
+                return true;
+    return false;
+}
+
+#define SCRUB_VALS 64
+typedef struct scrub_list {
+    const char *v[SCRUB_VALS];
+    int n;
+} scrub_list;
+
+static void scrub_add(const mncd *d, scrub_list *l, const char *v)
+{
+    mnc_oid oid;
+    if (l->n == SCRUB_VALS || strlen(v) < 4 || policy_name(d, v) ||
+        (mnc_oid_parse(v, &oid) == 0 && mnc_registry_get(&d->store.reg, &oid)))
+        return;
+    l->v[l->n++] = v;
+}
+
+/* Every string value of the request, and the member names of its nested objects (state
+ * fields, receipt fields, a lifetime's keys). */
+static void scrub_walk(const mncd *d, scrub_list *l, const cJSON *j, int depth)
+{
+    for (const cJSON *it = j ? j->child : NULL; it && depth < MNC_JSON_DEPTH_MAX; it = it->next) {
+        if (depth > 0 && it->string)
+            scrub_add(d, l, it->string);
+        if (cJSON_IsString(it))
+            scrub_add(d, l, it->valuestring);
+        else if (cJSON_IsObject(it) || cJSON_IsArray(it))
+            scrub_walk(d, l, it, depth + 1);
+    }
+}
+
+/* An agent whose mncd record says it holds nothing may still be tainted in the kernel (a
+ * workspace it inherited): then its records count against its budget too. */
+static void note_kernel_taint(mncd *d, const mncd_ident *w)
+{
+    if (w->agent < 0 || !d->kern || mncd_rec_is_tainted(d, w->agent))
+        return;
+    if (mncd_label_kernel_tainted(d, w->agent))
+        mncd_rec_tainted(d, w->agent, true);
+}
+
+static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q);
+
 cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
+{
+    /* The strings of a request from anyone but the admin: no record written while it is handled
+     * carries them (core.c replaces them by their keyed hash). */
+    scrub_list l = {.n = 0};
+    if (!w->admin)
+        scrub_walk(d, &l, q->root, 0);
+    mncd_rec_scrub_set(d, l.v, l.n);
+    note_kernel_taint(d, w);
+    cJSON *r = handle(d, w, q);
+    mncd_rec_scrub_set(d, NULL, 0);
+    mncd_audit_tick(d);
+    return r;
+}
+
+static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     d->n_requests++;
     mncd_mncl_tick(d); /* MNC-D deadlines (evaluated lazily, before any request is served) */
