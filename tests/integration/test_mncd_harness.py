@@ -170,14 +170,21 @@ class Daemon:
                            text=True)
         return r.returncode, r.stdout + r.stderr
 
-    def hv(self, value, ident=False):
-        """The keyed hash under which mncd's records name a value an agent chose (`mncctl audit
-        hash`, this daemon's key): docs/threat-model.md, "Records about agents"."""
-        args = [MNCCTL, "--json", "audit", "hash", "--state", self.state] + (["--id"] if ident else []) + ["--", str(value)]
-        r = subprocess.run(args, capture_output=True, text=True)
-        if r.returncode != 0:
-            return "(mncctl audit hash failed: %s)" % r.stderr.strip()
-        return json.loads(r.stdout)[0]
+    def names(self, text, value):
+        """Does a keyed token in text name value? mncd records a value an agent chose as
+        "h:SALT.MAC" (docs/threat-model.md, "Records about agents"), salted afresh each time;
+        this daemon's key (STATE/audit.key) tells which tokens name what (`mncctl audit find`)."""
+        import hashlib
+        import hmac
+        import re
+        with open(os.path.join(self.state, "audit.key"), "rb") as f:
+            key = f.read()
+        v = str(value).encode() if not isinstance(value, bytes) else value
+        for m in re.finditer(r"h:([0-9a-f]{8})\.([0-9a-f]{16})", text or ""):
+            mac = hmac.new(key, bytes.fromhex(m.group(1)) + v, hashlib.sha256).hexdigest()[:16]
+            if mac == m.group(2):
+                return True
+        return False
 
 
 ADMIN_UID = 65534  # for tests whose own uid (root) is mapped to an agent: an agent is never admin

@@ -794,3 +794,62 @@ const char *mnc_audit_hv(const unsigned char key[MNC_AUDIT_KEY_LEN], const void 
     out[2 + hexlen] = '\0';
     return out;
 }
+
+#define TOKEN_LEN 27 /* "h:" 8 "." 16 */
+
+static int token_of(const unsigned char key[MNC_AUDIT_KEY_LEN], const unsigned char salt[4], const void *v, size_t n,
+                    char out[MNC_AUDIT_HV_MAX])
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE], buf[4 + 4096];
+    unsigned int mdlen = 0;
+    if (n > sizeof(buf) - 4)
+        n = sizeof(buf) - 4; /* values are paths and names: far below; a longer one is cut */
+    memcpy(buf, salt, 4);
+    if (n)
+        memcpy(buf + 4, v, n);
+    if (!HMAC(EVP_sha256(), key, MNC_AUDIT_KEY_LEN, buf, 4 + n, md, &mdlen) || mdlen < 32)
+        return -1;
+    out[0] = 'h';
+    out[1] = ':';
+    for (int i = 0; i < 4; i++) {
+        out[2 + 2 * i] = hx[salt[i] >> 4];
+        out[3 + 2 * i] = hx[salt[i] & 15];
+    }
+    out[10] = '.';
+    for (int i = 0; i < 8; i++) {
+        out[11 + 2 * i] = hx[md[i] >> 4];
+        out[12 + 2 * i] = hx[md[i] & 15];
+    }
+    out[TOKEN_LEN] = '\0';
+    return 0;
+}
+
+const char *mnc_audit_hv_token(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n,
+                               char out[MNC_AUDIT_HV_MAX])
+{
+    unsigned char salt[4];
+    memcpy(out, "h:?", 4);
+    if (mnc_random_bytes(salt, sizeof(salt)) != 0 || token_of(key, salt, v, n, out) != 0) {
+        memcpy(out, "h:?", 4);
+        return NULL;
+    }
+    return out;
+}
+
+bool mnc_audit_hv_names(const unsigned char key[MNC_AUDIT_KEY_LEN], const char *token, const void *v, size_t n)
+{
+    unsigned char salt[4];
+    if (strncmp(token, "h:", 2) != 0 || token[10] != '.')
+        return false;
+    for (int i = 0; i < 4; i++) {
+        int hi = token[2 + 2 * i], lo = token[3 + 2 * i];
+        if (!((hi >= '0' && hi <= '9') || (hi >= 'a' && hi <= 'f')) ||
+            !((lo >= '0' && lo <= '9') || (lo >= 'a' && lo <= 'f')))
+            return false;
+        salt[i] =
+            (unsigned char)(((hi <= '9' ? hi - '0' : hi - 'a' + 10) << 4) | (lo <= '9' ? lo - '0' : lo - 'a' + 10));
+    }
+    char want[MNC_AUDIT_HV_MAX];
+    return token_of(key, salt, v, n, want) == 0 && strncmp(want, token, TOKEN_LEN) == 0;
+}

@@ -7,7 +7,8 @@
  * sink: it ships to SIEMs, and whoever reads it is outside every agent's scope. So a record mncd
  * writes about an agent holds only what mncd chose (names and ids of its own, classes, coarse
  * counts) and keyed hashes of what the agent chose (mncd_hv: the callers hash paths, addresses,
- * ports, keys and names before they build a detail). Two mechanisms here keep that true for
+ * ports, keys and names before they build a detail; each token salted afresh, so that equal
+ * values are not even recognisable as equal). Two mechanisms here keep that true for
  * every record, whoever writes it:
  *   - the scrub: while a request is handled, the strings it carried (mncd_rec_scrub_set) are
  *     replaced by their hash wherever they would appear in a record, so a record added later
@@ -72,6 +73,7 @@ static bool key_ready(mncd *d)
     return false;
 }
 
+/* The same value, the same hash: identifiers mncd stores and looks up (never in a record) */
 static const char *hv_n(mncd *d, const void *v, size_t n, int hexlen, char out[MNC_AUDIT_HV_MAX])
 {
     if (!key_ready(d)) {
@@ -82,21 +84,27 @@ static const char *hv_n(mncd *d, const void *v, size_t n, int hexlen, char out[M
     return out;
 }
 
+/* A record's token: salted afresh, so that two tokens of one value look unrelated (mnc/audit.h) */
 const char *mncd_hv(mncd *d, const void *v, size_t n, char out[MNC_AUDIT_HV_MAX])
 {
-    return hv_n(d, v, n, MNC_AUDIT_HV_REC, out);
+    if (!key_ready(d)) {
+        memcpy(out, "h:?", 4);
+        return out;
+    }
+    (void)mnc_audit_hv_token(d->store.hkey, v, n, out);
+    return out;
 }
 
 const char *mncd_hv_str(mncd *d, const char *s, char out[MNC_AUDIT_HV_MAX])
 {
-    return hv_n(d, s ? s : "", s ? strlen(s) : 0, MNC_AUDIT_HV_REC, out);
+    return mncd_hv(d, s ? s : "", s ? strlen(s) : 0, out);
 }
 
 const char *mncd_hv_u64(mncd *d, uint64_t v, char out[MNC_AUDIT_HV_MAX])
 {
     char t[24];
     int n = snprintf(t, sizeof(t), "%" PRIu64, v);
-    return hv_n(d, t, (size_t)n, MNC_AUDIT_HV_REC, out);
+    return mncd_hv(d, t, (size_t)n, out);
 }
 
 const char *mncd_hv_id(mncd *d, const void *v, size_t n, char out[MNC_AUDIT_HV_MAX])

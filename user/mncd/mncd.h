@@ -378,7 +378,8 @@ void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *r
  * an "audit.folded" record reports (a power-of-two class, at most once a second per agent). */
 #define MNCD_REC_RATE 20
 #define MNCD_REC_BURST 200
-/* "h:" + 16 hex digits of the keyed hash of v (mnc/audit.h); out, "h:?" without the key. */
+/* A record's token for v: "h:" + a fresh salt + "." + 16 hex digits of the keyed hash
+ * (mnc/audit.h, mnc_audit_hv_token); out, "h:?" without the key. */
 const char *mncd_hv(mncd *d, const void *v, size_t n, char out[MNC_AUDIT_HV_MAX]);
 const char *mncd_hv_str(mncd *d, const char *s, char out[MNC_AUDIT_HV_MAX]);
 const char *mncd_hv_u64(mncd *d, uint64_t v, char out[MNC_AUDIT_HV_MAX]); /* the decimal text */
