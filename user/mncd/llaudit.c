@@ -249,33 +249,6 @@ static int hexval(int c)
                                   : -1;
 }
 
-/* An untrusted field value (raw, rl bytes, as in the record) as printable text: strings come
- * "quoted" or hex-encoded (may_hex: only string fields; ino=10952922 is a number); an abstract
- * socket name's leading NUL is shown as '@'; any byte outside 0x20..0x7e, and '"' and '\\',
- * become '?' (the text is the agent's choice: it must not forge fields of the detail, which
- * quotes it). A value cut at n - 1 bytes ends in "...". */
-static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
-{
-    size_t o = 0;
-    bool hex = may_hex && rl >= 2 && rl % 2 == 0 && raw[0] != '"';
-    for (size_t i = 0; hex && i < rl; i++)
-        hex = hexval((unsigned char)raw[i]) >= 0;
-    if (rl && raw[0] == '"') {
-        raw++;
-        rl = rl >= 2 && raw[rl - 2] == '"' ? rl - 2 : rl - 1;
-    }
-    size_t i = 0;
-    for (; i < rl && o + 1 < n; i += hex ? 2 : 1) {
-        int c = hex ? hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]) : (unsigned char)raw[i];
-        if (c == 0 && o == 0)
-            c = '@';
-        out[o++] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
-    }
-    if (i < rl && o >= 3)
-        memcpy(out + o - 3, "...", 3); /* cut: say so */
-    out[o] = 0;
-}
-
 /* A field value as the kernel wrote it (raw, rl bytes): "quoted", hex-encoded (may_hex: only
  * string fields; ino=10952922 is a number) or plain, decoded into its bytes. Returns the length
  * (at most n). */
@@ -293,6 +266,23 @@ static size_t decode(const char *raw, size_t rl, bool may_hex, unsigned char *ou
         out[o++] = hex ? (unsigned char)(hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]))
                        : (unsigned char)raw[i];
     return o;
+}
+
+/* An untrusted field value (raw, rl bytes, as in the record) as printable text (the blockers:
+ * the kernel's names of access rights): decoded; an abstract socket name's leading NUL shown as
+ * '@'; any byte outside 0x20..0x7e, and '"' and '\\', become '?'. A value cut at n - 1 bytes
+ * ends in "...". */
+static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
+{
+    unsigned char b[LL_OBJ_MAX];
+    size_t bl = decode(raw, rl, may_hex, b, sizeof(b)), o = 0, i = 0;
+    for (; i < bl && o + 1 < n; i++) {
+        int c = b[i] == 0 && o == 0 ? '@' : b[i];
+        out[o++] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
+    }
+    if (i < bl && o >= 3)
+        memcpy(out + o - 3, "...", 3); /* cut: say so */
+    out[o] = 0;
 }
 
 /* The object of an ACCESS record: every field but domain and blockers, each value as the keyed

@@ -409,6 +409,22 @@ uint64_t mncd_audit_scrubbed(const mncd *d);
 void mncd_rec_scrub_set(mncd *d, const char *const *vals, int n);
 void mncd_recs_free(mncd *d);
 
+/* ---- what an agent chooses (chosen.c) */
+/* The strings of q (from anyone but the admin) for the record scrub; q NULL: none. */
+void mncd_scrub_request(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* An agent the kernel says tainted (and mncd's record not yet): its records count against its
+ * budget from now on. */
+void mncd_note_kernel_taint(mncd *d, const mncd_ident *w);
+/* The identifiers a tainted issuer names in a disclose (subject, release): sets mx->release;
+ * NULL, or a refusal (audited). */
+struct mncd_mncl_ctx;
+cJSON *mncd_tainted_identifiers(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+                                struct mncd_mncl_ctx *mx);
+/* A tainted deriver's lifetime: each part rounded down to mncd's ladder. */
+void mncd_ladder_lifetime(mnc_lifetime *life);
+/* The whoami verb (whoami.c). */
+cJSON *mncd_whoami(mncd *d, const mncd_ident *w, const mnc_request *q);
+
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
 cJSON *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 

@@ -258,47 +258,6 @@ static void sel_put(mnc_selection *s)
 
 /* ---- agent verbs */
 
-/* The identifiers a tainted issuer names in a disclose (docs/protocol.md, "Identifiers an agent
- * chooses"): they are data it may have taken from what it holds.
- *   - state.subject keys the shared ledger, which every issuer of the subject reads back (its
- *     history, "spent"): a tainted issuer may charge only a subject the ledger already has, so
- *     that it never writes down a name of its own choosing there;
- *   - release keys its charge for retries: kept as the keyed hash of (issuer, release), and the
- *     issuer is given its own label first (label_hold.c): whatever instance of the agent probes
- *     its release ids learns their hits and misses only carrying what the ids carry.
- * Sets mx->release. NULL, or a refusal (audited). */
-static char release_h[MNC_AUDIT_HV_MAX];
-
-static cJSON *tainted_identifiers(mncd *d, const mncd_ident *w, const mnc_request *q, int contract, mncd_mncl_ctx *mx)
-{
-    mx->release = q->release;
-    if (!mncd_rec_is_tainted(d, w->agent))
-        return NULL;
-    const mnc_contract *ct = &d->policy->contracts[contract];
-    if (mx->ledger && mx->n_history == 0 && !(mx->limits.spent > 0)) {
-        mncd_audit(d, "disclose", w->agent, ct->scope.recipient, NULL, "deny", MNC_R_INVALID,
-                   "a tainted issuer named a subject the ledger does not have");
-        return mnc_resp_deny(q->id, MNC_R_INVALID,
-                             "not released: the ledger has no subject of that name, and an agent that holds "
-                             "objects may not bring a new one (it is an identifier it chose; docs/protocol.md)");
-    }
-    if (!q->release)
-        return NULL;
-    mncd_label own;
-    if (mncd_label_of(d, w->agent, &own) != 0 || mncd_label_confer(d, w->agent, &own, "disclose") != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL,
-                              "disclose refused before the ledger lookup by the kernel layer (see the audit log; "
-                              "fail closed)");
-    char buf[2 * MNC_NAME_MAX + 2];
-    const char *me = mncd_peer_name(d, w->agent);
-    size_t ml = strlen(me), rl = strlen(q->release);
-    memcpy(buf, me, ml);
-    buf[ml] = '\0';
-    memcpy(buf + ml + 1, q->release, rl);
-    mx->release = mncd_hv_id(d, buf, ml + 1 + rl, release_h);
-    return NULL;
-}
-
 static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     const mnc_policy *p = d->policy;
@@ -383,7 +342,7 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         .contract = c, .recipient = ct->scope.recipient, .state = &st, .submitted = sub, .n_submitted = nsub};
     if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
         goto out;
-    if ((resp = tainted_identifiers(d, w, q, c, &mx)) != NULL)
+    if ((resp = mncd_tainted_identifiers(d, w, q, c, &mx)) != NULL)
         goto out;
     mnc_selection *sel = sel_get();
     if (!sel) {
@@ -634,25 +593,6 @@ static int parse_names(const mncd *d, const cJSON *arr, bool fields, mnc_set *ou
     return 0;
 }
 
-/* The lifetimes mncd grants a tainted deriver: the largest step of a fixed ladder not above
- * what it asked for (a narrowing still), so that the numbers in a derived object - which its
- * recipient and the admin's `list` see - are mncd's, carrying ~5 bits of choice, not 31. */
-static const uint64_t seconds_ladder[] = {1,    2,     3,     5,     10,    15,     20,     30,      45,       60,
-                                          90,   120,   180,   300,   600,   900,    1200,   1800,    2700,     3600,
-                                          7200, 10800, 21600, 43200, 86400, 172800, 604800, 2592000, 31536000, 0};
-static const uint64_t turns_ladder[] = {1, 2, 3, 4, 5, 10, 20, 50, 100, 1000, 10000, 100000, 1000000, 0};
-
-static uint64_t ladder_floor(uint64_t v, const uint64_t *ladder)
-{
-    if (!v)
-        return 0;
-    uint64_t best = ladder[0];
-    for (int i = 0; ladder[i]; i++)
-        if (ladder[i] <= v)
-            best = ladder[i];
-    return best;
-}
-
 static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     mnc_oid oid;
@@ -683,10 +623,8 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
             return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime needs seconds or turns");
     }
     bool tainted = mncd_rec_is_tainted(d, w->agent);
-    if (tainted) { /* mncd chooses the numbers a tainted deriver asks for (see below) */
-        life.seconds = ladder_floor(life.seconds, seconds_ladder);
-        life.turns = (uint32_t)ladder_floor(life.turns, turns_ladder);
-    }
+    if (tainted) /* mncd chooses the numbers a tainted deriver asks for (chosen.c) */
+        mncd_ladder_lifetime(&life);
     /* The deriver must hold a live object: the same existence/revocation/expiry/holder checks
      * the monitor applies to every operation. */
     mnc_reason r = !o                                                                   ? MNC_R_NO_OBJECT
@@ -951,196 +889,16 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
 }
 
-/* whoami's "contracts": what the agent may disclose under (it is an issuer; with the recipient)
- * and receive under (it is the recipient; with the issuers). false on OOM. */
-static bool whoami_contracts(const mncd *d, int agent, cJSON *r)
-{
-    const mnc_policy *p = d->policy;
-    cJSON *c = cJSON_AddObjectToObject(r, "contracts");
-    cJSON *dis = c ? cJSON_AddArrayToObject(c, "disclose") : NULL;
-    cJSON *rec = c ? cJSON_AddArrayToObject(c, "receive") : NULL;
-    if (!rec)
-        return false;
-    for (int i = 0; i < p->n_contracts; i++) {
-        const mnc_contract *ct = &p->contracts[i];
-        bool issuer = mnc_set_has(&ct->issuers, (unsigned)agent);
-        bool recipient = ct->scope.recipient == (unsigned)agent;
-        for (int k = 0; k < 2; k++) {
-            if (!(k == 0 ? issuer : recipient))
-                continue;
-            cJSON *e = cJSON_CreateObject();
-            if (!e || !cJSON_AddItemToArray(k == 0 ? dis : rec, e) || !cJSON_AddStringToObject(e, "contract", ct->id) ||
-                !cJSON_AddStringToObject(e, "purpose", ct->purpose))
-                return false;
-            if (k == 0 && !cJSON_AddStringToObject(e, "recipient", mncd_peer_name(d, ct->scope.recipient)))
-                return false;
-            if (k == 1) {
-                cJSON *from = cJSON_AddArrayToObject(e, "issuers");
-                if (!from)
-                    return false;
-                for (int a = 0; a < p->n_principals; a++)
-                    if (mnc_set_has(&ct->issuers, (unsigned)a) &&
-                        !cJSON_AddItemToArray(from, cJSON_CreateString(p->principals[a].name)))
-                        return false;
-            }
-        }
-    }
-    return true;
-}
-
-#define WHOAMI_MAX_OBJECTS 64 /* ids listed; n_objects counts all */
-
-typedef struct held_view {
-    unsigned agent;
-    int n;
-    bool memory;
-    mnc_set sinks; /* ∩ φ over the held objects */
-    cJSON *ids;
-    bool oom;
-} held_view;
-
-static int held_view_one(mnc_disclosure *o, void *arg)
-{
-    held_view *h = arg;
-    if (!mnc_set_has(&o->holders, h->agent))
-        return 0;
-    h->sinks = h->n ? mnc_set_and(&h->sinks, &o->scope.sinks) : o->scope.sinks;
-    h->memory = (h->n ? h->memory : true) && o->scope.memory;
-    if (h->n++ < WHOAMI_MAX_OBJECTS) {
-        char hex[MNC_OID_HEX];
-        mnc_oid_hex(&o->id, hex);
-        h->oom |= !cJSON_AddItemToArray(h->ids, cJSON_CreateString(hex));
-    }
-    return 0;
-}
-
-/* whoami's "taint": the monitor's view (the objects mncd delivered to the agent that it still
- * records, ∩ of their sinks, AND of their memory permission: the taint these deliveries imply)
- * and the kernel's entry for the agent (mncd_kern_whoami). NULL, or an error response. */
-static cJSON *whoami_taint(mncd *d, int agent, const mnc_request *q, cJSON *r)
-{
-    cJSON *t = cJSON_AddObjectToObject(r, "taint");
-    held_view h = {.agent = (unsigned)agent, .ids = t ? cJSON_AddArrayToObject(t, "objects") : NULL};
-    if (!h.ids)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    mnc_registry_each(&d->store.reg, held_view_one, &h);
-    cJSON *sinks = cJSON_AddArrayToObject(t, "sinks");
-    bool ok = !h.oom && sinks && cJSON_AddNumberToObject(t, "n_objects", h.n) &&
-              cJSON_AddBoolToObject(t, "tainted", h.n > 0) && cJSON_AddBoolToObject(t, "memory", h.n ? h.memory : true);
-    for (int i = 0; ok && h.n && i < d->policy->n_principals; i++)
-        if (mnc_set_has(&h.sinks, (unsigned)i))
-            ok = cJSON_AddItemToArray(sinks, cJSON_CreateString(d->policy->principals[i].name));
-    if (!ok)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    char why[160];
-    if (mncd_kern_whoami(d, agent, t, why, sizeof(why)) != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", why);
-    return NULL;
-}
-
-static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
-{
-    cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
-    if (!r)
-        return NULL;
-    if (w->agent >= 0)
-        cJSON_AddStringToObject(r, "agent", mncd_peer_name(d, w->agent));
-    else
-        cJSON_AddNullToObject(r, "agent");
-    cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup" : w->via == MNCD_VIA_UID ? "uid" : "none");
-    cJSON_AddNumberToObject(r, "uid", w->uid);
-    cJSON_AddNumberToObject(r, "pid", w->pid);
-    cJSON_AddStringToObject(r, "cgroup", w->cgroup);
-    cJSON_AddBoolToObject(r, "admin", w->admin);
-    /* an unidentified caller (or the admin, which is no agent) has no contracts and no taint */
-    if (w->agent < 0) {
-        if (!cJSON_AddNullToObject(r, "contracts") || !cJSON_AddNullToObject(r, "taint")) {
-            cJSON_Delete(r);
-            return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-        }
-        return r;
-    }
-    cJSON *err = whoami_contracts(d, w->agent, r) ? whoami_taint(d, w->agent, q, r)
-                                                  : mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    if (err) {
-        cJSON_Delete(r);
-        return err;
-    }
-    return r;
-}
-
-/* ---- the strings a request carries, for the record scrub (core.c) */
-
-/* A name mncd itself uses (a principal, contract, purpose, field or form of the policy, a verb,
- * a channel): a record may carry it, so it is not the agent's text. */
-static bool policy_name(const mncd *d, const char *v)
-{
-    const mnc_policy *p = d->policy;
-    if (mnc_policy_principal(p, v) >= 0 || mnc_policy_field(p, v) >= 0 || mnc_policy_contract(p, v) >= 0 ||
-        mnc_verb_from_name(v) >= 0 || mnc_channel_from_name(v) >= 0)
-        return true;
-    for (int i = 0; i < p->n_contracts; i++)
-        if (strcmp(p->contracts[i].purpose, v) == 0)
-            return true;
-    for (int f = 0; f < p->n_families; f++)
-        for (int i = 0; i < p->families[f].n_forms; i++)
-            if (strcmp(p->families[f].forms[i].name, v) == 0)
-                return true;
-    return false;
-}
-
-#define SCRUB_VALS 64
-typedef struct scrub_list {
-    const char *v[SCRUB_VALS];
-    int n;
-} scrub_list;
-
-static void scrub_add(const mncd *d, scrub_list *l, const char *v)
-{
-    mnc_oid oid;
-    if (l->n == SCRUB_VALS || strlen(v) < 4 || policy_name(d, v) ||
-        (mnc_oid_parse(v, &oid) == 0 && mnc_registry_get(&d->store.reg, &oid)))
-        return;
-    l->v[l->n++] = v;
-}
-
-/* Every string value of the request, and the member names of its nested objects (state
- * fields, receipt fields, a lifetime's keys). */
-static void scrub_walk(const mncd *d, scrub_list *l, const cJSON *j, int depth)
-{
-    for (const cJSON *it = j ? j->child : NULL; it && depth < MNC_JSON_DEPTH_MAX; it = it->next) {
-        if (depth > 0 && it->string)
-            scrub_add(d, l, it->string);
-        if (cJSON_IsString(it))
-            scrub_add(d, l, it->valuestring);
-        else if (cJSON_IsObject(it) || cJSON_IsArray(it))
-            scrub_walk(d, l, it, depth + 1);
-    }
-}
-
-/* An agent whose mncd record says it holds nothing may still be tainted in the kernel (a
- * workspace it inherited): then its records count against its budget too. */
-static void note_kernel_taint(mncd *d, const mncd_ident *w)
-{
-    if (w->agent < 0 || !d->kern || mncd_rec_is_tainted(d, w->agent))
-        return;
-    if (mncd_label_kernel_tainted(d, w->agent))
-        mncd_rec_tainted(d, w->agent, true);
-}
-
 static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q);
 
 cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     /* The strings of a request from anyone but the admin: no record written while it is handled
      * carries them (core.c replaces them by their keyed hash). */
-    scrub_list l = {.n = 0};
-    if (!w->admin)
-        scrub_walk(d, &l, q->root, 0);
-    mncd_rec_scrub_set(d, l.v, l.n);
-    note_kernel_taint(d, w);
+    mncd_scrub_request(d, w, q);
+    mncd_note_kernel_taint(d, w);
     cJSON *r = handle(d, w, q);
-    mncd_rec_scrub_set(d, NULL, 0);
+    mncd_scrub_request(d, w, NULL);
     mncd_audit_tick(d);
     return r;
 }
@@ -1159,7 +917,7 @@ static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q)
                               q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
     }
     if (q->verb == MNC_V_WHOAMI)
-        return v_whoami(d, w, q);
+        return mncd_whoami(d, w, q);
     if (mnc_verb_is_admin(q->verb)) {
         if (!w->admin) {
             mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,
