@@ -447,4 +447,44 @@ void atkv_daemon_stop(struct atk_ctx *c);
  * restart_disclose set - a disclosure under contract "relay" to the bystander. */
 int atkv_restart_agent(struct atk_ctx *c);
 
+/* ---- records and identifiers (docs/threat-model.md, "Records about agents", "Identifiers an
+ * agent chooses"): the audit_* and identifier attacks. */
+/* One request on a new mncd connection; the answer (NUL-terminated) into resp. 0 or -1. */
+int atkv_req(struct atk_ctx *c, const char *req, char *resp, size_t n);
+/* Agent (an attack flagged ATK_NO_RECV): the recv of atk_recv (canary into c->secret; exits as
+ * it does when that fails), which also takes every other queued object; the id of the first one
+ * of `contract` into oid. 0, or -1 if there is none. */
+int atkv_recv_contract(struct atk_ctx *c, const char *contract, char *oid, size_t n);
+/* Orchestrator: the admin's `mncctl --json <args>` (NULL-terminated) into DIR/<file>, whose path
+ * goes to path. 0 or -1. */
+int atkv_admin(struct atk_ctx *c, const char *file, const char *const *args, char *path, size_t n);
+/* Orchestrator: reads a whole file into a heap buffer (NUL-terminated; *len). NULL on error. */
+char *atkv_slurp(const char *path, size_t *len);
+/* Orchestrator: launches this binary as `agent` (mncctl run --agent AGENT) on a fresh workspace
+ * DIR/<ws> in the agent role with phase=2 (it receives nothing) and the attack's k=v arguments
+ * plus extra (NULL-terminated), after waiting for the agent's previous instances to be gone
+ * (their taint with them); waits up to timeout_s. Its control lines go to c->notes. Returns its
+ * exit status, or -1. */
+int atkv_run_fresh(struct atk_ctx *c, const char *agent, const char *ws, const char *const *extra, int timeout_s);
+/* Orchestrator: a TCP listener on 127.0.0.1 (an unregistered destination) it owns; fd, *port. */
+int atkv_listen_tcp(int *port);
+/* Orchestrator: whatever arrives on lfd within timeout_ms (several connections), into buf. */
+long atkv_accept_read(int lfd, int timeout_ms, char *buf, size_t n);
+/* Does `text` hold the canary: as itself, its hex digits, its bytes as decimal numbers joined
+ * in the order they appear (ports, protocols, option names, lengths), or as hex digits inside an
+ * address? The decoders of the audit_* attacks; a description of the hit into why. 1 or 0. */
+int atkv_spelled(const char *text, const char *canary, char *why, size_t n);
+/* Orchestrator: 16 comma-separated candidates ("mk" + 12 hex digits each), the canary among
+ * them at a random place (what a prober of identifiers tries). */
+void atkv_candidates(struct atk_ctx *c, char *out, size_t n);
+/* Agent (ATK_NO_RECV): atk_recv's handshake, but a recv of this run's object alone (obj=), so
+ * that objects earlier attacks left queued are not delivered with it. 0, or exits as atk_recv. */
+int atkv_recv_one(struct atk_ctx *c);
+/* Orchestrator: the admin's taint.reset of the coordinator (its taint and what mncd records it
+ * holds: a clean issuer for the attacks on what it discloses). 0 or -1. */
+int atkv_reset_coordinator(struct atk_ctx *c);
+/* Orchestrator: has the worker charge `subject` in the ledger (a disclose to the bystander
+ * naming it), so that it exists there. 0 or -1. */
+int atkv_charge_subject(struct atk_ctx *c, const char *subject);
+
 #endif

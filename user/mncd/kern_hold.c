@@ -35,19 +35,23 @@ typedef struct sweep_ctx {
 static int sweep_audit(void *arg, const mncd_sweep_act *a)
 {
     sweep_ctx *c = arg;
-    char who[64], det[768];
+    char who[100], det[768], ph[MNC_AUDIT_HV_MAX], fh[MNC_AUDIT_HV_MAX], peer[MNC_AUDIT_HV_MAX];
+    /* the agent chose the peer (address, port, path), its pid and fd number: keyed hashes
+     * (docs/threat-model.md, "Records about agents") */
     if (a->pid && a->fd >= 0)
-        snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
+        snprintf(who, sizeof(who), "pid %s fd %s", mncd_hv_u64(c->d, (uint64_t)a->pid, ph),
+                 mncd_hv_u64(c->d, (uint64_t)a->fd, fh));
     else if (a->pid)
-        snprintf(who, sizeof(who), "pid %d", (int)a->pid);
+        snprintf(who, sizeof(who), "pid %s", mncd_hv_u64(c->d, (uint64_t)a->pid, ph));
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
+    mncd_hv_str(c->d, a->peer, peer);
     if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
-        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who,
-                 a->ino, a->why ? a->why : "");
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, peer, who, a->ino,
+                 a->why ? a->why : "");
     else
         snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind,
-                 a->ino, who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                 a->ino, who, peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
                  a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
     bool failed = a->err && !a->refuse;
     mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent),
@@ -62,6 +66,24 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
  * while its taint was looser are judged with the new taint; disallowed ones are shut. The
  * lsm backend re-checks every send in the kernel: there the sweep only closes what can still
  * reach the agent (sockscan.h). Fails closed. */
+/* What the fd scan found, for the record: the kernel's names of anonymous objects as they are
+ * ("pipe:[N]", "socket:[N]", "anon_inode:[eventfd]", a device), a memfd and a file by the keyed
+ * hash of the name the agent (or an accomplice) chose ("memfd h:...", "file h:..."). */
+static const char *what_shown(mncd *d, const char *what, char *out, size_t n)
+{
+    char h[MNC_AUDIT_HV_MAX];
+    if (!strncmp(what, "pipe:[", 6) || !strncmp(what, "socket:[", 8) || !strncmp(what, "anon_inode:", 11) ||
+        !strncmp(what, "/dev/", 5))
+        snprintf(out, n, "%s", what);
+    else if (!strncmp(what, "/memfd:", 7)) {
+        const char *e = strstr(what, " (deleted)");
+        mncd_hv(d, what + 7, e ? (size_t)(e - what - 7) : strlen(what + 7), h);
+        snprintf(out, n, "memfd %s", h);
+    } else
+        snprintf(out, n, "file %s", mncd_hv_str(d, what, h));
+    return out;
+}
+
 /* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
  * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
  * also holds. Nothing can take the fd back: the delivery is refused. r, hit, err: the scan's
@@ -73,17 +95,23 @@ static int fdscan_report(mncd *d, int agent, const mnc_disclosure *o, const char
     char det[900];
     if (r == 0)
         return 0;
+    /* what the object is (a path), the agent's pid and fd number: the agent's choices, hashed */
+    char wh[320], ph[MNC_AUDIT_HV_MAX], fh[MNC_AUDIT_HV_MAX];
+    if (r > 0) {
+        what_shown(d, hit->what, wh, sizeof(wh));
+        mncd_hv_u64(d, (uint64_t)hit->pid, ph);
+        mncd_hv_u64(d, (uint64_t)hit->fd, fh);
+    }
     if (r > 0 && strcmp(hit->kind, "held_outside") == 0)
         snprintf(det, sizeof(det),
-                 "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
+                 "%s refused: %s held by pid %s (fd %s) of the agent is also held by pid %d "
                  "(uid %u) outside it, through %s: what the agent writes there would reach that process; fail closed",
-                 op, hit->what, (int)hit->pid, hit->fd, (int)hit->holder, (unsigned)hit->holder_uid,
-                 hit->via ? hit->via : "an fd");
+                 op, wh, ph, fh, (int)hit->holder, (unsigned)hit->holder_uid, hit->via ? hit->via : "an fd");
     else if (r > 0)
         snprintf(det, sizeof(det),
-                 "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+                 "%s refused: pid %s holds fd %s writable on %s, outside its workspaces "
                  "(passed in from outside?): writes there would leave the scope; fail closed",
-                 op, (int)hit->pid, hit->fd, hit->what);
+                 op, ph, fh, wh);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
     mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",

@@ -241,18 +241,29 @@ static void respond(loop *l, client *c, cJSON *resp)
  * it. Refused with an error and one audit record. */
 static void refuse_line(loop *l, client *c, cJSON *id)
 {
-    char det[200];
-    if (!c->line_from.known)
+    char det[200], rec[200], p1[MNC_AUDIT_HV_MAX], p2[MNC_AUDIT_HV_MAX];
+    /* the record names the pids by keyed hash (an agent picks which of its processes writes:
+     * docs/threat-model.md, "Records about agents") and counts against the connection's agent */
+    if (!c->line_from.known) {
         snprintf(det, sizeof(det),
                  "request refused: the kernel gave no sender credentials for "
                  "its bytes (connection of pid %d)",
                  (int)c->who.pid);
-    else
+        snprintf(rec, sizeof(rec),
+                 "request refused: the kernel gave no sender credentials for its bytes (connection of pid %s)",
+                 mncd_hv_u64(l->d, (uint64_t)c->who.pid, p1));
+    } else {
         snprintf(det, sizeof(det),
                  "request refused: its bytes came from more than one sender "
                  "(first pid %d uid %u; connection of pid %d)",
                  (int)c->line_from.pid, (unsigned)c->line_from.uid, (int)c->who.pid);
-    mncd_audit(l->d, "request", -1, -1, NULL, "deny", MNC_R_INVALID, det);
+        snprintf(rec, sizeof(rec),
+                 "request refused: its bytes came from more than one sender (first pid %s uid %u; connection of "
+                 "pid %s)",
+                 mncd_hv_u64(l->d, (uint64_t)c->line_from.pid, p1), (unsigned)c->line_from.uid,
+                 mncd_hv_u64(l->d, (uint64_t)c->who.pid, p2));
+    }
+    mncd_audit(l->d, "request", c->who.agent, -1, NULL, "deny", MNC_R_INVALID, rec);
     respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", det));
 }
 
@@ -901,10 +912,10 @@ static void do_accept(loop *l)
         const char *cap = cap_take(l, c);
         if (cap) {
             bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;
-            char det[160];
-            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %d uid %u)", cap,
-                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid, (int)c->who.pid,
-                     (unsigned)c->who.uid);
+            char det[160], ph[MNC_AUDIT_HV_MAX]; /* the pid by keyed hash (core.c) */
+            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %s uid %u)", cap,
+                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid,
+                     mncd_hv_u64(l->d, (uint64_t)c->who.pid, ph), (unsigned)c->who.uid);
             mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny", MNC_R_INTERNAL, det);
             /* The error line leaves after this iteration's commit (the audit record is durable
              * first, as for every response); the connection is then closed. It is never read. */

@@ -111,6 +111,12 @@ typedef struct mnc_request {
     long long lost;            /* quarantine.put: bytes the relay had to drop before (-1: none) */
 } mnc_request;
 
+/* The request table as data: {"verbs": {NAME: {"admin": bool, "args": [{"name", "kind",
+ * "required"}...]}...}, "common": ..., "note": ...}; kinds: name, oid, key, object, array, int,
+ * bool, channel, text, uid, path, b64, content. What `mncctl protocol` prints, and what
+ * tests/integration/test_canary_sinks derives every field of every verb from. NULL on OOM. */
+cJSON *mnc_protocol_table(void);
+
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).
  * Returns 0, or -1 with a one-line message in err (out is then empty, nothing to free). On
  * error *id_out (if not NULL) receives a copy of the request's "id" when it could be read, so
