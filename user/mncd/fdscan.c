@@ -636,6 +636,14 @@ static int outsider_fds(scan *s, pid_t pid, const char *dp)
             int fdn = atoi(e->d_name); /* e lives in d's buffer: gone after closedir */
             char link[PATH_MAX];
             ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+            /* The outsider is not frozen: the fd may have been closed since readdir and its
+             * number reused by the next open (an exec's first files, a loop of opens), so that
+             * fstatat below would find a file whose path was never unreadable. Read the link
+             * again; if the number is still free, nothing is held there. */
+            if (ln < 0 && errno == ENOENT)
+                ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+            if (ln < 0 && errno == ENOENT)
+                continue;
             struct stat st;
             if ((ln < 0 || (size_t)ln >= sizeof(link) - 1) && fstatat(dfd, e->d_name, &st, 0) == 0 &&
                 on_ws_fs(s, st.st_dev)) { /* a path too long to read (ENAMETOOLONG): fail closed */
