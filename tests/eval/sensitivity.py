@@ -66,9 +66,9 @@ def budget_sweep(sel, scen, leak, b_frozen, budgets):
     return {"charges": base, "leak": leak, "rows": rows}
 
 
-def mix_sweep(sel, scen, leak, b_frozen, policy_dir, mncctl, steps):
-    """steps: row counts k; for each tier T of the split and each k, k rows of tier T dropped
-    (k < 0) or duplicated (k > 0)."""
+def mix_sweep(sel, scen, leak, b_frozen, policy_dir, mncctl, steps, only=None):
+    """steps: row counts k; for each tier T of the split (or of `only`) and each k, k rows of
+    tier T dropped (k < 0) or duplicated (k > 0)."""
     with open(os.path.join(policy_dir, "FROZEN.json")) as f:
         man = json.load(f)
     dev = E.read_jsonl(os.path.join(policy_dir, man["dev"]["calbench"]["file"]))
@@ -78,7 +78,7 @@ def mix_sweep(sel, scen, leak, b_frozen, policy_dir, mncctl, steps):
     try:
         with open(os.path.join(policy_dir, "calbench-l.json")) as f:
             pol = json.load(f)
-        for tier in tiers:
+        for tier in [t for t in tiers if not only or t in only]:
             for k in steps:
                 mine = [r for r in dev if r["privacy_tier"] == tier]
                 if k < 0 and -k >= len(mine):
