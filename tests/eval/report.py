@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """report - the Markdown report run-eval writes (build/eval/eval.md, and docs/eval.md's generated
 block with --doc): one function per table, from the summary run-eval computed."""
+import os
+
 import evaldata as E
 
 POLICIES = ["Raw", "Redaction", "Fact ACL", "Semantic declassifier", "Reference monitor",
