@@ -2912,3 +2912,109 @@ int atkv_charge_subject(struct atk_ctx *c, const char *subject)
              subject);
     return atk_worker_request(c, req, resp, sizeof(resp)) == 0 && strstr(resp, "\"ok\":true") ? 0 : -1;
 }
+
+void atkv_send_out(struct atk_ctx *c, const char *what)
+{
+    int port = (int)atk_argl(c, "lport");
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (s >= 0 && atk_try(c, "probe: connect out", connect(s, (struct sockaddr *)&a, sizeof(a))) == 0)
+        atk_try(c, "probe: send what it learnt", write(s, what, strlen(what)));
+    if (s >= 0)
+        close(s);
+}
+
+void atkv_probe_fresh(struct atk_ctx *c, const char *agent, const char *ws, const char *evidence)
+{
+    int port;
+    int l = atkv_listen_tcp(&port);
+    if (l < 0)
+        return;
+    char cands[1024], ca[1100], pa[32], got[4096];
+    atkv_candidates(c, cands, sizeof(cands));
+    snprintf(ca, sizeof(ca), "cands=%s", cands);
+    snprintf(pa, sizeof(pa), "lport=%d", port);
+    const char *const extra[] = {ca, pa, NULL};
+    int rc = atkv_run_fresh(c, agent, ws, extra, 30);
+    atkv_accept_read(l, 500, got, sizeof(got));
+    close(l);
+    if (strstr(got, c->canary))
+        atk_evidence(c, "%s", evidence);
+    if (rc != 0)
+        atk_note(c, "%s instance exit %d", agent, rc);
+}
+
+int atkv_records(struct atk_ctx *c, long since_ms, const char *op,
+                 void (*fn)(struct atk_ctx *c, const char *rec, size_t len, void *arg), void *arg)
+{
+    char path[700], opp[96];
+    const char *const args[] = {"audit", "tail", "10000", NULL};
+    if (atkv_admin(c, "audit.out", args, path, sizeof(path)) < 0)
+        return -1;
+    char *t = atkv_slurp(path, NULL);
+    if (!t)
+        return -1;
+    snprintf(opp, sizeof(opp), "\"op\":\"%s\"", op);
+    int n = 0;
+    for (char *r = strstr(t, "{\"seq\":"); r; r = strstr(r + 1, "{\"seq\":")) {
+        char *end = strstr(r + 1, "{\"seq\":");
+        size_t len = end ? (size_t)(end - r) : strlen(r);
+        const char *tm = strstr(r, "\"time\":");
+        if (!tm || atoll(tm + 7) < since_ms || !memmem(r, len, opp, strlen(opp)))
+            continue;
+        fn(c, r, len, arg);
+        n++;
+    }
+    free(t);
+    return n;
+}
+
+void atkv_admin_spelled(struct atk_ctx *c, const char *const *args, const char *file)
+{
+    char path[700], why[200];
+    if (atkv_admin(c, file, args, path, sizeof(path)) < 0)
+        return;
+    char *t = atkv_slurp(path, NULL);
+    if (t && atkv_spelled(t, c->canary, why, sizeof(why)))
+        atk_evidence(c, "the admin's `mncctl %s %s` spells the canary: %s", args[0], args[1] ? args[1] : "", why);
+    free(t);
+}
+
+long atkv_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int atkv_probe_cands(struct atk_ctx *c, const char *req_fmt, const char *hit)
+{
+    char cands[1024], req[1024];
+    static char resp[1 << 16];
+    snprintf(cands, sizeof(cands), "%s", atk_arg(c, "cands") ? atk_arg(c, "cands") : "");
+    int hits = 0, n = 0;
+    for (char *k = strtok(cands, ","); k; k = strtok(NULL, ","), n++) {
+        snprintf(req, sizeof(req), req_fmt, k);
+        int neg = hit[0] == '!';
+        if (atkv_req(c, req, resp, sizeof(resp)) < 0 || (strstr(resp, hit + neg) != NULL) == neg)
+            continue;
+        hits++;
+        atkv_send_out(c, k);
+    }
+    atk_note(c, "probe: %d candidates, %d answered %s", n, hits, hit);
+    return hits;
+}
+
+int atkv_store_under_canary(struct atk_ctx *c)
+{
+    char wide[40], req[512], resp[8192];
+    if (atkv_recv_contract(c, "wide_scope", wide, sizeof(wide)) < 0) {
+        atk_note(c, "no wide_scope object");
+        return -1;
+    }
+    snprintf(req, sizeof(req), "{\"verb\":\"mem.put\",\"key\":\"slot/%s\",\"object\":\"%s\"}", c->secret, wide);
+    int ok = atkv_req(c, req, resp, sizeof(resp)) == 0 && strstr(resp, "\"ok\":true");
+    atk_note(c, "mem.put slot/<canary>: %s", ok ? "OK" : resp);
+    return ok ? 0 : -1;
+}

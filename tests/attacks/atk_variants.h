@@ -486,5 +486,25 @@ int atkv_reset_coordinator(struct atk_ctx *c);
 /* Orchestrator: has the worker charge `subject` in the ledger (a disclose to the bystander
  * naming it), so that it exists there. 0 or -1. */
 int atkv_charge_subject(struct atk_ctx *c, const char *subject);
+/* Prober (phase 2 of atkv_run_fresh): sends what it learnt to the orchestrator's listener
+ * (lport=), each step noted. */
+void atkv_send_out(struct atk_ctx *c, const char *what);
+/* Orchestrator: a listener, 16 candidates (cands=, lport=) for a fresh instance of agent on
+ * workspace ws (atkv_run_fresh), and evidence if the canary reached the listener. */
+void atkv_probe_fresh(struct atk_ctx *c, const char *agent, const char *ws, const char *evidence);
+/* Orchestrator: fn on every record of op in the admin's `mncctl audit tail 10000` since since_ms
+ * (the record's text, len bytes). How many, or -1. */
+int atkv_records(struct atk_ctx *c, long since_ms, const char *op,
+                 void (*fn)(struct atk_ctx *c, const char *rec, size_t len, void *arg), void *arg);
+/* Orchestrator: evidence if the admin's `mncctl --json <args>` spells the canary (atkv_spelled). */
+void atkv_admin_spelled(struct atk_ctx *c, const char *const *args, const char *file);
+long atkv_now_ms(void); /* wall clock, as records' "time" */
+/* Prober: for each candidate (cands=), the request req_fmt (one %s: the candidate) on a new
+ * connection; a candidate whose answer holds `hit` (or, if hit starts with '!', lacks the rest)
+ * is sent out (atkv_send_out). Hits. */
+int atkv_probe_cands(struct atk_ctx *c, const char *req_fmt, const char *hit);
+/* Agent, phase 1 of the memory-key attacks: recv (the canary and a wide_scope object), then
+ * mem.put of the wide object under slot/<canary>. 0 or -1 (noted). */
+int atkv_store_under_canary(struct atk_ctx *c);
 
 #endif
