@@ -266,10 +266,16 @@ static size_t json_list(char *out, size_t n, const char *csv, const char *fmt)
     return o;
 }
 
-const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers)
+#define RESTART_CONTRACT(ID, ISSUERS, RECIPIENT, SINKS)                                                                \
+    "{\"id\": \"" ID "\", \"purpose\": \"" ID "\", \"issuers\": [" ISSUERS "], \"recipient\": \"" RECIPIENT            \
+    "\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [" SINKS                        \
+    "], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]}"
+
+const char *atkv_restart_policy_wide(const char *agents, const char *sinks, const char *in_scope,
+                                     const char *relay_issuers, const char *wide_sink, int wide_first)
 {
     static char out[8192];
-    char ag[1024], sk[2048] = "", is[512];
+    char ag[1024], sk[2048] = "", is[512], cal[512], relay[1024], wide[512] = "";
     json_list(ag, sizeof(ag), agents, "{\"name\": \"%s\"}");
     json_list(is, sizeof(is), relay_issuers, "\"%s\"");
     size_t o = 0;
@@ -284,6 +290,11 @@ const char *atkv_restart_policy(const char *agents, const char *sinks, const cha
                                   name, cls, where);
         p += l + (p[l] == ',');
     }
+    snprintf(cal, sizeof(cal), RESTART_CONTRACT("cal_scope", "\"worker\"", "coordinator", "\"%s\""), in_scope);
+    snprintf(relay, sizeof(relay), RESTART_CONTRACT("relay", "%s", "bystander", ""), is);
+    if (wide_sink)
+        snprintf(wide, sizeof(wide), RESTART_CONTRACT("wide", "\"worker\"", "coordinator", "\"%s\"") ",\n  ",
+                 wide_sink);
     snprintf(
         out, sizeof(out),
         "{\"mnc_policy\": 1, \"name\": \"restart\", \"agents\": [%s], \"sinks\": [%s],\n"
@@ -291,13 +302,13 @@ const char *atkv_restart_policy(const char *agents, const char *sinks, const cha
         "0.05}],\n"
         " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
         "\"template\": \"selected slot {selected_slot}\"}]}],\n"
-        " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], "
-        "\"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, "
-        "\"sinks\": [\"%s\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]},\n"
-        "  {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [%s], \"recipient\": \"bystander\", "
-        "\"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, "
-        "\"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+        " \"contracts\": [%s%s,\n  %s%s],\n"
         " \"risk\": {\"model\": \"weights\"}}",
-        ag, sk, in_scope, is);
+        ag, sk, wide_first ? wide : "", cal, wide_first ? "" : wide, relay);
     return out;
+}
+
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers)
+{
+    return atkv_restart_policy_wide(agents, sinks, in_scope, relay_issuers, NULL, 0);
 }

@@ -25,6 +25,10 @@ int atkv_daemon_start(struct atk_ctx *c, const char *policy);
  * that contract cal_scope (worker -> coordinator, what the agent holds) allows, and the issuers
  * of contract relay (-> bystander), comma-separated. */
 const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers);
+/* The same with a third contract `wide` (worker -> coordinator, sink wide_sink) before
+ * cal_scope (wide_first) or after it: the contracts' order in the file is the variable. */
+const char *atkv_restart_policy_wide(const char *agents, const char *sinks, const char *in_scope,
+                                     const char *relay_issuers, const char *wide_sink, int wide_first);
 /* Stops it (SIGTERM, or SIGHUP for a reload in place with sighup) and starts it again on policy
  * with the same state dir and pins. 0 or -1. */
 int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup);
