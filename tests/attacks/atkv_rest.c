@@ -33,6 +33,15 @@ int atkv_rest_prepare(struct atk_ctx *c, const char *agent, const char *path)
     return 0;
 }
 
+int atkv_rest_grant(struct atk_ctx *c, const char *agent, const char *path, const char *grant)
+{
+    if (atkv_rest_prepare(c, agent, path) < 0 ||
+        c->launch2_nread >= (int)(sizeof(c->launch2_read) / sizeof(c->launch2_read[0])))
+        return -1;
+    c->launch2_read[c->launch2_nread++] = grant;
+    return 0;
+}
+
 /* Phase 2: what it read goes out every way it can try. */
 void atkv_rest_out(struct atk_ctx *c, const char *what)
 {

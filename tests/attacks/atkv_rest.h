@@ -21,6 +21,8 @@ int atkv_rest_agent(struct atk_ctx *c);
 /* prepare: phase 2 on the fresh workspace DIR/ws2 (the binary copied there) as agent (NULL:
  * coordinator), reading path (kv rest_path). 0 or -1. */
 int atkv_rest_prepare(struct atk_ctx *c, const char *agent, const char *path);
+/* atkv_rest_prepare, then run 2 is given a read grant on the directory grant. 0 or -1. */
+int atkv_rest_grant(struct atk_ctx *c, const char *agent, const char *path, const char *grant);
 /* DIR/name, made 0755 (a directory an outsider prepares for a grant). out gets the path. 0/-1. */
 int atkv_rest_dir(struct atk_ctx *c, const char *name, char *out, size_t n);
 

@@ -312,3 +312,10 @@ const char *atkv_restart_policy(const char *agents, const char *sinks, const cha
 {
     return atkv_restart_policy_wide(agents, sinks, in_scope, relay_issuers, NULL, 0);
 }
+
+int atkv_restart_start(struct atk_ctx *c, const char *policy)
+{
+    c->contract = "cal_scope";
+    return atkv_daemon_start(
+        c, policy ? policy : atkv_restart_policy(ATKV_RESTART_AGENTS, ATKV_RESTART_SINKS, "calendar", "coordinator"));
+}

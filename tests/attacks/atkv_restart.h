@@ -29,6 +29,13 @@ const char *atkv_restart_policy(const char *agents, const char *sinks, const cha
  * cal_scope (wide_first) or after it: the contracts' order in the file is the variable. */
 const char *atkv_restart_policy_wide(const char *agents, const char *sinks, const char *in_scope,
                                      const char *relay_issuers, const char *wide_sink, int wide_first);
+/* The policy every restart_* attack starts on: these agents and sinks, calendar in cal_scope's
+ * scope, the coordinator an issuer of relay. */
+#define ATKV_RESTART_AGENTS "worker,coordinator,bystander"
+#define ATKV_RESTART_SINKS "calendar:tool:CAL,partner:external:OUT"
+/* prepare of a restart_* attack: the orchestrator discloses under cal_scope, and its mncd starts
+ * on policy (NULL: the base policy above). atkv_daemon_start's result. */
+int atkv_restart_start(struct atk_ctx *c, const char *policy);
 /* Stops it (SIGTERM, or SIGHUP for a reload in place with sighup) and starts it again on policy
  * with the same state dir and pins. 0 or -1. */
 int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup);

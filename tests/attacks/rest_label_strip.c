@@ -20,10 +20,7 @@ static int prepare(struct atk_ctx *c)
 {
     char p[760];
     snprintf(p, sizeof(p), "%s/copy.txt", c->ws);
-    if (atkv_rest_prepare(c, NULL, p) < 0)
-        return -1;
-    c->launch2_read[c->launch2_nread++] = c->ws;
-    return 0;
+    return atkv_rest_grant(c, NULL, p, c->ws);
 }
 
 static void strip(struct atk_ctx *c, const char *ws, const char *rel)

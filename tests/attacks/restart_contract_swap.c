@@ -11,20 +11,19 @@
  * partner stays refused. */
 #include "atk_variants.h"
 
-#define AGENTS "worker,coordinator,bystander"
-#define SINKS "calendar:tool:CAL,partner:external:OUT"
-
 static int prepare(struct atk_ctx *c)
 {
-    c->contract = "cal_scope";
-    return atkv_daemon_start(c, atkv_restart_policy_wide(AGENTS, SINKS, "calendar", "coordinator", "partner", 1));
+    return atkv_restart_start(
+        c, atkv_restart_policy_wide(ATKV_RESTART_AGENTS, ATKV_RESTART_SINKS, "calendar", "coordinator", "partner", 1));
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "restart") != 0)
         return;
-    atkv_daemon_restart(c, atkv_restart_policy_wide(AGENTS, SINKS, "calendar", "coordinator", "partner", 0), 0);
+    atkv_daemon_restart(
+        c, atkv_restart_policy_wide(ATKV_RESTART_AGENTS, ATKV_RESTART_SINKS, "calendar", "coordinator", "partner", 0),
+        0);
 }
 
 static const struct atk A = {"restart_contract_swap",
