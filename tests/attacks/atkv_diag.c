@@ -436,3 +436,70 @@ void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what,
         }
     }
 }
+
+void atkv_unix_snap_take(int type, struct atkv_unix_snap *s)
+{
+    static struct atkv_unix_diag all[8192];
+    int n = atkv_unix_dump(type, all, 8192);
+    s->n = 0;
+    for (int i = 0; i < n; i++)
+        s->ino[s->n++] = all[i].ino;
+}
+
+int atkv_unix_new(int type, const struct atkv_unix_snap *s, uint32_t uid, int want, struct atkv_unix_diag *out, int cap)
+{
+    static struct atkv_unix_diag all[8192];
+    int n = atkv_unix_dump(type, all, 8192), k = 0;
+    for (int i = 0; i < n && k < cap; i++) {
+        int old = 0;
+        for (int b = 0; b < s->n && !old; b++)
+            old = s->ino[b] == all[i].ino;
+        if (old || !all[i].has_uid || all[i].uid != uid)
+            continue;
+        if ((want & ATKV_AUTOBOUND) && (all[i].namelen != 6 || all[i].name[0] != 0))
+            continue;
+        if ((want & ATKV_QUEUED) && (all[i].rq == 0 || !all[i].peer))
+            continue;
+        out[k++] = all[i];
+    }
+    qsort(out, (size_t)k, sizeof(out[0]), atkv_unix_diag_cmp);
+    return k;
+}
+
+void atkv_dgram_fill(const struct atkv_unix_diag *a, int k, int n, char *out, size_t outn)
+{
+    static char fill[64];
+    int err = 0, sent = 0;
+    for (int i = 0; i < k; i++) {
+        int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0) {
+            err = errno;
+            break;
+        }
+        struct sockaddr_un to = {.sun_family = AF_UNIX};
+        memcpy(to.sun_path, a[i].name, (size_t)a[i].namelen);
+        socklen_t tl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)a[i].namelen);
+        unsigned char j = (unsigned char)i;
+        int ok = sendto(s, &j, 1, MSG_DONTWAIT, (struct sockaddr *)&to, tl) == 1;
+        for (int d = 1; ok && d <= n && d + 1 <= (int)sizeof(fill); d++)
+            ok = sendto(s, fill, (size_t)d + 1, MSG_DONTWAIT, (struct sockaddr *)&to, tl) == d + 1;
+        if (!ok)
+            err = errno;
+        sent += ok;
+        close(s);
+    }
+    snprintf(out, outn, "%d of %d sockets filled; %s", sent, k, atk_errname(err));
+}
+
+void atkv_dgram_chunks(const struct atkv_unix_diag *a, int k, int n, char *msg, size_t msgn)
+{
+    if (msgn == 0)
+        return;
+    memset(msg, 0, msgn);
+    for (int j = 0; j < k && (size_t)(j / 4) < msgn - 1; j++) {
+        if (a[j].rq < 2 || a[j].rq > (uint32_t)n + 1)
+            continue;
+        unsigned chunk = a[j].rq - 2;
+        msg[j / 4] = (char)((unsigned char)msg[j / 4] | (chunk << (6 - 2 * (j % 4))));
+    }
+}

@@ -61,6 +61,26 @@ struct atkv_unix_diag {
 };
 int atkv_unix_dump(int type, struct atkv_unix_diag *out, int cap);
 int atkv_unix_diag_cmp(const void *a, const void *b);
+/* The *_rqlen attacks' outsider. snap_take, at the "pre" sync: the inodes of every UNIX socket
+ * of type now. atkv_unix_new: of the sockets of type made since, those owned by uid that are
+ * autobound ("\0" + 5 hex digits; ATKV_AUTOBOUND) and/or connected with bytes queued
+ * (ATKV_QUEUED), ordered by inode, into out (at most cap). How many. */
+struct atkv_unix_snap {
+    uint32_t ino[8192];
+    int n;
+};
+#define ATKV_AUTOBOUND 1
+#define ATKV_QUEUED 2
+void atkv_unix_snap_take(int type, struct atkv_unix_snap *s);
+int atkv_unix_new(int type, const struct atkv_unix_snap *s, uint32_t uid, int want, struct atkv_unix_diag *out,
+                  int cap);
+/* unix_dgram_rqlen_*: to each of the k sockets a (a sender socket of its own per target: what
+ * sits unread is charged to the sender's buffer), a 1-byte datagram carrying its index, then n
+ * datagrams of lengths 2..n+1; a summary ("F of K sockets filled; ERR") into out. */
+void atkv_dgram_fill(const struct atkv_unix_diag *a, int k, int n, char *out, size_t outn);
+/* ...and what the agent left: socket j's head datagram length - 2 is the 2-bit chunk j, four a
+ * byte, into msg (NUL-terminated; at most msgn - 1 bytes). */
+void atkv_dgram_chunks(const struct atkv_unix_diag *a, int k, int n, char *msg, size_t msgn);
 
 /* The number the first line of file `path` matching scanf format `fmt` (one %ld) gives; -1 if
  * the file cannot be read or no line matches. For /proc fields ("SigQ: %ld/", "Uid: %ld"). */
