@@ -95,4 +95,16 @@ void atkv_byte_set(struct atk_ctx *c, int base, int w, int i, unsigned v);
  * whose six bytes (atkv_byte_set) spell the canary's 12 hex digits. */
 void atkv_bytes6_evidence(struct atk_ctx *c, int base, int nw, const char *what, const char *const *where);
 
+/* udp_cork_txq (connected = 1) and udp_cork_pending (0): before its recv the agent takes
+ * ATKV_CK_SOCKS UDP sockets towards the collector's udp4 port, connected (1) or with one byte
+ * corked by sendto(MSG_MORE) to that address (0); after it, on socket i it appends
+ * i * 256 + canary[i] bytes with send(MSG_MORE) (after one byte with MSG_MORE when connected),
+ * then says `sync set` and keeps them open. 0. */
+#define ATKV_CK_SOCKS 14 /* "mk" + 12 hex: one byte each */
+int atkv_cork_agent(struct atk_ctx *c, int connected);
+/* ...their verifier at sync "set": uid 65534 reads tx_queue (sk_wmem_alloc) of the agent's UDP
+ * sockets in /proc/net/udp less the base (one corked byte on a socket of its own) as index and
+ * byte: evidence if that spells the canary. */
+void atkv_cork_on_sync(struct atk_ctx *c, const char *tag, const char *evidence);
+
 #endif
