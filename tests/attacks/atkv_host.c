@@ -440,3 +440,41 @@ void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence)
             atk_note(c, "decoded %s%s", got, c->slot[2] ? " (the outsider stopped answering)" : "");
     }
 }
+
+int atkv_wrap_prepare(const char *real_env)
+{
+    static char self[600];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (k <= 0)
+        return -1;
+    self[k] = 0;
+    if (setenv(real_env, getenv("MNCCTL") ? getenv("MNCCTL") : "", 1) < 0 || setenv("MNCCTL", self, 1) < 0)
+        return -1;
+    return 0;
+}
+
+void atkv_wrap_verify(struct atk_ctx *c, const char *file, const char *evidence)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/%s", c->dir, file);
+    if (atk_file_has(p, c->canary) == 1) {
+        atk_evidence(c, "%s", evidence);
+        return;
+    }
+    char got[64] = "";
+    FILE *f = fopen(p, "re");
+    if (f && fgets(got, sizeof(got), f))
+        got[strcspn(got, "\n")] = 0;
+    if (f)
+        fclose(f);
+    atk_note(c, "caller read: %s (canary %s)", got[0] ? got : "nothing", c->canary);
+}
+
+void atkv_deep_cleanup(struct atk_ctx *c, int depth)
+{
+    atkv_keeper_cleanup(c);
+    char name[201];
+    memset(name, 'd', 200);
+    name[200] = 0;
+    atkv_rm_deep(c->ws, name, depth);
+}

@@ -37,6 +37,8 @@ void atkv_limits_check(struct atk_ctx *c, const char *label2);
  * levels named with 200 'd's: the path is longer than a page), reached by relative opens; create:
  * make the directories first. The fd, or -1. */
 int atkv_deep_dir(struct atk_ctx *c, int depth, int create);
+/* ...their cleanup: the keeper's (atkv_keeper_cleanup), then WS/d.../d... removed (atkv_rm_deep). */
+void atkv_deep_cleanup(struct atk_ctx *c, int depth);
 /* In a keeper: listens on path, drops to uid 65534, says ready on ans, takes one fd from the
  * agent and returns it once the orchestrator asks (a byte on cmd; exits if none comes). */
 int atkv_keeper_take_asked(const char *path, int cmd, int ans);
@@ -55,6 +57,11 @@ void atkv_counter_digits(struct atk_ctx *c, const char *tag, const char *reading
  * wrapped the same way once (inner_env marks the inner run). Anything else: atk_main. */
 int atkv_wrap_main(const struct atk *a, int argc, char **argv, const char *real_env, const char *inner_env,
                    int (*wrap)(char **argv));
+/* ...their prepare(): MNCCTL becomes this binary, real_env the real mncctl. 0 or -1. */
+int atkv_wrap_prepare(const char *real_env);
+/* ...their verifier: evidence if DIR/file (what the caller wrote down) holds the canary; else
+ * what it read is noted. */
+void atkv_wrap_verify(struct atk_ctx *c, const char *file, const char *evidence);
 
 /* cgroup_thread_count, cgroup_v1_tasks, cgroup_v1_move_back: the agent's side of the hex-digit
  * thread channel. Says sync "base", then for each of the canary's first `digits` hex digits adds
