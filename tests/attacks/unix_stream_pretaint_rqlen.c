@@ -71,7 +71,7 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-/* ---- unix sock_diag: atkv_unix_dump (atk_variants.c) */
+/* ---- unix sock_diag: atkv_unix_dump (atkv_diag.c) */
 static struct atkv_unix_snap snap;
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
