@@ -16,7 +16,8 @@
  *      --read grants; writes only in the workspaces and /dev/null|zero|full; abstract UNIX
  *      sockets and signals scoped to the agent's own domain; denials logged to the kernel's
  *      audit (ABI >= 7);
- *   5. seccomp: an allowlist of syscalls by class (run_confine.c lists each class and why);
+ *   5. seccomp: an allowlist of syscalls by class (run_filter.c lists each class and why;
+ *      compiled at build time, run_filter.h);
  *      everything else fails with ENOSYS, the classes that carry data past the kernel's other
  *      checks (SysV/POSIX IPC, keyrings, namespaces, io_uring, ptrace...) with EPERM.
  * See docs/kernel.md, "What mncctl run does to the agent". */
