@@ -143,8 +143,9 @@ $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto libisal libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
 
+# mncctl loads libpq on first use (user/mncctl/pq_lazy.c): a launch does not pay for it
 $(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
-	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(filter-out -lpq,$(LDLIBS))
 
 $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
