@@ -214,9 +214,9 @@ $(BUILD)/include/run_filters.h: $(BUILD)/gen/run_filter_gen
 $(BUILD)/obj/user/mncctl/run_confine.o: $(BUILD)/include/run_filters.h
 
 # bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
-$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_tty.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_tty.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh

@@ -323,8 +323,9 @@ int run_confine_apply(const run_confine *c, char *why, size_t whylen)
         return -1;
     }
     if (enter_cgroup(c->cgroup, c->cgv1, why, whylen) != 0 || (c->netns && enter_netns(why, whylen) != 0) ||
-        run_mntns_apply(c->mntns, why, whylen) != 0 || run_mntns_env(c->mntns, why, whylen) != 0 ||
-        close_inherited(c, why, whylen) != 0)
+        run_mntns_apply(c->mntns, why, whylen) != 0 ||
+        (c->tty && run_tty_child(c->tty, c->gate_sock, why, whylen) != 0) ||
+        run_mntns_env(c->mntns, why, whylen) != 0 || close_inherited(c, why, whylen) != 0)
         return -1;
     /* a session of its own: no controlling terminal, so no TIOCSTI into the operator's shell */
     if (setsid() < 0) {

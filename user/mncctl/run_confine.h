@@ -32,6 +32,7 @@
 #include "mnc/policy.h"
 #include "run_cgv1.h"
 #include "run_mntns.h"
+#include "run_tty.h"
 
 #define RUN_MAX_READ 32
 #define RUN_MAX_KEEP 16
@@ -54,6 +55,7 @@ typedef struct run_confine {
     int n_keep;
     int report_fd;          /* the launcher's error pipe: kept open (CLOEXEC) */
     const run_mntns *mntns; /* the agent's mount namespace (run_mntns.h); required */
+    const run_tty *tty;     /* which of stdout/stderr become private terminals (run_tty.h), or NULL */
     int gate_sock;          /* where the seccomp notification fd goes (run_gate.h): locks, and a server's
                     * bind/listen; required */
 } run_confine;
