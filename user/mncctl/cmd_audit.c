@@ -7,6 +7,8 @@
  * log must reach the last anchored seq. A log rewritten end to end with a fresh,
  * self-consistent chain passes the chain check but not this one.
  *
+ * `mncctl audit export` (audit_export.c) prints the records as OCSF events for a SIEM.
+ *
  * `mncctl audit find VALUE...` prints the records that name a value an agent chose (a path, an
  * address, a port, a pid) by a keyed token (docs/threat-model.md, "Records about agents"); it
  * reads the per-host key (STATE_DIR/audit.key, root-only), so only whoever may read that key
@@ -29,11 +31,13 @@
 #include "mnc/fleet.h"
 #include "mncctl.h"
 
-int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
+int mncctl_call_print(const mncctl_global *g, cJSON *req);              /* cmd_client.c */
+int mncctl_audit_export(int argc, char **argv, const mncctl_global *g); /* audit_export.c */
 
 #define U_AUDIT                                                                                                        \
     "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin) | "                         \
-    "audit find [--state DIR | --key FILE] [--log FILE] VALUE... | audit hash --id VALUE..."
+    "audit find [--state DIR | --key FILE] [--log FILE] VALUE... | audit hash --id VALUE... | "                        \
+    "audit export [--format ocsf|jsonl] [--follow] [--host NAME] [FILE...]"
 
 typedef struct anchor {
     unsigned long long seq;
@@ -312,6 +316,8 @@ static int hash_cmd(int argc, char **argv, const mncctl_global *g, bool find)
 
 static int c_audit(int argc, char **argv, const mncctl_global *g)
 {
+    if (argc >= 2 && !strcmp(argv[1], "export"))
+        return mncctl_audit_export(argc, argv, g);
     if (argc >= 2 && (!strcmp(argv[1], "hash") || !strcmp(argv[1], "find")))
         return hash_cmd(argc, argv, g, !strcmp(argv[1], "find"));
     if (argc >= 3 && !strcmp(argv[1], "verify")) {
