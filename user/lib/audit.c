@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
+#include "audit_int.h"
 #include "mnc_util.h"
 #include "cache_trim.h"
 #include "json_write.h"
@@ -26,21 +27,6 @@
 /* A record line can never legitimately be this long: mncd writes names (<64 B), ids and a
  * short detail. Bounding it keeps the verifier's memory bounded on hostile files. */
 #define MAX_LINE (64 * 1024)
-
-struct mnc_audit {
-    int fd;
-    uint64_t seq;
-    char head[MNC_AUDIT_HASH_HEX];
-    bool dirty;
-    bool poisoned;
-    /* deferred mode: lines appended but not yet written (see audit.h) */
-    bool deferred;
-    char *pend; /* NUL-terminated */
-    size_t pend_len, pend_cap;
-    uint64_t pend_first; /* seq of the first pending line */
-    off_t size;          /* bytes in the file: where the next O_APPEND write lands */
-    mnc_cache_trim trim; /* its page cache behind size (cache_trim.h) */
-};
 
 /* EVP_sha256() makes every EVP_DigestInit_ex look the digest up again in OpenSSL 3 (an
  * implicit fetch under a lock, "Performance" in crypto(7)); fetch it once per process. */
@@ -149,11 +135,33 @@ static int check_line(const char *line, size_t len, const char *prev, uint64_t s
     return rc;
 }
 
-/* Shared by verify and open: walks the file. */
-static int walk(FILE *f, mnc_audit_verify *v)
+/* The seq, prev and time of a line that ends in a hash (the first line of a segment). 0, or -1
+ * if it has none: check_line then reports what is wrong with it. */
+static int line_start(const char *line, size_t len, uint64_t *seq, char prev[MNC_AUDIT_HASH_HEX], uint64_t *time_ms)
+{
+    cJSON *j = len <= MAX_LINE ? cJSON_ParseWithLength(line, len) : NULL;
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "seq");
+    const cJSON *jp = cJSON_GetObjectItemCaseSensitive(j, "prev");
+    const cJSON *jt = cJSON_GetObjectItemCaseSensitive(j, "time");
+    int rc = -1;
+    if (cJSON_IsNumber(js) && js->valuedouble >= 1 && cJSON_IsString(jp) && strlen(jp->valuestring) == 64 &&
+        is_hex64(jp->valuestring)) {
+        *seq = (uint64_t)js->valuedouble;
+        memcpy(prev, jp->valuestring, MNC_AUDIT_HASH_HEX);
+        *time_ms = cJSON_IsNumber(jt) && jt->valuedouble > 0 ? (uint64_t)jt->valuedouble : 0;
+        rc = 0;
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* Shared by verify and open: walks the file. A segment (mnc_audit__walk's segment) may start
+ * anywhere in a chain: its first line's seq and prev are taken as its base. */
+static int walk_file(FILE *f, mnc_audit_verify *v, bool segment)
 {
     memset(v, 0, sizeof(*v));
     memcpy(v->head, ZERO_HASH, MNC_AUDIT_HASH_HEX);
+    memcpy(v->base_prev, ZERO_HASH, MNC_AUDIT_HASH_HEX);
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -177,9 +185,19 @@ static int walk(FILE *f, mnc_audit_verify *v)
         }
         char h[MNC_AUDIT_HASH_HEX];
         char m[200];
+        if (lineno == 1 && segment) {
+            uint64_t s0, t0;
+            char p0[MNC_AUDIT_HASH_HEX];
+            if (line_start(line, (size_t)n - 1, &s0, p0, &t0) == 0) {
+                v->base_seq = s0 - 1;
+                memcpy(v->base_prev, p0, sizeof(p0));
+                memcpy(v->head, p0, sizeof(p0));
+                v->first_time_ms = t0;
+            }
+        }
         if ((size_t)n - 1 > MAX_LINE) {
             snprintf(m, sizeof(m), "line longer than %d bytes", MAX_LINE);
-        } else if (check_line(line, (size_t)n - 1, v->head, v->records + 1, h, m, sizeof(m)) == 0) {
+        } else if (check_line(line, (size_t)n - 1, v->head, v->base_seq + v->records + 1, h, m, sizeof(m)) == 0) {
             memcpy(v->head, h, sizeof(h));
             v->records++;
             off += (uint64_t)n;
@@ -198,7 +216,7 @@ static int walk(FILE *f, mnc_audit_verify *v)
     return rc;
 }
 
-int mnc_audit_verify_file(const char *path, mnc_audit_verify *v)
+int mnc_audit__walk(const char *path, mnc_audit_verify *v, bool segment)
 {
     FILE *f = fopen(path, "re");
     if (!f) {
@@ -206,10 +224,12 @@ int mnc_audit_verify_file(const char *path, mnc_audit_verify *v)
         snprintf(v->msg, sizeof(v->msg), "%s: %s", path, strerror(errno));
         return -1;
     }
-    int rc = walk(f, v);
+    int rc = walk_file(f, v, segment);
     fclose(f);
     return rc;
 }
+
+int mnc_audit_verify_file(const char *path, mnc_audit_verify *v) { return mnc_audit__walk(path, v, false); }
 
 mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_t errlen)
 {
@@ -230,10 +250,17 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
         return NULL;
     }
     mnc_audit_verify v;
-    int rc = walk(f, &v);
+    int rc = walk_file(f, &v, true);
     fclose(f);
     if (rc != 0) {
         snprintf(err, errlen, "%s: audit chain does not verify: %s", path, v.msg);
+        close(fd);
+        return NULL;
+    }
+    /* Where the file starts: the chain's start, or the end of the newest rotated segment
+     * (audit_seg.c); a rotation a crash interrupted is finished or undone there. */
+    mnc_audit_seg_base base;
+    if (mnc_audit__seg_base(path, fd, &v, &base, err, errlen) != 0) {
         close(fd);
         return NULL;
     }
@@ -260,9 +287,19 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
         close(fd);
         return NULL;
     }
+    a->path = strdup(path);
+    if (!a->path) {
+        snprintf(err, errlen, "out of memory");
+        free(a);
+        close(fd);
+        return NULL;
+    }
     a->fd = fd;
-    a->seq = v.records;
-    memcpy(a->head, v.head, sizeof(a->head));
+    a->base_seq = base.seq;
+    memcpy(a->base_prev, base.head, sizeof(a->base_prev));
+    a->seq = base.seq + v.records;
+    memcpy(a->head, v.records ? v.head : base.head, sizeof(a->head));
+    a->seg_start_ms = v.first_time_ms;
     a->size = st.st_size;
     /* The walk above read the whole log; the writer never reads it. Advisory (cache_trim.h). */
     (void)mnc_cache_trim_reset(fd, &a->trim, a->size);
@@ -473,7 +510,8 @@ int mnc_audit_write_pending(mnc_audit *a)
     /* Not needed for durability (the caller's copy is durable), but a later mnc_audit_sync or
      * close then also flushes these lines, so a clean shutdown leaves the file complete. */
     a->dirty = true;
-    return 0;
+    mnc_audit__maybe_rotate(a); /* audit_seg.c; a failure is kept for the caller, never fatal */
+    return a->poisoned ? -1 : 0;
 }
 
 void mnc_audit_discard_pending(mnc_audit *a)
@@ -545,6 +583,37 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
                  ") is not a sequence of complete text lines",
                  first_seq);
         return 1;
+    }
+    /* Records before the file's first one are in a rotated segment (fsync'd before it was
+     * rotated): the copy's record just before the file must be the one the file continues. */
+    if (first_seq <= a->base_seq) {
+        size_t p = 0;
+        uint64_t s = first_seq;
+        while (p < len && s <= a->base_seq) {
+            const char *nl = memchr(lines + p, '\n', len - p);
+            size_t ln = (size_t)(nl - (lines + p));
+            if (s == a->base_seq && (ln < SUFFIX_LEN || memcmp(lines + p + ln - 66, a->base_prev, 64) != 0)) {
+                snprintf(err, errlen,
+                         "the durable copy of record seq %" PRIu64 " is not the record the file's first line "
+                         "continues (the end of the newest rotated segment)",
+                         s);
+                return 1;
+            }
+            p += ln + 1;
+            s++;
+        }
+        lines += p;
+        len -= p;
+        first_seq = s;
+        if (len == 0) {
+            if (fdatasync(a->fd) != 0) {
+                snprintf(err, errlen, "fdatasync: %s", strerror(errno));
+                a->poisoned = true;
+                return -1;
+            }
+            a->dirty = false;
+            return 0;
+        }
     }
     if (first_seq > a->seq + 1) {
         snprintf(err, errlen,
@@ -655,6 +724,7 @@ void mnc_audit_close(mnc_audit *a)
     (void)mnc_audit_sync(a);
     close(a->fd);
     free(a->pend);
+    free(a->path);
     free(a);
 }
 
