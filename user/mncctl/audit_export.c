@@ -7,7 +7,7 @@
  *
  * --format ocsf (the default) prints each record as an OCSF 1.8.0 event (ocsf.h); jsonl prints
  * the record lines as they are. --follow keeps reading the last FILE as it grows, like
- * `tail -F`: when mncd rotates it (docs/mncd.md, "Rotation"), the old file is read to its end
+ * `tail -F`: when mncd rotates it (docs/audit.md, "Rotation"), the old file is read to its end
  * and the new one at the same path from its start, so no record is skipped or repeated.
  *
  * The chain is watched as it goes: a record whose seq or prev does not continue the previous
@@ -139,40 +139,66 @@ static int drain(exporter *x, int fd, const char *file)
     return fflush(stdout) == 0 ? 0 : -1;
 }
 
+/* Follows the log at file, fd being open on it: each tick reads what was appended. When the
+ * file was rotated (the name is another file now), the old one is read to its end, then the
+ * segments written since (PREFIX-<next seq>.jsonl: several rotations may happen between two
+ * ticks), then the new active file, so every record is read once. */
 static int follow(exporter *x, int fd, const char *file)
 {
-    struct sigaction sa = {.sa_handler = on_stop};
+    /* SA_RESTART: a write blocked on a slow reader goes on after the signal; the loop stops */
+    struct sigaction sa = {.sa_handler = on_stop, .sa_flags = SA_RESTART};
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0)
+    struct stat cur; /* the file fd reads; fd -1: between files, done is the last one read */
+    if (fstat(fd, &cur) != 0)
         return -1;
+    struct stat done = cur;
     while (!stop_flag) {
-        struct timespec ts = {0, 200 * 1000 * 1000};
+        struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        if (drain(x, fd, file) != 0)
-            return -1;
         struct stat now;
-        if (stat(file, &now) != 0 || (now.st_ino == st.st_ino && now.st_dev == st.st_dev))
-            continue; /* not rotated (or the new file is not there yet) */
-        /* Rotated: the old file may have got its last lines meanwhile; then the new one. */
-        if (drain(x, fd, file) != 0)
-            return -1;
-        if (x->len > 0) {
-            fprintf(stderr, "mncctl: audit export: %s: the rotated file ends in a torn line, skipped\n", file);
-            x->bad_lines++;
-            x->len = 0;
+        if (fd >= 0) {
+            if (drain(x, fd, file) != 0)
+                return -1;
+            if (stat(file, &now) != 0 || (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
+                continue;                /* not rotated (or the new file is not in place yet) */
+            if (drain(x, fd, file) != 0) /* the rotated file's last lines */
+                return -1;
+            close(fd);
+            fd = -1;
+            done = cur;
+            if (x->len > 0) {
+                fprintf(stderr, "mncctl: audit export: %s: a rotated file ends in a torn line, skipped\n", file);
+                x->bad_lines++;
+                x->len = 0;
+            }
         }
+        /* the segments rotated since, in order */
+        char seg[4096];
+        int sfd;
+        while (x->have_last && mnc_audit_segment_name(file, x->last_seq + 1, seg, sizeof(seg)) == 0 &&
+               (sfd = open(seg, O_RDONLY | O_CLOEXEC)) >= 0) {
+            struct stat ss;
+            int rc = fstat(sfd, &ss) == 0 ? drain(x, sfd, seg) : -1;
+            close(sfd);
+            if (rc != 0)
+                return -1;
+            done = ss;
+        }
+        /* then the active file, once it is a new one */
         int nfd = open(file, O_RDONLY | O_CLOEXEC);
         if (nfd < 0)
             continue;
-        close(fd);
+        if (fstat(nfd, &now) != 0 || (now.st_ino == done.st_ino && now.st_dev == done.st_dev)) {
+            close(nfd); /* still the file just read: its rotation is not finished */
+            continue;
+        }
         fd = nfd;
-        if (fstat(fd, &st) != 0)
-            break;
+        cur = now;
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return 0;
 }
 
