@@ -126,6 +126,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: %s\n", err);
         goto out;
     }
+    mnc_audit_set_rotation(d.audit, d.cfg.audit_rotate_bytes, d.cfg.audit_rotate_age_ms, d.cfg.audit_keep);
     /* The store first re-appends audit records the state journal holds but the log lost
      * (store.c); only then may anything new be appended to the log. */
     if (mncd_store_open(&d.store, d.policy, d.cfg.state_dir, d.audit) != 0) {

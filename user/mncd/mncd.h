@@ -83,6 +83,10 @@ typedef struct mncd_config {
     size_t max_output;
     /* quarantine.c: bytes kept per agent output stream (STATE_DIR/quarantine/<agent>.<stream>) */
     uint64_t quarantine_max;
+    /* audit log rotation (mnc/audit.h, mnc_audit_set_rotation): 0 turns a limit off; keep 0
+     * keeps every rotated segment */
+    uint64_t audit_rotate_bytes, audit_rotate_age_ms;
+    uint32_t audit_keep;
     /* uid -> agent (checked before the policy's own "uids") */
     struct {
         char agent[MNC_NAME_MAX];
