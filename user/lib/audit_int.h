@@ -7,8 +7,18 @@
 #include "cache_trim.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#define HASH_KEY ",\"hash\":\""
+#define HASH_KEY_LEN 9
+/* suffix of every line: ,"hash":"<64 hex>"} */
+#define SUFFIX_LEN (HASH_KEY_LEN + 64 + 2)
+#define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+/* A record line can never legitimately be this long: mncd writes names (<64 B), ids and a
+ * short detail. Bounding it keeps the verifier's memory bounded on hostile files. */
+#define MAX_LINE (64 * 1024)
 
 struct mnc_audit {
     int fd;
@@ -35,7 +45,18 @@ struct mnc_audit {
     mnc_audit_rotation rot; /* counters and the last failure */
 };
 
-/* Walks the file at path (audit.c): segment false requires the chain's start (seq 1, prev
+/* audit_chain.c: SHA-256 of data then extra, as 64 lower-case hex + NUL. 0 or -1. */
+int mnc_audit__sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len,
+                          char out[MNC_AUDIT_HASH_HEX]);
+bool mnc_audit__is_hex64(const char *s);
+/* Checks one complete line (no newline) continuing the chain at (seq, prev); writes its hash to
+ * out. 0, or -1 with msg filled. */
+int mnc_audit__check_line(const char *line, size_t len, const char *prev, uint64_t seq, char out[MNC_AUDIT_HASH_HEX],
+                          char *msg, size_t msglen);
+/* Walks an open stream as mnc_audit__walk does. */
+int mnc_audit__walk_stream(FILE *f, mnc_audit_verify *v, bool segment);
+
+/* Walks the file at path (audit_chain.c): segment false requires the chain's start (seq 1, prev
  * zeros); true takes the first line's seq and prev as the base (v->base_seq, v->base_prev). */
 int mnc_audit__walk(const char *path, mnc_audit_verify *v, bool segment);
 
