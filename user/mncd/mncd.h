@@ -51,6 +51,7 @@
 #include "mnc/audit.h"
 #include "mnc/disclosure.h"
 #include "mnc/journal.h"
+#include "mnc/metrics.h"
 #include "mnc/policy.h"
 #include "mnc/protocol.h"
 #include "mnc/registry.h"
@@ -248,7 +249,8 @@ typedef struct mncd_store {
      * (printed once each, no tree kept); the buffer is reused across iterations */
     char *batch;
     size_t batch_len, batch_cap;
-    mnc_audit *audit; /* its deferred lines ride in the journal record (store.c) */
+    mnc_audit *audit;     /* its deferred lines ride in the journal record (store.c) */
+    mnc_metrics *metrics; /* commit latencies (mnc/metrics.h); may be NULL */
     /* the per-host key of the keyed hashes (mnc/audit.h: STATE_DIR/audit.key), loaded (made at
      * the first start) by mncd_store_open: memory keys are stored as hashes under it */
     unsigned char hkey[MNC_AUDIT_KEY_LEN];
@@ -350,6 +352,7 @@ typedef struct mncd {
     mncd_store store;
     mnc_audit *audit;
     char audit_path[PATH_MAX];
+    mnc_metrics *metrics; /* counters and histograms for `status` and mncctl metrics (mnc/metrics.h) */
     uint64_t started_ms;
     size_t n_clients;
     uint64_t n_requests;

@@ -824,8 +824,11 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddNumberToObject(rec, "folded", (double)mncd_audit_folded(d));
             cJSON_AddNumberToObject(rec, "scrubbed", (double)mncd_audit_scrubbed(d));
         }
-        mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
-        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
+        mncd_mncl_status(d, r);                             /* MNC-L / MNC-D counters */
+        mncd_kern_status(d, r);                             /* "kernel": mode, backend, counters (kern_verbs.c) */
+        cJSON *mt = mnc_metrics_json(d->metrics, d->audit); /* mncctl metrics (mnc/metrics.h) */
+        if (mt)
+            cJSON_AddItemToObject(r, "metrics", mt);
         return r;
     }
     case MNC_V_LIST: {
