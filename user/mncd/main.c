@@ -159,6 +159,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");
         goto out;
     }
+    if (mncd_observe_start(&d) != 0) /* observe agents (observe.c): never silently */
+        goto out;
     /* kernel layer (kern.c): an unavailable requested mode refuses the start */
     if (mncd_kern_start(&d) != 0)
         goto out;

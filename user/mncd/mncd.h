@@ -572,7 +572,16 @@ int mncd_kern_option(mncd_config *c, const char *key, const char *val, const cha
  * cgroups still registered. Returns 0, or -1 after printing why (mncd must refuse to start:
  * a requested enforcement mode that is unavailable is never replaced by monitor-only). */
 int mncd_kern_start(mncd *d);
-void mncd_kern_stop(mncd *d); /* closes fds; enforcement stays pinned */
+
+/* ---- observe mode (observe.c): "enforce": "observe" agents */
+bool mncd_observed(const mncd *d, int agent);
+/* Does a failed scope check (reason r) of actor's own operation pass as would_deny? */
+bool mncd_observe_pass(mncd *d, int actor, mnc_reason r);
+/* At start: refuses (-1, printed) with the kernel layer on or auto; logs and audits each agent
+ * and the contracts it leaves unenforced. */
+int mncd_observe_start(mncd *d);
+void mncd_observe_status(const mncd *d, cJSON *r); /* "observe": [{agent, contracts_unenforced}] */
+void mncd_kern_stop(mncd *d);                      /* closes fds; enforcement stays pinned */
 /* fds for the event loop (EPOLLIN): deny events, cgroup watches, a 1 s timer, and the Landlock
  * audit listener and its timer (llaudit.h; none when that is off). Returns how many
  * were written to fds (0 when off). mncd_kern_ready handles one of them being readable. */
