@@ -449,6 +449,15 @@ char *mnc_metrics_render(const cJSON *status, const cJSON *quarantine)
               "Releases refused fail-closed: the ledger was unavailable", num(ml, "rejected_ledger_unavailable"));
         gauge(&o, "mnc_mncl_charge_failures_total", "counter", "Ledger charges that failed",
               num(ml, "charge_failures"));
+        const cJSON *obs = cJSON_GetObjectItemCaseSensitive(status, "observe");
+        head(&o, "mnc_observe_agents", "gauge", "Agents in observe mode: scope checks audited, NOT enforced");
+        put(&o, "mnc_observe_agents %d\n", cJSON_IsArray(obs) ? cJSON_GetArraySize(obs) : 0);
+        head(&o, "mnc_observe_agent", "gauge", "1 for each agent in observe mode");
+        for (const cJSON *a = cJSON_IsArray(obs) ? obs->child : NULL; a; a = a->next) {
+            char ag[LABEL_MAX];
+            label_copy(ag, str(a, "agent"));
+            put(&o, "mnc_observe_agent{agent=\"%s\"} 1\n", ag);
+        }
         render_kernel(&o, cJSON_GetObjectItemCaseSensitive(status, "kernel"));
         render_metrics(&o, cJSON_GetObjectItemCaseSensitive(status, "metrics"));
     }

@@ -102,6 +102,12 @@ static int c_health(int argc, char **argv, const mncctl_global *g)
             snprintf(buf, sizeof(buf), "%.0f audit log rotations failed", num(au, "rotation_failures", 0));
             note(&v, 1, buf);
         }
+        const cJSON *obs = cJSON_GetObjectItemCaseSensitive(st, "observe");
+        if (cJSON_IsArray(obs) && cJSON_GetArraySize(obs) > 0) {
+            snprintf(buf, sizeof(buf), "OBSERVE MODE for %d agent(s): scope checks not enforced",
+                     cJSON_GetArraySize(obs));
+            note(&v, 1, buf);
+        }
         double pend = num(cJSON_GetObjectItemCaseSensitive(st, "mnc_d"), "pending_approval", 0);
         if (pend > (double)max_pending) {
             snprintf(buf, sizeof(buf), "%.0f requests wait for approval", pend);

@@ -75,6 +75,7 @@ static const op_map ops[] = {
     {"daemon.reload", C_LIFECYCLE, 8},
     {"kernel.start", C_LIFECYCLE, 3},
     {"ledger.recover", C_LIFECYCLE, 99},
+    {"observe.on", C_LIFECYCLE, 6},
     {"mnc-l.open", C_LIFECYCLE, 3},
     {"mnc-d.recover", C_LIFECYCLE, 99},
     {"ledger.unavailable", C_LIFECYCLE, 7},
@@ -158,8 +159,9 @@ typedef struct outcome {
 } outcome;
 
 static const outcome outcomes[] = {
-    {"allow", 1, 1, 1, 1},      {"deny", 2, 2, 2, 3},        {"withheld", 2, 2, 3, 3},  {"error", 2, 99, 99, 4},
-    {"delegate", 99, 99, 7, 2}, {"approval", 99, 99, 14, 2}, {"abstain", 2, 99, 16, 2},
+    {"allow", 1, 1, 1, 1},     {"deny", 2, 2, 2, 3},        {"withheld", 2, 2, 3, 3},
+    {"error", 2, 99, 99, 4},   {"delegate", 99, 99, 7, 2},  {"approval", 99, 99, 14, 2},
+    {"abstain", 2, 99, 16, 2}, {"would_deny", 1, 1, 15, 3}, /* observe mode: allowed, the violation Detected */
 };
 
 static bool add_num(cJSON *o, const char *k, double v) { return cJSON_AddNumberToObject(o, k, v) != NULL; }
