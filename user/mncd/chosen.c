@@ -144,4 +144,3 @@ void mncd_ladder_lifetime(mnc_lifetime *life)
     life->seconds = ladder_floor(life->seconds, seconds_ladder);
     life->turns = (uint32_t)ladder_floor(life->turns, turns_ladder);
 }
-

@@ -123,4 +123,3 @@ cJSON *mncd_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
     return r;
 }
-
