@@ -28,7 +28,7 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"name",        "uids",       "workspace", "role",   "server",
+    static const char *const allowed[] = {"name",        "uids",       "workspace", "role", "server",
                                           "confinement", "reads_from", "enforce",   NULL};
     static const char *const required[] = {"name", NULL};
     pol_check_keys(c, j, path.s, allowed, required);
