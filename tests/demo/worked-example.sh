@@ -38,6 +38,8 @@ MPID=
 cleanup() {
     [ -n "$MPID" ] && kill "$MPID" 2>/dev/null && wait "$MPID" 2>/dev/null
     [ -n "${PEER:-}" ] && kill "$PEER" 2>/dev/null
+    # the run's audit log, for a test that exports it (tests/integration/test_ocsf)
+    if [ -n "${MNC_DEMO_AUDIT:-}" ]; then cp "$tmp/state/audit.jsonl" "$MNC_DEMO_AUDIT" || true; fi
     "$CTL" kern --pin-root "$PIN" detach --purge >/dev/null 2>&1 || true
     cg2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
     [ -n "$cg2" ] && rmdir "$cg2/$TREE"/* "$cg2/$TREE" 2>/dev/null || true

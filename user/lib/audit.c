@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* audit.c - hash-chained JSON-lines audit log (see mnc/audit.h for the format). */
 #include "mnc/audit.h"
+#include "audit_int.h"
 #include "mnc_util.h"
 #include "cache_trim.h"
 #include "json_write.h"
@@ -17,199 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define HASH_KEY ",\"hash\":\""
-#define HASH_KEY_LEN 9
-/* suffix of every line: ,"hash":"<64 hex>"} */
-#define SUFFIX_LEN (HASH_KEY_LEN + 64 + 2)
-#define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
-/* A record line can never legitimately be this long: mncd writes names (<64 B), ids and a
- * short detail. Bounding it keeps the verifier's memory bounded on hostile files. */
-#define MAX_LINE (64 * 1024)
-
-struct mnc_audit {
-    int fd;
-    uint64_t seq;
-    char head[MNC_AUDIT_HASH_HEX];
-    bool dirty;
-    bool poisoned;
-    /* deferred mode: lines appended but not yet written (see audit.h) */
-    bool deferred;
-    char *pend; /* NUL-terminated */
-    size_t pend_len, pend_cap;
-    uint64_t pend_first; /* seq of the first pending line */
-    off_t size;          /* bytes in the file: where the next O_APPEND write lands */
-    mnc_cache_trim trim; /* its page cache behind size (cache_trim.h) */
-};
-
-/* EVP_sha256() makes every EVP_DigestInit_ex look the digest up again in OpenSSL 3 (an
- * implicit fetch under a lock, "Performance" in crypto(7)); fetch it once per process. */
-static EVP_MD *sha256_md;
-/* One digest context per thread, initialised again for every record instead of allocated and
- * freed (EVP_MD_CTX_new/free and the provider context behind it were about half of
- * libcrypto's time in mncd under bench_mncd: zalloc, cleanse, free per audit record). */
-static pthread_key_t sha256_ctx_key;
-static bool sha256_key_ok;
-
-static void sha256_ctx_free(void *ctx) { EVP_MD_CTX_free(ctx); }
-
-static void sha256_fetch(void)
-{
-    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-    sha256_key_ok = pthread_key_create(&sha256_ctx_key, sha256_ctx_free) == 0;
-}
-
-static int sha256_hex(const void *data, size_t len, const char *extra, size_t extra_len, char out[MNC_AUDIT_HASH_HEX])
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (pthread_once(&once, sha256_fetch) != 0 || !sha256_md)
-        return -1;
-    EVP_MD_CTX *ctx = sha256_key_ok ? pthread_getspecific(sha256_ctx_key) : NULL;
-    bool kept = ctx != NULL;
-    if (!ctx && !(ctx = EVP_MD_CTX_new()))
-        return -1;
-    int ok = EVP_DigestInit_ex(ctx, sha256_md, NULL) == 1 && EVP_DigestUpdate(ctx, data, len) == 1 &&
-             (extra_len == 0 || EVP_DigestUpdate(ctx, extra, extra_len) == 1) &&
-             EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
-    if (ok && !kept && sha256_key_ok && pthread_setspecific(sha256_ctx_key, ctx) == 0)
-        kept = true;
-    if (!ok || !kept) { /* a context that failed is not used again */
-        if (kept && sha256_key_ok)
-            pthread_setspecific(sha256_ctx_key, NULL);
-        EVP_MD_CTX_free(ctx);
-    }
-    if (!ok)
-        return -1;
-    static const char hx[] = "0123456789abcdef";
-    for (unsigned i = 0; i < 32; i++) {
-        out[2 * i] = hx[md[i] >> 4];
-        out[2 * i + 1] = hx[md[i] & 15];
-    }
-    out[64] = '\0';
-    return 0;
-}
-
-static bool is_hex64(const char *s)
-{
-    for (int i = 0; i < 64; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
-/* Checks one complete line (without its newline). prev: expected prev hash; seq: expected
- * seq. On success writes the line's hash to out and returns 0; else fills msg, returns -1. */
-static int check_line(const char *line, size_t len, const char *prev, uint64_t seq, char out[MNC_AUDIT_HASH_HEX],
-                      char *msg, size_t msglen)
-{
-    if (len < SUFFIX_LEN + 2 || line[0] != '{' || line[len - 1] != '}' || line[len - 2] != '"' ||
-        memcmp(line + len - SUFFIX_LEN, HASH_KEY, HASH_KEY_LEN) != 0 ||
-        !is_hex64(line + len - SUFFIX_LEN + HASH_KEY_LEN)) {
-        snprintf(msg, msglen, "not an audit record (no trailing \"hash\" member)");
-        return -1;
-    }
-    size_t body_len = len - SUFFIX_LEN;
-    char h[MNC_AUDIT_HASH_HEX];
-    if (sha256_hex(line, body_len, "}", 1, h) != 0) {
-        snprintf(msg, msglen, "sha256 failed");
-        return -1;
-    }
-    if (memcmp(h, line + len - SUFFIX_LEN + HASH_KEY_LEN, 64) != 0) {
-        snprintf(msg, msglen, "hash mismatch: record was edited");
-        return -1;
-    }
-    /* The hash covers the body, so the body is what the writer wrote; now check its place in
-     * the chain. */
-    cJSON *j = cJSON_ParseWithLength(line, len);
-    if (!j) {
-        snprintf(msg, msglen, "invalid JSON");
-        return -1;
-    }
-    int rc = -1;
-    const cJSON *js = cJSON_GetObjectItemCaseSensitive(j, "seq");
-    const cJSON *jp = cJSON_GetObjectItemCaseSensitive(j, "prev");
-    if (!cJSON_IsNumber(js) || !cJSON_IsString(jp) || strlen(jp->valuestring) != 64) {
-        snprintf(msg, msglen, "missing seq or prev");
-    } else if ((uint64_t)js->valuedouble != seq) {
-        snprintf(msg, msglen,
-                 "seq %.0f where %" PRIu64 " was expected: a record was removed, "
-                 "inserted or reordered",
-                 js->valuedouble, seq);
-    } else if (strcmp(jp->valuestring, prev) != 0) {
-        snprintf(msg, msglen,
-                 "prev does not match the previous record's hash: a record was "
-                 "removed, inserted or reordered");
-    } else {
-        memcpy(out, h, MNC_AUDIT_HASH_HEX);
-        rc = 0;
-    }
-    cJSON_Delete(j);
-    return rc;
-}
-
-/* Shared by verify and open: walks the file. */
-static int walk(FILE *f, mnc_audit_verify *v)
-{
-    memset(v, 0, sizeof(*v));
-    memcpy(v->head, ZERO_HASH, MNC_AUDIT_HASH_HEX);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long lineno = 0;
-    uint64_t off = 0;
-    int rc = 0;
-    errno = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        bool has_nl = line[n - 1] == '\n';
-        if (!has_nl) {
-            /* Only a last line can lack its newline: a crash while appending. */
-            v->torn_tail = true;
-            v->torn_bytes = (size_t)n;
-            v->torn_offset = off;
-            snprintf(v->msg, sizeof(v->msg),
-                     "line %ld: torn last record (%zd bytes, no newline): crash while "
-                     "appending; the %" PRIu64 " records before it verify",
-                     lineno, n, v->records);
-            break;
-        }
-        char h[MNC_AUDIT_HASH_HEX];
-        char m[200];
-        if ((size_t)n - 1 > MAX_LINE) {
-            snprintf(m, sizeof(m), "line longer than %d bytes", MAX_LINE);
-        } else if (check_line(line, (size_t)n - 1, v->head, v->records + 1, h, m, sizeof(m)) == 0) {
-            memcpy(v->head, h, sizeof(h));
-            v->records++;
-            off += (uint64_t)n;
-            continue;
-        }
-        v->bad_line = lineno;
-        snprintf(v->msg, sizeof(v->msg), "line %ld: %s", lineno, m);
-        rc = 1;
-        break;
-    }
-    if (rc == 0 && ferror(f)) {
-        snprintf(v->msg, sizeof(v->msg), "read error: %s", strerror(errno));
-        rc = -1;
-    }
-    free(line);
-    return rc;
-}
-
-int mnc_audit_verify_file(const char *path, mnc_audit_verify *v)
-{
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        memset(v, 0, sizeof(*v));
-        snprintf(v->msg, sizeof(v->msg), "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    int rc = walk(f, v);
-    fclose(f);
-    return rc;
-}
 
 mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_t errlen)
 {
@@ -230,10 +38,17 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
         return NULL;
     }
     mnc_audit_verify v;
-    int rc = walk(f, &v);
+    int rc = mnc_audit__walk_stream(f, &v, true);
     fclose(f);
     if (rc != 0) {
         snprintf(err, errlen, "%s: audit chain does not verify: %s", path, v.msg);
+        close(fd);
+        return NULL;
+    }
+    /* Where the file starts: the chain's start, or the end of the newest rotated segment
+     * (audit_seg.c); a rotation a crash interrupted is finished or undone there. */
+    mnc_audit_seg_base base;
+    if (mnc_audit__seg_base(path, fd, &v, &base, err, errlen) != 0) {
         close(fd);
         return NULL;
     }
@@ -260,9 +75,19 @@ mnc_audit *mnc_audit_open(const char *path, size_t *torn_bytes, char *err, size_
         close(fd);
         return NULL;
     }
+    a->path = strdup(path);
+    if (!a->path) {
+        snprintf(err, errlen, "out of memory");
+        free(a);
+        close(fd);
+        return NULL;
+    }
     a->fd = fd;
-    a->seq = v.records;
-    memcpy(a->head, v.head, sizeof(a->head));
+    a->base_seq = base.seq;
+    memcpy(a->base_prev, base.head, sizeof(a->base_prev));
+    a->seq = base.seq + v.records;
+    memcpy(a->head, v.records ? v.head : base.head, sizeof(a->head));
+    a->seg_start_ms = v.first_time_ms;
     a->size = st.st_size;
     /* The walk above read the whole log; the writer never reads it. Advisory (cache_trim.h). */
     (void)mnc_cache_trim_reset(fd, &a->trim, a->size);
@@ -311,7 +136,7 @@ static size_t rec_write(const mnc_audit *a, const mnc_audit_rec *r, const char *
         o += mnc_json_put_str(o, v[i]);
     }
     /* The hash covers the body as printed whole, closing brace included (walk() checks it so). */
-    if (sha256_hex(out, (size_t)(o - out), "}", 1, h) != 0)
+    if (mnc_audit__sha256_hex(out, (size_t)(o - out), "}", 1, h) != 0)
         return 0;
     memcpy(o, HASH_KEY, HASH_KEY_LEN);
     o += HASH_KEY_LEN;
@@ -473,7 +298,8 @@ int mnc_audit_write_pending(mnc_audit *a)
     /* Not needed for durability (the caller's copy is durable), but a later mnc_audit_sync or
      * close then also flushes these lines, so a clean shutdown leaves the file complete. */
     a->dirty = true;
-    return 0;
+    mnc_audit__maybe_rotate(a); /* audit_seg.c; a failure is kept for the caller, never fatal */
+    return a->poisoned ? -1 : 0;
 }
 
 void mnc_audit_discard_pending(mnc_audit *a)
@@ -546,6 +372,37 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
                  first_seq);
         return 1;
     }
+    /* Records before the file's first one are in a rotated segment (fsync'd before it was
+     * rotated): the copy's record just before the file must be the one the file continues. */
+    if (first_seq <= a->base_seq) {
+        size_t p = 0;
+        uint64_t s = first_seq;
+        while (p < len && s <= a->base_seq) {
+            const char *nl = memchr(lines + p, '\n', len - p);
+            size_t ln = (size_t)(nl - (lines + p));
+            if (s == a->base_seq && (ln < SUFFIX_LEN || memcmp(lines + p + ln - 66, a->base_prev, 64) != 0)) {
+                snprintf(err, errlen,
+                         "the durable copy of record seq %" PRIu64 " is not the record the file's first line "
+                         "continues (the end of the newest rotated segment)",
+                         s);
+                return 1;
+            }
+            p += ln + 1;
+            s++;
+        }
+        lines += p;
+        len -= p;
+        first_seq = s;
+        if (len == 0) {
+            if (fdatasync(a->fd) != 0) {
+                snprintf(err, errlen, "fdatasync: %s", strerror(errno));
+                a->poisoned = true;
+                return -1;
+            }
+            a->dirty = false;
+            return 0;
+        }
+    }
     if (first_seq > a->seq + 1) {
         snprintf(err, errlen,
                  "the log ends at record %" PRIu64 " but the durable copy starts "
@@ -615,7 +472,7 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
         const char *nl = memchr(lines + p, '\n', len - p);
         char h[MNC_AUDIT_HASH_HEX], m[200];
         size_t ln = (size_t)(nl - (lines + p));
-        if (ln > MAX_LINE || check_line(lines + p, ln, head, a->seq + n_new + 1, h, m, sizeof(m)) != 0) {
+        if (ln > MAX_LINE || mnc_audit__check_line(lines + p, ln, head, a->seq + n_new + 1, h, m, sizeof(m)) != 0) {
             snprintf(err, errlen,
                      "durable copy of record seq %" PRIu64 " does not continue "
                      "the chain: %s",
@@ -655,6 +512,7 @@ void mnc_audit_close(mnc_audit *a)
     (void)mnc_audit_sync(a);
     close(a->fd);
     free(a->pend);
+    free(a->path);
     free(a);
 }
 

@@ -28,8 +28,8 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"name",   "uids",        "workspace",  "role",
-                                          "server", "confinement", "reads_from", NULL};
+    static const char *const allowed[] = {"name",        "uids",       "workspace", "role", "server",
+                                          "confinement", "reads_from", "enforce",   NULL};
     static const char *const required[] = {"name", NULL};
     pol_check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -129,6 +129,16 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
             E(c, p2.s, "unknown confinement %s (want \"kernel\", \"netns\" or \"none\")", Q(v));
         else if (!v)
             E(c, p2.s, "expected \"kernel\", \"netns\" or \"none\", got %s", mnc_json_type(cf));
+    }
+    /* "enforce": "enforce" (the default) or "observe" (a rollout: scope checks audited as
+     * would_deny, not enforced). Only a policy file says it; anything else is an error. */
+    const cJSON *en = pol_get(j, "enforce");
+    if (en) {
+        mnc_jpath_key(&p2, path.s, "enforce");
+        const char *v = cJSON_IsString(en) ? en->valuestring : NULL;
+        p.observe = v && strcmp(v, "observe") == 0;
+        if (!v || (strcmp(v, "enforce") != 0 && !p.observe))
+            E(c, p2.s, "expected \"enforce\" or \"observe\", got %s", v ? Q(v) : mnc_json_type(en));
     }
     if (named != 1) {
         pol_free_principal(&p);

@@ -7,6 +7,8 @@
  * log must reach the last anchored seq. A log rewritten end to end with a fresh,
  * self-consistent chain passes the chain check but not this one.
  *
+ * `mncctl audit export` (audit_export.c) prints the records as OCSF events for a SIEM.
+ *
  * `mncctl audit find VALUE...` prints the records that name a value an agent chose (a path, an
  * address, a port, a pid) by a keyed token (docs/threat-model.md, "Records about agents"); it
  * reads the per-host key (STATE_DIR/audit.key, root-only), so only whoever may read that key
@@ -29,11 +31,13 @@
 #include "mnc/fleet.h"
 #include "mncctl.h"
 
-int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
+int mncctl_call_print(const mncctl_global *g, cJSON *req);              /* cmd_client.c */
+int mncctl_audit_export(int argc, char **argv, const mncctl_global *g); /* audit_export.c */
 
 #define U_AUDIT                                                                                                        \
-    "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin) | "                         \
-    "audit find [--state DIR | --key FILE] [--log FILE] VALUE... | audit hash --id VALUE..."
+    "audit verify FILE... [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin) | "                      \
+    "audit find [--state DIR | --key FILE] [--log FILE] VALUE... | audit hash --id VALUE... | "                        \
+    "audit export [--format ocsf|jsonl] [--follow] [--host NAME] [FILE...]"
 
 typedef struct anchor {
     unsigned long long seq;
@@ -64,7 +68,8 @@ static int add_anchor(void *arg, unsigned long long seq, const char *hash)
 
 /* Checks the verified log at path against host's anchors. 0 ok (msg: summary), 1 mismatch
  * (msg names the host and the first anchor that fails), 2 cannot check (msg). */
-static int check_anchors(const char *path, const char *conninfo, const char *host, char *msg, size_t msg_len)
+static int check_anchors(char *const *paths, size_t npaths, const char *conninfo, const char *host, char *msg,
+                         size_t msg_len)
 {
     char err[768];
     PGconn *c = mnc_pg_connect(conninfo, "mncctl", err, sizeof(err));
@@ -87,43 +92,46 @@ static int check_anchors(const char *path, const char *conninfo, const char *hos
         free(a.v);
         return 2;
     }
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(msg, msg_len, "%s: %m", path);
-        free(a.v);
-        return 2;
-    }
     char *line = NULL;
     size_t cap = 0, k = 0;
     ssize_t n;
     unsigned long long last = 0;
     rc = 0;
-    while (rc == 0 && k < a.n && (n = getline(&line, &cap, f)) > 0) {
-        if (line[n - 1] != '\n')
-            break; /* a torn last line: not part of the verified chain */
-        cJSON *j = cJSON_ParseWithLength(line, (size_t)n);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seq");
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "hash");
-        if (cJSON_IsNumber(s) && cJSON_IsString(h)) {
-            last = (unsigned long long)s->valuedouble;
-            while (k < a.n && a.v[k].seq < last)
-                k++; /* an anchor below the first line cannot be matched: caught below */
-            if (k < a.n && a.v[k].seq == last) {
-                if (strcmp(a.v[k].hash, h->valuestring) != 0) {
-                    snprintf(msg, msg_len,
-                             "host %s: record %llu does not match the head it "
-                             "anchored (anchored %.16s..., the log has %.16s...): the log was "
-                             "rewritten",
-                             host, last, a.v[k].hash, h->valuestring);
-                    rc = 1;
-                }
-                k++;
-            }
+    for (size_t fi = 0; fi < npaths && rc == 0 && k < a.n; fi++) {
+        FILE *f = fopen(paths[fi], "re");
+        if (!f) {
+            snprintf(msg, msg_len, "%s: %m", paths[fi]);
+            free(line);
+            free(a.v);
+            return 2;
         }
-        cJSON_Delete(j);
+        while (rc == 0 && k < a.n && (n = getline(&line, &cap, f)) > 0) {
+            if (line[n - 1] != '\n')
+                break; /* a torn last line: not part of the verified chain */
+            cJSON *j = cJSON_ParseWithLength(line, (size_t)n);
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "seq");
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "hash");
+            if (cJSON_IsNumber(s) && cJSON_IsString(h)) {
+                last = (unsigned long long)s->valuedouble;
+                while (k < a.n && a.v[k].seq < last)
+                    k++; /* an anchor below the first line cannot be matched: caught below */
+                if (k < a.n && a.v[k].seq == last) {
+                    if (strcmp(a.v[k].hash, h->valuestring) != 0) {
+                        snprintf(msg, msg_len,
+                                 "host %s: record %llu does not match the head it "
+                                 "anchored (anchored %.16s..., the log has %.16s...): the log was "
+                                 "rewritten",
+                                 host, last, a.v[k].hash, h->valuestring);
+                        rc = 1;
+                    }
+                    k++;
+                }
+            }
+            cJSON_Delete(j);
+        }
+        fclose(f);
     }
     free(line);
-    fclose(f);
     if (rc == 0 && k < a.n) {
         snprintf(msg, msg_len,
                  "host %s anchored record %llu, but the log ends at record %llu: "
@@ -137,49 +145,102 @@ static int check_anchors(const char *path, const char *conninfo, const char *hos
     return rc;
 }
 
-static int verify(const char *path, const char *conninfo, const char *host, const mncctl_global *g)
+/* Is path a rotated segment's name (PREFIX-<20 digits>.jsonl, mnc/audit.h)? */
+static bool is_segment(const char *path)
 {
-    mnc_audit_verify v;
-    int rc = mnc_audit_verify_file(path, &v);
+    const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t n = strlen(b);
+    if (n < 28 || strcmp(b + n - 6, ".jsonl") != 0 || b[n - 27] != '-')
+        return false;
+    for (size_t i = n - 26; i < n - 6; i++)
+        if (b[i] < '0' || b[i] > '9')
+            return false;
+    return true;
+}
+
+/* verify FILE...: the files as one chain. One FILE that is not a segment is the active log:
+ * its rotated segments beside it are checked with it. */
+static int verify(char **files, size_t nfiles, const char *conninfo, const char *host, const mncctl_global *g)
+{
+    char **segs = NULL, **set = files;
+    size_t n = nfiles;
+    if (nfiles == 1 && !is_segment(files[0])) {
+        segs = mnc_audit_segments(files[0]);
+        size_t k = 0;
+        while (segs && segs[k])
+            k++;
+        char **all = segs ? calloc(k + 2, sizeof(*all)) : NULL;
+        if (all) {
+            memcpy(all, segs, k * sizeof(*all));
+            all[k] = files[0];
+            set = all;
+            n = k + 1;
+        }
+    }
+    bool any_seg = false;
+    for (size_t i = 0; i < n; i++)
+        any_seg = any_seg || is_segment(set[i]);
+    mnc_audit_set_verify v;
+    int rc = mnc_audit_verify_set((const char *const *)set, n, &v);
+    if (rc == 0 && v.first > 1 && !any_seg) {
+        /* no rotated segment in the set: the log must start the chain */
+        snprintf(v.bad_file, sizeof(v.bad_file), "%s", set[n - 1]);
+        snprintf(v.msg, sizeof(v.msg), "%s starts at record %llu: records 1..%llu were removed", set[n - 1],
+                 (unsigned long long)v.first, (unsigned long long)v.first - 1);
+        rc = 1;
+    }
     char amsg[1024] = "";
     int arc = -1;
     if (rc == 0 && conninfo) {
-        arc = check_anchors(path, conninfo, host, amsg, sizeof(amsg));
+        arc = check_anchors(set, n, conninfo, host, amsg, sizeof(amsg));
         if (arc == 1)
             rc = 1;
         else if (arc == 2)
             rc = -1;
-        if (arc != 0)
-            snprintf(v.msg, sizeof(v.msg), "%.255s", amsg);
     }
+    const char *last = set[n - 1];
+    unsigned long long records = v.last >= v.first && v.last ? v.last - v.first + 1 : 0;
     if (g->json) {
         cJSON *o = cJSON_CreateObject();
-        if (!o)
-            return 1;
-        cJSON_AddBoolToObject(o, "ok", rc == 0);
-        cJSON_AddNumberToObject(o, "records", (double)v.records);
-        cJSON_AddStringToObject(o, "head", v.head);
-        cJSON_AddNumberToObject(o, "bad_line", (double)v.bad_line);
-        cJSON_AddBoolToObject(o, "torn_tail", v.torn_tail);
-        cJSON_AddStringToObject(o, "message", v.msg);
-        if (conninfo)
-            cJSON_AddStringToObject(o, "anchors", amsg);
-        char *s = cJSON_PrintUnformatted(o);
-        if (s)
-            puts(s);
-        cJSON_free(s);
-        cJSON_Delete(o);
+        if (o) {
+            cJSON_AddBoolToObject(o, "ok", rc == 0);
+            cJSON_AddNumberToObject(o, "records", (double)records);
+            cJSON_AddNumberToObject(o, "first", (double)v.first);
+            cJSON_AddNumberToObject(o, "last", (double)v.last);
+            cJSON_AddNumberToObject(o, "files", (double)v.files);
+            cJSON_AddStringToObject(o, "head", v.head);
+            cJSON_AddBoolToObject(o, "torn_tail", v.torn_tail);
+            cJSON_AddStringToObject(o, "bad_file", v.bad_file);
+            cJSON_AddStringToObject(o, "message", v.msg);
+            if (conninfo)
+                cJSON_AddStringToObject(o, "anchors", amsg);
+            char *s = cJSON_PrintUnformatted(o);
+            if (s)
+                puts(s);
+            cJSON_free(s);
+            cJSON_Delete(o);
+        }
     } else if (rc == 0) {
-        printf("%s: OK, %llu records, head %s\n", path, (unsigned long long)v.records, v.head);
+        printf("%s: OK, %llu records, head %s\n", last, records, v.head);
+        if (v.files > 1)
+            printf("segments: %zu files, records %llu..%llu\n", v.files, (unsigned long long)v.first,
+                   (unsigned long long)v.last);
+        if (v.msg[0])
+            printf("notice: %s\n", v.msg);
         if (arc == 0)
             printf("anchors: %s\n", amsg);
         if (v.torn_tail)
-            printf("notice: %s (mncd truncates it on its next start)\n", v.msg);
+            printf("notice: %s ends in a torn last line (a crash while appending; mncd truncates it on its next "
+                   "start)\n",
+                   last);
     } else if (rc == 1) {
-        printf("%s: TAMPERED: %s\n", path, arc == 1 ? amsg : v.msg);
+        printf("%s: TAMPERED: %s\n", v.bad_file[0] ? v.bad_file : last, arc == 1 ? amsg : v.msg);
     } else {
         mncctl_err("%s", arc == 2 ? amsg : v.msg);
     }
+    if (set != files)
+        free(set);
+    mnc_audit_segments_free(segs);
     return rc == 0 ? 0 : rc == 1 ? 1 : 2;
 }
 
@@ -312,18 +373,22 @@ static int hash_cmd(int argc, char **argv, const mncctl_global *g, bool find)
 
 static int c_audit(int argc, char **argv, const mncctl_global *g)
 {
+    if (argc >= 2 && !strcmp(argv[1], "export"))
+        return mncctl_audit_export(argc, argv, g);
     if (argc >= 2 && (!strcmp(argv[1], "hash") || !strcmp(argv[1], "find")))
         return hash_cmd(argc, argv, g, !strcmp(argv[1], "find"));
     if (argc >= 3 && !strcmp(argv[1], "verify")) {
-        const char *file = NULL, *conninfo = NULL, *host = NULL;
-        bool bad = false;
+        const char *conninfo = NULL, *host = NULL;
+        char **files = calloc((size_t)argc, sizeof(*files));
+        size_t nf = 0;
+        bool bad = !files;
         for (int i = 2; i < argc && !bad; i++) {
             if (!strcmp(argv[i], "--anchors") && i + 1 < argc)
                 conninfo = argv[++i];
             else if (!strcmp(argv[i], "--host") && i + 1 < argc)
                 host = argv[++i];
-            else if (argv[i][0] != '-' && !file)
-                file = argv[i];
+            else if (argv[i][0] != '-')
+                files[nf++] = argv[i];
             else
                 bad = true;
         }
@@ -334,8 +399,12 @@ static int c_audit(int argc, char **argv, const mncctl_global *g)
             hn[sizeof(hn) - 1] = '\0';
             host = hn;
         }
-        if (!bad && file && (!host || conninfo))
-            return verify(file, conninfo, host, g);
+        if (!bad && nf && (!host || conninfo)) {
+            int rc = verify(files, nf, conninfo, host, g);
+            free(files);
+            return rc;
+        }
+        free(files);
     }
     if ((argc == 2 || argc == 3) && !strcmp(argv[1], "tail")) {
         cJSON *req = cJSON_CreateObject();

@@ -49,6 +49,11 @@ static int show_confinement(const char *const *paths, int n)
                 printf(" %s", p->principals[i].name);
     }
     printf("\n");
+    for (int i = 0; i < p->n_principals; i++) /* observe mode, loudly (docs/threat-model.md) */
+        if (p->principals[i].cls == MNC_SINK_AGENT && p->principals[i].observe)
+            printf("WARNING:         OBSERVE MODE for agent %s: its scope checks are audited as would_deny and NOT "
+                   "enforced (mncd refuses it while its kernel layer is on)\n",
+                   p->principals[i].name);
     mnc_policy_free(p);
     return 0;
 }

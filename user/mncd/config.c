@@ -6,6 +6,7 @@
  *    "policies": ["/etc/mnc/scheduling.json"], "admin_uid": 0,
  *    "max_clients": 1024, "max_output": 8388608,
  *    "max_clients_per_agent": 64, "max_clients_per_uid": 256, "quarantine_max": 16777216,
+ *    "audit_rotate_bytes": 67108864, "audit_rotate_age_s": 604800, "audit_keep": 0,
  *    "agents": {"worker": {"uid": 1001}},
  *    "cgroups": {"/mnc/worker": "worker"}}
  */
@@ -151,6 +152,16 @@ static int load_file(mncd_config *c, const char *path)
             uint32_t v;
             rc = get_u32(it, "quarantine_max", &v, 0, 1u << 30);
             c->quarantine_max = v;
+        } else if (strcmp(k, "audit_rotate_bytes") == 0) { /* audit log rotation (mnc/audit.h) */
+            uint32_t v;
+            rc = get_u32(it, "audit_rotate_bytes", &v, 0, 4294967295u);
+            c->audit_rotate_bytes = v;
+        } else if (strcmp(k, "audit_rotate_age_s") == 0) {
+            uint32_t v;
+            rc = get_u32(it, "audit_rotate_age_s", &v, 0, 31536000u);
+            c->audit_rotate_age_ms = (uint64_t)v * 1000;
+        } else if (strcmp(k, "audit_keep") == 0) {
+            rc = get_u32(it, "audit_keep", &c->audit_keep, 0, 1000000u);
         } else if (strcmp(k, "broker_timeout_ms") == 0) { /* MNC-D (mncd_failure.c) */
             rc = get_u32(it, "broker_timeout_ms", &c->broker_timeout_ms, 1, 86400000u);
         } else if (strcmp(k, "approval_timeout_ms") == 0) {
@@ -249,6 +260,8 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     c->max_clients_per_agent = MNCD_DEFAULT_MAX_CLIENTS_PER_AGENT;
     c->max_clients_per_uid = MNCD_DEFAULT_MAX_CLIENTS_PER_UID;
     c->quarantine_max = MNCD_DEFAULT_QUARANTINE_MAX;
+    c->audit_rotate_bytes = 64u << 20;                /* 64 MiB */
+    c->audit_rotate_age_ms = 7ull * 24 * 3600 * 1000; /* a week */
 
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"socket", required_argument, NULL, 's'},

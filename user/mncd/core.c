@@ -313,6 +313,7 @@ static void audit_about(mncd *d, int who, const char *op, const char *sender, co
                         const char *decision, const char *reason, const char *detail)
 {
     uint64_t now = mnc_now_ms();
+    mnc_metrics_on_record(d->metrics, op, decision, reason, detail); /* folded or not */
     report_folds(d, now, false);
     struct mncd_recs *r = d->recs;
     if (who >= 0 && r && !take_token(&r->a[who], now)) {
@@ -347,6 +348,7 @@ void mncd_audit_event(mncd *d, const char *op, int agent, const char *receiver, 
 void mncd_audit_summary(mncd *d, const char *op, const char *sender, const char *decision, const char *reason,
                         const char *detail)
 {
+    mnc_metrics_on_record(d->metrics, op, decision, reason, detail);
     report_folds(d, mnc_now_ms(), false);
     append(d, op, sender, NULL, NULL, decision, reason, detail);
 }

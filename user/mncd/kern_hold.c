@@ -256,6 +256,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             return -1;
         if (sr == 0) {
             kk->n_sweeps++;
+            mnc_metrics_observe(d->metrics, MNC_H_SWEEP, (double)kk->last_sweep.total_us / 1e6);
+            mnc_metrics_observe(d->metrics, MNC_H_FDSCAN, (double)kk->last_fdscan.total_us / 1e6);
             return fdscan_report(d, agent, o, op, fr, &hit, ferr);
         }
     }

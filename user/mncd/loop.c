@@ -56,6 +56,7 @@
 #include "json_write.h"
 #include "mnc/ledger_backend.h"
 #include "mncd.h"
+#include "sdnotify.h"
 
 #define MAX_EVENTS 256
 #define READ_CHUNK 65536
@@ -1108,10 +1109,18 @@ int mncd_run(mncd *d)
     mnc_lb_set_wait(d->ledger, job_wait, job_suspendable, &l);
     fprintf(stderr, "mncd %s: listening on %s, state in %s, %d contract(s)\n", MNCD_VERSION, d->cfg.socket,
             d->cfg.state_dir, d->policy->n_contracts);
+    (void)mnc_sd_notify("READY=1"); /* Type=notify (sdnotify.h) */
+    uint64_t wd_ms = mnc_sd_watchdog_ms(), wd_last = 0;
 
     struct epoll_event evs[MAX_EVENTS];
     while (!l.stopping) {
+        if (wd_ms && !d->fatal && mnc_now_ms() - wd_last >= wd_ms) { /* the loop turns: WatchdogSec= */
+            (void)mnc_sd_notify("WATCHDOG=1");
+            wd_last = mnc_now_ms();
+        }
         int to = mncd_fleet_timeout(d, mncd_mncl_pending_approvals(d));
+        if (wd_ms && (to < 0 || (uint64_t)to > wd_ms))
+            to = (int)wd_ms;
         if (l.commit_deferred && (to < 0 || to > 1))
             to = 1; /* ms: the deferred commit is due within DEFER_US */
         int n = epoll_wait(l.ep, evs, MAX_EVENTS, to);

@@ -126,12 +126,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: %s\n", err);
         goto out;
     }
+    mnc_audit_set_rotation(d.audit, d.cfg.audit_rotate_bytes, d.cfg.audit_rotate_age_ms, d.cfg.audit_keep);
+    d.metrics = mnc_metrics_new(); /* NULL: status carries no metrics, nothing else changes */
     /* The store first re-appends audit records the state journal holds but the log lost
      * (store.c); only then may anything new be appended to the log. */
     if (mncd_store_open(&d.store, d.policy, d.cfg.state_dir, d.audit) != 0) {
         fprintf(stderr, "mncd: refusing to start: state: %s\n", d.store.err);
         goto out;
     }
+    d.store.metrics = d.metrics;
     if (torn) {
         char det[128];
         snprintf(det, sizeof(det),
@@ -156,6 +159,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mncd: refusing to start: cannot write the audit log\n");
         goto out;
     }
+    if (mncd_observe_start(&d) != 0) /* observe agents (observe.c): never silently */
+        goto out;
     /* kernel layer (kern.c): an unavailable requested mode refuses the start */
     if (mncd_kern_start(&d) != 0)
         goto out;
@@ -168,6 +173,7 @@ out:
     if (d.store.p)
         mncd_store_close(&d.store, at_exit);
     mnc_audit_close(d.audit);
+    mnc_metrics_free(d.metrics);
     mnc_policy_free(d.policy);
     mncd_config_free(&d.cfg);
     if (rc == 0 && d.reload) {

@@ -51,6 +51,7 @@
 #include "mnc/audit.h"
 #include "mnc/disclosure.h"
 #include "mnc/journal.h"
+#include "mnc/metrics.h"
 #include "mnc/policy.h"
 #include "mnc/protocol.h"
 #include "mnc/registry.h"
@@ -83,6 +84,10 @@ typedef struct mncd_config {
     size_t max_output;
     /* quarantine.c: bytes kept per agent output stream (STATE_DIR/quarantine/<agent>.<stream>) */
     uint64_t quarantine_max;
+    /* audit log rotation (mnc/audit.h, mnc_audit_set_rotation): 0 turns a limit off; keep 0
+     * keeps every rotated segment */
+    uint64_t audit_rotate_bytes, audit_rotate_age_ms;
+    uint32_t audit_keep;
     /* uid -> agent (checked before the policy's own "uids") */
     struct {
         char agent[MNC_NAME_MAX];
@@ -244,7 +249,8 @@ typedef struct mncd_store {
      * (printed once each, no tree kept); the buffer is reused across iterations */
     char *batch;
     size_t batch_len, batch_cap;
-    mnc_audit *audit; /* its deferred lines ride in the journal record (store.c) */
+    mnc_audit *audit;     /* its deferred lines ride in the journal record (store.c) */
+    mnc_metrics *metrics; /* commit latencies (mnc/metrics.h); may be NULL */
     /* the per-host key of the keyed hashes (mnc/audit.h: STATE_DIR/audit.key), loaded (made at
      * the first start) by mncd_store_open: memory keys are stored as hashes under it */
     unsigned char hkey[MNC_AUDIT_KEY_LEN];
@@ -346,6 +352,7 @@ typedef struct mncd {
     mncd_store store;
     mnc_audit *audit;
     char audit_path[PATH_MAX];
+    mnc_metrics *metrics; /* counters and histograms for `status` and mncctl metrics (mnc/metrics.h) */
     uint64_t started_ms;
     size_t n_clients;
     uint64_t n_requests;
@@ -565,7 +572,16 @@ int mncd_kern_option(mncd_config *c, const char *key, const char *val, const cha
  * cgroups still registered. Returns 0, or -1 after printing why (mncd must refuse to start:
  * a requested enforcement mode that is unavailable is never replaced by monitor-only). */
 int mncd_kern_start(mncd *d);
-void mncd_kern_stop(mncd *d); /* closes fds; enforcement stays pinned */
+
+/* ---- observe mode (observe.c): "enforce": "observe" agents */
+bool mncd_observed(const mncd *d, int agent);
+/* Does a failed scope check (reason r) of actor's own operation pass as would_deny? */
+bool mncd_observe_pass(mncd *d, int actor, mnc_reason r);
+/* At start: refuses (-1, printed) with the kernel layer on or auto; logs and audits each agent
+ * and the contracts it leaves unenforced. */
+int mncd_observe_start(mncd *d);
+void mncd_observe_status(const mncd *d, cJSON *r); /* "observe": [{agent, contracts_unenforced}] */
+void mncd_kern_stop(mncd *d);                      /* closes fds; enforcement stays pinned */
 /* fds for the event loop (EPOLLIN): deny events, cgroup watches, a 1 s timer, and the Landlock
  * audit listener and its timer (llaudit.h; none when that is off). Returns how many
  * were written to fds (0 when off). mncd_kern_ready handles one of them being readable. */

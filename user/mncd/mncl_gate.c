@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json_write.h"
 #include "mnc/ledger.h"
@@ -125,8 +126,14 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
                         .arg = &rp,
                         .lim = lim};
     memset(res, 0, sizeof(*res));
+    struct timespec t0, t1; /* a postgres charge is its own transaction: its commit latency */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     mnc_ledger_rc rc =
         !isfinite(delta) || delta < 0 || !c.recipient ? MNC_LEDGER_ERROR : mnc_lb_charge(m->ledger, d->policy, &c, res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (mnc_lb_kind_of(m->ledger) == MNC_LB_POSTGRES)
+        mnc_metrics_observe(d->metrics, MNC_H_PG_COMMIT,
+                            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     char det[320];
     /* The record names the subject and an agent's release id by their keyed hashes: both are
      * the issuer's choice (docs/threat-model.md, "Records about agents"); the object id is
@@ -150,6 +157,7 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
                                      ", spent ", g2,          lim ? "" : " (approved: no caps)"};
         mnc_str_cat(det, sizeof(det), parts, sizeof(parts) / sizeof(parts[0]));
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK, det);
+        mnc_metrics_mncl(d->metrics, d->policy->contracts[o->contract].id, "charged", res->delta);
         return rc;
     }
     if (rc == MNC_LEDGER_DUPLICATE && res->same) {
@@ -167,6 +175,13 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
         m->c.unavailable++;
         mnc_lb_state(m->ledger, st, sizeof(st), NULL);
     }
+    mnc_metrics_mncl(d->metrics, d->policy->contracts[o->contract].id,
+                     rc == MNC_LEDGER_OVER_EPSILON  ? "over_epsilon"
+                     : rc == MNC_LEDGER_OVER_BUDGET ? "over_budget"
+                     : rc == MNC_LEDGER_DUPLICATE   ? "duplicate"
+                     : rc == MNC_LEDGER_UNAVAILABLE ? "ledger_unavailable"
+                                                    : "ledger_error",
+                     0);
     const char *what = rc == MNC_LEDGER_OVER_EPSILON  ? "charge exceeds epsilon"
                        : rc == MNC_LEDGER_OVER_BUDGET ? "charge exceeds the budget"
                        : rc == MNC_LEDGER_DUPLICATE   ? "release id already used for a "

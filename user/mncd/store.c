@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json_write.h"
 #include "mncd.h"
@@ -385,7 +386,12 @@ int mncd_store_commit(mncd_store *s)
         blen += alen;
     }
     s->batch_len = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = mnc_journal_append(s->j, s->batch, blen, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    mnc_metrics_observe(s->metrics, MNC_H_JOURNAL_COMMIT,
+                        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (rc != 0) {
         if (al) /* not durable anywhere: never write them (fail closed) */
             mnc_audit_discard_pending(s->audit);

@@ -149,6 +149,10 @@ static mnc_reason check(mncd *d, const char *op, int sender, int receiver, mnc_c
                 .fields = NULL,
                 .now_ms = mnc_now_ms()};
     mnc_reason r = mnc_monitor_check(d->policy, &e, o);
+    if (r != MNC_OK && mncd_observe_pass(d, strcmp(op, "recv") == 0 ? receiver : sender, r)) { /* observe.c */
+        mncd_audit(d, op, sender, receiver, oid, "would_deny", r, mnc_channel_name(ch));
+        return MNC_OK;
+    }
     mncd_audit(d, op, sender, receiver, oid, r == MNC_OK ? "allow" : "deny", r, mnc_channel_name(ch));
     return r;
 }
@@ -824,8 +828,12 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
             cJSON_AddNumberToObject(rec, "folded", (double)mncd_audit_folded(d));
             cJSON_AddNumberToObject(rec, "scrubbed", (double)mncd_audit_scrubbed(d));
         }
-        mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
-        mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
+        mncd_mncl_status(d, r);                             /* MNC-L / MNC-D counters */
+        mncd_kern_status(d, r);                             /* "kernel": mode, backend, counters (kern_verbs.c) */
+        mncd_observe_status(d, r);                          /* "observe" agents, loudly (observe.c) */
+        cJSON *mt = mnc_metrics_json(d->metrics, d->audit); /* mncctl metrics (mnc/metrics.h) */
+        if (mt)
+            cJSON_AddItemToObject(r, "metrics", mt);
         return r;
     }
     case MNC_V_LIST: {

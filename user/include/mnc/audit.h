@@ -66,6 +66,12 @@ typedef struct mnc_audit_verify {
     uint64_t torn_offset;          /* file offset where the torn line starts */
     char head[MNC_AUDIT_HASH_HEX]; /* hash of the last valid record (64 zeros if none) */
     char msg[256];                 /* what is wrong with bad_line, or the torn-tail notice */
+    /* where the file starts in the chain: 0 and 64 zeros for the chain's start; a rotated
+     * segment (and the active file after a rotation) starts after record base_seq, whose hash
+     * is base_prev. mnc_audit_verify_file requires the chain's start. */
+    uint64_t base_seq;
+    char base_prev[MNC_AUDIT_HASH_HEX];
+    uint64_t first_time_ms; /* time of the first record (segments only), 0 if none */
 } mnc_audit_verify;
 
 /* Verifies the chain in `path`. Returns 0 if every complete line verifies (a torn tail is
@@ -127,6 +133,60 @@ void mnc_audit_discard_pending(mnc_audit *a);
  * I/O error or OOM (message in err). Not allowed in deferred mode with pending lines. */
 int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, size_t len, uint64_t *appended, char *err,
                         size_t errlen);
+
+/* ---- rotation (audit_seg.c; docs/audit.md, "Rotation")
+ *
+ * The active file is PATH (e.g. STATE_DIR/audit.jsonl). A rotation moves it aside as a segment
+ * PREFIX-<first seq, 20 digits>.jsonl beside it (PREFIX: PATH without ".jsonl") and starts an
+ * empty PATH; the chain goes on across the files: the new file's first record has the next
+ * seq and, as prev, the hash of the segment's last record. Steps, each crash-safe: fdatasync
+ * the file; link it to the segment's name; fsync the directory; create PATH.rot (fsync'd) and
+ * rename it over PATH; fsync the directory; delete the oldest segments beyond `keep`.
+ * mnc_audit_open finishes or undoes a rotation a crash interrupted, and refuses to start when
+ * the active file does not continue the newest segment. */
+
+/* Rotates when the active file reaches max_bytes, or when its first record is max_age_ms old
+ * (checked when records are written: an idle log is not rotated); 0 turns a limit off. keep:
+ * how many rotated segments to keep (the oldest are deleted), 0 keeps all. Rotation happens
+ * only after mnc_audit_write_pending (deferred mode), never inside an iteration's records. */
+void mnc_audit_set_rotation(mnc_audit *a, uint64_t max_bytes, uint64_t max_age_ms, unsigned keep);
+
+typedef struct mnc_audit_rotation {
+    uint64_t rotations; /* done by this handle */
+    uint64_t pruned;    /* segments deleted by retention */
+    uint64_t failures;  /* rotations that failed (the log went on in the same file) */
+    char last_error[256];
+} mnc_audit_rotation;
+
+/* This handle's rotation counters; *bytes receives the active file's size. */
+void mnc_audit_rotation_status(const mnc_audit *a, mnc_audit_rotation *r, uint64_t *bytes);
+
+/* The rotated segments beside the active file at path, oldest first (their first seqs
+ * ascending): a NULL-terminated array of paths the caller frees with mnc_audit_segments_free.
+ * NULL on error (errno). */
+char **mnc_audit_segments(const char *path);
+/* The name of the segment of the log at path whose first record is first_seq. 0, or -1 if it
+ * does not fit in len. */
+int mnc_audit_segment_name(const char *path, uint64_t first_seq, char *out, size_t len);
+void mnc_audit_segments_free(char **segs);
+
+/* Result of verifying a set of files that should form one chain. */
+typedef struct mnc_audit_set_verify {
+    size_t files;   /* files checked */
+    uint64_t first; /* seq of the first record in the set (1 unless older ones are gone) */
+    uint64_t last;  /* seq of the last record */
+    char head[MNC_AUDIT_HASH_HEX];
+    bool torn_tail;     /* the last file ends in a torn line (a notice) */
+    char bad_file[512]; /* the file that is altered, or the one after a missing part */
+    char msg[768];      /* what is wrong, or notices (records before `first` are not in the set) */
+} mnc_audit_set_verify;
+
+/* Verifies paths[0..n) as one chain, in the order of their first records: each file verifies
+ * on its own (from its own first record) and each continues the previous one (seq and prev).
+ * A gap names the missing records and the files around them; a file that does not continue
+ * the previous one is named as altered. A torn last line is allowed in the last file only.
+ * Returns 0 (msg may hold a notice), 1 (bad_file, msg), -1 on I/O error (msg). */
+int mnc_audit_verify_set(const char *const *paths, size_t n, mnc_audit_set_verify *r);
 
 /* Syncs and closes; NULL is a no-op. Pending (deferred, unwritten) lines are dropped: they are
  * not durable anywhere the file could be repaired from unless the caller made them so. */

@@ -54,6 +54,10 @@ typedef struct mnc_principal {
     char *workspace[MNC_MAX_WORKSPACE]; /* writable paths (Landlock); heap strings */
     int n_workspace;
     bool server; /* may listen() under `mncctl run` (mncd's sweep shuts its UNIX listeners when tainted) */
+    /* "enforce": "observe" (never the default): mncd audits a scope check this agent's own
+     * operation fails as "would_deny" with its reason and lets it pass (docs/threat-model.md,
+     * "Observe mode"); mncd refuses to start with it while its kernel layer is on */
+    bool observe;
     /* "reads_from": agents whose data at rest (files their tainted instances wrote) this agent
      * may be launched to read through a read grant or an fd passed in, taking on its label;
      * another agent's labelled data is refused at launch otherwise (docs/policy.md). Its own
