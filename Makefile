@@ -137,6 +137,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 $(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
 # test_privsep compiles mncd's privsep.c in (the monitor/enforcer protocol, docs/privsep.md)
 $(BUILD)/tests/test_privsep: user/mncd/privsep.c
+# test_privdrop compiles mncd's privdrop.c in (the monitor's and the enforcer's privilege drops)
+$(BUILD)/tests/test_privdrop: user/mncd/privdrop.c
 
 # test_answer compares mncd's send/recv answers written as text (answer.o) with the trees
 $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answer.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
