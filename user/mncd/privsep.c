@@ -50,6 +50,7 @@ static const struct {
     {PSP_REG_ADD, sizeof(struct psp_reg_change), "reg_add"},
     {PSP_REG_DEL, sizeof(struct psp_reg_change), "reg_del"},
     {PSP_RESET, sizeof(struct psp_reset), "reset"},
+    {PSP_STOP, sizeof(struct psp_stop), "stop"},
 };
 
 #define N_TYPES (sizeof(types) / sizeof(types[0]))
@@ -677,6 +678,9 @@ int psp_check_reply(const void *msg, size_t len, int nfds, uint32_t n, char *why
         ok = id_ok(&c, m->agent, n, false, "agent") && zero(&c, &m->pad, sizeof(m->pad), "pad");
         break;
     }
+    case PSP_STOP:
+        ok = true;
+        break;
     default:
         bad(&c, "%s is not sent by the enforcer", psp_type_name(h.type));
         return -EPERM;

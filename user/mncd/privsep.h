@@ -86,6 +86,7 @@ enum psp_type {
     PSP_REG_ADD = 98, /* the registration table gained a cgroup (identity mirror) */
     PSP_REG_DEL = 99, /* ... lost one */
     PSP_RESET = 100,  /* the admin reset an agent's taint (the flow record forgets it) */
+    PSP_STOP = 101,   /* stop as on SIGTERM (the enforcer got one; it may not signal the monitor) */
 };
 
 /* Every message starts with this. */
@@ -397,6 +398,10 @@ struct psp_reset {
     uint32_t pad;
 };
 
+struct psp_stop {
+    struct psp_hdr h;
+};
+
 /* ---- layouts: every size is fixed; a change must be deliberate (bump PSP_VERSION) */
 _Static_assert(sizeof(struct psp_hdr) == 16, "psp_hdr");
 _Static_assert(sizeof(struct psp_open) == 16 + 8 + PSP_PATH_MAX, "psp_open");
@@ -426,7 +431,7 @@ _Static_assert(sizeof(struct psp_audit) == 16 + 16 + 16 + PSP_REASON_MAX + PSP_D
 _Static_assert(sizeof(struct psp_kevent) == 16 + sizeof(struct mnc_event), "psp_kevent");
 _Static_assert(sizeof(struct mnc_event) % 8 == 0, "mnc_event is 8-byte padded");
 _Static_assert(sizeof(struct psp_reg_change) == 32 + PSP_CGROUP_MAX, "psp_reg_change");
-_Static_assert(sizeof(struct psp_reset) == 24, "psp_reset");
+_Static_assert(sizeof(struct psp_reset) == 24 && sizeof(struct psp_stop) == 16, "psp_reset, psp_stop");
 _Static_assert(sizeof(struct psp_status_r) == 1056 && offsetof(struct psp_status_r, registered) == 80, "psp_status_r");
 _Static_assert(sizeof(struct psp_status_r) <= PSP_MAX_MSG && sizeof(struct psp_started) <= PSP_MAX_MSG &&
                    sizeof(struct psp_config) <= PSP_MAX_MSG && sizeof(struct psp_audit) <= PSP_MAX_MSG,
