@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "mnc_util.h"
 #include "risk_bayes_int.h"
 
 /* ---- loading ------------------------------------------------------------------------ */
@@ -405,9 +407,13 @@ fail:
 
 mnc_bayes *mnc_bayes_load_file(const char *path, const mnc_policy *p, mnc_errors *errs)
 {
-    FILE *fp = fopen(path, "re");
+    int fd = mnc_open_ro(path);
+    FILE *fp = fd >= 0 ? fdopen(fd, "re") : NULL;
     if (!fp) {
-        mnc_errors_add(errs, "%s: %s", path, strerror(errno));
+        int e = fd < 0 ? -fd : errno;
+        if (fd >= 0)
+            close(fd);
+        mnc_errors_add(errs, "%s: %s", path, strerror(e));
         return NULL;
     }
     char *buf = malloc(MAX_FILE + 1);
