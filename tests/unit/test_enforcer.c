@@ -47,9 +47,9 @@ static void path(char *out, size_t n, const char *rel) { snprintf(out, n, "%.60s
 
 /* ---- the scripted monitor (a process of its own; returns the number of the failed step) */
 
-static int n_start_records, stopped;
+static int n_start_records, stopped, n_sinks_written;
 
-static void on_notice(void *arg, const void *msg)
+static void on_notice(void *arg, const void *msg, int fd)
 {
     (void)arg;
     const struct psp_hdr *h = msg;
@@ -57,6 +57,11 @@ static void on_notice(void *arg, const void *msg)
         n_start_records++;
     if (h->type == PSP_STOP)
         stopped = 1;
+    if (h->type == PSP_SINKFD && fd >= 0 && ((const struct psp_sinkfd *)msg)->id == 1 &&
+        write(fd, "logged by the monitor\n", 22) == 22)
+        n_sinks_written++;
+    if (fd >= 0)
+        close(fd);
 }
 
 static int req_open(psp_client *c, const char *p, int *fd)
@@ -134,6 +139,9 @@ static int fake_monitor(int fd, int ready_w)
     int fds[PSP_MAX_FDS], nfds = 0;
     if (psp_call(&c, s, &r, fds, &nfds) != PSP_STARTED || nfds != 2 || n_start_records != 1)
         return 7;
+    /* the log sink's file came as an fd the monitor can append to (it could not open it) */
+    if (((struct psp_started *)&r)->n_sinkfds != 1 || n_sinks_written != 1)
+        return 20;
     c.n_principals = 2;
     /* the state dir: the monitor's, reached through its fd */
     if (fchdir(fds[0]) != 0)
@@ -302,6 +310,9 @@ static void test_life(void **st)
     path(p, sizeof(p), "state/logs");
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal(sb.st_uid, 0);
+    path(p, sizeof(p), "state/logs/ops.log"); /* root's, 0600, with the monitor's line */
+    assert_int_equal(stat(p, &sb), 0);
+    assert_true(sb.st_uid == 0 && (sb.st_mode & 0777) == 0600 && sb.st_size == 22);
     /* root outside the mnc tree is the admin: answered (the kernel layer is off) */
     int a = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};

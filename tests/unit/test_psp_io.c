@@ -106,8 +106,10 @@ typedef struct seen {
     char detail[4][32];
 } seen;
 
-static void on_notice(void *arg, const void *msg)
+static void on_notice(void *arg, const void *msg, int fd)
 {
+    if (fd >= 0)
+        close(fd);
     seen *s = arg;
     const struct psp_audit *a = msg;
     if (a->h.type == PSP_AUDIT && s->n < 4)

@@ -45,6 +45,7 @@ static const struct {
     {PSP_REG_SOURCE, sizeof(struct psp_reg_source), "reg_source"},
     {PSP_ADM_RESET_R, sizeof(struct psp_adm_reset_r), "adm_reset_r"},
     {PSP_ADM_WS_CLEAR_R, sizeof(struct psp_adm_ws_clear_r), "adm_ws_clear_r"},
+    {PSP_SINKFD, sizeof(struct psp_sinkfd), "sinkfd"},
     {PSP_AUDIT, sizeof(struct psp_audit), "audit"},
     {PSP_KEVENT, sizeof(struct psp_kevent), "kevent"},
     {PSP_REG_ADD, sizeof(struct psp_reg_change), "reg_add"},
@@ -552,7 +553,7 @@ static bool r_started(chk *c, const struct psp_started *m, int nfds)
 {
     if (!range(c, m->backend, 0, MNC_BACKEND_LSM, "backend") ||
         !flags_ok(c, m->flags, PSP_SF_LLAUDIT | PSP_SF_AUDIT_ENABLED | PSP_SF_PIDFD | PSP_SF_NOTICE, "flags") ||
-        !range(c, m->n_fds, 2, PSP_MAX_FDS, "n_fds") || !zero(c, &m->pad, sizeof(m->pad), "pad") ||
+        !range(c, m->n_fds, 2, PSP_MAX_FDS, "n_fds") || !range(c, m->n_sinkfds, 0, PSP_MAX_PRINCIPALS, "n_sinkfds") ||
         !range(c, m->selftest_n, 0, 24, "selftest_n") ||
         !range(c, m->selftest_pass, 0, m->selftest_n, "selftest_pass") ||
         !range(c, m->n_not_run, 0, PSP_NOT_RUN_MAX, "n_not_run"))
@@ -602,7 +603,7 @@ int psp_check_reply(const void *msg, size_t len, int nfds, uint32_t n, char *why
         bad(&c, "%s is not sent by the enforcer", psp_type_name(h.type));
         return -EPERM;
     }
-    if (h.type != PSP_OPENED && h.type != PSP_STARTED && nfds != 0) {
+    if (h.type != PSP_OPENED && h.type != PSP_STARTED && h.type != PSP_SINKFD && nfds != 0) {
         bad(&c, "%s came with %d fds", psp_type_name(h.type), nfds);
         return -EBADMSG;
     }
@@ -611,6 +612,12 @@ int psp_check_reply(const void *msg, size_t len, int nfds, uint32_t n, char *why
     case PSP_OPENED:
         ok = nfds == 1 || bad(&c, "opened came with %d fds, expected 1", nfds);
         break;
+    case PSP_SINKFD: {
+        const struct psp_sinkfd *m = msg;
+        ok = (nfds == 1 || bad(&c, "sinkfd came with %d fds, expected 1", nfds)) && id_ok(&c, m->id, n, false, "id") &&
+             zero(&c, &m->pad, sizeof(m->pad), "pad");
+        break;
+    }
     case PSP_STARTED:
         ok = r_started(&c, msg, nfds);
         break;

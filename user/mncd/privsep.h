@@ -80,6 +80,7 @@ enum psp_type {
     PSP_REG_SOURCE = 71, /* part of REG_COMMIT's answer: one label the registration inherits */
     PSP_ADM_RESET_R = 72,
     PSP_ADM_WS_CLEAR_R = 73,
+    PSP_SINKFD = 74, /* part of SEAL's answer: a log sink file, open O_APPEND for the monitor (1 fd) */
     /* enforcer -> monitor: notices */
     PSP_AUDIT = 96,   /* an audit record for the monitor's log */
     PSP_KEVENT = 97,  /* a kernel deny event (the ring buffer's struct mnc_event) */
@@ -247,7 +248,7 @@ struct psp_started {
     uint32_t n_fds;   /* 2 or 3: state dir, agent socket, [audit socket] */
     uint32_t selftest_n, selftest_pass, n_not_run;
     uint32_t ll_lost_at_start; /* the kernel's audit "lost" counter at start */
-    uint32_t pad;
+    uint32_t n_sinkfds;        /* SINKFD messages sent before this one: one per log sink file */
     uint64_t n_adopted;
     char pin_root[PSP_PATH_MAX];
     char tree[PSP_TREE_MAX];       /* absolute */
@@ -297,6 +298,15 @@ struct psp_registered {
 struct psp_reg_source {
     struct psp_hdr h;
     char dir[PSP_PATH_MAX];
+};
+
+/* The monitor appends the log verb's lines to log sinks; their files are root's (and keyed by
+ * inode in the kernel's file_sinks map), so the enforcer opens each one (O_WRONLY | O_APPEND,
+ * created when absent) at the seal and hands the fd over; the monitor opens no sink itself. */
+struct psp_sinkfd {
+    struct psp_hdr h;
+    uint32_t id; /* the log sink (principal id) */
+    uint32_t pad;
 };
 
 struct psp_taint {
@@ -424,6 +434,7 @@ _Static_assert(sizeof(struct psp_started) ==
 _Static_assert(sizeof(struct psp_refused) == 24 + PSP_DETAIL_MAX, "psp_refused");
 _Static_assert(sizeof(struct psp_registered) == 40 + PSP_CGROUP_MAX, "psp_registered");
 _Static_assert(sizeof(struct psp_reg_source) == 16 + PSP_PATH_MAX, "psp_reg_source");
+_Static_assert(sizeof(struct psp_sinkfd) == 24, "psp_sinkfd");
 _Static_assert(sizeof(struct mnc_taint) == 48 && sizeof(struct psp_taint) == 72, "psp_taint");
 _Static_assert(sizeof(struct psp_adm_reset_r) == 32, "psp_adm_reset_r");
 _Static_assert(sizeof(struct psp_adm_ws_clear_r) == 24 + PSP_PATH_MAX + 1024, "psp_adm_ws_clear_r");

@@ -110,7 +110,7 @@ __attribute__((format(printf, 3, 4))) static int broke(psp_client *c, int rc, co
     return rc < 0 ? rc : -EPROTO;
 }
 
-static bool is_notice(uint32_t type) { return type >= PSP_AUDIT || type == PSP_REG_SOURCE; }
+static bool is_notice(uint32_t type) { return type >= PSP_AUDIT || type == PSP_REG_SOURCE || type == PSP_SINKFD; }
 
 /* Receives and checks one message. Returns its type, or -errno (broken). */
 static int next(psp_client *c, psp_buf *buf, int fds[PSP_MAX_FDS], int *nfds, bool nonblock)
@@ -161,8 +161,12 @@ int psp_call(psp_client *c, void *req, psp_buf *reply, int fds[PSP_MAX_FDS], int
         if (t < 0)
             return t;
         if (is_notice((uint32_t)t)) {
+            int nfd = *nfds ? fds[0] : -1; /* psp_check_reply: at most the one of a SINKFD */
+            *nfds = 0;
             if (c->notice)
-                c->notice(c->arg, reply);
+                c->notice(c->arg, reply, nfd);
+            else if (nfd >= 0)
+                close(nfd);
             continue;
         }
         if (reply->h.seq != seq) {
@@ -193,7 +197,10 @@ int psp_drain(psp_client *c, psp_buf *buf)
             psp_close_fds(fds, nfds);
             return broke(c, -EPROTO, "the enforcer sent %s with no request pending", psp_type_name((uint32_t)t));
         }
+        int nfd = nfds ? fds[0] : -1;
         if (c->notice)
-            c->notice(c->arg, buf);
+            c->notice(c->arg, buf, nfd);
+        else if (nfd >= 0)
+            close(nfd);
     }
 }

@@ -8,7 +8,7 @@
  *
  * The monitor talks through a psp_client: psp_call sends a request and waits for its reply,
  * handing every notice (AUDIT, KEVENT, REG_ADD, REG_DEL, RESET, REG_SOURCE) that arrives before it
- * to the client's notice function, in order. Anything out of protocol (EOF, a message
+ * (and the SINKFDs of SEAL's answer) to the client's notice function, in order. Anything out of protocol (EOF, a message
  * psp_check_reply refuses, a reply to no pending request) breaks the client for good: every
  * later call fails, and the monitor must stop delivering (fail closed: no delivery without a
  * hold).
@@ -46,7 +46,9 @@ ssize_t psp_recv(int fd, psp_buf *buf, int fds[PSP_MAX_FDS], int *nfds, bool non
 /* Closes n fds (the ones a refused message brought). */
 void psp_close_fds(const int *fds, int n);
 
-typedef void (*psp_notice_fn)(void *arg, const void *msg);
+/* A notice: msg (checked by psp_check_reply), and fd, the one fd that came with it (SINKFD) or
+ * -1. The function owns fd. */
+typedef void (*psp_notice_fn)(void *arg, const void *msg, int fd);
 
 typedef struct psp_client {
     int fd;

@@ -255,6 +255,33 @@ int ek_prepare(ek *e, char *why, size_t n)
     return state_dir(e, why, n) || agent_socket(e, why, n) || admin_socket(e, why, n) ? -1 : 0;
 }
 
+uint32_t ek_sinkfds(ek *e)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < e->cfg.n_principals; i++) {
+        if (e->pr[i].cls != MNC_SINK_LOG || !e->pr[i].path || !e->pr[i].path[0])
+            continue;
+        /* as mncd always opened a log sink to append to it; a failure is the log verb's error */
+        int fd = open(e->pr[i].path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0) {
+            fprintf(stderr, "mncd: log sink %s (%s): %s: the log verb will refuse to write to it\n", e->pr[i].name,
+                    e->pr[i].path, strerror(errno));
+            continue;
+        }
+        struct psp_sinkfd m;
+        memset(&m, 0, sizeof(m));
+        psp_hdr_init(&m.h, PSP_SINKFD, 0);
+        m.id = i;
+        /* part of SEAL's answer: the monitor is waiting for STARTED, and reads */
+        int rc = ek_flush(e, true) ?: psp_send(e->mon_fd, &m, &fd, 1, false);
+        close(fd);
+        if (rc)
+            break;
+        n++;
+    }
+    return n;
+}
+
 void ek_boot_cleanup(ek *e)
 {
     if (e->listen_fd >= 0)

@@ -56,6 +56,7 @@ static void seal(ek *e, uint32_t seq)
         e->start_failed = e->stopping = true; /* the monitor exits on it; so do we */
         return;
     }
+    s.n_sinkfds = ek_sinkfds(e);
     int fds[PSP_MAX_FDS] = {e->state_fd, e->listen_fd, -1};
     int audit_fd = -1;
     s.n_fds = 2;

@@ -130,6 +130,10 @@ int ek_idmap_add(ek *e, const struct psp_idmap *m);
  * socket bound (0666, SO_PASSCRED, SO_PASSPIDFD when the kernel has it), the admin socket bound
  * (0600, owned by the admin uid). 0, or -1 with why. */
 int ek_prepare(ek *e, char *why, size_t n);
+/* Part of SEAL's answer: each log sink's file opened for appending (created when absent) and
+ * handed to the monitor (SINKFD), which appends the log verb's lines to it. Returns how many
+ * were sent. */
+uint32_t ek_sinkfds(ek *e);
 /* The name of principal id, or NULL when id is none. */
 const char *ek_name(const ek *e, uint32_t id);
 /* Unlinks the sockets it bound and closes what it holds (at exit). */
