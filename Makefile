@@ -143,6 +143,8 @@ $(BUILD)/tests/test_privdrop: user/mncd/privdrop.c
 $(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
 # test_enforcer compiles the enforcer (user/mncd/enforcer/) in and runs it against a scripted monitor
 $(BUILD)/tests/test_enforcer: $(wildcard user/mncd/enforcer/*.c user/mncd/enforcer/*.h) user/mncd/privsep.c user/mncd/psp_io.c user/mncd/privdrop.c
+# test_mon_psp runs the monitor's side (user/mncd/monitor/mon_psp.c) against the real enforcer
+$(BUILD)/tests/test_mon_psp: $(wildcard user/mncd/enforcer/*.c user/mncd/enforcer/*.h user/mncd/monitor/mon_psp.*) user/mncd/privsep.c user/mncd/psp_io.c user/mncd/privdrop.c
 
 # test_answer compares mncd's send/recv answers written as text (answer.o) with the trees
 $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answer.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)

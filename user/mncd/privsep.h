@@ -39,7 +39,7 @@
 #define PSP_DETAIL_MAX 8192
 #define PSP_REASON_MAX 32         /* [a-z0-9_]{1,31} */
 #define PSP_MAX_PRINCIPALS 256    /* == MNC_MAX_PRINCIPALS */
-#define PSP_MAX_IDMAP 512         /* uid and static cgroup entries (mncd.h: 2 x MNCD_MAX_MAP) */
+#define PSP_MAX_IDMAP 8192        /* uid and static cgroup entries: the config's and the policy's uids */
 #define PSP_MAX_OPENS 64          /* files the monitor may have opened before CONFIG */
 #define PSP_MAX_WS 16             /* == MNC_MAX_WORKSPACE */
 #define PSP_MAX_TAINTED 1024      /* == MNCD_WS_MAX_TAINTED_DIRS */
