@@ -139,6 +139,8 @@ $(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
 $(BUILD)/tests/test_privsep: user/mncd/privsep.c
 # test_privdrop compiles mncd's privdrop.c in (the monitor's and the enforcer's privilege drops)
 $(BUILD)/tests/test_privdrop: user/mncd/privdrop.c
+# test_wsrec compiles mncd's wsrec.c in (the enforcer's binary records in trusted.* xattrs)
+$(BUILD)/tests/test_wsrec: user/mncd/wsrec.c
 # test_psp_io compiles mncd's privsep.c and psp_io.c in (messages over SOCK_SEQPACKET)
 $(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
 # test_enforcer compiles the enforcer (user/mncd/enforcer/) in and runs it against a scripted monitor
