@@ -143,10 +143,22 @@ $(BUILD)/tests/test_privdrop: user/mncd/privdrop.c
 $(BUILD)/tests/test_wsrec: user/mncd/wsrec.c
 # test_psp_io compiles mncd's privsep.c and psp_io.c in (messages over SOCK_SEQPACKET)
 $(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
-# test_enforcer compiles the enforcer (user/mncd/enforcer/) in and runs it against a scripted monitor
-$(BUILD)/tests/test_enforcer: $(wildcard user/mncd/enforcer/*.c user/mncd/enforcer/*.h) user/mncd/privsep.c user/mncd/psp_io.c user/mncd/privdrop.c
-# test_mon_psp runs the monitor's side (user/mncd/monitor/mon_psp.c) against the real enforcer
-$(BUILD)/tests/test_mon_psp: $(wildcard user/mncd/enforcer/*.c user/mncd/enforcer/*.h user/mncd/monitor/mon_psp.*) user/mncd/privsep.c user/mncd/psp_io.c user/mncd/privdrop.c
+# The enforcer (user/mncd/enforcer/, docs/privsep.md) with the protocol and the sweep it uses:
+# test_enforcer runs it against a scripted monitor, test_ek_kern its kernel layer on the real kernel,
+# test_mon_psp against the monitor's side.
+ENF_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard user/mncd/enforcer/*.c)) \
+	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c fdscan.c hostscan.c inflight.c sockdiag.c \
+	freeze.c sockproc.c sockjudge.c sockscan.c))
+-include $(ENF_OBJ:.o=.d) $(BUILD)/obj/user/mncd/monitor/mon_psp.d
+$(BUILD)/tests/test_enforcer: tests/unit/test_enforcer.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_ek_kern: tests/unit/test_ek_kern.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_mon_psp: tests/unit/test_mon_psp.c $(ENF_OBJ) $(BUILD)/obj/user/mncd/monitor/mon_psp.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(BUILD)/obj/user/mncd/monitor/mon_psp.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_answer compares mncd's send/recv answers written as text (answer.o) with the trees
 $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answer.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)

@@ -24,20 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "../../user/mncd/enforcer/ek_boot.c"
-#include "../../user/mncd/enforcer/ek_kern.c"
-#include "../../user/mncd/enforcer/ek_out.c"
-#include "../../user/mncd/enforcer/ek_proc.c"
-#include "../../user/mncd/enforcer/enforcer.c"
-#include "../../user/mncd/privdrop.c"
-#include "../../user/mncd/privsep.c"
-#include "../../user/mncd/psp_io.c"
+#include "../../user/mncd/enforcer/enforcer.h"
+#include "../../user/mncd/privdrop.h"
 
 static char tmp[64];
 static uid_t nobody_uid;

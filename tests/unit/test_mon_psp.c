@@ -23,15 +23,10 @@
 
 #include <cmocka.h>
 
-#include "../../user/mncd/enforcer/ek_boot.c"
-#include "../../user/mncd/enforcer/ek_kern.c"
-#include "../../user/mncd/enforcer/ek_out.c"
-#include "../../user/mncd/enforcer/ek_proc.c"
-#include "../../user/mncd/enforcer/enforcer.c"
-#include "../../user/mncd/monitor/mon_psp.c"
-#include "../../user/mncd/privdrop.c"
-#include "../../user/mncd/privsep.c"
-#include "../../user/mncd/psp_io.c"
+#include "../../user/mncd/enforcer/enforcer.h"
+#include "../../user/mncd/privdrop.h"
+#include "../../user/mncd/monitor/mon_psp.h"
+
 #include "mnc/policy.h"
 #include "mnc_util.h"
 

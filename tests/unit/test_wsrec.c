@@ -69,6 +69,10 @@ static void test_round_trip(void **st)
     assert_memory_equal(u.obj, t.obj, sizeof(u.obj[0]) * 3);
     assert_string_equal(u.agent, "coordinator");
     assert_true(u.time_ms == t.time_ms);
+    const char *sn[8];
+    assert_int_equal(wsrec_sink_names(v, (size_t)len, sn, 8), 2);
+    assert_string_equal(sn[0], "s1");
+    assert_string_equal(sn[1], "s4");
     /* an untainted record is never written */
     u.tainted = false;
     assert_int_equal(wsrec_encode(&u, &nm, v, sizeof(v)), -EINVAL);

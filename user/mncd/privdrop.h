@@ -21,12 +21,13 @@
 #define PSP_CAP(c) (1ull << (c))
 
 /* The enforcer from fork to the end of start-up: program load and attach (BPF, PERFMON,
- * NET_ADMIN, SYS_ADMIN), the state dir handed to the monitor (CHOWN), the audit socket
- * (AUDIT_READ, AUDIT_CONTROL), its own later drops (SETPCAP), and what it keeps (below). */
+ * NET_ADMIN, SYS_ADMIN), the mnc cgroup tree created in the cgroup2 root (a 0555 directory:
+ * DAC_OVERRIDE), the state dir handed to the monitor (CHOWN), the audit socket (AUDIT_READ,
+ * AUDIT_CONTROL), its own later drops (SETPCAP), and what it keeps (below). */
 #define PSP_CAPS_START                                                                                                 \
     (PSP_CAP(CAP_BPF) | PSP_CAP(CAP_PERFMON) | PSP_CAP(CAP_NET_ADMIN) | PSP_CAP(CAP_SYS_ADMIN) |                       \
      PSP_CAP(CAP_SYS_PTRACE) | PSP_CAP(CAP_DAC_READ_SEARCH) | PSP_CAP(CAP_AUDIT_CONTROL) | PSP_CAP(CAP_AUDIT_READ) |   \
-     PSP_CAP(CAP_CHOWN) | PSP_CAP(CAP_SETPCAP))
+     PSP_CAP(CAP_CHOWN) | PSP_CAP(CAP_SETPCAP) | PSP_CAP(CAP_DAC_OVERRIDE))
 
 /* The enforcer while it serves: map updates on Linux < 6.4 (BPF), SOCK_DESTROY (NET_ADMIN),
  * trusted.* xattrs (SYS_ADMIN), other processes' /proc fds and pidfd_getfd (SYS_PTRACE),

@@ -663,8 +663,9 @@ int psp_check_reply(const void *msg, size_t len, int nfds, uint32_t n, char *why
     case PSP_ADM_WS_CLEAR_R: {
         const struct psp_adm_ws_clear_r *m = msg;
         ok = boolean(&c, m->was_tainted, "was_tainted") && zero(&c, &m->pad, sizeof(m->pad), "pad") &&
-             str(&c, m->path, sizeof(m->path), S_ABS, "path", NULL) &&
-             str(&c, m->previous, sizeof(m->previous), S_ANY, "previous", NULL);
+             zero(&c, &m->pad2, sizeof(m->pad2), "pad2") && str(&c, m->path, sizeof(m->path), S_ABS, "path", NULL) &&
+             range(&c, m->previous_len, 0, PSP_WSREC_MAX, "previous_len") &&
+             zero(&c, m->previous + m->previous_len, PSP_WSREC_MAX - m->previous_len, "previous");
         break;
     }
     case PSP_AUDIT:

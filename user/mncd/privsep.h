@@ -347,12 +347,16 @@ struct psp_adm_reset_r {
     int32_t live_cgroups;
 };
 
+#define PSP_WSREC_MAX 4096 /* >= WSREC_MAX (wsrec.h) */
+
 struct psp_adm_ws_clear_r {
     struct psp_hdr h;
     uint32_t was_tainted; /* a record was there and is removed */
     uint32_t pad;
     char path[PSP_PATH_MAX]; /* the directory (realpath) */
-    char previous[1024];     /* what the record said (mncd_ws_describe), "" if none */
+    uint32_t previous_len;   /* bytes of the removed record (wsrec.h), 0 if none or unreadable */
+    uint32_t pad2;
+    uint8_t previous[PSP_WSREC_MAX]; /* the record as it was (mncctl shows it) */
 };
 
 /* ---- enforcer -> monitor: notices */
@@ -437,7 +441,7 @@ _Static_assert(sizeof(struct psp_reg_source) == 16 + PSP_PATH_MAX, "psp_reg_sour
 _Static_assert(sizeof(struct psp_sinkfd) == 24, "psp_sinkfd");
 _Static_assert(sizeof(struct mnc_taint) == 48 && sizeof(struct psp_taint) == 72, "psp_taint");
 _Static_assert(sizeof(struct psp_adm_reset_r) == 32, "psp_adm_reset_r");
-_Static_assert(sizeof(struct psp_adm_ws_clear_r) == 24 + PSP_PATH_MAX + 1024, "psp_adm_ws_clear_r");
+_Static_assert(sizeof(struct psp_adm_ws_clear_r) == 32 + PSP_PATH_MAX + PSP_WSREC_MAX, "psp_adm_ws_clear_r");
 _Static_assert(sizeof(struct psp_audit) == 16 + 16 + 16 + PSP_REASON_MAX + PSP_DETAIL_MAX, "psp_audit");
 _Static_assert(sizeof(struct psp_kevent) == 16 + sizeof(struct mnc_event), "psp_kevent");
 _Static_assert(sizeof(struct mnc_event) % 8 == 0, "mnc_event is 8-byte padded");

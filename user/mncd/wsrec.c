@@ -154,6 +154,17 @@ int wsrec_decode(const uint8_t *v, size_t len, const wsrec_names *nm, wsrec *t)
     return 0;
 }
 
+int wsrec_sink_names(const uint8_t *v, size_t len, const char **names, int max)
+{
+    if (len < WS_HDR || v[0] == '{')
+        return 0;
+    size_t ns = get16(v + 8), at = WS_HDR + (size_t)v[6] * 16;
+    int k = 0;
+    for (size_t i = 0; i < ns && k < max && at + (i + 1) * WSREC_NAME <= len; i++)
+        names[k++] = (const char *)v + at + i * WSREC_NAME;
+    return k;
+}
+
 void wsrec_add_object(wsrec *t, const uint8_t id[16])
 {
     for (int i = 0; i < t->n_obj; i++)

@@ -64,6 +64,11 @@ int wsrec_encode(const wsrec *t, const wsrec_names *nm, uint8_t *out, size_t cap
 /* Decodes a value of len bytes. 0 and *t, or -EBADMSG (not exactly one well-formed record). */
 int wsrec_decode(const uint8_t *v, size_t len, const wsrec_names *nm, wsrec *t);
 
+/* The sink names a well-formed record (wsrec_decode accepted it) stores, as they are, into
+ * names (pointers into v, NUL-terminated inside their fields), at most max. Returns how many (a
+ * legacy record: 0). For showing a record without a policy (`mncctl workspace show`). */
+int wsrec_sink_names(const uint8_t *v, size_t len, const char **names, int max);
+
 /* a tightened by b: tainted = a OR b; both tainted: sinks a AND b, each may_* a AND b; an
  * untainted side adds nothing. Objects: union, the most recent kept. b's agent and time win. */
 void wsrec_merge(wsrec *a, const wsrec *b);

@@ -48,16 +48,18 @@ int ek_config(ek *e, const struct psp_config *m)
 {
     e->cfg = *m;
     e->pr = calloc(m->n_principals, sizeof(*e->pr));
+    e->names = calloc(m->n_principals, sizeof(*e->names));
     e->idm = calloc(m->n_idmap ? m->n_idmap : 1, sizeof(*e->idm));
-    return e->pr && e->idm ? 0 : -ENOMEM;
+    return e->pr && e->names && e->idm ? 0 : -ENOMEM;
 }
 
 int ek_principal_add(ek *e, const struct psp_principal *m)
 {
-    if (!e->pr || m->id >= e->cfg.n_principals) /* psp_check keeps ids in order and in range */
+    if (!e->pr || !e->names || m->id >= e->cfg.n_principals) /* psp_check keeps ids in order and in range */
         return -EINVAL;
     ek_principal *p = &e->pr[m->id];
     memcpy(p->name, m->name, sizeof(p->name));
+    memcpy(e->names[m->id], m->name, sizeof(e->names[m->id]));
     p->cls = m->cls;
     p->flags = m->flags;
     p->addr = m->addr;
@@ -299,7 +301,9 @@ void ek_boot_cleanup(ek *e)
     for (uint32_t i = 0; e->pr && i < e->cfg.n_principals; i++)
         free(e->pr[i].path);
     free(e->pr);
+    free(e->names);
     free(e->idm);
     e->pr = NULL;
+    e->names = NULL;
     e->idm = NULL;
 }

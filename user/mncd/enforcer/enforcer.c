@@ -394,7 +394,7 @@ void ek_main(int mon_fd, pid_t mon_pid)
                     if (len == -EAGAIN)
                         break;
                     if (len <= 0) { /* EOF: the monitor is going; wait for SIGCHLD */
-                        if (len < 0) {
+                        if (len < 0 && len != -ECONNRESET) {
                             e.n_malformed++;
                             log_refusal(&e, "the monitor", -EBADMSG, strerror((int)-len));
                             if (len == -EMSGSIZE)

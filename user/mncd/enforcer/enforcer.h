@@ -63,9 +63,10 @@ typedef struct ek {
     psp_ctx cx;    /* the monitor's session */
     bool sealed;   /* SEAL accepted and the start done (STARTED sent) */
     bool start_failed;
-    struct psp_config cfg; /* valid after CONFIG */
-    ek_principal *pr;      /* cfg.n_principals entries */
-    ek_idmap *idm;         /* cfg.n_idmap entries */
+    struct psp_config cfg;       /* valid after CONFIG */
+    ek_principal *pr;            /* cfg.n_principals entries */
+    char (*names)[PSP_NAME_MAX]; /* their names, contiguous (wsrec.h wants them so) */
+    ek_idmap *idm;               /* cfg.n_idmap entries */
     uint32_t n_idm;
     int state_fd;  /* the state dir (handed to the monitor, kept for nothing else) */
     int listen_fd; /* the agent socket until STARTED hands it over, then -1 */
