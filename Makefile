@@ -119,8 +119,10 @@ $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto libisal libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
 
-$(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
-	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+# mncctl speaks mncd's privsep protocol on the enforcer's admin socket (user/mncctl/admin.c)
+CTL_PSP_OBJ := $(addprefix $(BUILD)/obj/user/mncd/,privsep.o psp_io.o wsrec.o)
+$(BUILD)/mncctl: $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)

@@ -142,6 +142,8 @@ int wsrec_decode(const uint8_t *v, size_t len, const wsrec_names *nm, wsrec *t)
             memset(t, 0, sizeof(*t));
             return -EBADMSG;
         }
+        if (!nm)
+            continue; /* shown as stored (wsrec_sink_names), not mapped */
         int id = -1;
         for (int k = 0; k < nm->n && k < WSREC_MAX_SINKS && id < 0; k++)
             if (strncmp((const char *)p, nm->name[k], WSREC_NAME) == 0)

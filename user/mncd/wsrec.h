@@ -61,7 +61,8 @@ typedef struct wsrec_names {
  * or -EINVAL (t untainted). */
 int wsrec_encode(const wsrec *t, const wsrec_names *nm, uint8_t *out, size_t cap);
 
-/* Decodes a value of len bytes. 0 and *t, or -EBADMSG (not exactly one well-formed record). */
+/* Decodes a value of len bytes. 0 and *t, or -EBADMSG (not exactly one well-formed record). nm
+ * NULL: the sink names are checked but not mapped (t->sinks empty; wsrec_sink_names shows them). */
 int wsrec_decode(const uint8_t *v, size_t len, const wsrec_names *nm, wsrec *t);
 
 /* The sink names a well-formed record (wsrec_decode accepted it) stores, as they are, into
