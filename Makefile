@@ -1,15 +1,26 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # mnc - Minimum-Necessary Communication for LLM-agent hosts.
 #
-#   make deps     install every Debian package (root; bookworm-backports for libbpf/bpftool)
-#   make          build libmnc (static + shared + pkg-config), BPF objects, skeletons, mncctl, mncd
-#   make demo     the paper's worked example on the embedded default policy
-#   make test     build and run every test; prints "N passed, N failed"
-#   make asan     unit tests, then mncd/mncctl in 3 integration tests, under ASan + UBSan
-#   make valgrind unit tests under valgrind (leaks and memory errors fail)
-#   make bench    benchmarks (figures printed, compared in the same run)
-#   make fuzz     bounded libFuzzer runs (request parser, policy loader, disclosure JSON)
-#   make format   format every C source with .clang-format (test_layout checks it)
+#   make deps          install every Debian package (root; bookworm-backports for libbpf/bpftool)
+#   make all           (the default) libmnc, BPF objects and skeletons, mncctl, mncd, mnc-mcp, man pages
+#   make man           the man pages (docs/man/*.scd -> build/man, scdoc)
+#   make attacks       the attack corpus, one binary per attack (tests/attacks/README.md)
+#   make tests         build every test program (unit tests, attacks) without running them
+#   make demo          the paper's worked example on the embedded default policy
+#   make test          build and run every test; ends with the ten slowest and "N passed, N failed, N skipped"
+#   make unit          build and run the unit tests only
+#   make vmtest        the BPF-LSM backend and the attack corpus in a qemu guest (make test runs it: test_vm)
+#   make asan          unit tests, then mncd/mncctl in 3 integration tests, under ASan + UBSan
+#   make valgrind      unit tests under valgrind (leaks and memory errors fail)
+#   make bench         benchmarks (figures printed, compared in the same run)
+#   make fuzz          bounded libFuzzer runs (request parser, policy loader, disclosure JSON)
+#   make eval          the paper's tables on CalBench/AgentLeak (docs/eval.md)
+#   make eval-check    fail if docs/eval.md's tables were not made from the current sources
+#   make format        format every C source with .clang-format (test_layout checks it)
+#   make check-commits commit messages after .ci/commit-base are in the format of HACKING.md
+#   make install       binaries, library, headers, policies, docs, man pages under $(DESTDIR)/usr/local
+#   make clean         remove build/ and build-asan/
+#   make help          this list
 #
 # Sources are picked up by directory, so adding a module never needs a Makefile edit:
 #   user/lib/*.c -> libmnc     loader/*.c -> libmncload    bpf/*.bpf.c -> BPF objects + skeletons
@@ -65,11 +76,24 @@ VMLINUX    := vmlinux/vmlinux.h
 ARCH       := $(shell uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')
 
 .PHONY: all deps demo attacks test unit asan valgrind bench fuzz clean install vmtest eval eval-check format
+.PHONY: help man tests check-commits
 PROGS := $(BUILD)/mncctl $(if $(MNCD_SRC),$(BUILD)/mncd) $(if $(MCP_SRC),$(BUILD)/mnc-mcp)
-all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS)
+all: $(BUILD)/libmnc.a $(BUILD)/libmnc.so $(BUILD)/libmnc.pc $(PROGS) $(BPF_OBJ) $(SKELS) man
 
 deps:
 	bash .ci/install-deps
+
+# the targets with one line each, from this file's header
+help:
+	@sed -n 's/^#   make \([a-z-]*\) */  \1\t/p' $(firstword $(MAKEFILE_LIST)) | expand -t 18
+
+# ---- man pages: docs/man/NAME.SECTION.scd -> $(BUILD)/man/NAME.SECTION (scdoc, Debian package scdoc)
+MAN_SRC  := $(sort $(wildcard docs/man/*.scd))
+MANPAGES := $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
+man: $(MANPAGES)
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@.tmp && mv $@.tmp $@
 
 # ---- vmlinux.h for CO-RE, generated from the running kernel's BTF
 $(VMLINUX):
@@ -181,22 +205,35 @@ $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
-$(BUILD)/attacks/%: tests/attacks/%.c tests/attacks/atk.c tests/attacks/atk.h tests/attacks/atk_variants.c tests/attacks/atk_variants.h tests/attacks/atk_recvq.h
+# The corpus' shared harness (atk.c, atk_variants.c: 3,700 lines that every attack used to
+# recompile) is compiled once into $(BUILD)/atk/, outside $(BUILD)/attacks (run-attacks runs
+# every file there), and linked into each attack. ATTACK_CFLAGS=-static (the qemu guest's
+# corpus) applies at the link.
+ATK_HDR := tests/attacks/atk.h tests/attacks/atk_variants.h tests/attacks/atk_recvq.h
+ATK_OBJ := $(BUILD)/atk/atk.o $(BUILD)/atk/atk_variants.o
+.SECONDARY: $(ATK_OBJ)
+$(BUILD)/atk/%.o: tests/attacks/%.c $(ATK_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< tests/attacks/atk.c tests/attacks/atk_variants.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/attacks/%: tests/attacks/%.c $(ATK_OBJ) $(ATK_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ATTACK_CFLAGS) $(LDFLAGS) -o $@ $< $(ATK_OBJ)
 
 attacks: $(ATTACKS)
 
-# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o)
-$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
+$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh
 
 unit: $(TESTS)
 	BUILD=$(BUILD) tests/run-tests --unit-only
+
+tests: $(TESTS) $(ATTACKS)
 
 test: all $(TESTS) $(ATTACKS)
 	BUILD=$(BUILD) tests/run-tests
@@ -256,9 +293,14 @@ install: all
 	install -m 0644 policies/*.json $(DESTDIR)/usr/local/share/mnc/policies/
 	install -m 0644 policies/examples/*.json $(DESTDIR)/usr/local/share/mnc/policies/examples/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc
-	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
+	install -m 0644 README.md NEWS.md LICENSE docs/*.md $(DESTDIR)/usr/local/share/doc/mnc/
 	install -d $(DESTDIR)/usr/local/share/doc/mnc/LICENSES
 	install -m 0644 LICENSES/*.txt $(DESTDIR)/usr/local/share/doc/mnc/LICENSES/
+	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)/usr/local/share/man/man$$s && \
+	    install -m 0644 $$m $(DESTDIR)/usr/local/share/man/man$$s/ || exit 1; done
+
+check-commits:
+	bash .ci/check-commits
 
 clean:
 	rm -rf build build-asan

@@ -115,8 +115,14 @@ static int child(bool confine, const char *cg, const char *ws, const long *iters
     snprintf(file, sizeof(file), "%s/data", ws);
     if (confine) {
         char *wsv[1] = {(char *)ws};
-        run_confine c = {
-            .cgroup = cg, .uid = RUN_UID_BASE + 4000, .ws = wsv, .n_ws = 1, .report_fd = out, .gate_sock = gate_sock};
+        run_mntns m = {.agent = "bench", .agent_id = 4000, .uid = RUN_UID_BASE + 4000, .home = ws};
+        run_confine c = {.cgroup = cg,
+                         .uid = RUN_UID_BASE + 4000,
+                         .ws = wsv,
+                         .n_ws = 1,
+                         .report_fd = out,
+                         .gate_sock = gate_sock,
+                         .mntns = &m};
         if (run_confine_apply(&c, why, n) != 0)
             return -1;
     } else {

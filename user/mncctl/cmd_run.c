@@ -171,10 +171,11 @@ static void remove_cgroup(const char *cg)
 }
 
 /* agent.register through mncd. 0, or -1 after printing why. *netns is set when mncd's policy
- * says "confinement": "netns" for the agent (mncd refuses deliveries to it otherwise). */
+ * says "confinement": "netns" for the agent (mncd refuses deliveries to it otherwise), *server
+ * when it says "server": true (the policy mncd enforces, not only a --policy the caller gave). */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
                              bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass,
-                             bool *netns)
+                             bool *netns, bool *server)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -221,6 +222,8 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
         const cJSON *cf = cJSON_GetObjectItemCaseSensitive(resp, "confinement");
         if (cJSON_IsString(cf) && strcmp(cf->valuestring, "netns") == 0)
             *netns = true;
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "server")))
+            *server = true;
         const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
         const cJSON *it;
         cJSON_ArrayForEach(it, inh)
@@ -242,6 +245,30 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     "run --agent NAME [--policy FILE]... [--workspace DIR]... [--read PATH]... [--keep-fd N]... "                      \
     "[--uid N | --as-root] [--server] [--netns] [--stdio relay|passthrough] [--pin-root DIR] [--kernel-only] "         \
     "-- CMD..."
+
+/* Where execvp would find name: itself when it holds a '/', else the first PATH entry (default
+ * "/usr/bin:/bin") with an executable regular file of that name. 0, or -1 when there is none. */
+static int resolve_cmd(const char *name, char *out, size_t n)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/bin:/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int w = snprintf(out, n, "%.*s/%s", (int)len, len ? p : ".", name);
+        struct stat st;
+        if (w > 0 && (size_t)w < n && stat(out, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+            return 0;
+        if (!end)
+            return -1;
+        p = end;
+    }
+}
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -435,8 +462,26 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         mncctl_err("run: out of memory");
         goto out;
     }
+    /* the give step replaces the workspace's directories by fresh inodes: a caller working
+     * inside one is left in a deleted directory, so the agent starts where the caller was, by
+     * name, once it is given */
+    char cwd[PATH_MAX];
+    bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
     if (n_ws > 0 && mncctl_ws_give(k, agent, ws, n_ws, uid, tainted) != 0)
         goto out;
+    if (have_cwd && chdir(cwd) != 0) {
+        mncctl_err("warning: the working directory %s is gone: the agent starts in / (%s)", cwd, strerror(errno));
+        if (chdir("/") != 0)
+            goto out;
+    }
+    /* CMD found on the caller's PATH here, once: the agent execs that file or fails saying so,
+     * rather than the next match its Landlock rules let through (pyenv's python3 silently
+     * becoming /usr/bin/python3) */
+    char exe[PATH_MAX];
+    if (resolve_cmd(cmd[0], exe, sizeof(exe)) != 0) {
+        mncctl_err("run: %s: not found on PATH", cmd[0]);
+        goto out;
+    }
 
     /* cgroup, registered before anything runs in it */
     if (strchr(agent, '/') || strcmp(agent, ".") == 0 || strcmp(agent, "..") == 0) {
@@ -464,7 +509,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     }
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
-        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns) != 0)
+        if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns,
+                              &server) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);
@@ -497,6 +543,22 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
         close(sync_pipe[1]);
         goto out;
     }
+    /* its /dev/shm (run_mntns.h) */
+    char shm[PATH_MAX + 16];
+    if (n_ws > 0) {
+        char why[600];
+        if (run_mntns_prepare_shm(ws[0], uid, shm, sizeof(shm), why, sizeof(why)) != 0) {
+            mncctl_err("run: %s", why);
+            close(sync_pipe[0]);
+            close(sync_pipe[1]);
+            goto out;
+        }
+    }
+    run_mntns mnt = {.agent = agent,
+                     .agent_id = agent_id,
+                     .uid = uid,
+                     .home = n_ws > 0 ? ws[0] : NULL,
+                     .shm_src = n_ws > 0 ? shm : NULL};
     /* temporary files go to the agent's own workspace (it cannot write /tmp) */
     if (n_ws > 0 && setenv("TMPDIR", ws[0], 1) != 0) {
         mncctl_err("run: setenv: %s", strerror(errno));
@@ -533,10 +595,17 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .keep = keep,
                          .n_keep = n_keep,
                          .report_fd = sync_pipe[1],
+                         .mntns = &mnt,
                          .gate_sock = gate_sp[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
-            execvp(cmd[0], cmd);
-            snprintf(why, sizeof(why), "exec %.400s: %s", cmd[0], strerror(errno));
+            execv(exe, cmd);
+            int e = errno;
+            snprintf(why, sizeof(why), "exec %.400s%s%.100s%s: %s%s", exe,
+                     strcmp(exe, cmd[0]) ? " (found on PATH for " : "", strcmp(exe, cmd[0]) ? cmd[0] : "",
+                     strcmp(exe, cmd[0]) ? ")" : "", strerror(e),
+                     e == EACCES ? ": the agent reads and executes only the system directories, its workspaces and "
+                                   "--read grants (docs/compat.md)"
+                                 : "");
         }
         /* report the failure to the parent; the write end closes on exec otherwise */
         ssize_t wn = write(sync_pipe[1], why, strlen(why));

@@ -337,12 +337,26 @@ static mode_t given_mode(mode_t m) { return (m & 0770) | ((m & 0700) >> 3); }
  * FIFO rule above: only the agent's own FIFOs are accepted). 0; 1 if the entry is on a read-only
  * mount (left as is: the agent cannot write there either, so nothing of its reaches a holder);
  * -1 after printing why the launch is refused. */
+/* Whether an entry below the top keeps the agent as its owner: a directory or a single-linked
+ * regular file the agent itself made (owned by its uid), on a walk that gives every such entry a
+ * fresh inode (check_open: fresh_dir, and fresh_file for every one of them), so that whatever
+ * anyone kept from before the launch (a directory fd, an O_PATH fd, even one parked in flight in
+ * a socket queue where no scan finds it) refers to the old, unlinked inode, which the agent no
+ * longer reaches and so cannot chmod open. Keeping the owner is what lets git (its "dubious
+ * ownership" check), chmod, touch -d and cp -p work on a workspace reused across launches. A
+ * file with other hard links cannot get a fresh copy: root's, as every other entry. */
+static bool keeps_agent_owner(const give_ctx *c, const struct stat *st, bool top)
+{
+    return !top && c->check_open && c->uid != 0 && st->st_uid == c->uid &&
+           (S_ISDIR(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1));
+}
+
 static int normalise(give_ctx *c, int fd, const struct stat *st, bool top)
 {
     bool opath = !S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode);
     char proc[64];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-    uid_t own = S_ISFIFO(st->st_mode) ? st->st_uid : 0;
+    uid_t own = S_ISFIFO(st->st_mode) || keeps_agent_owner(c, st, top) ? st->st_uid : 0;
     bool chown_it = st->st_uid != own || st->st_gid != c->uid;
     if (chown_it && fchownat(fd, "", own, c->uid, AT_EMPTY_PATH) != 0) {
         if (errno == EROFS) /* a read-only mount: nothing the agent writes can land there */
@@ -528,8 +542,9 @@ static int check_not_open(give_ctx *c, int parent, const char *name, int fd)
                            strerror(errno));
     }
     struct stat st; /* as normalised */
-    int rc = fstat(fd, &st) == 0 ? pages_maybe_shared(c, fd, &st)
-                                 : give_refuse(c, "%s: fstat: %s", shown(c), strerror(errno));
+    int rc = fstat(fd, &st) != 0                  ? give_refuse(c, "%s: fstat: %s", shown(c), strerror(errno))
+             : st.st_uid == c->uid && c->uid != 0 ? 1 /* the agent's own: a fresh inode (keeps_agent_owner) */
+                                                  : pages_maybe_shared(c, fd, &st);
     if (rc == 1)
         rc = fresh_file(c, parent, name, fd, &st);
     if (fcntl(fd, F_SETLEASE, F_UNLCK) != 0)

@@ -263,6 +263,10 @@ static int landlock_confine(const run_confine *c, char *why, size_t n)
     const __u64 no_dev = LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK;
     for (int i = 0; rc == 0 && i < c->n_ws; i++)
         rc = ll_rule(rs, c->ws[i], fs & ~no_dev, fs, true, why, n);
+    /* /dev/shm is the workspace's .mnc-shm bound there (run_mntns.h): a path below a mount's root
+     * is judged from that root up, not through the workspace, so it gets the same rule */
+    if (rc == 0 && c->mntns->shm_src)
+        rc = ll_rule(rs, "/dev/shm", fs & ~no_dev, fs, true, why, n);
     if (rc != 0) {
         close(rs);
         return -1;
@@ -810,6 +814,11 @@ static const uint32_t deny_ip_opts[] = {IP_ADD_MEMBERSHIP, IP_ADD_SOURCE_MEMBERS
 static const uint32_t deny_ip6_opts[] = {IPV6_ADD_MEMBERSHIP, IPV6_JOIN_ANYCAST, IPV6_FLOWLABEL_MGR, MCAST_JOIN_GROUP,
                                          MCAST_JOIN_SOURCE_GROUP};
 static const uint32_t deny_netlink_opts[] = {1 /* NETLINK_ADD_MEMBERSHIP */};
+/* TCP keepalive timers: asked of the launcher, which lets an untainted agent's call go on and
+ * accepts a tainted agent's without applying it (run_gate.c, tainted_keepalive): the value is
+ * shown to every user as the connection's timer, and the cgroup/LSM hooks would refuse it
+ * (deny_sockopt), failing Node's and Go's connections. TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT. */
+static const uint32_t gate_tcp_opts[] = {4, 5, 6};
 
 /* At level `level`: the options opts[0..n) get `action`, every other option is allowed. */
 static int sockopt_level(scmp_filter_ctx ctx, uint32_t level, uint32_t action, const uint32_t *opts, size_t n)
@@ -828,7 +837,7 @@ static int sockopt_level(scmp_filter_ctx ctx, uint32_t level, uint32_t action, c
 static int allow_setsockopt_but_names(scmp_filter_ctx ctx, uint32_t action)
 {
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-    static const uint32_t levels[] = {SOL_SOCKET, IPPROTO_IP, IPPROTO_IPV6, SOL_NETLINK};
+    static const uint32_t levels[] = {SOL_SOCKET, IPPROTO_IP, IPPROTO_IPV6, SOL_NETLINK, IPPROTO_TCP};
     int rc = allow_prefixes(ctx, SCMP_SYS(setsockopt), 1, NULL, 0, 0, levels, N(levels));
     if (rc == 0)
         rc = sockopt_level(ctx, SOL_SOCKET, action, deny_sockopts, N(deny_sockopts));
@@ -838,6 +847,8 @@ static int allow_setsockopt_but_names(scmp_filter_ctx ctx, uint32_t action)
         rc = sockopt_level(ctx, IPPROTO_IPV6, SCMP_ACT_ERRNO(EPERM), deny_ip6_opts, N(deny_ip6_opts));
     if (rc == 0)
         rc = sockopt_level(ctx, SOL_NETLINK, SCMP_ACT_ERRNO(EPERM), deny_netlink_opts, N(deny_netlink_opts));
+    if (rc == 0)
+        rc = sockopt_level(ctx, IPPROTO_TCP, SCMP_ACT_NOTIFY, gate_tcp_opts, N(gate_tcp_opts));
     return rc;
 #undef N
 }
@@ -1007,7 +1018,12 @@ static int seccomp_confine(const run_confine *c, char *why, size_t n)
 
 int run_confine_apply(const run_confine *c, char *why, size_t whylen)
 {
+    if (!c->mntns) {
+        snprintf(why, whylen, "no mount namespace settings");
+        return -1;
+    }
     if (enter_cgroup(c->cgroup, c->cgv1, why, whylen) != 0 || (c->netns && enter_netns(why, whylen) != 0) ||
+        run_mntns_apply(c->mntns, why, whylen) != 0 || run_mntns_env(c->mntns, why, whylen) != 0 ||
         close_inherited(c, why, whylen) != 0)
         return -1;
     /* a session of its own: no controlling terminal, so no TIOCSTI into the operator's shell */

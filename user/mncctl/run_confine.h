@@ -7,7 +7,8 @@
  *      cgroup namespace rooted there (the agent sees "/"
  *      as its cgroup and cannot name any cgroup outside its subtree); with --netns also a new
  *      network namespace with only its loopback up (no sock_diag dump outside shows its
- *      sockets; run_confine.c, enter_netns);
+ *      sockets; run_confine.c, enter_netns); then a mount namespace with the agent's passwd and
+ *      group entry and its own /dev/shm (run_mntns.h), and HOME, USER and LOGNAME set to match;
  *   2. close every inherited fd but 0, 1, 2 and the operator's --keep-fd ones (close_range);
  *   3. drop privileges: the dedicated uid/gid with no supplementary groups and no capabilities
  *      (or, --as-root, uid 0 with the reduced set RUN_ROOT_CAPS), no_new_privs;
@@ -29,6 +30,7 @@
 
 #include "mnc/policy.h"
 #include "run_cgv1.h"
+#include "run_mntns.h"
 
 #define RUN_MAX_READ 32
 #define RUN_MAX_KEEP 16
@@ -49,8 +51,9 @@ typedef struct run_confine {
     int n_read;
     const int *keep; /* --keep-fd */
     int n_keep;
-    int report_fd; /* the launcher's error pipe: kept open (CLOEXEC) */
-    int gate_sock; /* where the seccomp notification fd goes (run_gate.h): locks, and a server's
+    int report_fd;          /* the launcher's error pipe: kept open (CLOEXEC) */
+    const run_mntns *mntns; /* the agent's mount namespace (run_mntns.h); required */
+    int gate_sock;          /* where the seccomp notification fd goes (run_gate.h): locks, and a server's
                     * bind/listen; required */
 } run_confine;
 

@@ -25,11 +25,15 @@ int mncctl_ws_tainted_dirs(const char *ws, cJSON *arr);
  * One walk, directory before its entries, fd-relative and never following a symlink:
  *   - every entry: no device node, no FIFO the agent did not create, no registered log or
  *     memory sink (by (dev, ino): hard links too), at most 200000 entries;
- *   - every entry becomes root's (a FIFO the agent made stays its own), group the agent's gid,
- *     mode without bits for others (the owner's bits also for the group; no setuid, setgid,
- *     sticky), POSIX ACLs removed; the top directory root:gid 0770 (--as-root root:root 0700).
- *     An outsider's earlier reference (bind mount, directory fd, cwd, hard link, O_PATH fd)
- *     then meets DAC on every inode, and the agent, not the owner, cannot chmod it open again;
+ *   - every entry becomes root's, group the agent's gid, mode without bits for others (the
+ *     owner's bits also for the group; no setuid, setgid, sticky), POSIX ACLs removed; the top
+ *     directory root:gid 0770 (--as-root root:root 0700). An outsider's earlier reference (bind
+ *     mount, directory fd, cwd, hard link, O_PATH fd) then meets DAC on every inode, and the
+ *     agent, not the owner, cannot chmod it open again. Except what the agent made itself (its
+ *     uid owns it): a FIFO, a directory and a single-linked regular file stay its own (git, chmod,
+ *     touch -d, cp -p on a workspace reused across launches), and each such directory and file
+ *     gets a fresh inode (a copy renamed over it), so an earlier reference reaches only the
+ *     old, unlinked one;
  *   - every regular file: refused if open elsewhere (a write lease is refused while another
  *     open file description exists: fds, mappings, fds in flight). Not checked while another
  *     instance of the same agent runs (its own opens count) on a workspace already given;

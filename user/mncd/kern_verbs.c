@@ -317,6 +317,8 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         cJSON_AddStringToObject(resp, "cgroup", kl_rel_path(kk, real));
         /* the launcher unshares a network namespace for "netns" (mncctl run, cmd_run.c) */
         cJSON_AddStringToObject(resp, "confinement", need_netns ? "netns" : "kernel");
+        /* the policy's "server": the launcher lets the agent bind and listen (run_gate.h) */
+        cJSON_AddBoolToObject(resp, "server", d->policy->principals[agent].server);
         cJSON *from = cJSON_AddArrayToObject(resp, "inherits_taint_from");
         for (int i = 0; from && i < inh.n_src; i++)
             cJSON_AddItemToArray(from, cJSON_CreateString(inh.src[i].dir));
