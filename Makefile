@@ -173,8 +173,8 @@ $(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
 # test_enforcer runs it against a scripted monitor, test_ek_kern its kernel layer on the real kernel,
 # test_mon_psp against the monitor's side.
 ENF_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard user/mncd/enforcer/*.c)) \
-	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c fdscan.c hostscan.c inflight.c sockdiag.c \
-	freeze.c sockproc.c sockjudge.c sockscan.c))
+	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c fdscan.c fdscan_host.c fdscan_obj.c hostscan.c inflight.c \
+	sockdiag.c freeze.c sockproc.c sockbase.c sockjudge.c sockjudge_inet.c sockscan.c))
 -include $(ENF_OBJ:.o=.d) $(BUILD)/obj/user/mncd/monitor/mon_psp.d
 $(BUILD)/tests/test_enforcer: tests/unit/test_enforcer.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -222,6 +222,13 @@ $(BUILD)/attacks/%: tests/attacks/%.c $(ATK_OBJ) $(ATK_HDR)
 
 attacks: $(ATTACKS)
 
+# tests/tools/hostnoise: what systemd and journald hold (epoll, eventfd, timerfd, inotify,
+# signalfd, memfd, pidfd); tests/run-tests keeps one running for the whole of `make test`
+HOSTNOISE := $(BUILD)/tools/hostnoise
+$(HOSTNOISE): tests/tools/hostnoise.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
 # bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
 $(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -233,9 +240,9 @@ demo: all
 unit: $(TESTS)
 	BUILD=$(BUILD) tests/run-tests --unit-only
 
-tests: $(TESTS) $(ATTACKS)
+tests: $(TESTS) $(ATTACKS) $(HOSTNOISE)
 
-test: all $(TESTS) $(ATTACKS)
+test: all $(TESTS) $(ATTACKS) $(HOSTNOISE)
 	BUILD=$(BUILD) tests/run-tests
 
 # Unit tests under ASan+UBSan, then mncd and mncctl themselves under them on the real kernel, in
@@ -245,7 +252,7 @@ test: all $(TESTS) $(ATTACKS)
 ASAN_INTEGRATION := test_kernel_fdscan test_kernel_foreign test_run_confine
 asan:
 	$(MAKE) BUILD=$(BUILD)-asan SAN=1 unit
-	$(MAKE) BUILD=$(BUILD)-asan SAN=1 all
+	$(MAKE) BUILD=$(BUILD)-asan SAN=1 all $(BUILD)-asan/tools/hostnoise
 	@fail=0; for t in $(ASAN_INTEGRATION); do \
 	    if ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 BUILD=$(BUILD)-asan \
 	        tests/integration/$$t >$(BUILD)-asan/$$t.log 2>&1 && ! grep -q '^not ok' $(BUILD)-asan/$$t.log; then \
@@ -271,7 +278,7 @@ valgrind: $(TESTS)
 	    else echo "valgrind FAILED: $$t (log: $$t.valgrind.log)"; fail=1; fi; \
 	done; exit $$fail
 
-bench: all $(BENCHES)
+bench: all $(BENCHES) $(HOSTNOISE)
 	BUILD=$(BUILD) tests/run-bench
 
 format:

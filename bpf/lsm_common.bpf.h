@@ -36,6 +36,17 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } lsm_tree SEC(".maps");
 
+/* Data at rest: the label of what was written into a file or directory (mnc_abi.h, struct
+ * mnc_label), by (dev, ino). Allocated on demand: most hosts label few inodes. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_FILE_LABELS);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct mnc_file_key);
+    __type(value, struct mnc_label);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} file_labels SEC(".maps");
+
 /* Who is calling. */
 #define MNC_SUBJ_NONE 0    /* not an mnc agent and not inside the tree: never gated */
 #define MNC_SUBJ_AGENT 1   /* registered agent cgroup */
@@ -168,6 +179,58 @@ static __always_inline int mnc_dentry_walk(struct dentry *d, struct mnc_sink *ou
         d = p;
     }
     return MNC_WALK_DEEP;
+}
+
+/* Walks from d up through its parents (on its superblock: a bind mount of a directory inside a
+ * labelled one still reaches it) and reports the first label that taint t does not imply
+ * (mnc_label_allows): 1 with its key in *hit, else 0. An inode labelled for another file that
+ * once had its number (gen differs) is not a label. A file deeper than the walk is judged by
+ * the labels on the way: every inode mncd labels has its own entry, which is looked up first. */
+static __always_inline int mnc_label_walk(struct dentry *d, const struct mnc_taint *t, struct mnc_file_key *hit)
+{
+    for (int i = 0; i < MNC_LSM_WALK_MAX; i++) {
+        if (!d)
+            return 0;
+        struct inode *ino = d->d_inode;
+        if (ino) {
+            struct mnc_file_key k = {.dev = ino->i_sb->s_dev, .ino = ino->i_ino};
+            struct mnc_label *l = bpf_map_lookup_elem(&file_labels, &k);
+            if (l && (!(l->flags & MNC_LABEL_F_GEN) || l->gen == ino->i_generation) && !mnc_label_allows(t, l)) {
+                *hit = k;
+                return 1;
+            }
+        }
+        struct dentry *p = d->d_parent;
+        if (p == d)
+            return 0; /* the root of this filesystem */
+        d = p;
+    }
+    return 0;
+}
+
+/* The data-at-rest gate of an agent opening (or receiving) file f for reading or writing: 0, or
+ * -EPERM with a deny event (reason MNC_K_DENY_LABEL; the file's key, never its name, which the
+ * writer chose) when f or a directory above it carries a label the caller's taint does not
+ * already imply. Callers outside the mnc tree are never gated. */
+static __always_inline int mnc_lsm_label_gate(struct file *f, __u8 hook)
+{
+    struct mnc_subject s;
+    if (mnc_lsm_subject(&s) == MNC_SUBJ_NONE)
+        return 0;
+    struct mnc_taint *t = mnc_lsm_taint(&s);
+    struct mnc_file_key hit = {};
+    if (!mnc_label_walk(f->f_path.dentry, t, &hit))
+        return 0;
+    mnc_count(MNC_K_DENY_LABEL);
+    struct mnc_event *ev = mnc_event_begin(s.cgid, s.a, t, MNC_K_DENY_LABEL, hook);
+    if (ev) {
+        ev->dst_class = MNC_SINK_NONE;
+        ev->dst_id = MNC_ID_NONE;
+        __builtin_memcpy(ev->addr, &hit.dev, 8);
+        __builtin_memcpy(ev->addr + 8, &hit.ino, 8);
+        bpf_ringbuf_submit(ev, 0);
+    }
+    return -EPERM;
 }
 
 static __always_inline void mnc_event_file(struct mnc_event *ev, const struct mnc_file_key *k, struct dentry *d)

@@ -6,7 +6,10 @@
  * including fds opened BEFORE the agent became tainted: the verdict is taken at each write from
  * the current taint, which is what a static lockout (Landlock, mount flags) cannot express.
  * Sinks are identified by (dev, ino) (file_sinks), so symlinks and hard links to a sink file
- * reach the same key. Reads are never gated.
+ * reach the same key. Every open, for reading too, and every file or directory received, is
+ * also judged against the labels of data at rest (file_labels, mnc_lsm_label_gate): a labelled
+ * file, or one below a labelled directory, only for an agent whose taint already implies the
+ * label.
  *
  * file_receive catches the other way to a writable object: an fd arriving in a tainted agent
  * (SCM_RIGHTS, pidfd_getfd) that is not a socket or a read-only file or directory
@@ -27,9 +30,13 @@ int BPF_PROG(mnc_lsm_file_open, struct file *file, int ret)
 {
     if (ret)
         return ret;
-    if (!(file->f_mode & MNC_FMODE_WRITE))
-        return 0;
-    return mnc_lsm_file_gate(file->f_path.dentry, 0, MNC_HOOK_LSM_FILE_OPEN);
+    if (file->f_mode & MNC_FMODE_WRITE) {
+        int r = mnc_lsm_file_gate(file->f_path.dentry, 0, MNC_HOOK_LSM_FILE_OPEN);
+        if (r)
+            return r;
+    }
+    /* data at rest keeps its label: any open of a labelled file (docs/lsm.md) */
+    return mnc_lsm_label_gate(file, MNC_HOOK_LSM_FILE_OPEN);
 }
 
 SEC("lsm/file_permission")
@@ -50,6 +57,10 @@ int BPF_PROG(mnc_lsm_file_receive, struct file *file, int ret)
     struct inode *ino = file->f_inode;
     __u32 mode = ino ? ino->i_mode : 0;
     int writable = (file->f_mode & MNC_FMODE_WRITE) != 0;
+    __u32 type = mode & MNC_S_IFMT;
+    /* a file or directory passed in is read like one opened: its label first */
+    if ((type == MNC_S_IFREG || type == MNC_S_IFDIR) && mnc_lsm_label_gate(file, MNC_HOOK_LSM_FILE_RECEIVE))
+        return -EPERM;
     if (mnc_receive_harmless(mode, writable))
         return 0; /* sockets: nearly every fd passed on a host, decided without a helper call */
     struct mnc_subject s;

@@ -28,8 +28,12 @@
  * MNC_K__COUNT = 23.
  * 8: sock_unix is keyed by a 64-bit hash of the mnc_unix_key (struct mnc_unix_hkey), and its
  * value (struct mnc_unix_sink) holds the sink and the whole key, which every lookup compares:
- * hashing 112 bytes in the kernel's jhash2 was a third of each UNIX connect/send's cost. */
-#define MNC_ABI_VERSION 8
+ * hashing 112 bytes in the kernel's jhash2 was a third of each UNIX connect/send's cost.
+ * 9: the principals map (struct mnc_bind: the name and class each pinned principal id stands
+ * for, written by mncd alone, so that a restart on an edited policy binds the pinned numbers
+ * by name), the lsm backend's file_labels map (struct mnc_label: the label of data at rest,
+ * by (dev, ino)), and reason 23 (MNC_K_DENY_LABEL); MNC_K__COUNT = 24. */
+#define MNC_ABI_VERSION 9
 
 /* Address families as the kernel numbers them (vmlinux.h has no AF_* macros). */
 #define MNC_AF_INET 2
@@ -166,6 +170,39 @@ struct mnc_name {
     __u32 cls; /* enum mnc_sink_class */
 };
 
+/* ---- principals: principal id -> the name and class that id stands for in the pinned maps
+ * (agents' values, taint keys and sink bits, sink ids, file labels). Written only by mncd,
+ * after it wrote the other maps in those terms; read at its next start, which translates every
+ * pinned reference to the running policy's ids BY NAME before using them (docs/kernel.md,
+ * "Principals keep their names"). The names map, which launchers and tools also write, is for
+ * display only. */
+struct mnc_bind {
+    char name[MNC_NAME_LEN];
+    __u32 cls;   /* enum mnc_sink_class */
+    __u32 pad;   /* 0 */
+    __u64 epoch; /* the binding's epoch: +1 at every start that changed it (same in every entry) */
+};
+
+/* ---- file_labels (lsm backend): (dev, ino) of a file or directory -> the label of the data
+ * written there: the taint of the agent that wrote it, as a scope (a label is always tainted).
+ * An agent may open a labelled file, or one below a labelled directory, only if its taint
+ * already implies the label (mnc_label_allows); mncd gives it the label at launch (docs/
+ * kernel.md, "Data at rest"). gen: the inode's i_generation when MNC_LABEL_F_GEN is set (an
+ * inode number the filesystem reused for another file then no longer matches). */
+#define MNC_LABEL_F_GEN 0x1u
+#define MNC_MAX_FILE_LABELS 262144
+struct mnc_label {
+    __u64 sinks[MNC_SET_WORDS_ABI];
+    __u8 may_log;
+    __u8 may_memory;
+    __u8 may_forward;
+    __u8 may_external;
+    __u8 flags; /* MNC_LABEL_F_* */
+    __u8 pad[3];
+    __u32 gen;
+    __u32 pad2;
+};
+
 /* ---- config: one entry (key 0) written at attach time */
 #define MNC_BACKEND_CGROUP 1u
 #define MNC_BACKEND_LSM 2u
@@ -205,10 +242,28 @@ enum mnc_kreason {
                                       processes read back (mnc_sockopt_verdict) */
     MNC_K_DENY_LOCK = 22,          /* lsm file_lock: a tainted agent taking, changing or dropping
                                       a file lock, whose range others read back (mnc_lock_verdict) */
-    MNC_K__COUNT = 23,
+    MNC_K_DENY_LABEL = 23,         /* lsm file_open/file_receive: the file (or a directory above
+                                      it) carries a label (file_labels) that the agent's taint
+                                      does not already imply (mnc_label_allows) */
+    MNC_K__COUNT = 24,
 };
 
 static inline int mnc_kreason_allows(unsigned r) { return r < MNC_K_DENY_FIRST; }
+
+/* May an agent with taint t read data labelled l? Only if t already implies l: t is tainted,
+ * every principal t may reach l allows too, and no may_* flag of t is wider than l's. Reading
+ * would otherwise teach the agent something it could then send where l forbids. t == 0 (no
+ * taint entry): no. Pure. */
+static inline int mnc_label_allows(const struct mnc_taint *t, const struct mnc_label *l)
+{
+    if (!t || !t->tainted)
+        return 0;
+    __u64 wider = 0;
+    for (int i = 0; i < MNC_SET_WORDS_ABI; i++)
+        wider |= t->sinks[i] & ~l->sinks[i];
+    return wider == 0 && (!t->may_log || l->may_log) && (!t->may_memory || l->may_memory) &&
+           (!t->may_forward || l->may_forward) && (!t->may_external || l->may_external);
+}
 
 /* ---- hooks (deny events say which one fired) */
 enum mnc_hook {
@@ -503,6 +558,8 @@ _Static_assert(sizeof(struct mnc_sink) == 8, "mnc_sink layout");
 _Static_assert(sizeof(struct mnc_file_key) == 16, "mnc_file_key layout");
 _Static_assert(sizeof(struct mnc_name) == MNC_NAME_LEN + 4, "mnc_name layout");
 _Static_assert(sizeof(struct mnc_config) == 16 + MNC_TREE_PATH_MAX, "mnc_config layout");
+_Static_assert(sizeof(struct mnc_bind) == MNC_NAME_LEN + 16, "mnc_bind layout");
+_Static_assert(sizeof(struct mnc_label) == 4 * 8 + 16, "mnc_label layout");
 /* 192 bytes of fields, no padding; the BPF side zeroes the whole event */
 _Static_assert(sizeof(struct mnc_event) == 192, "mnc_event layout");
 

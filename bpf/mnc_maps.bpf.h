@@ -80,6 +80,16 @@ struct {
     __uint(pinning, LIBBPF_PIN_BY_NAME);
 } names SEC(".maps");
 
+/* principal id -> the name it stands for in the other maps (mncd's binding; no program reads
+ * it: declared here so that every object pins the same BTF-typed map) */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, MNC_MAX_TAINTS);
+    __type(key, __u32);
+    __type(value, struct mnc_bind);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+} principals SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 1);

@@ -111,6 +111,7 @@ static const char *const reason_names[MNC_K__COUNT] = {
     [MNC_K_DENY_BAD_CLASS] = "deny_bad_class",   [MNC_K_EVENT_LOST] = "event_lost",
     [MNC_K_DENY_WALK_DEPTH] = "deny_walk_depth", [MNC_K_DENY_FDS_OUT] = "deny_fds_out",
     [MNC_K_DENY_SOCKOPT] = "deny_sockopt",       [MNC_K_DENY_LOCK] = "deny_lock",
+    [MNC_K_DENY_LABEL] = "deny_label",
 };
 
 const char *mnc_kreason_name(unsigned r) { return r < MNC_K__COUNT && reason_names[r] ? reason_names[r] : "?"; }

@@ -19,6 +19,8 @@ struct mnc_kern {
     char root[PATH_MAX];
     char tree[MNC_TREE_PATH_MAX];
     int fd_agents, fd_taint, fd_unix, fd_inet, fd_files, fd_names, fd_settings, fd_counters, fd_events;
+    int fd_principals;
+    int fd_labels; /* <root>/file_labels (lsm backend), opened on first use; -1 until then */
     struct ring_buffer *rb;
     mnc_kern_event_fn cb;
     void *cb_ctx;
@@ -30,7 +32,7 @@ struct mnc_kern {
 /* ---- the handle (kern_open.c) */
 
 /* The pinned maps, by file name under the pin root, in the order of the handle's fds. */
-#define MNC_N_MAPS 9
+#define MNC_N_MAPS 10
 extern const char *const mnc_map_names[MNC_N_MAPS];
 /* A handle on root with every fd -1 (nothing opened), or NULL when out of memory. */
 mnc_kern *mnc_kern_new(const char *root);

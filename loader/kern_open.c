@@ -16,12 +16,12 @@
 
 /* ---- open pinned maps */
 const char *const mnc_map_names[MNC_N_MAPS] = {"agents", "taint",    "sock_unix", "sock_inet", "file_sinks",
-                                               "names",  "settings", "counters",  "events"};
+                                               "names",  "settings", "counters",  "events",    "principals"};
 
 static int *map_slot(mnc_kern *k, int i)
 {
-    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint,    &k->fd_unix,     &k->fd_inet,  &k->fd_files,
-                              &k->fd_names,  &k->fd_settings, &k->fd_counters, &k->fd_events};
+    int *slots[MNC_N_MAPS] = {&k->fd_agents, &k->fd_taint,    &k->fd_unix,     &k->fd_inet,   &k->fd_files,
+                              &k->fd_names,  &k->fd_settings, &k->fd_counters, &k->fd_events, &k->fd_principals};
     return slots[i];
 }
 
@@ -33,6 +33,7 @@ mnc_kern *mnc_kern_new(const char *root)
     snprintf(k->root, sizeof(k->root), "%s", root);
     for (int i = 0; i < MNC_N_MAPS; i++)
         *map_slot(k, i) = -1;
+    k->fd_labels = -1;
     return k;
 }
 
@@ -45,6 +46,8 @@ void mnc_kern_close(mnc_kern *k)
     for (int i = 0; i < MNC_N_MAPS; i++)
         if (*map_slot(k, i) >= 0)
             close(*map_slot(k, i));
+    if (k->fd_labels >= 0)
+        close(k->fd_labels);
     free(k);
 }
 
@@ -63,6 +66,7 @@ static const struct map_layout {
     {"sock_inet", BPF_MAP_TYPE_HASH, sizeof(struct mnc_inet_key), sizeof(struct mnc_sink)},
     {"file_sinks", BPF_MAP_TYPE_HASH, sizeof(struct mnc_file_key), sizeof(struct mnc_sink)},
     {"names", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_name)},
+    {"principals", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_bind)},
     {"settings", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct mnc_config)},
     {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64)},
     {"events", BPF_MAP_TYPE_RINGBUF, 0, 0},

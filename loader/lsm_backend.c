@@ -623,7 +623,7 @@ int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id
 
 int mnc_lsm_purge(const char *root, char *err, size_t errlen)
 {
-    static const char *const maps[] = {"ipc_sinks", "lsm_tree", "sigio_owners"};
+    static const char *const maps[] = {"ipc_sinks", "lsm_tree", "sigio_owners", "file_labels"};
     int rc = 0;
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         char p[PATH_MAX + 16];

@@ -68,7 +68,8 @@ int mnc_lsm_selftest(mnc_kern *k, mnc_selftest *st);
 int mnc_lsm_attach_verified(const char *root, const char *tree, uint64_t tree_id, bool skip_selftest, mnc_kern **out,
                             mnc_selftest *st, char *err, size_t errlen);
 
-/* With detach --purge: unpins the maps only the lsm backend has (ipc_sinks, lsm_tree, sigio_owners). */
+/* With detach --purge: unpins the maps only the lsm backend has (ipc_sinks, lsm_tree, sigio_owners,
+ * file_labels). */
 int mnc_lsm_purge(const char *root, char *err, size_t errlen);
 
 /* ---- SysV IPC sinks (<root>/ipc_sinks) */

@@ -4,7 +4,7 @@
  *
  * State lives in bpffs under a pin root (default /sys/fs/bpf/mnc, or $MNC_PIN_ROOT, or the
  * pin_root argument):  <root>/{agents,taint,sock_unix,sock_inet,file_sinks,names,settings,
- * counters,events}  (maps)  and  <root>/links/<program>  (cgroup links). Because the links are
+ * counters,events,principals}  (maps)  and  <root>/links/<program>  (cgroup links). Because the links are
  * pinned, enforcement outlives every process, mncd included; closing a handle never detaches.
  * The programs are attached to one cgroup v2 directory, the mnc tree (default
  * <cgroup2 mount>/mnc); only processes inside that tree are affected. Agents live in children
@@ -191,6 +191,62 @@ int mnc_kern_clear_agent(mnc_kern *k, uint32_t agent_id);
 int mnc_kern_name_set(mnc_kern *k, uint32_t id, const char *name, unsigned cls);
 /* name -> id; -ENOENT if absent. cls (may be NULL) gets the class. */
 int mnc_kern_name_find(mnc_kern *k, const char *name, uint32_t *id, unsigned *cls);
+
+/* ---- principal binding (kern_bind.c; docs/kernel.md, "Principals keep their names"): which
+ * name and class each pinned principal id stands for (the principals map, struct mnc_bind).
+ * Only mncd writes it, after the other maps are in the terms it describes. */
+#define MNC_BIND_TRANSIT                                                                                               \
+    0x80000000u /* principals keys | this: the old binding, kept while a
+                                        renumbering runs (no plain keys meanwhile) */
+#define MNC_BIND_TMP                                                                                                   \
+    512u /* taint keys MNC_BIND_TMP + new id: the renumbering's
+                                        temporary entries */
+/* Reads the binding: tab[id] for every bound id < max (others zeroed: cls MNC_SINK_NONE), *n =
+ * 1 + the highest bound id (0: nothing bound), *interrupted = MNC_BIND_TRANSIT keys exist (a
+ * renumbering did not finish). 0 or -errno. */
+int mnc_kern_bind_read(mnc_kern *k, struct mnc_bind *tab, int max, int *n, bool *interrupted);
+/* Makes the binding exactly tab[0..n) (entries with cls MNC_SINK_NONE are left out; every other
+ * key, MNC_BIND_TRANSIT ones included, is deleted after the new entries are in). 0 or -errno. */
+int mnc_kern_bind_write(mnc_kern *k, const struct mnc_bind *tab, int n);
+/* Deletes the whole binding (after an interrupted renumbering was cleaned up). */
+int mnc_kern_bind_abandon(mnc_kern *k);
+/* Is *id still the id of principal `name` of class cls? 0 (yes, or *id updated to the id the
+ * binding gives that name now), 1 (nothing is bound: no mncd ever bound these maps; *id
+ * unchanged), -ENOENT (the name is not bound, or a renumbering is running: the caller fails
+ * closed), other -errno. For long-lived readers of the maps (mncctl run's stdio relay and
+ * gate), which must not keep a number a restarted mncd gave to another principal. */
+int mnc_kern_bind_check(mnc_kern *k, const char *name, unsigned cls, uint32_t *id);
+
+typedef struct mnc_renum_stats {
+    int taints_moved, taints_dropped;                 /* taint entries that changed key / went */
+    int cgroups_kept, cgroups_moved, cgroups_dropped; /* agent cgroups (dropped: no new id) */
+    int sinks_moved, sinks_dropped;                   /* sink entries renumbered / gone or id none */
+} mnc_renum_stats;
+/* Translates every pinned reference from the bound (old) ids to new ones: map[old] = new id, or
+ * -1 for a principal the new numbering lacks (its bits are dropped, its socket sinks deleted,
+ * its file and IPC sinks keep their class with id MNC_ID_NONE, a cgroup still registered to it
+ * is unregistered: denied everything). Safe while agents run: every intermediate state gives
+ * each agent at most what it had (kern_bind.c). Leaves the old binding under MNC_BIND_TRANSIT
+ * keys; the caller then writes the new one (mnc_kern_bind_write). 0 or -errno with err. */
+int mnc_kern_renumber(mnc_kern *k, const int *map, int n_map, mnc_renum_stats *st, char *err, size_t errlen);
+
+/* After the policy's sinks are (re)registered: deletes every sink entry whose key is not one of
+ * the policy's (u: sock_unix hash keys, in: sock_inet keys, f: file keys), except mncd's own
+ * socket: an entry a previous policy left (a sink renamed, removed or moved to another address)
+ * must not keep labelling a destination. *dropped counts them. 0 or -errno. */
+int mnc_kern_sinks_prune(mnc_kern *k, const struct mnc_unix_hkey *u, int nu, const struct mnc_inet_key *in, int ni,
+                         const struct mnc_file_key *f, int nf, int *dropped);
+/* Deletes the names entries of ids >= n (a shorter policy's leftovers). 0 or -errno. */
+int mnc_kern_names_prune(mnc_kern *k, int n);
+/* The names map as a binding table (as mnc_kern_bind_read, epoch 0): what a start with no
+ * binding pinned (state written by `mncctl run --kernel-only` alone) has to go by. */
+int mnc_kern_names_read(mnc_kern *k, struct mnc_bind *tab, int max, int *n);
+
+/* ---- file labels (lsm backend: <root>/file_labels; kern_labels.c). -ENOENT where the map is
+ * not pinned (the cgroup backend decides labels at launch only). Key: mnc_kern_file_key. */
+int mnc_kern_label_set(mnc_kern *k, const struct mnc_file_key *key, const struct mnc_label *l);
+int mnc_kern_label_get(mnc_kern *k, const struct mnc_file_key *key, struct mnc_label *l);
+int mnc_kern_label_del(mnc_kern *k, const struct mnc_file_key *key); /* absent: 0 */
 
 /* ---- sinks. Adding an existing key overwrites it. */
 /* UNIX: path must be absolute and canonical, or TYPE:@name (TYPE stream, dgram or seqpacket)

@@ -752,10 +752,11 @@ static int run_agent(struct atk_ctx *c, int phase)
 {
     const struct atk *a = c->a;
     char exe[700], ctl[700], ctlarg[720];
-    snprintf(exe, sizeof(exe), "%s/.atk", c->ws);
+    const char *ws = phase == 2 && c->launch2_ws ? c->launch2_ws : c->ws; /* atk.h, launch2_* */
+    snprintf(exe, sizeof(exe), "%s/.atk", ws);
     /* created here, root's, 0666: also the uid-mapped ATK_UNCONFINED agent (which runs on a
      * workspace mncctl never chowned) can write it */
-    snprintf(ctl, sizeof(ctl), "%s/.ctl%d", c->ws, phase);
+    snprintf(ctl, sizeof(ctl), "%s/.ctl%d", ws, phase);
     snprintf(ctlarg, sizeof(ctlarg), "ctl=%s", ctl);
     int cf = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (cf < 0 || fchmod(cf, 0666) < 0 || close(cf) < 0) {
@@ -771,19 +772,31 @@ static int run_agent(struct atk_ctx *c, int phase)
         close(in[1]);
         return -1;
     }
-    char *argv[ATK_MAXKV + 24];
+    char *argv[ATK_MAXKV + 36];
     int n = 0;
     char ph[16];
     snprintf(ph, sizeof(ph), "phase=%d", phase);
     char agent_name[32] = "coordinator";
+    if (phase == 2 && c->launch2_agent)
+        snprintf(agent_name, sizeof(agent_name), "%s", c->launch2_agent);
     int control = getenv("ATK_CONTROL") && strcmp(getenv("ATK_CONTROL"), "1") == 0;
+    char keepn[8];
+    snprintf(keepn, sizeof(keepn), "%d", ATK_KEEP_FD);
     if (!(a->flags & ATK_UNCONFINED) && !control) {
         argv[n++] = (char *)env("MNCCTL");
         argv[n++] = "run";
         argv[n++] = "--agent";
         argv[n++] = agent_name;
         argv[n++] = "--workspace";
-        argv[n++] = c->ws;
+        argv[n++] = (char *)ws;
+        for (int i = 0; phase == 2 && i < c->launch2_nread && i < 4; i++) {
+            argv[n++] = "--read";
+            argv[n++] = (char *)c->launch2_read[i];
+        }
+        if (phase == 2 && c->launch2_keep_path) {
+            argv[n++] = "--keep-fd";
+            argv[n++] = keepn;
+        }
         if (strcmp(c->mode, "root") == 0 && env("ATK_ROOTFLAG")[0])
             argv[n++] = (char *)env("ATK_ROOTFLAG");
         if (a->flags & ATK_SERVER)
@@ -811,6 +824,11 @@ static int run_agent(struct atk_ctx *c, int phase)
         int e = open(errpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || (e >= 0 && dup2(e, 2) < 0))
             _exit(127);
+        if (phase == 2 && c->launch2_keep_path) { /* a file passed in (atk.h) */
+            int kf = open(c->launch2_keep_path, O_RDONLY);
+            if (kf < 0 || dup2(kf, ATK_KEEP_FD) < 0)
+                _exit(127);
+        }
         if (control) {
             if (setenv("ATK_CONTROL_SECRET", c->canary, 1) < 0)
                 _exit(126);
@@ -1199,7 +1217,7 @@ static int listen_inet(int fam, int type, int proto, int *port)
 
 /* an untainted helper creates sockets (or opens a file) for the agent: 'S'path = UNIX stream
  * connected to path, 'D' UNIX dgram, 'U' UDP, 'T' TCP (unconnected), 'F'path = file opened for
- * writing, 'P' = a socketpair, both ends given, one end also kept (and read) by the helper,
+ * writing, 'R'path = file opened for reading, 'P' = a socketpair, both ends given, one end also kept (and read) by the helper,
  * 'N' = a NETLINK_ROUTE socket, also kept (and read) by the helper.
  * Returns the number of fds in fds[], -1 on error. */
 static int giver(const char *req, int fds[2], int *keep)
@@ -1220,6 +1238,9 @@ static int giver(const char *req, int fds[2], int *keep)
         break;
     case 'F':
         fds[0] = open(req + 1, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        break;
+    case 'R': /* a file opened for reading (data at rest passed in: rest_fd_given) */
+        fds[0] = open(req + 1, O_RDONLY);
         break;
     case 'P': {
         int sp[2];
@@ -1645,6 +1666,8 @@ static int orchestrate(const struct atk *a, struct atk_ctx *c)
         atk_set(c, "obj", "%s", last_disclosed);
     if (run_agent(c, 1) < 0)
         goto out;
+    if ((a->flags & ATK_RELAUNCH) && !refused_launch && atk_between)
+        atk_between(c);
     if ((a->flags & ATK_RELAUNCH) && !refused_launch && run_agent(c, 2) < 0)
         goto out;
     kill_tree("coordinator");
@@ -1711,3 +1734,7 @@ int atk_main(const struct atk *a, int argc, char **argv)
     }
     return orchestrate(a, &c);
 }
+
+int atk_copy_self(const char *path) { return copy_self(path); }
+
+void (*atk_between)(struct atk_ctx *c);

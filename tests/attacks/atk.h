@@ -113,7 +113,20 @@ struct atk_ctx {
     int fdslot[8];
     int retry_refused; /* agent: atk_recv_soft returns -2 on a refused delivery instead of
                            exiting (an attack that asks again, racing mncd's checks) */
+    /* orchestrator: how phase 2 of an ATK_RELAUNCH attack is launched (prepare or on_sync set
+     * them; NULL/0: as phase 1). Data at rest (rest_*): another agent, another workspace (its
+     * binary and control file go there: atk_copy_self), read grants, and a file the launcher
+     * holds open as fd ATK_KEEP_FD and passes with --keep-fd. */
+    const char *launch2_agent;
+    const char *launch2_ws;
+    const char *launch2_read[4];
+    int launch2_nread;
+    const char *launch2_keep_path;
 };
+#define ATK_KEEP_FD 9
+/* orchestrator, ATK_RELAUNCH: run after phase 1 exited, before phase 2 is launched, when an
+ * attack's prepare sets it (NULL: nothing) */
+extern void (*atk_between)(struct atk_ctx *c);
 
 /* Entry point: dispatches on argv[1]. Exit status of the orchestrator: 0 BLOCKED, 1 LEAKED,
  * 2 ERROR (the attack did not get as far as holding the canary), 3 skipped (mode not applicable). */
@@ -189,6 +202,8 @@ int atk_recv_as(struct atk_ctx *c, const char *agent, char *out, size_t n);
  * to the orchestrator's stderr log. Its exit status, or -1 if it did not run. */
 int atk_kern(struct atk_ctx *c, const char *const *args);
 #define ATK_NOBODY 65534
+/* Copies the running binary to path (0755): the agent's executable in another workspace. 0/-1. */
+int atk_copy_self(const char *path);
 
 /* Files outside the workspace that every agent may read (Landlock's system read rules): n
  * root-owned 0644 one-byte files DIR/f00.. in a new directory DIR = /usr/local/share/mnc-atk-

@@ -2022,3 +2022,893 @@ void atkv_nl_newlink_canary(struct atk_ctx *c, int nl)
     atk_try(c, "send RTM_NEWLINK carrying the canary to the kernel",
             sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&k, sizeof(k)));
 }
+
+unsigned long long atkv_canary_value(const char *canary)
+{
+    return strncmp(canary, "mk", 2) == 0 ? strtoull(canary + 2, NULL, 16) : 0;
+}
+
+int atkv_object_out_agent(struct atk_ctx *c, const char *tag, const char *what, int (*make)(void),
+                          void (*use)(struct atk_ctx *c, int fd))
+{
+    int fd = (int)atk_try(c, what, make());
+    if (atkv_hand_to_keeper(c, tag, fd, 'O', "hand it to the outsider", "the outsider holds it") < 0)
+        return 0;
+    atk_recv(c);
+    use(c, fd);
+    return 0;
+}
+
+#define ATKV_BITS 48
+
+void atkv_bits_agent(struct atk_ctx *c, int fd, void (*set)(int fd, int bit))
+{
+    unsigned long long v = atkv_canary_value(c->secret);
+    for (int i = 0; i < ATKV_BITS; i++) {
+        char tag[8];
+        set(fd, (int)((v >> (ATKV_BITS - 1 - i)) & 1));
+        snprintf(tag, sizeof(tag), "b%d", i);
+        atk_sync(c, tag);
+    }
+    atk_note(c, "48 bits signalled");
+}
+
+void atkv_keeper_bits(int cmd, int ans, int fd, int (*sample)(int fd))
+{
+    char x;
+    while (read(cmd, &x, 1) == 1) {
+        char b = sample(fd) ? '1' : '0';
+        if (write(ans, &b, 1) != 1)
+            _exit(1);
+    }
+    _exit(0);
+}
+
+void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence)
+{
+    int i = tag[0] == 'b' ? atoi(tag + 1) : -1;
+    char b = 0;
+    if (i < 0 || i >= ATKV_BITS || c->slot[0] <= 0)
+        return;
+    if (i == 0)
+        c->slot[1] = c->slot[2] = 0;
+    if (write(c->fdslot[0], "q", 1) != 1 || read(c->fdslot[1], &b, 1) != 1)
+        c->slot[2] = 1; /* the keeper is gone */
+    c->slot[1] = (c->slot[1] << 1) | (b == '1');
+    if (i == ATKV_BITS - 1) {
+        char got[32];
+        snprintf(got, sizeof(got), "mk%012llx", (unsigned long long)c->slot[1]);
+        if (!c->slot[2] && strcmp(got, c->canary) == 0)
+            atk_evidence(c, "%s", evidence);
+        else
+            atk_note(c, "decoded %s%s", got, c->slot[2] ? " (the outsider stopped answering)" : "");
+    }
+}
+
+/* ---- data at rest (rest_*) */
+
+int atkv_rest_dir(struct atk_ctx *c, const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", c->dir, name);
+    if (mkdir(out, 0755) < 0 && errno != EEXIST)
+        return -1;
+    return chmod(out, 0755);
+}
+
+int atkv_rest_prepare(struct atk_ctx *c, const char *agent, const char *path)
+{
+    static char ws2[700], exe[720];
+    if (atkv_rest_dir(c, "ws2", ws2, sizeof(ws2)) < 0)
+        return -1;
+    snprintf(exe, sizeof(exe), "%s/.atk", ws2);
+    if (atk_copy_self(exe) < 0)
+        return -1;
+    c->launch2_ws = ws2;
+    c->launch2_agent = agent;
+    if (path)
+        atk_set(c, "rest_path", "%s", path);
+    return 0;
+}
+
+/* Phase 2: what it read goes out every way it can try. */
+void atkv_rest_out(struct atk_ctx *c, const char *what)
+{
+    atk_note(c, "read %s: %zu bytes", what, strlen(c->secret));
+    int s = (int)atk_try(c, "connect c_unix", atk_unix(SOCK_STREAM, atk_arg(c, "c_unix")));
+    if (s >= 0) {
+        atk_try(c, "write c_unix", write(s, c->secret, strlen(c->secret)));
+        close(s);
+    }
+    atk_inet(c, "tcp4", AF_INET, SOCK_STREAM, 0, "127.0.0.1", (int)atk_argl(c, "tcp4"), 0);
+    printf("%s\n", c->secret);
+    fflush(stdout);
+}
+
+int atkv_rest_find(const char *buf, size_t n, char *out, size_t outn)
+{
+    for (size_t i = 0; i + 14 <= n; i++) {
+        if (buf[i] != 'm' || buf[i + 1] != 'k')
+            continue;
+        size_t j = 2;
+        while (j < 14 && ((buf[i + j] >= '0' && buf[i + j] <= '9') || (buf[i + j] >= 'a' && buf[i + j] <= 'f')))
+            j++;
+        if (j == 14) {
+            snprintf(out, outn, "%.14s", buf + i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reads up to 1 MiB (a journal, a log) and keeps what looks like the canary ("mk" + 12 hex
+ * digits), else the first bytes; then sends it out. */
+static int rest_read_fd(struct atk_ctx *c, int fd, const char *what)
+{
+    static char buf[1 << 20];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof(buf) && (n = read(fd, buf + got, sizeof(buf) - got)) > 0)
+        got += (size_t)n;
+    if (got == 0) {
+        atk_note(c, "read %s: %s", what, atk_errname(errno));
+        return -1;
+    }
+    if (!atkv_rest_find(buf, got, c->secret, sizeof(c->secret)))
+        snprintf(c->secret, sizeof(c->secret), "%.*s", (int)(got < 255 ? got : 255), buf);
+    atkv_rest_out(c, what);
+    return 0;
+}
+
+int atkv_rest_agent(struct atk_ctx *c)
+{
+    const char *ws = atk_arg(c, "ws");
+    char p[760];
+    if (c->phase != 2) {
+        static const char *const files[] = {"notes.txt", "sub/deep.txt"};
+        snprintf(p, sizeof(p), "%s/sub", ws);
+        atk_try(c, "mkdir ws/sub", mkdir(p, 0700));
+        for (int i = 0; i < 2; i++) {
+            snprintf(p, sizeof(p), "%s/%s", ws, files[i]);
+            int fd = (int)atk_try(c, files[i], open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+            if (fd >= 0) {
+                atk_try(c, "write", write(fd, c->secret, strlen(c->secret)));
+                close(fd);
+            }
+        }
+        atk_sync(c, "written");
+        return 0;
+    }
+    if (atk_arg(c, "rest_sync2"))
+        atk_sync(c, "ready");
+    if (atk_argl(c, "rest_fd") == 1)
+        rest_read_fd(c, ATK_KEEP_FD, "fd passed in");
+    if (atk_arg(c, "rest_give")) {
+        int fds[2];
+        char req[760];
+        snprintf(req, sizeof(req), "R%s", atk_arg(c, "rest_give"));
+        int nf = atk_take(c, req, fds, 2);
+        if (nf < 1)
+            atk_note(c, "giver: no fd");
+        else if (rest_read_fd(c, fds[0], "fd received") == 0)
+            return 0;
+    }
+    const char *path = atk_arg(c, "rest_path");
+    if (!path)
+        return 0;
+    int fd = (int)atk_try(c, "open rest_path", open(path, O_RDONLY | O_CLOEXEC));
+    if (fd >= 0) {
+        rest_read_fd(c, fd, "rest_path");
+        close(fd);
+    }
+    return 0;
+}
+
+int atkv_rest_wait_label(const char *path)
+{
+    char v[16];
+    for (int i = 0; i < 250; i++) {
+        if (lgetxattr(path, "trusted.mnc.label", v, sizeof(v)) >= 0 || errno == ERANGE)
+            return 0;
+        usleep(20000);
+    }
+    return -1;
+}
+
+/* ---- principals keep their names (restart_*): a private mncd */
+
+static struct {
+    pid_t pid;
+    int calfd;
+    char dir[700], sock[760], state[760], policy[760], cal[760], log[760];
+    char pin[200], tree[100];
+} dmn = {.pid = -1, .calfd = -1};
+
+/* The policy text with @CAL@ and @OUT@ replaced, written to dmn.policy (atomically). */
+static int dmn_policy(struct atk_ctx *c, const char *policy)
+{
+    static char out[16384];
+    size_t o = 0;
+    for (const char *p = policy; *p && o + 800 < sizeof(out);) {
+        if (strncmp(p, "@CAL@", 5) == 0) {
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", dmn.cal);
+            p += 5;
+        } else if (strncmp(p, "@OUT@", 5) == 0) {
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", atk_arg(c, "c_unix") ? atk_arg(c, "c_unix") : "");
+            p += 5;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+    char tmp[800];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", dmn.policy);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || atk_write_all(fd, out, o) < 0 || close(fd) < 0)
+        return -1;
+    return rename(tmp, dmn.policy);
+}
+
+/* How many daemon.start records the private mncd's audit log holds. */
+static int dmn_starts(void)
+{
+    char p[800];
+    snprintf(p, sizeof(p), "%s/audit.jsonl", dmn.state);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    static char buf[1 << 20];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    int k = 0;
+    for (char *s = buf; n > 0 && (s = memmem(s, (size_t)(buf + n - s), "\"op\":\"daemon.start\"", 19)); s += 19)
+        k++;
+    return k;
+}
+
+/* Waits (up to 60 s: the guest is slow) until the private mncd has started more than `starts`
+ * times and answers. 0 or -1. */
+static int dmn_wait(int starts)
+{
+    for (int i = 0; i < 1200; i++) {
+        if (dmn.pid > 0 && waitpid(dmn.pid, NULL, WNOHANG) == dmn.pid) {
+            dmn.pid = -1;
+            return -1;
+        }
+        if (dmn_starts() > starts) {
+            int fd = atk_unix(SOCK_STREAM, dmn.sock);
+            if (fd >= 0) {
+                close(fd);
+                return 0;
+            }
+        }
+        usleep(50000);
+    }
+    return -1;
+}
+
+static int dmn_spawn(void)
+{
+    const char *mncd = getenv("ATK_MNCD");
+    char def[800];
+    if (!mncd || !*mncd) {
+        const char *ctl = getenv("MNCCTL");
+        const char *sl = ctl ? strrchr(ctl, '/') : NULL;
+        snprintf(def, sizeof(def), "%.*s/mncd", sl ? (int)(sl - ctl) : 1, sl ? ctl : ".");
+        mncd = def;
+    }
+    const char *kernel = getenv("ATK_KERNEL") && *getenv("ATK_KERNEL") ? getenv("ATK_KERNEL") : "cgroup";
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int l = open(dmn.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (l < 0 || dn < 0 || dup2(dn, 0) < 0 || dup2(l, 1) < 0 || dup2(l, 2) < 0)
+            _exit(127);
+        execl(mncd, "mncd", "--socket", dmn.sock, "--state-dir", dmn.state, "--policy", dmn.policy, "--kernel", kernel,
+              "--pin-root", dmn.pin, "--cgroup-tree", dmn.tree, (char *)NULL);
+        _exit(127);
+    }
+    dmn.pid = pid;
+    return 0;
+}
+
+/* Replaces (or adds) the kv key=val. */
+static void kv_replace(struct atk_ctx *c, const char *key, const char *val)
+{
+    size_t kl = strlen(key);
+    for (int i = 0; i < c->nkv; i++)
+        if (strncmp(c->kv[i], key, kl) == 0 && c->kv[i][kl] == '=') {
+            size_t n = kl + strlen(val) + 2;
+            char *s = malloc(n);
+            if (!s)
+                return;
+            snprintf(s, n, "%s=%s", key, val);
+            c->kv[i] = s;
+            return;
+        }
+    atk_set(c, key, "%s", val);
+}
+
+int atkv_daemon_start(struct atk_ctx *c, const char *policy)
+{
+    snprintf(dmn.dir, sizeof(dmn.dir), "%s/mncd", c->dir);
+    snprintf(dmn.sock, sizeof(dmn.sock), "%s/mncd.sock", c->dir);
+    snprintf(dmn.state, sizeof(dmn.state), "%s/state", dmn.dir);
+    snprintf(dmn.policy, sizeof(dmn.policy), "%s/policy.json", dmn.dir);
+    snprintf(dmn.cal, sizeof(dmn.cal), "%s/cal.sock", c->dir);
+    snprintf(dmn.log, sizeof(dmn.log), "%s/mncd.log", dmn.dir);
+    snprintf(dmn.pin, sizeof(dmn.pin), "/sys/fs/bpf/mnc-atkr-%d", (int)getpid());
+    snprintf(dmn.tree, sizeof(dmn.tree), "mnc-atkr-%d", (int)getpid());
+    if (mkdir(dmn.dir, 0700) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "mkdir %s: %s", dmn.dir, strerror(errno));
+        return -1;
+    }
+    /* the in-scope sink: a listener nobody reads (a connect to it is allowed, and harmless) */
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%.107s", dmn.cal);
+    dmn.calfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (dmn.calfd < 0 || bind(dmn.calfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(dmn.cal, 0666) < 0 ||
+        listen(dmn.calfd, 64) < 0 || dmn_policy(c, policy) < 0 || dmn_spawn() < 0 || dmn_wait(0) < 0) {
+        snprintf(c->notes, sizeof(c->notes), "private mncd did not start (%s; log %s)", strerror(errno), dmn.log);
+        return -1;
+    }
+    setenv("MNC_SOCKET", dmn.sock, 1);
+    setenv("MNC_PIN_ROOT", dmn.pin, 1);
+    setenv("ATK_TREE", dmn.tree, 1);
+    kv_replace(c, "sock", dmn.sock);
+    return 0;
+}
+
+int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup)
+{
+    int starts = dmn_starts();
+    if (!sighup && dmn.pid > 0) {
+        kill(dmn.pid, SIGTERM);
+        waitpid(dmn.pid, NULL, 0);
+        dmn.pid = -1;
+    }
+    if (dmn_policy(c, policy) < 0)
+        return -1;
+    if (sighup)
+        kill(dmn.pid, SIGHUP);
+    else if (dmn_spawn() < 0)
+        return -1;
+    if (dmn_wait(starts) < 0) {
+        atk_note(c, "[orchestrator: the private mncd did not come back: %s]", dmn.log);
+        return -1;
+    }
+    return 0;
+}
+
+void atkv_daemon_stop(struct atk_ctx *c)
+{
+    (void)c;
+    if (dmn.pid > 0) {
+        kill(dmn.pid, SIGTERM);
+        waitpid(dmn.pid, NULL, 0);
+        dmn.pid = -1;
+    }
+    if (dmn.calfd >= 0)
+        close(dmn.calfd);
+    dmn.calfd = -1;
+    if (dmn.pin[0]) {
+        const char *const args[] = {"detach", "--purge", NULL};
+        atk_kern(c, args);
+    }
+    if (dmn.tree[0]) {
+        char base[400];
+        snprintf(base, sizeof(base), "%s/%s", getenv("ATK_CG2") ? getenv("ATK_CG2") : "", dmn.tree);
+        DIR *d = opendir(base);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+                continue;
+            char p[700];
+            snprintf(p, sizeof(p), "%s/%s/cgroup.kill", base, e->d_name);
+            int fd = open(p, O_WRONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                if (write(fd, "1", 1) < 0) { /* best effort */
+                }
+                close(fd);
+            }
+            usleep(100000);
+            snprintf(p, sizeof(p), "%s/%s", base, e->d_name);
+            rmdir(p);
+        }
+        if (d)
+            closedir(d);
+        rmdir(base);
+    }
+}
+
+int atkv_restart_agent(struct atk_ctx *c)
+{
+    atk_sync(c, "restart");
+    int s = (int)atk_try(c, "connect collector (unix)", atk_unix(SOCK_STREAM, atk_arg(c, "c_unix")));
+    if (s >= 0) {
+        atk_try(c, "write", write(s, c->secret, strlen(c->secret)));
+        close(s);
+    }
+    atk_inet(c, "tcp4", AF_INET, SOCK_STREAM, 0, "127.0.0.1", (int)atk_argl(c, "tcp4"), 0);
+    printf("%s\n", c->secret);
+    fflush(stdout);
+    if (atk_arg(c, "restart_disclose")) {
+        char req[600], resp[4096];
+        int fd = atk_mncd(c);
+        snprintf(req, sizeof(req),
+                 "{\"verb\":\"disclose\",\"contract\":\"relay\",\"state\":{\"fields\":{\"selected_slot\":\"%s\"}}}",
+                 c->secret);
+        if (fd < 0 || atk_call(fd, req, resp, sizeof(resp)) < 0)
+            atk_note(c, "disclose: no answer");
+        else
+            atk_note(c, "disclose relay: %s", strstr(resp, "\"ok\":true") ? "ok" : "refused");
+        if (fd >= 0)
+            close(fd);
+    }
+    return 0;
+}
+
+void atkv_daemon_fresh_state(void)
+{
+    size_t l = strlen(dmn.state);
+    snprintf(dmn.state + l, sizeof(dmn.state) - l, ".2");
+}
+
+/* a comma-separated list as JSON strings or objects: fmt is "\"%s\"" or "{\"name\": \"%s\"}" */
+static size_t json_list(char *out, size_t n, const char *csv, const char *fmt)
+{
+    size_t o = 0;
+    char item[64];
+    for (const char *p = csv; *p && o < n;) {
+        size_t l = strcspn(p, ",");
+        snprintf(item, sizeof(item), "%.*s", (int)(l < sizeof(item) - 1 ? l : sizeof(item) - 1), p);
+        o += (size_t)snprintf(out + o, n - o, "%s", o ? ", " : "");
+        if (o < n)
+            o += (size_t)snprintf(out + o, n - o, fmt, item);
+        p += l + (p[l] == ',');
+    }
+    return o;
+}
+
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers)
+{
+    static char out[8192];
+    char ag[1024], sk[2048] = "", is[512];
+    json_list(ag, sizeof(ag), agents, "{\"name\": \"%s\"}");
+    json_list(is, sizeof(is), relay_issuers, "\"%s\"");
+    size_t o = 0;
+    for (const char *p = sinks; *p && o < sizeof(sk);) { /* NAME:CLASS:CAL|OUT */
+        size_t l = strcspn(p, ",");
+        char name[64] = "", cls[32] = "", where[8] = "";
+        char one[128];
+        snprintf(one, sizeof(one), "%.*s", (int)(l < sizeof(one) - 1 ? l : sizeof(one) - 1), p);
+        if (sscanf(one, "%63[^:]:%31[^:]:%7s", name, cls, where) == 3)
+            o += (size_t)snprintf(sk + o, sizeof(sk) - o,
+                                  "%s{\"name\": \"%s\", \"class\": \"%s\", \"address\": \"unix:@%s@\"}", o ? ", " : "",
+                                  name, cls, where);
+        p += l + (p[l] == ',');
+    }
+    snprintf(
+        out, sizeof(out),
+        "{\"mnc_policy\": 1, \"name\": \"restart\", \"agents\": [%s], \"sinks\": [%s],\n"
+        " \"fields\": [{\"name\": \"selected_slot\", \"weight\": 0.1}, {\"name\": \"slot_feasible\", \"weight\": "
+        "0.05}],\n"
+        " \"families\": [{\"name\": \"forms\", \"forms\": [{\"name\": \"receipt\", \"fields\": [\"selected_slot\"], "
+        "\"template\": \"selected slot {selected_slot}\"}]}],\n"
+        " \"contracts\": [{\"id\": \"cal_scope\", \"purpose\": \"cal_scope\", \"issuers\": [\"worker\"], "
+        "\"recipient\": \"coordinator\", \"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, "
+        "\"sinks\": [\"%s\"], \"memory\": false, \"family\": \"forms\", \"failure\": [\"abstain\"]},\n"
+        "  {\"id\": \"relay\", \"purpose\": \"relay\", \"issuers\": [%s], \"recipient\": \"bystander\", "
+        "\"fields\": [\"selected_slot\"], \"lifetime\": {\"seconds\": 300}, \"sinks\": [], \"memory\": false, "
+        "\"family\": \"forms\", \"failure\": [\"abstain\"]}],\n"
+        " \"risk\": {\"model\": \"weights\"}}",
+        ag, sk, in_scope, is);
+    return out;
+}
+
+/* ---- records and identifiers (atk_variants.h) */
+
+int atkv_req(struct atk_ctx *c, const char *req, char *resp, size_t n)
+{
+    int fd = atk_mncd(c);
+    if (fd < 0)
+        return -1;
+    int rc = atk_call(fd, req, resp, n);
+    close(fd);
+    return rc;
+}
+
+/* the value of "key":"..." after p (no escapes expected in our values) */
+static int jstr(const char *p, const char *key, char *out, size_t n)
+{
+    char pat[96];
+    snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+    const char *v = strstr(p, pat);
+    const char *e = v ? strchr(v + strlen(pat), '"') : NULL;
+    if (!e || (size_t)(e - v - strlen(pat)) >= n)
+        return -1;
+    memcpy(out, v + strlen(pat), (size_t)(e - v - strlen(pat)));
+    out[e - v - strlen(pat)] = 0;
+    return 0;
+}
+
+int atkv_recv_contract(struct atk_ctx *c, const char *contract, char *oid, size_t n)
+{
+    static char resp[1 << 20];
+    char line[16];
+    oid[0] = 0;
+    atk_say(c, "hold recv"); /* as atk_recv: the orchestrator lets go of the control file */
+    if (!fgets(line, sizeof(line), stdin))
+        exit(4);
+    if (atkv_req(c, "{\"verb\":\"recv\",\"max\":100}", resp, sizeof(resp)) < 0) {
+        atk_say(c, "recv fail: no answer");
+        exit(3);
+    }
+    /* the canary: this run's disclosure (obj=) */
+    char pat[96];
+    snprintf(pat, sizeof(pat), "\"id\":\"%.40s\"", atk_arg(c, "obj") ? atk_arg(c, "obj") : "?");
+    const char *mine = strstr(resp, pat);
+    const char *v = mine ? strstr(mine, "\"values\":") : NULL;
+    if (!v || jstr(v, "selected_slot", c->secret, sizeof(c->secret)) < 0) {
+        atk_say(c, "recv fail: %.200s", resp);
+        exit(3);
+    }
+    snprintf(c->object, sizeof(c->object), "%.32s", atk_arg(c, "obj"));
+    atk_say(c, "recv ok");
+    /* the first object of `contract`: {"id":"...","contract":"..." */
+    snprintf(pat, sizeof(pat), "\"contract\":\"%s\"", contract);
+    const char *p = strstr(resp, pat);
+    const char *id = p;
+    while (id && id > resp && strncmp(id, "\"id\":\"", 6) != 0)
+        id--;
+    if (!p || strncmp(id, "\"id\":\"", 6) != 0 || n < 33)
+        return -1;
+    snprintf(oid, n, "%.32s", id + 6);
+    return 0;
+}
+
+static const char *envs(const char *k)
+{
+    const char *v = getenv(k);
+    return v ? v : "";
+}
+
+int atkv_admin(struct atk_ctx *c, const char *file, const char *const *args, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", c->dir, file);
+    const char *argv[24];
+    int k = 0;
+    argv[k++] = envs("MNCCTL");
+    argv[k++] = "--json";
+    for (int i = 0; args[i] && k < 23; i++)
+        argv[k++] = args[i];
+    argv[k] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int o = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (o < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0)
+            _exit(127);
+        execv(argv[0], (char **)argv);
+        _exit(127);
+    }
+    int st;
+    return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? 0 : -1;
+}
+
+char *atkv_slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap + 1);
+    ssize_t r;
+    while (b && (r = read(fd, b + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(b, cap * 2 + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    if (b) {
+        b[n] = 0;
+        if (len)
+            *len = n;
+    }
+    return b;
+}
+
+/* copy /proc/self/exe to path, 0755 */
+static int copy_exe(const char *path)
+{
+    int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    int out = in >= 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755) : -1;
+    char buf[65536];
+    ssize_t r = -1;
+    int rc = in >= 0 && out >= 0 ? 0 : -1;
+    while (rc == 0 && (r = read(in, buf, sizeof(buf))) > 0)
+        rc = atk_write_all(out, buf, (size_t)r);
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && (fchmod(out, 0755) < 0 || close(out) < 0))
+        rc = -1;
+    return rc == 0 && r == 0 ? 0 : -1;
+}
+
+/* Are all of agent's cgroups in our tree gone (its taint is dropped when the last one is)? */
+static int agent_gone(const char *agent)
+{
+    char base[600];
+    snprintf(base, sizeof(base), "%s/%s", envs("ATK_CG2"), envs("ATK_TREE"));
+    DIR *d = opendir(base);
+    if (!d)
+        return 1;
+    struct dirent *e;
+    int gone = 1;
+    size_t al = strlen(agent);
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, agent, al) == 0 && e->d_name[al] == '.')
+            gone = 0;
+    closedir(d);
+    return gone;
+}
+
+int atkv_run_fresh(struct atk_ctx *c, const char *agent, const char *ws, const char *const *extra, int timeout_s)
+{
+    char wsd[700], exe[720], ctl[720], ctlarg[740], errp[720];
+    snprintf(wsd, sizeof(wsd), "%s/%s", c->dir, ws);
+    snprintf(exe, sizeof(exe), "%s/.atk", wsd);
+    snprintf(ctl, sizeof(ctl), "%s/.ctl2", wsd);
+    snprintf(ctlarg, sizeof(ctlarg), "ctl=%s", ctl);
+    snprintf(errp, sizeof(errp), "%s/%s.err", c->dir, ws);
+    for (int i = 0; i < 100 && !agent_gone(agent); i++)
+        usleep(50000);
+    usleep(1200000); /* mncd drops a gone instance's registration (and, the last, its taint) within 1 s */
+    if ((mkdir(wsd, 0755) < 0 && errno != EEXIST) || copy_exe(exe) < 0)
+        return -1;
+    int cf = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (cf < 0 || fchmod(cf, 0666) < 0 || close(cf) < 0)
+        return -1;
+    const char *argv[ATK_MAXKV + 32];
+    int n = 0;
+    argv[n++] = envs("MNCCTL");
+    argv[n++] = "run";
+    argv[n++] = "--agent";
+    argv[n++] = agent;
+    argv[n++] = "--workspace";
+    argv[n++] = wsd;
+    if (strcmp(c->mode, "root") == 0 && envs("ATK_ROOTFLAG")[0])
+        argv[n++] = envs("ATK_ROOTFLAG");
+    argv[n++] = "--";
+    argv[n++] = exe;
+    argv[n++] = "agent";
+    argv[n++] = "phase=2";
+    argv[n++] = ctlarg;
+    for (int i = 0; i < c->nkv && n < ATK_MAXKV + 24; i++)
+        argv[n++] = c->kv[i];
+    for (int i = 0; extra && extra[i] && n < ATK_MAXKV + 30; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setpgid(0, 0);
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int e = open(errp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || (e >= 0 && dup2(e, 2) < 0))
+            _exit(127);
+        execv(argv[0], (char **)argv);
+        _exit(127);
+    }
+    int st = 0, rc = -1;
+    for (int i = 0; i < timeout_s * 20; i++) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) {
+            rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+            break;
+        }
+        usleep(50000);
+    }
+    if (rc < 0) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    size_t len = 0;
+    char *txt = atkv_slurp(ctl, &len);
+    if (txt) {
+        for (char *l = strtok(txt, "\n"); l; l = strtok(NULL, "\n"))
+            if (strncmp(l, "note ", 5) == 0) {
+                size_t have = strlen(c->notes);
+                snprintf(c->notes + have, sizeof(c->notes) - have, "%s%s: %s", have ? ", " : "", ws, l + 5);
+            }
+        free(txt);
+    }
+    return rc;
+}
+
+int atkv_listen_tcp(int *port)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 16) < 0 ||
+        getsockname(s, (struct sockaddr *)&a, &al) < 0) {
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return s;
+}
+
+long atkv_accept_read(int lfd, int timeout_ms, char *buf, size_t n)
+{
+    size_t got = 0;
+    struct pollfd p = {.fd = lfd, .events = POLLIN};
+    while (got + 1 < n && poll(&p, 1, timeout_ms) > 0) {
+        int a = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (a < 0)
+            break;
+        struct pollfd q = {.fd = a, .events = POLLIN};
+        while (got + 1 < n && poll(&q, 1, 500) > 0) {
+            ssize_t r = read(a, buf + got, n - 1 - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        close(a);
+        timeout_ms = 300; /* more connections may follow */
+    }
+    buf[got] = 0;
+    return (long)got;
+}
+
+/* the canary's 6 bytes (its 12 hex digits after "mk") */
+static int canary_bytes(const char *canary, unsigned char b[6])
+{
+    if (strlen(canary) < 14)
+        return -1;
+    for (int i = 0; i < 6; i++) {
+        unsigned v;
+        if (sscanf(canary + 2 + 2 * i, "%2x", &v) != 1)
+            return -1;
+        b[i] = (unsigned char)v;
+    }
+    return 0;
+}
+
+int atkv_spelled(const char *text, const char *canary, char *why, size_t n)
+{
+    unsigned char cb[6];
+    if (strstr(text, canary)) {
+        snprintf(why, n, "the canary as text");
+        return 1;
+    }
+    if (canary_bytes(canary, cb) < 0)
+        return 0;
+    const char *hex = canary + 2;
+    /* its hex digits inside a word: an IPv6 address (with or without colons), an id */
+    char nocolon[1 << 14];
+    size_t k = 0;
+    for (const char *p = text; *p && k + 1 < sizeof(nocolon); p++)
+        if (*p != ':')
+            nocolon[k++] = *p;
+    nocolon[k] = 0;
+    if (strstr(nocolon, hex)) {
+        snprintf(why, n, "the canary's hex digits (also across ':' of an address)");
+        return 1;
+    }
+    /* its bytes as numbers in the order they appear: each byte alone (a protocol, a length, an
+     * IPv4 octet), or 16-bit pairs (a port, an option name) */
+    unsigned long nums[4096];
+    size_t nn = 0;
+    for (const char *p = text; *p && nn < 4096;) {
+        if (*p >= '0' && *p <= '9' && (p == text || !((p[-1] >= '0' && p[-1] <= '9') || p[-1] == 'x'))) {
+            char *e;
+            unsigned long v = strtoul(p, &e, 10);
+            nums[nn++] = v;
+            p = e;
+        } else {
+            p++;
+        }
+    }
+    for (size_t i = 0; i + 6 <= nn; i++) {
+        int ok = 1;
+        for (int j = 0; j < 6 && ok; j++)
+            ok = nums[i + j] == cb[j];
+        if (ok) {
+            snprintf(why, n, "the canary's bytes as 6 numbers in a row");
+            return 1;
+        }
+    }
+    for (size_t i = 0; i + 3 <= nn; i++) {
+        int ok = 1;
+        for (int j = 0; j < 3 && ok; j++)
+            ok = nums[i + j] == ((unsigned long)cb[2 * j] << 8 | cb[2 * j + 1]);
+        if (ok) {
+            snprintf(why, n, "the canary's bytes as 3 16-bit numbers in a row (ports, option names)");
+            return 1;
+        }
+    }
+    /* hex digits one per number (lengths 0..15 or 1..16 in a row) */
+    for (size_t i = 0; i + 12 <= nn; i++)
+        for (int off = 0; off <= 1; off++) {
+            int ok = 1;
+            for (int j = 0; j < 12 && ok; j++) {
+                char h = hex[j];
+                unsigned long d = (unsigned long)(h <= '9' ? h - '0' : h - 'a' + 10);
+                ok = nums[i + j] == d + (unsigned long)off;
+            }
+            if (ok) {
+                snprintf(why, n, "the canary's hex digits as 12 numbers in a row");
+                return 1;
+            }
+        }
+    return 0;
+}
+
+void atkv_candidates(struct atk_ctx *c, char *out, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int at = (int)(ts.tv_nsec / 1000 % 16);
+    size_t o = 0;
+    for (int i = 0; i < 16 && o + 20 < n; i++) {
+        char k[32];
+        if (i == at)
+            snprintf(k, sizeof(k), "%s", c->canary);
+        else
+            atk_mkcanary(k, sizeof(k));
+        o += (size_t)snprintf(out + o, n - o, "%s%s", i ? "," : "", k);
+    }
+}
+
+int atkv_recv_one(struct atk_ctx *c)
+{
+    static char resp[1 << 16];
+    char line[16], req[128];
+    atk_say(c, "hold recv");
+    if (!fgets(line, sizeof(line), stdin))
+        exit(4);
+    snprintf(req, sizeof(req), "{\"verb\":\"recv\",\"object\":\"%.40s\"}", atk_arg(c, "obj") ? atk_arg(c, "obj") : "");
+    const char *v = atkv_req(c, req, resp, sizeof(resp)) == 0 ? strstr(resp, "\"values\":") : NULL;
+    if (!v || jstr(v, "selected_slot", c->secret, sizeof(c->secret)) < 0) {
+        atk_say(c, "recv fail: %.200s", resp);
+        exit(3);
+    }
+    snprintf(c->object, sizeof(c->object), "%.32s", atk_arg(c, "obj"));
+    atk_say(c, "recv ok");
+    return 0;
+}
+
+int atkv_reset_coordinator(struct atk_ctx *c)
+{
+    char path[700];
+    const char *const args[] = {"call", "{\"verb\":\"taint.reset\",\"agent\":\"coordinator\"}", NULL};
+    if (atkv_admin(c, "reset.out", args, path, sizeof(path)) < 0)
+        return -1;
+    char *t = atkv_slurp(path, NULL);
+    int ok = t && strstr(t, "\"ok\":true");
+    free(t);
+    return ok ? 0 : -1;
+}
+
+int atkv_charge_subject(struct atk_ctx *c, const char *subject)
+{
+    char req[512], resp[4096];
+    snprintf(req, sizeof(req),
+             "{\"verb\":\"disclose\",\"contract\":\"to_bystander\",\"state\":{\"subject\":\"%s\",\"fields\":"
+             "{\"selected_slot\":\"s\",\"slot_feasible\":\"true\"}}}",
+             subject);
+    return atk_worker_request(c, req, resp, sizeof(resp)) == 0 && strstr(resp, "\"ok\":true") ? 0 : -1;
+}

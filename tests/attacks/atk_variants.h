@@ -381,4 +381,110 @@ void atkv_v1_tasks_sync(struct atk_ctx *c, const char *tag, int digits);
  * refusal (NLMSG_ERROR, no NETLINK_CAP_ACK) quotes the whole request into nl's receive queue. */
 void atkv_nl_newlink_canary(struct atk_ctx *c, int nl);
 
+/* eventfd_shared, epoll_shared, timerfd_shared, pipe_given_away, epoll_watch_agent,
+ * inotify_watch_agent: the canary's 12 hex digits as a 48-bit number (0 if it has none). */
+unsigned long long atkv_canary_value(const char *canary);
+/* The agent makes an object (make(): its fd, or -1 with errno; noted as what), hands it to the
+ * keeper at atk_arg(c, tag) ('O'), keeps it, receives and calls use(c, fd) (now tainted).
+ * Returns 0. */
+int atkv_object_out_agent(struct atk_ctx *c, const char *tag, const char *what, int (*make)(void),
+                          void (*use)(struct atk_ctx *c, int fd));
+/* The one-bit-per-sync channels (epoll_watch_agent, inotify_watch_agent): the agent sets bit i
+ * (the canary's value, most significant first) with set(fd, bit) and says sync "bI", 48 times.
+ * In the keeper (after its setup): answers each byte on cmd with '1' or '0' from sample(fd)
+ * until cmd closes. At the orchestrator's sync "bI": asks the keeper and, after the last bit,
+ * compares what it decoded with the canary (evidence, else a note). Uses c->slot[1..2]. */
+void atkv_bits_agent(struct atk_ctx *c, int fd, void (*set)(int fd, int bit));
+void atkv_keeper_bits(int cmd, int ans, int fd, int (*sample)(int fd)) __attribute__((noreturn));
+void atkv_bits_on_sync(struct atk_ctx *c, const char *tag, const char *evidence);
+
+/* ---- data at rest (rest_*; docs/threat-model.md, "Data at rest"). Phase 1 (the tainted
+ * coordinator) writes the canary into WS/notes.txt and WS/sub/deep.txt, says `sync written`
+ * (the orchestrator links, mounts or moves what it wrote meanwhile: on_sync) and exits. Phase 2
+ * (launched as c->launch2_*) reads the file at kv rest_path (and fd ATK_KEEP_FD with rest_fd=1,
+ * or an fd the collector's giver opens on kv rest_give), says `sync read` when kv rest_sync2
+ * is set (before reading), and tries to get what it read out: a UNIX stream and TCP to the
+ * collector, and stdout. */
+int atkv_rest_agent(struct atk_ctx *c);
+/* prepare: phase 2 on the fresh workspace DIR/ws2 (the binary copied there) as agent (NULL:
+ * coordinator), reading path (kv rest_path). 0 or -1. */
+int atkv_rest_prepare(struct atk_ctx *c, const char *agent, const char *path);
+/* DIR/name, made 0755 (a directory an outsider prepares for a grant). out gets the path. 0/-1. */
+int atkv_rest_dir(struct atk_ctx *c, const char *name, char *out, size_t n);
+
+/* Waits (up to 5 s) until mncd labelled path (the instance that wrote it exited and mncd saw
+ * it go): for attacks that move data at rest after the exit. 0, or -1. */
+int atkv_rest_wait_label(const char *path);
+
+/* Phase 2's way out for what it read (c->secret): UNIX stream and TCP to the collector, stdout. */
+void atkv_rest_out(struct atk_ctx *c, const char *what);
+/* The first "mk" + 12 hex digits in buf (the canary's shape) into out: 1, or 0. */
+int atkv_rest_find(const char *buf, size_t n, char *out, size_t outn);
+
+/* ---- principals keep their names (restart_*; docs/threat-model.md). The attack runs its own
+ * mncd (socket, state dir, pin root and cgroup tree of its own, the binary $ATK_MNCD, backend
+ * $ATK_KERNEL) so that it can restart it on an edited policy while its agent runs tainted.
+ * policy: the JSON text; "@CAL@" in it becomes the path of a UNIX listener the orchestrator
+ * holds (a harmless in-scope sink) and "@OUT@" the collector's UNIX stream listener (where
+ * nothing may arrive). start points MNC_SOCKET, MNC_PIN_ROOT, ATK_TREE and the agent's kv sock
+ * at it. 0, or -1 with the reason in c->notes. */
+int atkv_daemon_start(struct atk_ctx *c, const char *policy);
+/* restart_*'s policies (a static buffer, used at once by the two calls below): agents in file
+ * order ("worker,coordinator,bystander"), sinks in file order as NAME:CLASS:CAL or
+ * NAME:CLASS:OUT (its address: the harmless listener, or the collector), the sink `in_scope`
+ * that contract cal_scope (worker -> coordinator, what the agent holds) allows, and the issuers
+ * of contract relay (-> bystander), comma-separated. */
+const char *atkv_restart_policy(const char *agents, const char *sinks, const char *in_scope, const char *relay_issuers);
+/* Stops it (SIGTERM, or SIGHUP for a reload in place with sighup) and starts it again on policy
+ * with the same state dir and pins. 0 or -1. */
+int atkv_daemon_restart(struct atk_ctx *c, const char *policy, int sighup);
+/* The next (re)start uses a fresh state dir (the edited policy does not load the journal). */
+void atkv_daemon_fresh_state(void);
+/* Stops it and removes its pins, cgroups and listener (cleanup hook). */
+void atkv_daemon_stop(struct atk_ctx *c);
+/* The agent of restart_*: after its recv, `sync restart` (the orchestrator restarts mncd on the
+ * edited policy), then the canary to the collector (UNIX stream, TCP), stdout, and - kv
+ * restart_disclose set - a disclosure under contract "relay" to the bystander. */
+int atkv_restart_agent(struct atk_ctx *c);
+
+/* ---- records and identifiers (docs/threat-model.md, "Records about agents", "Identifiers an
+ * agent chooses"): the audit_* and identifier attacks. */
+/* One request on a new mncd connection; the answer (NUL-terminated) into resp. 0 or -1. */
+int atkv_req(struct atk_ctx *c, const char *req, char *resp, size_t n);
+/* Agent (an attack flagged ATK_NO_RECV): the recv of atk_recv (canary into c->secret; exits as
+ * it does when that fails), which also takes every other queued object; the id of the first one
+ * of `contract` into oid. 0, or -1 if there is none. */
+int atkv_recv_contract(struct atk_ctx *c, const char *contract, char *oid, size_t n);
+/* Orchestrator: the admin's `mncctl --json <args>` (NULL-terminated) into DIR/<file>, whose path
+ * goes to path. 0 or -1. */
+int atkv_admin(struct atk_ctx *c, const char *file, const char *const *args, char *path, size_t n);
+/* Orchestrator: reads a whole file into a heap buffer (NUL-terminated; *len). NULL on error. */
+char *atkv_slurp(const char *path, size_t *len);
+/* Orchestrator: launches this binary as `agent` (mncctl run --agent AGENT) on a fresh workspace
+ * DIR/<ws> in the agent role with phase=2 (it receives nothing) and the attack's k=v arguments
+ * plus extra (NULL-terminated), after waiting for the agent's previous instances to be gone
+ * (their taint with them); waits up to timeout_s. Its control lines go to c->notes. Returns its
+ * exit status, or -1. */
+int atkv_run_fresh(struct atk_ctx *c, const char *agent, const char *ws, const char *const *extra, int timeout_s);
+/* Orchestrator: a TCP listener on 127.0.0.1 (an unregistered destination) it owns; fd, *port. */
+int atkv_listen_tcp(int *port);
+/* Orchestrator: whatever arrives on lfd within timeout_ms (several connections), into buf. */
+long atkv_accept_read(int lfd, int timeout_ms, char *buf, size_t n);
+/* Does `text` hold the canary: as itself, its hex digits, its bytes as decimal numbers joined
+ * in the order they appear (ports, protocols, option names, lengths), or as hex digits inside an
+ * address? The decoders of the audit_* attacks; a description of the hit into why. 1 or 0. */
+int atkv_spelled(const char *text, const char *canary, char *why, size_t n);
+/* Orchestrator: 16 comma-separated candidates ("mk" + 12 hex digits each), the canary among
+ * them at a random place (what a prober of identifiers tries). */
+void atkv_candidates(struct atk_ctx *c, char *out, size_t n);
+/* Agent (ATK_NO_RECV): atk_recv's handshake, but a recv of this run's object alone (obj=), so
+ * that objects earlier attacks left queued are not delivered with it. 0, or exits as atk_recv. */
+int atkv_recv_one(struct atk_ctx *c);
+/* Orchestrator: the admin's taint.reset of the coordinator (its taint and what mncd records it
+ * holds: a clean issuer for the attacks on what it discloses). 0 or -1. */
+int atkv_reset_coordinator(struct atk_ctx *c);
+/* Orchestrator: has the worker charge `subject` in the ledger (a disclose to the bystander
+ * naming it), so that it exists there. 0 or -1. */
+int atkv_charge_subject(struct atk_ctx *c, const char *subject);
+
 #endif

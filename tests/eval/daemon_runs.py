@@ -27,6 +27,7 @@ run_table3 replays Table 3's per-subject sequence (schedule_meeting then resolve
 delegation) through mncd, one daemon per budget B, and reads every subject's spend from the
 ledger, so the in-harness sweep can be checked against the daemon's durable accounting.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -81,6 +82,28 @@ def _harness(build):
     return H
 
 
+@contextlib.contextmanager
+def session(build, policy_dir, pfile, names):
+    """A real mncd on a temporary socket with policy_dir/pfile (sink paths moved into its
+    temporary directory) and the named agents, each a process in its own cgroup v2 child.
+    Yields (harness, daemon, agents); stops them on exit and raises if mncd did not exit 0."""
+    H = _harness(build)
+    tmp = H.tmpdir()
+    agents = H.Agents(names)
+    d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()}, policy=_policy_copy(policy_dir, pfile, tmp))
+    try:
+        d.start()
+        agents.start(d.sock)
+        yield H, d, agents
+    finally:
+        agents.stop()
+        rc = d.stop()
+        log = d.read_log()
+        H.cleanup(tmp)
+    if rc != 0:
+        raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
+
+
 def ledger_spend(mncctl, state_dir, subjects):
     """{subject: spent bits} read back from mncd's durable ledger with `mncctl ledger show`
     (read-only; works while mncd runs), plus the verified totals (charges, subjects)."""
@@ -108,18 +131,11 @@ def run_table2(scenarios, state_fn, runs, policy_dir, build):
     """runs: list of (row name, policy file, strict contract, charge). charge: disclose with the
     state's subject (MNC-L; mncd charges its ledger) and read the spend back; else the subject
     is dropped (MNC-C). Returns {row: stats dict}."""
-    H = _harness(build)
     results = {}
     for row, pfile, strict, charge in runs:
-        tmp = H.tmpdir()
-        agents = H.Agents(["worker", "coordinator", "external"])
-        d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
-                     policy=_policy_copy(policy_dir, pfile, tmp))
         st = {"scen": 0, "viol": 0, "out": 0, "out_allowed": 0, "in": 0, "in_denied": 0,
               "delivered": 0, "errors": 0, "messages": []}
-        try:
-            d.start()
-            agents.start(d.sock)
+        with session(build, policy_dir, pfile, ["worker", "coordinator", "external"]) as (H, d, agents):
             who = agents.call("coordinator", "whoami")
             if who.get("agent") != "coordinator" or who.get("via") != "cgroup":
                 raise RuntimeError("agent identity not from cgroup: %r" % who)
@@ -174,13 +190,6 @@ def run_table2(scenarios, state_fn, runs, policy_dir, build):
                 spent, totals = ledger_spend(H.MNCCTL, d.state, subs)
                 st["ledger"] = dict(totals, max_spent=max(spent.values()),
                                     avg_spent=sum(spent.values()) / len(spent))
-        finally:
-            agents.stop()
-            rc = d.stop()
-            log = d.read_log()
-            H.cleanup(tmp)
-        if rc != 0:
-            raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
         results[row] = st
     return results
 
@@ -191,17 +200,10 @@ def run_table3(scenarios, state_fn, budgets, contract_of, policy_dir, pfile, bui
     subject, the coordinator receives each release. Returns {B: {"outcomes": [(o1, o4)],
     "spent": [bits per scenario, from the ledger], "charges", "subjects", "errors"}} where an
     outcome is "release" (selected and delivered) or mncd's outcome word (e.g. "abstained")."""
-    H = _harness(build)
     out = {}
     for b in budgets:
-        tmp = H.tmpdir()
-        agents = H.Agents(["worker", "coordinator"])
-        d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
-                     policy=_policy_copy(policy_dir, pfile, tmp))
         res = {"outcomes": [], "spent": [], "errors": 0}
-        try:
-            d.start()
-            agents.start(d.sock)
+        with session(build, policy_dir, pfile, ["worker", "coordinator"]) as (H, d, agents):
             for sc in scenarios:
                 state = state_fn(sc)
                 pair = []
@@ -220,13 +222,6 @@ def run_table3(scenarios, state_fn, budgets, contract_of, policy_dir, pfile, bui
             spent, totals = ledger_spend(H.MNCCTL, d.state, subs)
             res["spent"] = [spent[s] for s in subs]
             res.update(totals)
-        finally:
-            agents.stop()
-            rc = d.stop()
-            log = d.read_log()
-            H.cleanup(tmp)
-        if rc != 0:
-            raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
         out[b] = res
     return out
 
@@ -234,21 +229,14 @@ def run_table3(scenarios, state_fn, budgets, contract_of, policy_dir, pfile, bui
 def run_delegation(scenarios, state_fn, policy_dir, pfile, build, contracts):
     """MNC-L+D's per-subject sequence through mncd with the real broker process
     (tests/eval/eval_broker.py, built on user/python/broker_agent.py) connected in the broker
-    role: the worker discloses contracts[0] then contracts[1] with the subject; a pending
+    role: the worker discloses each of contracts in turn with the subject; a pending
     delegation is polled (disclose.status) until mncd finishes it, and the coordinator's
     receipt is read from its inbox. Returns per scenario [(outcome, message, detail)] per
     contract, where outcome is "release" (selected), "delegated" (the broker's receipt was
     released) or mncd's final outcome word (e.g. "abstained" after a rejected receipt)."""
     import time
-    H = _harness(build)
-    tmp = H.tmpdir()
-    agents = H.Agents(["worker", "coordinator", "broker"])
-    d = H.Daemon(tmp, config={"cgroups": agents.cgroups_config()},
-                 policy=_policy_copy(policy_dir, pfile, tmp))
-    out, broker = [], None
-    try:
-        d.start()
-        agents.start(d.sock)
+    out = []
+    with session(build, policy_dir, pfile, ["worker", "coordinator", "broker"]) as (_H, d, agents):
         procs = os.path.join(agents.base, "broker", "cgroup.procs")
 
         def enter():
@@ -256,40 +244,34 @@ def run_delegation(scenarios, state_fn, policy_dir, pfile, build, contracts):
                 f.write("0")
         broker = subprocess.Popen([sys.executable, os.path.join(HERE, "eval_broker.py"), d.sock],
                                   preexec_fn=enter, stdout=subprocess.PIPE, text=True)
-        line = broker.stdout.readline()
-        if line.split()[:2] != ["ready", "broker"]:
-            raise RuntimeError("broker process did not come up as the broker: %r" % line)
-        for sc in scenarios:
-            state = state_fn(sc)
-            row = []
-            for cid in contracts:
-                r = agents.call("worker", "disclose", contract=cid, state=state)
-                if r.get("ok") and r.get("outcome") == "selected":
-                    row.append(("release", _message(agents.call("coordinator", "recv"), r["object"]["id"]), ""))
-                    continue
-                if r.get("outcome") == "pending_delegation":
-                    deadline = time.time() + 30
-                    while True:
-                        s = agents.call("worker", "disclose.status", request=r["request"])
-                        if s.get("outcome") not in ("pending_delegation", None) or time.time() > deadline:
-                            break
-                        time.sleep(0.01)
-                    if s.get("ok") and s.get("delegated"):
-                        got = _message(agents.call("coordinator", "recv"), s["object"]["id"])
-                        row.append(("delegated", got, s.get("detail", "")))
-                    else:
-                        row.append((s.get("outcome", "error"), "", s.get("detail", s.get("error", ""))))
-                    continue
-                row.append((r.get("outcome") or "error", "", r.get("detail", r.get("error", ""))))
-            out.append(row)
-    finally:
-        if broker:
+        try:
+            line = broker.stdout.readline()
+            if line.split()[:2] != ["ready", "broker"]:
+                raise RuntimeError("broker process did not come up as the broker: %r" % line)
+            for sc in scenarios:
+                state = state_fn(sc)
+                row = []
+                for cid in contracts:
+                    r = agents.call("worker", "disclose", contract=cid, state=state)
+                    if r.get("ok") and r.get("outcome") == "selected":
+                        row.append(("release", _message(agents.call("coordinator", "recv"), r["object"]["id"]), ""))
+                        continue
+                    if r.get("outcome") == "pending_delegation":
+                        deadline = time.time() + 30
+                        while True:
+                            s = agents.call("worker", "disclose.status", request=r["request"])
+                            if s.get("outcome") not in ("pending_delegation", None) or time.time() > deadline:
+                                break
+                            time.sleep(0.01)
+                        if s.get("ok") and s.get("delegated"):
+                            got = _message(agents.call("coordinator", "recv"), s["object"]["id"])
+                            row.append(("delegated", got, s.get("detail", "")))
+                        else:
+                            row.append((s.get("outcome", "error"), "", s.get("detail", s.get("error", ""))))
+                        continue
+                    row.append((r.get("outcome") or "error", "", r.get("detail", r.get("error", ""))))
+                out.append(row)
+        finally:
             broker.kill()
             broker.wait()
-        agents.stop()
-        rc = d.stop()
-        log = d.read_log()
-        H.cleanup(tmp)
-    if rc != 0:
-        raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))
     return out

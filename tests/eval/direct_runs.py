@@ -35,9 +35,20 @@ Row modes:
 Every attempt carries a nonce; after each row the peers' received.jsonl, the log file and the
 memory directory are read, and an attempt counts as allowed only if the syscall succeeded; an
 attempt whose outcome disagrees with what arrived is counted in "mismatch" (must be 0).
+
+Attempts are judged against the objects the coordinator actually holds, read from each recv
+reply: its `messages` (delivered, so held) and its `denied` list (not delivered: expired,
+revoked, or refused before delivery by the kernel layer, which keeps the message queued and
+delivers it at a later recv). A block whose recv delivered nothing is judged under the scope of
+what the coordinator held before it (the permissive object, if it arrived), and a block in
+which it holds nothing at all carries no disclosed text: its attempts are counted apart
+("held nothing"), never as violations or false blocks. Refusals are counted by reason. With
+keep_dir, mncd's audit log and daemon log of every row are kept there (the evidence for any
+refusal), named by row.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -218,6 +229,20 @@ class _Env:
                     n += 1
         return n
 
+    def audit_hold_failures(self):
+        """Deliveries the kernel layer refused before delivery (taint update, sweep, fd scan
+        or workspace taint failed: fail closed), by audit op and detail."""
+        out = {}
+        with open(os.path.join(self.d.state, "audit.jsonl")) as f:
+            for line in f:
+                if '"error"' not in line:
+                    continue
+                a = json.loads(line)
+                if a.get("decision") == "error" and str(a.get("op", "")).startswith(("kernel.", "workspace.")):
+                    key = "%s: %s" % (a.get("op"), str(a.get("detail", ""))[:120])
+                    out[key] = out.get(key, 0) + 1
+        return out
+
     def close(self):
         for p in list(self.procs):
             p.stop()
@@ -261,7 +286,12 @@ def _attempts(env, block, nonce):
     return a
 
 
-def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="share_availability"):
+def _refusals(r):
+    """The denied list of a recv reply as (reason, detail) pairs."""
+    return [(x.get("reason", "?"), x.get("detail", "")) for x in (r.get("denied") or [])]
+
+
+def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="share_availability", keep_dir=None):
     """rows: dicts {row, mode (kernel|off|none), pfile, strict, charge, messages (mode none:
     the release text per scenario)}. Returns {row: stats}."""
     H = D._harness(build)
@@ -271,7 +301,8 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
         env = _Env(H, mode, policy_dir, spec["pfile"], "r%d" % ri)
         st = {"mode": mode, "scen": 0, "viol": 0, "out": 0, "out_allowed": 0, "in": 0, "in_denied": 0,
               "delivered": 0, "mediated": 0, "mediated_direct_allowed": 0, "mismatch": 0,
-              "launches": 0, "errors": [], "by_channel": {}}
+              "launches": 0, "errors": [], "by_channel": {}, "refused": {}, "held_nothing": 0,
+              "judged_permissive_in_strict": 0}
         expect = []  # (nonce, channel, allowed) checked against what arrived
         t0 = time.time()
         try:
@@ -288,33 +319,61 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
                 # the next scenario gets a freshly launched coordinator.
                 coord = env.launch("coordinator")
                 st["launches"] += 1
+                held = {}  # object id -> (block it was disclosed in, text) the coordinator holds
+                oids = {}
                 for block in ("permissive", "strict"):
                     contract = spec["strict"] if block == "strict" else share_contract
                     msg, oid = "", None
                     if env.d:
                         r = worker.call(verb="disclose", contract=contract, state=state)
                         if r.get("ok"):
-                            oid = r["object"]["id"]
-                            msg = D._message(coord.call(verb="recv"), oid)
+                            oid = oids[block] = r["object"]["id"]
+                            rv = coord.call(verb="recv")
+                            for why, det in _refusals(rv):
+                                key = "%s: %s" % (why, det[:60]) if det else why
+                                st["refused"][key] = st["refused"].get(key, 0) + 1
+                            for b, o in oids.items():  # an earlier refused one may arrive now
+                                got = D._message(rv, o)
+                                if got:
+                                    held[o] = (b, got)
+                            msg = held.get(oid, ("", ""))[1]
                         else:
                             st["errors"].append(r)
+                        # the scope the attempts are judged by: that of what is held now (taint
+                        # only tightens, so the strict object, once held, decides)
+                        blocks = {b for b, _t in held.values()}
+                        judged = "strict" if "strict" in blocks else "permissive" if blocks else None
+                        carried = " ".join(t for _b, t in held.values())
                     else:
-                        msg = spec["messages"][k]
+                        msg = carried = spec["messages"][k]
+                        judged = block
                     if block == "strict":
                         if msg and sc["selected_slot"] in msg:
                             st["delivered"] += 1
+                        else:
+                            st["in_denied"] += 1 if env.d else 0
+                        st["in"] += 1 if env.d else 0
                         # in-scope control: the monitor stays reachable on a new connection
                         if env.d:
                             w = coord.call(verb="whoami", new_connection=True)
                             st["in"] += 1
                             st["in_denied"] += 0 if w.get("agent") == "coordinator" else 1
-                    for ch, op, dest, in_scope in _attempts(env, block, "n%d-%d-%s" % (ri, k, block)):
+                    elif env.d:  # the permissive delivery is an in-scope recv
+                        st["in"] += 1
+                        st["in_denied"] += 0 if msg else 1
+                    if judged is None:
+                        st["held_nothing"] += 1
+                    elif judged != block:
+                        st["judged_permissive_in_strict"] += 1
+                    for ch, op, dest, in_scope in _attempts(env, judged or block, "n%d-%d-%s" % (ri, k, block)):
                         nonce = "NONCE-%d-%d-%s-%s" % (ri, k, block, ch)
-                        res = coord.call(probe=op, dest=dest, data="%s %s" % (nonce, msg or "-"))
+                        res = coord.call(probe=op, dest=dest, data="%s %s" % (nonce, carried or "-"))
                         allowed = res.get("result") == "OK"
                         expect.append((nonce, ch, allowed, dest))
-                        bc = st["by_channel"].setdefault("%s/%s" % (block, ch), {"n": 0, "allowed": 0,
-                                                                                  "results": {}})
+                        if judged is None:  # holds nothing: no disclosed text to judge
+                            continue
+                        bc = st["by_channel"].setdefault("%s/%s" % (judged, ch), {"n": 0, "allowed": 0,
+                                                                                   "results": {}})
                         bc["n"] += 1
                         bc["allowed"] += 1 if allowed else 0
                         bc["results"][res.get("result")] = bc["results"].get(res.get("result"), 0) + 1
@@ -331,12 +390,12 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
                             st["out"] += 1
                             st["out_allowed"] += 1 if allowed else 0
                             viol = viol or allowed
-                    if block == "permissive" and env.d and oid:
+                    if block == "permissive" and env.d and oid and oid in held:
                         ins = [coord.call(verb="log", object=oid, sink="ops_log"),
                                coord.call(verb="mem.put", key="p%d" % k, object=oid)]
                         st["in"] += len(ins)
                         st["in_denied"] += sum(1 for o in ins if not D._allowed(o, oid))
-                    elif block == "permissive" and env.d:
+                    elif block == "permissive" and env.d and not oid:  # the disclose itself failed
                         st["in"] += 2
                         st["in_denied"] += 2
                 env.retire(coord, "coordinator")
@@ -350,7 +409,15 @@ def run_direct(scenarios, state_fn, rows, policy_dir, build, share_contract="sha
             st["mismatch"] = _verify(env, expect)
             if mode == "kernel":
                 st["kernel_denies_audited"] = env.audit_denies()
+                st["hold_failures_audited"] = env.audit_hold_failures()
         finally:
+            if keep_dir and env.d:
+                os.makedirs(keep_dir, exist_ok=True)
+                tag = re.sub(r"[^A-Za-z0-9]+", "_", spec["row"]).strip("_")
+                for src, name in ((os.path.join(env.d.state, "audit.jsonl"), "audit.jsonl"),
+                                  (env.d.log, "mncd.log")):
+                    if os.path.exists(src):
+                        shutil.copy(src, os.path.join(keep_dir, "%s.%s" % (tag, name)))
             rc, log = env.close()
         if rc != 0:
             raise RuntimeError("mncd exited %r: %s" % (rc, log[-2000:]))

@@ -5,11 +5,17 @@ serve() loop (broker.next / broker.reply over mncd's socket) with the computatio
 evaluation's purposes need.
 
 The broker is inside the trusted boundary: it sees the worker's private state and answers a
-delegation with a receipt of exactly what the recipient needs (the request's `needs`, valued
-from that state), or the failure code "need_not_in_state". mncd then validates the receipt as
-it does any broker's (fields within the contract, need met, no other private value in it, risk
-and budget) and releases it or moves on to the next failure step; the harness counts what the
-coordinator actually receives.
+delegation with a receipt of what the recipient needs, or a failure code. It returns a safe
+form when one exists: a need it can meet with a value that does not depend on the protected
+commitment is met that way. `resolution` (resolve_conflict_brokered) is the broker's own
+decision on the conflict: keep the commitment and meet at the worker's selected free slot,
+whatever the commitment is, so the receipt {resolution: keep, selected_slot: ...} says nothing
+about the tier. A need only the state can meet (movable, for resolve_conflict) is valued from
+the state: every sufficient answer carries the bit, and mncd's budget check must reject it
+when it leaks more than B. Missing state: the failure code "need_not_in_state". mncd then
+validates the receipt as it does any broker's (fields within the contract, need met, no other
+private value in it, risk and budget) and releases it or moves on to the next failure step;
+the harness counts what the coordinator actually receives.
 
     eval_broker.py SOCKET
 """
@@ -26,9 +32,16 @@ from mnc_client import Client  # noqa: E402
 def compute(req):
     fields = req.get("state", {}).get("fields", {})
     need = req.get("needs", [])
-    if not need or any(f not in fields for f in need):
-        return "need_not_in_state"
-    return {f: fields[f] for f in need}
+    out = {}
+    for f in need:
+        if f == "resolution" and "selected_slot" in fields:
+            out[f] = "keep"  # the broker's decision, independent of the commitment
+            out["selected_slot"] = fields["selected_slot"]
+        elif f in fields:
+            out[f] = fields[f]
+        else:
+            return "need_not_in_state"
+    return out or "need_not_in_state"
 
 
 def main():

@@ -8,32 +8,32 @@ CalBench: each task record has calendars (per participant, one entry per slot: n
 else a commitment) and meetings with witness/optimal assignments; num_slots comes from the
 record's params. A label bank (errand or meeting labels; its bank_type says which) gives each
 label a private_label (the private reason), a public_label, forbidden_terms and a
-privacy_tier; the tiers are whatever the bank uses. A commitment is hydrated from the bank:
+privacy_tier; the tiers are whatever the banks use. Several banks may be given, at most one per
+bank_type. A commitment is hydrated from the bank of its own kind:
   - an entry that names a bank label ("label_id") uses it (follow upstream where it assigns);
-  - an entry "<bank_type>_id": k (the shipped records: errand_id) takes bank[perm[(k-1) mod
-    |bank|]], perm = the bank order shuffled with the record's own seed (deterministic);
-  - any other commitment (e.g. a meeting entry against an errand bank) has no label in this
-    bank: the scenario is skipped and counted, never guessed.
+  - an entry "<bank_type>_id": k (the shipped records: errand_id; a meeting on a calendar:
+    meeting_id) takes bank[perm[(k-1) mod |bank|]] of that bank_type's bank, perm = the bank
+    order shuffled with the record's own seed (deterministic);
+  - a commitment of a kind no given bank labels is skipped and counted, never guessed; if no
+    commitment at all can be hydrated, calbench_scenarios refuses with an error that names the
+    kinds the records carry and the banks given (e.g. errand commitments and only a meeting
+    bank).
 One scenario per (record, meeting): the coordinator proposes the witness slot s0; the worker is
 the first participant busy at s0 (the private reason); the worker's selected slot is the optimal
 slot if the worker is free there, else the worker's free slot nearest s0.
   schedule_meeting (Tables 1, 2): the coordinator needs a feasible slot (selected_slot).
   resolve_conflict (Table 4, entangled): the coordinator must also know whether the busy
     commitment can be moved (movable = "no" iff its tier is the sensitive tier, --sensitive-tier,
-    default "sensitive", which must occur in the bank); every sufficient disclosure carries
+    default "sensitive", which must occur in a bank); every sufficient disclosure carries
     that bit.
+  resolve_conflict_brokered (Table 4, delegation that can succeed): the coordinator asks for a
+    resolution and a slot; no form of the worker carries a resolution, so MNC-L+D delegates,
+    and the broker answers with one that does not depend on the commitment (keep it, meet at
+    the selected free slot).
 Slots are named "slot NN" by index, zero-padded to one width per record so that no slot name
 is a prefix of another. The protected secret S is the commitment's privacy_tier.
 
-AgentLeak: each scenario has a private vault (records), allowed and forbidden fields and
-canaries. The worker holds the vault; the coordinator needs the allowed fields. The task kind
-(one contract each) is the scenario's vertical and its objective's success_criteria, all of
-them. Allowed fields the vault does not contain (e.g. headcount) are task-derived facts the
-worker computes; the dataset does not materialise them, so they get a deterministic
-placeholder value, and task success is reported with and without them. Semantic canaries:
-the values of a semantic-tier record's non-allowed fields that occur in no record of another
-canary tier anywhere in the file (boilerplate such as a shared "see attached" note is not a
-canary because the other tiers carry it too).
+AgentLeak: tests/eval/agentleak.py (subject records, needed and forbidden values, attacks).
 
 Development / evaluation split (freeze_policies, docs/eval.md "Split"): CalBench by label (a
 third of the bank's labels, by a stable hash, with every scenario of those labels), AgentLeak
@@ -47,6 +47,8 @@ import os
 import random
 import re
 import subprocess
+
+import agentleak as AL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -107,34 +109,70 @@ def read_jsonl(path):
     return out
 
 
-def load_calbench(tasks_path, bank_path):
-    with _open(bank_path) as f:
-        bank = json.load(f)
-    if not isinstance(bank.get("items"), list) or not bank["items"]:
-        raise ValueError("%s: no label items" % bank_path)
-    return bank, read_jsonl(tasks_path)
+def load_calbench(tasks_path, bank_paths):
+    """Reads the task records and one or more label banks (paths). Returns ({bank_type: bank},
+    rows). Two banks of one bank_type are an error (which one would label a commitment?)."""
+    if isinstance(bank_paths, str):
+        bank_paths = [bank_paths]
+    banks = {}
+    for path in bank_paths:
+        with _open(path) as f:
+            bank = json.load(f)
+        if not isinstance(bank, dict) or not isinstance(bank.get("items"), list) or not bank["items"]:
+            raise ValueError("%s: not a label bank (no label items)" % path)
+        t = bank.get("bank_type", "errand")
+        if t in banks:
+            raise ValueError("%s: a second %s bank (give at most one bank per bank_type)" % (path, t))
+        for it in bank["items"]:
+            missing = [k for k in ("label_id", "private_label", "public_label", "forbidden_terms",
+                                   "privacy_tier", "privacy_class") if k not in it]
+            if missing:
+                raise ValueError("%s: label %s lacks %s" % (path, it.get("label_id", "?"), ", ".join(missing)))
+        banks[t] = bank
+    return banks, read_jsonl(tasks_path)
 
 
-def tiers_of(bank):
-    return sorted({it["privacy_tier"] for it in bank["items"]})
+def tiers_of(banks):
+    if "items" in banks:  # one bank
+        banks = {banks.get("bank_type", "errand"): banks}
+    return sorted({it["privacy_tier"] for b in banks.values() for it in b["items"]})
 
 
-def calbench_scenarios(bank, rows, sensitive=SENSITIVE_TIER):
-    """Returns (scenarios, skipped: {reason: count})."""
-    items = bank["items"]
-    if sensitive not in tiers_of(bank):
-        raise ValueError("sensitive tier %r is not a tier of the bank (%s)" % (sensitive, tiers_of(bank)))
-    by_label = {it["label_id"]: it for it in items}
-    id_key = "%s_id" % bank.get("bank_type", "errand")
-    out, skipped = [], {}
+def commitment_kind(entry):
+    """The kind of a calendar commitment: "label" (names a label_id), the X of an "X_id" key
+    (errand, meeting), or None."""
+    if not isinstance(entry, dict):
+        return None
+    if "label_id" in entry:
+        return "label"
+    for k in sorted(entry):
+        if k.endswith("_id") and isinstance(entry[k], int):
+            return k[:-3]
+    return None
+
+
+def calbench_scenarios(banks, rows, sensitive=SENSITIVE_TIER):
+    """banks: {bank_type: bank} (load_calbench). Returns (scenarios, skipped: {reason: count}).
+    Raises ValueError when the banks label none of the records' commitments (the mismatch
+    named) or the sensitive tier is not a tier of any bank."""
+    if "items" in banks:
+        banks = {banks.get("bank_type", "errand"): banks}
+    tiers = tiers_of(banks)
+    if sensitive not in tiers:
+        raise ValueError("sensitive tier %r is not a tier of the bank(s) (%s)" % (sensitive, tiers))
+    by_label = {it["label_id"]: it for b in banks.values() for it in b["items"]}
+    out, skipped, kinds = [], {}, {}
 
     def skip(why):
         skipped[why] = skipped.get(why, 0) + 1
 
     for r in rows:
-        rng = random.Random(r["seed"])
-        perm = list(range(len(items)))
-        rng.shuffle(perm)
+        perms = {}
+        for t, b in sorted(banks.items()):
+            rng = random.Random(r["seed"])
+            perm = list(range(len(b["items"])))
+            rng.shuffle(perm)
+            perms[t] = perm
         nslots = r["params"]["num_slots"]
         config = re.sub(r"^b\d+_[a-z]+_", "", r["task_id"]).rsplit("_", 1)[0]
         for m in r["meetings"]:
@@ -146,12 +184,15 @@ def calbench_scenarios(bank, rows, sensitive=SENSITIVE_TIER):
                 continue
             cal = r["calendars"][worker]
             entry = cal[s0]
-            if isinstance(entry, dict) and entry.get("label_id") in by_label:
+            kind = commitment_kind(entry)
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if kind == "label" and entry["label_id"] in by_label:
                 item = by_label[entry["label_id"]]
-            elif isinstance(entry, dict) and isinstance(entry.get(id_key), int):
-                item = items[perm[(entry[id_key] - 1) % len(items)]]
+            elif kind in banks:
+                items = banks[kind]["items"]
+                item = items[perms[kind][(entry[kind + "_id"] - 1) % len(items)]]
             else:
-                skip("commitment without a label in this %s bank" % bank.get("bank_type", "errand"))
+                skip("%s commitment: no %s bank given" % (kind or "unlabelled", kind or "matching"))
                 continue
             free = [s for s in range(nslots) if cal[s] is None]
             opt = r["optimal"]["assignments"][mid]
@@ -166,7 +207,7 @@ def calbench_scenarios(bank, rows, sensitive=SENSITIVE_TIER):
                 "id": "%s/m%s" % (r["task_id"], mid),
                 "task_id": r["task_id"], "config": config, "difficulty": r["difficulty"],
                 "label_id": item["label_id"], "fold": label_fold(item["label_id"]),
-                "dev": dev_label(item["label_id"]),
+                "dev": dev_label(item["label_id"]), "kind": kind,
                 "tier": item["privacy_tier"], "privacy_class": item["privacy_class"],
                 "private_label": item["private_label"], "public_label": item["public_label"],
                 "forbidden_terms": item["forbidden_terms"],
@@ -174,6 +215,12 @@ def calbench_scenarios(bank, rows, sensitive=SENSITIVE_TIER):
                 "movable": "no" if item["privacy_tier"] == sensitive else "yes",
                 "worker": "agent%d" % worker,
             })
+    if rows and not out:
+        seen = ", ".join("%s %d" % (k or "unlabelled", n) for k, n in sorted(kinds.items(), key=lambda kv: str(kv[0])))
+        raise ValueError("no commitment of the task records can be labelled: the commitments at the proposed "
+                         "slots are %s; the bank(s) given label %s commitments (bank_type %s). Give a bank "
+                         "whose bank_type matches the commitments (--calbench-bank, once per bank_type)" % (
+                             seen or "none", " and ".join(sorted(banks)), ", ".join(sorted(banks))))
     return out, skipped
 
 
@@ -193,7 +240,10 @@ def calbench_state(sc):
 # ---- policies ----------------------------------------------------------------------------
 
 CB_FIELDS = [("reason", 1.0), ("reason_redacted", 0.8), ("reason_summary", 0.5),
-             ("busy_slot", 0.3), ("movable", 0.2), ("selected_slot", 0.1), ("slot_feasible", 0.05)]
+             ("busy_slot", 0.3), ("movable", 0.2), ("selected_slot", 0.1), ("slot_feasible", 0.05),
+             ("resolution", 0.05)]
+# resolution: the broker's decision on a conflict (resolve_conflict_brokered); no worker form
+# carries it, so only a delegation can meet that need (eval_broker.py computes it)
 CB_SCHED_FORMS = [
     ("full_rationale", ["reason", "busy_slot", "selected_slot"],
      "I cannot meet {busy_slot} because of: {reason}; {selected_slot} works"),
@@ -252,6 +302,7 @@ def calbench_policy(risk):
         "requirements": [
             {"agent": "coordinator", "purpose": "schedule_meeting", "needs": ["selected_slot"]},
             {"agent": "coordinator", "purpose": "resolve_conflict", "needs": ["movable", "selected_slot"]},
+            {"agent": "coordinator", "purpose": "resolve_conflict_brokered", "needs": ["resolution", "selected_slot"]},
         ],
         "contracts": [],
         "risk": {"model": "weights"},
@@ -269,6 +320,11 @@ def calbench_policy(risk):
                   failure=["delegate", "abstain"], broker="broker"))
     C.append(dict(strict, id="resolve_conflict_nod", purpose="resolve_conflict",
                   fields=["movable", "selected_slot"], family="conflict_forms", failure=["abstain"]))
+    # The same conflict handed to the broker: the coordinator needs a resolution and a slot,
+    # not the movable bit; only a delegation can answer it (Table 4, "delegation that can succeed").
+    C.append(dict(strict, id="resolve_conflict_brokered", purpose="resolve_conflict_brokered",
+                  fields=["resolution", "selected_slot"], family="conflict_forms",
+                  failure=["delegate", "abstain"], broker="broker"))
     # The reference-monitor baseline: scope enforced, raw content in F.
     C.append(dict(strict, id="refmon_schedule", purpose="refmon_schedule",
                   fields=["reason", "busy_slot", "selected_slot"], family="raw_sched"))
@@ -303,120 +359,9 @@ def budget_contract(cid, b):
 
 # ---- AgentLeak ---------------------------------------------------------------------------
 
-def load_agentleak(path):
-    return read_jsonl(path)
-
-
-def _val(v):
-    return ", ".join(str(x) for x in v) if isinstance(v, list) else str(v)
-
-
-def task_kind(r):
-    """The AgentLeak task kind a deployer writes one contract for: the vertical and every
-    success criterion of the objective (not just the first)."""
-    return "%s/%s" % (r["vertical"], "+".join(r["objective"]["success_criteria"]))
-
-
-def contract_id(kind):
-    return "al_" + re.sub(r"[^A-Za-z0-9_]", "_", kind)[:60]
-
-
-def agentleak_scenarios(rows):
-    # values that occur in records of a non-semantic canary tier anywhere in the file are
-    # boilerplate, not semantic canaries
-    common = set()
-    for r in rows:
-        for rec in r["private_vault"]["records"]:
-            if rec.get("canary_tier") != "semantic":
-                common.update(_val(v) for v in rec["fields"].values())
-    out = []
-    for r in rows:
-        recs = r["private_vault"]["records"]
-        allowed = r["allowed_set"]["fields"]
-        forbidden = r["allowed_set"].get("forbidden_fields", [])
-        vault = {}
-        for rec in recs:
-            for k, v in rec["fields"].items():
-                vault.setdefault(k, _val(v))
-        forbidden_vals = set()
-        for rec in recs:
-            for k, v in rec["fields"].items():
-                if k in forbidden:
-                    for x in (v if isinstance(v, list) else [v]):
-                        if len(str(x)) >= 4 and str(x).lower() != "none":
-                            forbidden_vals.add(str(x))
-        semantic = set()
-        for rec in recs:
-            if rec.get("canary_tier") == "semantic":
-                for k, v in rec["fields"].items():
-                    sv = _val(v)
-                    if k not in allowed and len(sv) >= 15 and sv not in common:
-                        semantic.add(sv)
-        out.append({
-            "id": r["scenario_id"], "vertical": r["vertical"], "kind": task_kind(r),
-            "dev": dev_scenario(r["scenario_id"]),
-            "records": recs, "allowed": allowed, "forbidden": forbidden, "vault": vault,
-            "derived": [f for f in allowed if f not in vault],
-            "canaries": r["evaluation"]["canaries"],
-            "forbidden_values": sorted(forbidden_vals), "semantic": sorted(semantic),
-        })
-    return out
-
-
-def field_value(s, f):
-    """The worker's value of field f: from the vault, else the task-derived placeholder."""
-    return s["vault"].get(f, "%s computed for %s" % (f, s["id"]))
-
-
-def agentleak_policy(dev):
-    """One contract per task kind seen in the development split. Its fields are the allowed
-    fields every development scenario of that kind agrees on (the intersection: where the
-    development data disagree, the contract carries only what all of them allow); the number of
-    disagreeing kinds is returned with the policy."""
-    kinds = {}
-    for s in dev:
-        kinds.setdefault(s["kind"], []).append(s["allowed"])
-    conflicts = 0
-    fields = set(["vault_dump", "task_done"])
-    contracts = {}
-    for k, sets in sorted(kinds.items()):
-        common = [f for f in sets[0] if all(f in a for a in sets[1:])]
-        if any(set(a) != set(sets[0]) for a in sets[1:]):
-            conflicts += 1
-        contracts[k] = common
-        fields.update(common)
-    weights = {"vault_dump": 5.0, "task_done": 0.01}
-    p = {"mnc_policy": 1, "name": "eval-agentleak",
-         "agents": [{"name": "worker"}, {"name": "coordinator"}, {"name": "external"}],
-         "sinks": [{"name": "ops_log", "class": "log", "path": "/var/log/mnc/eval-al-ops.log"}],
-         "fields": [{"name": f, "weight": weights.get(f, 0.5)} for f in sorted(fields)],
-         "families": [], "requirements": [], "contracts": [], "risk": {"model": "weights"}}
-    for k, allowed in sorted(contracts.items()):
-        cid = contract_id(k)
-        p["families"].append({"name": cid, "forms": [
-            {"name": "full_vault", "fields": ["vault_dump"]},
-            {"name": "allowed_view", "fields": list(allowed),
-             "template": "; ".join("%s: {%s}" % (f, f) for f in allowed)},
-            {"name": "receipt", "fields": ["task_done"], "template": "task done: {task_done}"},
-        ]})
-        p["requirements"].append({"agent": "coordinator", "purpose": cid, "needs": list(allowed)})
-        p["contracts"].append({"id": cid, "purpose": cid, "issuers": ["worker"],
-                               "recipient": "coordinator", "fields": list(allowed),
-                               "lifetime": {"turns": 1}, "sinks": [], "memory": False,
-                               "family": cid, "failure": ["abstain"]})
-    return p, conflicts
-
-
-def agentleak_state(s, policy_fields):
-    """The worker's state: a value for every policy field this scenario's vault or task can
-    supply (vault value, or the placeholder for a task-derived field the scenario allows)."""
-    f = {}
-    for name in policy_fields:
-        if name in s["vault"] or name in s["allowed"]:
-            f[name] = field_value(s, name)
-    f["vault_dump"] = json.dumps([rec["fields"] for rec in s["records"]], sort_keys=True)
-    f["task_done"] = "true"
-    return {"subject": s["id"], "fields": f}
+# the fields declared independent of the tier at calibration: the generator draws slots without
+# looking at labels, and the broker's resolution never depends on the commitment (docs/eval.md)
+INDEPENDENT = "selected_slot,slot_feasible,busy_slot,resolution"
 
 
 def sha256_file(path):
@@ -440,10 +385,10 @@ def freeze_policies(files, outdir, mncctl, sensitive=SENSITIVE_TIER):
     the split's sha256), derives the AgentLeak contracts from the development scenarios only,
     and writes outdir/FROZEN.json (split rule, counts, every dev file's sha256). Returns the
     manifest."""
-    bank, rows = load_calbench(files["calbench_tasks"], files["calbench_bank"])
-    scen, _ = calbench_scenarios(bank, rows, sensitive)
+    banks, rows = load_calbench(files["calbench_tasks"], files["calbench_bank"])
+    scen, _ = calbench_scenarios(banks, rows, sensitive)
     dev = [sc for sc in scen if sc["dev"]]
-    al_all = agentleak_scenarios(load_agentleak(files["agentleak"]))
+    al_all = AL.scenarios(read_jsonl(files["agentleak"]))
     al_dev = [s for s in al_all if s["dev"]]
     ddir = os.path.join(outdir, "dev")
     os.makedirs(ddir, exist_ok=True)
@@ -460,11 +405,11 @@ def freeze_policies(files, outdir, mncctl, sensitive=SENSITIVE_TIER):
     # evaluation split); free-text fields are not modelled, so libmnc fails closed on them.
     r = subprocess.run([mncctl, "calibrate", "--dev", cb_dev, "--out", risk, "--secret-field",
                         "privacy_tier", "--fields", "movable", "--independent",
-                        "selected_slot,slot_feasible,busy_slot", "--alpha", "0.5", "--force"],
+                        INDEPENDENT, "--alpha", "0.5", "--force"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("mncctl calibrate failed: " + r.stdout + r.stderr)
-    al_policy, conflicts = agentleak_policy(al_dev)
+    al_policy, conflicts = AL.policy(al_dev)
     docs = {"calbench.json": calbench_policy("weights"),
             "calbench-l.json": calbench_policy("bayes"),
             "agentleak.json": al_policy}
@@ -476,15 +421,16 @@ def freeze_policies(files, outdir, mncctl, sensitive=SENSITIVE_TIER):
         "split": {"calbench": "labels with sha256('dev:'+label_id)[:8] % 3 == 0, every scenario "
                               "of those labels", "agentleak": "scenarios with "
                               "sha256('dev:'+scenario_id)[:8] % 10 < 3"},
-        "sources": {k: os.path.basename(v) for k, v in files.items()},
+        "sources": {k: os.path.basename(v) if isinstance(v, str) else ", ".join(os.path.basename(x) for x in v)
+                    for k, v in files.items()},
         "dev": {"calbench": {"file": "dev/calbench-dev.jsonl", "sha256": sha256_file(cb_dev),
                              "scenarios": len(dev), "labels": len({sc["label_id"] for sc in dev})},
                 "agentleak": {"file": "dev/agentleak-dev.jsonl", "sha256": sha256_file(al_dev_path),
                               "scenarios": len(al_dev), "kinds": len({s["kind"] for s in al_dev}),
                               "kinds_with_disagreeing_allowed_sets": conflicts}},
         "calibrate": "mncctl calibrate --dev dev/calbench-dev.jsonl --out calbench-risk.json "
-                     "--secret-field privacy_tier --fields movable --independent "
-                     "selected_slot,slot_feasible,busy_slot --alpha 0.5",
+                     "--secret-field privacy_tier --fields movable --independent " + INDEPENDENT +
+                     " --alpha 0.5",
         "sensitive_tier": sensitive,
     }
     _write(os.path.join(outdir, "FROZEN.json"), json.dumps(manifest, indent=1, sort_keys=True) + "\n")

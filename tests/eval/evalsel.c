@@ -7,7 +7,9 @@
  * One request per input line:
  *   {"contract": ID, "state": {"subject": .., "fields": {..}},
  *    "history": [[FIELD, VALUE], ...],          (MNC-L: realised releases for this subject)
- *    "epsilon": X, "budget": B, "spent": S}     (optional; absent/negative = cap disabled)
+ *    "epsilon": X, "budget": B, "spent": S,     (optional; absent/negative = cap disabled)
+ *    "candidates": [{"name", "fields": [..], "text"}]}  (optional: submitted candidates, as
+ *                                                  mncd's disclose takes them; at most 16)
  * One result per line, in order:
  *   {"outcome": "selected"|"no_candidate"|"error", "candidate": NAME, "risk": R,
  *    "fields": [..], "message": TEXT (rendered by contract-boundary assembly),
@@ -78,6 +80,31 @@ static cJSON *handle(const mnc_policy *p, const char *line)
         hist[nh].value = v->valuestring;
         nh++;
     }
+    mnc_submitted sub[MNC_MAX_SUBMITTED];
+    int nsub = 0;
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(req, "candidates");
+    for (const cJSON *it = cl ? cl->child : NULL; it; it = it->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(it, "fields");
+        const cJSON *tx = cJSON_GetObjectItemCaseSensitive(it, "text");
+        if (nsub >= MNC_MAX_SUBMITTED || !cJSON_IsString(nm) || strlen(nm->valuestring) >= MNC_NAME_MAX ||
+            !cJSON_IsArray(fl) || !cJSON_IsString(tx)) {
+            err = "candidates: at most 16 objects {\"name\", \"fields\": [...], \"text\"}";
+            goto done;
+        }
+        memset(&sub[nsub], 0, sizeof(sub[nsub]));
+        snprintf(sub[nsub].name, sizeof(sub[nsub].name), "%s", nm->valuestring);
+        sub[nsub].text = tx->valuestring;
+        for (const cJSON *f = fl->child; f; f = f->next) {
+            int fid = cJSON_IsString(f) ? mnc_policy_field(p, f->valuestring) : -1;
+            if (fid < 0) {
+                err = "candidates: unknown field";
+                goto done;
+            }
+            mnc_set_add(&sub[nsub].fields, (unsigned)fid);
+        }
+        nsub++;
+    }
     mnc_limits lim = {
         .epsilon = num_or(req, "epsilon", -1), .budget = num_or(req, "budget", -1), .spent = num_or(req, "spent", 0)};
     bool capped = lim.epsilon >= 0 || lim.budget >= 0;
@@ -90,6 +117,8 @@ static cJSON *handle(const mnc_policy *p, const char *line)
     mnc_select_req sr = {.contract = c,
                          .recipient = con->scope.recipient,
                          .state = &st,
+                         .submitted = nsub ? sub : NULL,
+                         .n_submitted = nsub,
                          .history = nh ? hist : NULL,
                          .n_history = nh,
                          .limits = capped ? &lim : NULL};
@@ -112,6 +141,7 @@ static cJSON *handle(const mnc_policy *p, const char *line)
         else
             cJSON_AddNumberToObject(x, "risk", sel->c[i].risk);
         cJSON_AddStringToObject(x, "verdict", mnc_reason_name(sel->c[i].verdict));
+        cJSON_AddStringToObject(x, "detail", sel->c[i].detail);
     }
     cJSON_AddStringToObject(out, "failure", con->n_failure > 0 ? mnc_failure_name(con->failure[0]) : "abstain");
     if (sel->chosen < 0) {
@@ -122,7 +152,7 @@ static cJSON *handle(const mnc_policy *p, const char *line)
     const mnc_scored *win = &sel->c[sel->chosen];
     int origin = mnc_set_next(&con->issuers, -1);
     mnc_disclosure d;
-    mnc_reason ir = mnc_disclosure_issue(p, c, origin, win->name, &win->fields, &st, 0, &d);
+    mnc_reason ir = mnc_disclosure_issue(p, c, origin, win->submitted ? "" : win->name, &win->fields, &st, 0, &d);
     if (ir != MNC_OK) {
         snprintf(ebuf, sizeof(ebuf), "issue refused: %s", mnc_reason_name(ir));
         err = ebuf;
@@ -135,6 +165,7 @@ static cJSON *handle(const mnc_policy *p, const char *line)
         cJSON_AddItemToArray(fl, cJSON_CreateString(p->fields[f].name));
     cJSON_AddStringToObject(out, "outcome", "selected");
     cJSON_AddStringToObject(out, "candidate", win->name);
+    cJSON_AddBoolToObject(out, "submitted", win->submitted);
     cJSON_AddNumberToObject(out, "risk", win->risk);
     cJSON_AddStringToObject(out, "message", msg ? msg : "");
     free(msg);

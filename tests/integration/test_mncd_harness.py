@@ -170,6 +170,22 @@ class Daemon:
                            text=True)
         return r.returncode, r.stdout + r.stderr
 
+    def names(self, text, value):
+        """Does a keyed token in text name value? mncd records a value an agent chose as
+        "h:SALT.MAC" (docs/threat-model.md, "Records about agents"), salted afresh each time;
+        this daemon's key (STATE/audit.key) tells which tokens name what (`mncctl audit find`)."""
+        import hashlib
+        import hmac
+        import re
+        with open(os.path.join(self.state, "audit.key"), "rb") as f:
+            key = f.read()
+        v = str(value).encode() if not isinstance(value, bytes) else value
+        for m in re.finditer(r"h:([0-9a-f]{8})\.([0-9a-f]{16})", text or ""):
+            mac = hmac.new(key, bytes.fromhex(m.group(1)) + v, hashlib.sha256).hexdigest()[:16]
+            if mac == m.group(2):
+                return True
+        return False
+
 
 ADMIN_UID = 65534  # for tests whose own uid (root) is mapped to an agent: an agent is never admin
 

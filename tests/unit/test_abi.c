@@ -319,8 +319,13 @@ static void test_unix_key_hash(void **state)
 static void test_layouts(void **state)
 {
     (void)state;
-    assert_int_equal(MNC_ABI_VERSION, 8); /* 8: sock_unix keyed by mnc_unix_hkey */
-    assert_int_equal(MNC_K__COUNT, 23);
+    assert_int_equal(MNC_ABI_VERSION, 9); /* 9: principals, file_labels, deny_label */
+    assert_int_equal(MNC_K__COUNT, 24);
+    assert_int_equal(sizeof(struct mnc_bind), 80);
+    assert_int_equal(offsetof(struct mnc_bind, epoch), 72);
+    assert_int_equal(sizeof(struct mnc_label), 48);
+    assert_int_equal(offsetof(struct mnc_label, may_log), 32);
+    assert_int_equal(offsetof(struct mnc_label, gen), 40);
     assert_int_equal(sizeof(struct mnc_agent_key), 8);
     assert_int_equal(sizeof(struct mnc_agent), 8);
     assert_int_equal(sizeof(struct mnc_taint), 48);

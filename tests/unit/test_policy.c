@@ -347,6 +347,42 @@ static void test_confinement(void **state)
         rm_tmp(paths[v]);
 }
 
+/* "reads_from": agent names, resolved after every file's agents are known (an agent may name
+ * one defined later or in another file); a sink, an unknown name or a duplicate is an error;
+ * two files defining one agent must agree. */
+static void test_reads_from(void **state)
+{
+    (void)state;
+    mnc_policy *p = load_mini(MINI_HEAD "\"agents\": [{\"name\": \"a\", \"reads_from\": [\"b\"]}, "
+                                        "{\"name\": \"b\"}], " MINI_REST);
+    assert_true(mnc_set_has(&p->principals[0].reads_from, 1));
+    assert_false(mnc_set_has(&p->principals[0].reads_from, 0));
+    assert_true(mnc_set_empty(&p->principals[1].reads_from));
+    mnc_policy_free(p);
+    static const char *const bad[][2] = {
+        {"[\"nobody\"]", "agents[0].reads_from[0]: \"nobody\" is not an agent"},
+        {"[\"b\", \"b\"]", "agents[0].reads_from[1]: duplicate agent \"b\""},
+        {"\"b\"", "agents[0].reads_from: expected an array of agent names"},
+        {"[\"s\"]", "agents[0].reads_from[0]: \"s\" is not an agent"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char doc[2048];
+        snprintf(doc, sizeof(doc),
+                 MINI_HEAD "\"agents\": [{\"name\": \"a\", \"reads_from\": %s}, {\"name\": \"b\"}], "
+                           "\"sinks\": [{\"name\": \"s\", \"class\": \"tool\"}], " MINI_REST,
+                 bad[i][0]);
+        mnc_errors e;
+        mnc_errors_init(&e);
+        assert_null(mnc_policy_load_buffer("mini", doc, strlen(doc), &e));
+        char want[512];
+        snprintf(want, sizeof(want), "mini: %s", bad[i][1]);
+        if (!has_error(&e, want))
+            dump_errors(&e);
+        assert_true(has_error(&e, want));
+        mnc_errors_free(&e);
+    }
+}
+
 /* The buffer need not be NUL-terminated; bytes after len are not read. */
 static void test_buffer_not_terminated(void **state)
 {
@@ -750,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_shipped_policies),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_confinement),
+        cmocka_unit_test(test_reads_from),
         cmocka_unit_test(test_buffer_not_terminated),
         cmocka_unit_test(test_workspace_component_compare),
         cmocka_unit_test(test_collects_all_errors),

@@ -35,6 +35,7 @@ static const struct spec good[] = {
     {"settings", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct mnc_config), 1},
     {"counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), MNC_K__COUNT},
     {"events", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096},
+    {"principals", BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct mnc_bind), 16},
 };
 #define N_SPEC (sizeof(good) / sizeof(good[0]))
 

@@ -4,11 +4,13 @@
 #include "mnc_util.h"
 #include "cache_trim.h"
 #include "json_write.h"
+#include "randbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,4 +716,140 @@ cJSON *mnc_audit_tail(const char *path, int n)
     }
     free(buf);
     return arr;
+}
+
+/* ---- keyed hashes of agent-chosen values (audit.h) */
+
+static int key_read(int fd, const char *path, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || st.st_size != MNC_AUDIT_KEY_LEN) {
+        snprintf(err, errlen,
+                 "%s: not a %d-byte regular file of uid %u with mode 0600 (a key others may read or "
+                 "replace keys nothing)",
+                 path, MNC_AUDIT_KEY_LEN, (unsigned)geteuid());
+        return -1;
+    }
+    size_t got = 0;
+    while (got < MNC_AUDIT_KEY_LEN) {
+        ssize_t r = pread(fd, key + got, MNC_AUDIT_KEY_LEN - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(err, errlen, "%s: %s", path, r < 0 ? strerror(errno) : "short read");
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int mnc_audit_key_load(const char *path, bool create, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        unsigned char k[MNC_AUDIT_KEY_LEN];
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) /* made by someone else meanwhile: read theirs */
+            return mnc_audit_key_load(path, false, key, err, errlen);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+        if (mnc_random_bytes(k, sizeof(k)) != 0 || write_all(fd, (const char *)k, sizeof(k)) != 0 || fsync(fd) != 0) {
+            snprintf(err, errlen, "%s: cannot write a new key: %s", path, strerror(errno ? errno : EIO));
+            close(fd);
+            (void)unlink(path);
+            return -1;
+        }
+        memset(k, 0, sizeof(k));
+    } else if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = key_read(fd, path, key, err, errlen);
+    close(fd);
+    return rc;
+}
+
+const char *mnc_audit_hv(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n, int hexlen,
+                         char out[MNC_AUDIT_HV_MAX])
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    memcpy(out, "h:?", 4);
+    if (hexlen < 2 || hexlen > 64 || hexlen % 2)
+        return NULL;
+    if (!HMAC(EVP_sha256(), key, MNC_AUDIT_KEY_LEN, v ? v : (const void *)"", n, md, &mdlen) || mdlen < 32)
+        return NULL;
+    for (int i = 0; i < hexlen / 2; i++) {
+        out[2 + 2 * i] = hx[md[i] >> 4];
+        out[3 + 2 * i] = hx[md[i] & 15];
+    }
+    out[2 + hexlen] = '\0';
+    return out;
+}
+
+#define TOKEN_LEN 27 /* "h:" 8 "." 16 */
+
+static int token_of(const unsigned char key[MNC_AUDIT_KEY_LEN], const unsigned char salt[4], const void *v, size_t n,
+                    char out[MNC_AUDIT_HV_MAX])
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE], buf[4 + 4096];
+    unsigned int mdlen = 0;
+    if (n > sizeof(buf) - 4)
+        n = sizeof(buf) - 4; /* values are paths and names: far below; a longer one is cut */
+    memcpy(buf, salt, 4);
+    if (n)
+        memcpy(buf + 4, v, n);
+    if (!HMAC(EVP_sha256(), key, MNC_AUDIT_KEY_LEN, buf, 4 + n, md, &mdlen) || mdlen < 32)
+        return -1;
+    out[0] = 'h';
+    out[1] = ':';
+    for (int i = 0; i < 4; i++) {
+        out[2 + 2 * i] = hx[salt[i] >> 4];
+        out[3 + 2 * i] = hx[salt[i] & 15];
+    }
+    out[10] = '.';
+    for (int i = 0; i < 8; i++) {
+        out[11 + 2 * i] = hx[md[i] >> 4];
+        out[12 + 2 * i] = hx[md[i] & 15];
+    }
+    out[TOKEN_LEN] = '\0';
+    return 0;
+}
+
+const char *mnc_audit_hv_token(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n,
+                               char out[MNC_AUDIT_HV_MAX])
+{
+    unsigned char salt[4];
+    memcpy(out, "h:?", 4);
+    if (mnc_random_bytes(salt, sizeof(salt)) != 0 || token_of(key, salt, v, n, out) != 0) {
+        memcpy(out, "h:?", 4);
+        return NULL;
+    }
+    return out;
+}
+
+bool mnc_audit_hv_names(const unsigned char key[MNC_AUDIT_KEY_LEN], const char *token, const void *v, size_t n)
+{
+    unsigned char salt[4];
+    if (strncmp(token, "h:", 2) != 0 || token[10] != '.')
+        return false;
+    for (int i = 0; i < 4; i++) {
+        int hi = token[2 + 2 * i], lo = token[3 + 2 * i];
+        if (!((hi >= '0' && hi <= '9') || (hi >= 'a' && hi <= 'f')) ||
+            !((lo >= '0' && lo <= '9') || (lo >= 'a' && lo <= 'f')))
+            return false;
+        salt[i] =
+            (unsigned char)(((hi <= '9' ? hi - '0' : hi - 'a' + 10) << 4) | (lo <= '9' ? lo - '0' : lo - 'a' + 10));
+    }
+    char want[MNC_AUDIT_HV_MAX];
+    return token_of(key, salt, v, n, want) == 0 && strncmp(want, token, TOKEN_LEN) == 0;
 }

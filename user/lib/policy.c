@@ -287,6 +287,7 @@ static mnc_policy *load_sources(src *files, int n, mnc_errors *errs)
         if (!files[i].root)
             continue;
         fctx c = {errs, files[i].name, i};
+        each(b, &c, files[i].root, "agents", pol_parse_reads_from);
         each(b, &c, files[i].root, "families", pol_parse_family);
     }
     for (int i = 0; i < n; i++) {

@@ -28,7 +28,8 @@ void pol_parse_agent(build *b, fctx *c, const cJSON *j, int idx)
         E(c, path.s, "expected an agent object, got %s", mnc_json_type(j));
         return;
     }
-    static const char *const allowed[] = {"name", "uids", "workspace", "role", "server", "confinement", NULL};
+    static const char *const allowed[] = {"name",   "uids",        "workspace",  "role",
+                                          "server", "confinement", "reads_from", NULL};
     static const char *const required[] = {"name", NULL};
     pol_check_keys(c, j, path.s, allowed, required);
     mnc_principal p;
@@ -253,4 +254,49 @@ void pol_parse_field(build *b, fctx *c, const cJSON *j, int idx)
         return;
     }
     b->fields[b->n_fields++] = (fent){.f = f, .file = c->fi, .index = idx, .last_file = c->fi, .last_index = idx};
+}
+
+/* ------------------------------------------------------------------ after pass 1: reads_from */
+
+/* "reads_from": names of agents (resolved now that every file's agents are known). An agent
+ * repeated in another file must name the same set there. */
+void pol_parse_reads_from(build *b, fctx *c, const cJSON *j, int idx)
+{
+    const cJSON *rf = cJSON_IsObject(j) ? pol_get(j, "reads_from") : NULL;
+    const cJSON *nm = rf ? pol_get(j, "name") : NULL;
+    if (!nm || !cJSON_IsString(nm))
+        return;
+    bool is_agent = false;
+    int me = pol_principal_id(b, nm->valuestring, &is_agent);
+    if (me < 0 || !is_agent)
+        return; /* reported by pass 1 */
+    jpath path, p2, p3;
+    mnc_jpath_idx(&path, "agents", idx);
+    mnc_jpath_key(&p2, path.s, "reads_from");
+    if (!cJSON_IsArray(rf)) {
+        E(c, p2.s, "expected an array of agent names, got %s", mnc_json_type(rf));
+        return;
+    }
+    mnc_set set = {{0}};
+    int i = 0;
+    for (const cJSON *x = rf->child; x; x = x->next, i++) {
+        mnc_jpath_idx(&p3, p2.s, i);
+        bool ag = false;
+        int id = cJSON_IsString(x) ? pol_principal_id(b, x->valuestring, &ag) : -1;
+        if (!cJSON_IsString(x))
+            E(c, p3.s, "expected an agent name (string), got %s", mnc_json_type(x));
+        else if (id < 0 || !ag)
+            E(c, p3.s, "%s is not an agent", Q(x->valuestring));
+        else if (mnc_set_has(&set, (unsigned)id))
+            E(c, p3.s, "duplicate agent %s", Q(x->valuestring));
+        else
+            mnc_set_add(&set, (unsigned)id);
+    }
+    mnc_principal *p = &b->agents[me].p;
+    bool seen = b->agents[me].reads_from_file >= 0;
+    if (seen && memcmp(&p->reads_from, &set, sizeof(set)) != 0)
+        E(c, p2.s, "agent %s's reads_from differs from its definition in %s", Q(p->name),
+          b->files[b->agents[me].reads_from_file].name);
+    p->reads_from = set;
+    b->agents[me].reads_from_file = c->fi;
 }

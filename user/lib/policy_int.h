@@ -59,9 +59,10 @@ int pol_check_address(fctx *c, const cJSON *v, const char *path, char *out, size
 
 typedef struct pent {
     mnc_principal p;
-    int file, index; /* first definition: file and index in its agents[] / sinks[] */
-    int last_file;   /* last file that defined it (detects in-file duplicates) */
-    int last_index;  /* its index in that file */
+    int file, index;     /* first definition: file and index in its agents[] / sinks[] */
+    int last_file;       /* last file that defined it (detects in-file duplicates) */
+    int last_index;      /* its index in that file */
+    int reads_from_file; /* agents: the file whose "reads_from" set it (-1: none yet) */
 } pent;
 
 typedef struct fent {
@@ -116,6 +117,8 @@ void pol_build_free(build *b);
 int pol_principal_id(build *b, const char *name, bool *is_agent);
 /* Merges principal p (an agent or a sink, index idx of its file's array at path) into b: a repeat identical to the first definition is the same principal, a differing one is reported naming both files. Takes ownership of what p owns. */
 void pol_add_principal(build *b, fctx *c, mnc_principal *p, bool is_agent, int idx, const char *path);
+/* After pass 1: an agent's "reads_from" names, resolved (agents only). */
+void pol_parse_reads_from(build *b, fctx *c, const cJSON *j, int idx);
 
 /* ---- the passes: each takes one element of its file's array (pass 1: policy_entities.c,
  * pass 3: policy_contracts.c); policy.c runs them over every file in order */

@@ -307,6 +307,7 @@ void pol_add_principal(build *b, fctx *c, mnc_principal *p, bool is_agent, int i
         n->p = *p;
         n->file = n->last_file = c->fi;
         n->index = n->last_index = idx;
+        n->reads_from_file = -1;
         return;
     }
     const char *exlist = ex_agent ? "agents" : "sinks";

@@ -54,8 +54,26 @@ int mnc_verb_from_name(const char *name)
 
 bool mnc_verb_is_admin(mnc_verb v) { return v >= MNC_V_STATUS && v < MNC_V_COUNT; }
 
-/* Argument kinds. */
-enum kind { K_NAME, K_OID, K_KEY, K_OBJECT, K_ARRAY, K_INT, K_BOOL, K_CHANNEL, K_TEXT, K_UID, K_PATH, K_B64 };
+/* Argument kinds. K_CONTENT is an object whose member values are content (a private state, a
+ * broker's receipt): they may be released, as objects' values, to a recipient in scope; its
+ * member names and everything else a request carries are identifiers (docs/protocol.md). */
+enum kind {
+    K_NAME,
+    K_OID,
+    K_KEY,
+    K_OBJECT,
+    K_ARRAY,
+    K_INT,
+    K_BOOL,
+    K_CHANNEL,
+    K_TEXT,
+    K_UID,
+    K_PATH,
+    K_B64,
+    K_CONTENT
+};
+static const char *const kind_names[] = {"name",    "oid",  "key", "object", "array", "int",    "bool",
+                                         "channel", "text", "uid", "path",   "b64",   "content"};
 
 typedef struct arg {
     const char *key;
@@ -68,11 +86,11 @@ typedef struct arg {
     {                                                                                                                  \
         k, kind, req, offsetof(mnc_request, member)                                                                    \
     }
-#define MAX_ARGS 8
+#define MAX_ARGS 10
 
 static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_DISCLOSE] = {A("contract", K_NAME, false, contract), A("purpose", K_NAME, false, purpose),
-                        A("recipient", K_NAME, false, recipient), A("state", K_OBJECT, true, state),
+                        A("recipient", K_NAME, false, recipient), A("state", K_CONTENT, true, state),
                         A("candidates", K_ARRAY, false, candidates), A("release", K_NAME, false, release)},
     [MNC_V_SEND] = {A("object", K_OID, true, object), A("to", K_NAME, true, to),
                     A("channel", K_CHANNEL, false, channel), A("purpose", K_NAME, false, purpose)},
@@ -100,11 +118,12 @@ static const arg verb_args[MNC_V_COUNT][MAX_ARGS] = {
     [MNC_V_AGENT_REGISTER] = {A("agent", K_NAME, true, agent), A("cgroup", K_TEXT, true, cgroup),
                               A("uid", K_UID, false, uid), A("root", K_BOOL, false, run_as_root),
                               A("workspaces", K_ARRAY, false, workspaces),
-                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio)},
+                              A("tainted_dirs", K_ARRAY, false, tainted_dirs), A("stdio", K_NAME, false, stdio),
+                              A("reads", K_ARRAY, false, reads), A("fds", K_ARRAY, false, fds)},
     [MNC_V_TAINT_RESET] = {A("agent", K_NAME, true, agent)},
     [MNC_V_DISCLOSE_STATUS] = {A("request", K_TEXT, true, request_id)},
     [MNC_V_BROKER_NEXT] = {{0}},
-    [MNC_V_BROKER_REPLY] = {A("request", K_TEXT, true, request_id), A("receipt", K_OBJECT, false, receipt),
+    [MNC_V_BROKER_REPLY] = {A("request", K_TEXT, true, request_id), A("receipt", K_CONTENT, false, receipt),
                             A("failure", K_NAME, false, failure)},
     [MNC_V_APPROVALS] = {A("max", K_INT, false, max)},
     [MNC_V_WORKSPACE_CLEAR] = {A("path", K_PATH, true, path)},
@@ -182,6 +201,7 @@ static int check_arg(const arg *a, const cJSON *v, mnc_request *r, char *err, si
         return 0;
     }
     case K_OBJECT:
+    case K_CONTENT:
         if (!cJSON_IsObject(v)) {
             snprintf(err, errlen, "\"%s\" must be an object", a->key);
             return -1;
@@ -622,4 +642,31 @@ int mnc_client_call_spin(int fd, const cJSON *req, long spin_ns, cJSON **resp, c
     }
     free(heap);
     return rc;
+}
+
+cJSON *mnc_protocol_table(void)
+{
+    cJSON *t = cJSON_CreateObject();
+    cJSON *verbs = t ? cJSON_AddObjectToObject(t, "verbs") : NULL;
+    bool ok = verbs && cJSON_AddStringToObject(t, "common", "id, as") &&
+              cJSON_AddStringToObject(t, "note",
+                                      "every member of a request and its kind; kind content: an object whose member "
+                                      "values are content, released only as objects' values");
+    for (int v = 0; ok && v < MNC_V_COUNT; v++) {
+        cJSON *e = cJSON_AddObjectToObject(verbs, verb_names[v]);
+        cJSON *args = e ? cJSON_AddArrayToObject(e, "args") : NULL;
+        ok = args && cJSON_AddBoolToObject(e, "admin", mnc_verb_is_admin((mnc_verb)v));
+        for (int i = 0; ok && i < MAX_ARGS && verb_args[v][i].key; i++) {
+            const arg *a = &verb_args[v][i];
+            cJSON *x = cJSON_CreateObject();
+            ok = x && cJSON_AddItemToArray(args, x) && cJSON_AddStringToObject(x, "name", a->key) &&
+                 cJSON_AddStringToObject(x, "kind", kind_names[a->kind]) &&
+                 cJSON_AddBoolToObject(x, "required", a->required);
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(t);
+        return NULL;
+    }
+    return t;
 }

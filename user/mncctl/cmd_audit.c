@@ -7,11 +7,18 @@
  * log must reach the last anchored seq. A log rewritten end to end with a fresh,
  * self-consistent chain passes the chain check but not this one.
  *
+ * `mncctl audit find VALUE...` prints the records that name a value an agent chose (a path, an
+ * address, a port, a pid) by a keyed token (docs/threat-model.md, "Records about agents"); it
+ * reads the per-host key (STATE_DIR/audit.key, root-only), so only whoever may read that key
+ * can correlate. Exit 1 if no record names any of them. `mncctl audit hash --id VALUE...` prints
+ * the unsalted hash under which mncd's state files keep an identifier (a memory key).
+ *
  * verify exit codes: 0 the chain verifies (a torn last line from a crash is reported as a
  * notice and the prefix must verify), 1 a record was edited, removed, inserted or reordered
  * (the first bad line is named), 2 usage or the file cannot be read.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +31,9 @@
 
 int mncctl_call_print(const mncctl_global *g, cJSON *req); /* cmd_client.c */
 
-#define U_AUDIT "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin)"
+#define U_AUDIT                                                                                                        \
+    "audit verify FILE [--anchors CONNINFO [--host NAME]] | audit tail [N]   (tail: admin) | "                         \
+    "audit find [--state DIR | --key FILE] [--log FILE] VALUE... | audit hash --id VALUE..."
 
 typedef struct anchor {
     unsigned long long seq;
@@ -174,8 +183,137 @@ static int verify(const char *path, const char *conninfo, const char *host, cons
     return rc == 0 ? 0 : rc == 1 ? 1 : 2;
 }
 
+/* the key: --key FILE, or STATE_DIR/audit.key (--state DIR, default /var/lib/mnc). 0 or 2. */
+static int load_key(const char *key, const char *state, unsigned char k[MNC_AUDIT_KEY_LEN])
+{
+    char path[4096], err[4200];
+    if (!key) {
+        snprintf(path, sizeof(path), "%s/audit.key", state);
+        key = path;
+    }
+    if (mnc_audit_key_load(key, false, k, err, sizeof(err)) != 0) {
+        mncctl_err("audit: %s", err);
+        return 2;
+    }
+    return 0;
+}
+
+/* Does any token in s name one of vals? Returns the index of the value, or -1. */
+static int names_any(const unsigned char *k, const char *s, char **vals, int nv)
+{
+    for (const char *p = s; (p = strstr(p, "h:")) != NULL; p += 2) {
+        if (strnlen(p, 27) < 27 || p[10] != '.')
+            continue;
+        for (int i = 0; i < nv; i++)
+            if (mnc_audit_hv_names(k, p, vals[i], strlen(vals[i])))
+                return i;
+    }
+    return -1;
+}
+
+/* audit find [--state DIR | --key FILE] [--log FILE] VALUE...: the records that name a value
+ * (each token is salted afresh: only the key tells which tokens name it). audit hash --id
+ * VALUE...: the unsalted 128-bit hash mncd keeps identifiers under in its state files. */
+static int hash_cmd(int argc, char **argv, const mncctl_global *g, bool find)
+{
+    const char *key = NULL, *state = "/var/lib/mnc", *log = NULL;
+    int i = 2;
+    bool id = false;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+        if (!strcmp(argv[i], "--state") && i + 1 < argc)
+            state = argv[++i];
+        else if (!strcmp(argv[i], "--key") && i + 1 < argc)
+            key = argv[++i];
+        else if (find && !strcmp(argv[i], "--log") && i + 1 < argc)
+            log = argv[++i];
+        else if (!find && !strcmp(argv[i], "--id"))
+            id = true;
+        else if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else {
+            mncctl_err("audit %s: unknown option %s", find ? "find" : "hash", argv[i]);
+            return 2;
+        }
+    }
+    if (i >= argc || (!find && !id)) {
+        mncctl_err("usage: %s", U_AUDIT);
+        return 2;
+    }
+    unsigned char k[MNC_AUDIT_KEY_LEN];
+    if (load_key(key, state, k) != 0)
+        return 2;
+    int rc = 0;
+    if (!find) {
+        cJSON *arr = g->json ? cJSON_CreateArray() : NULL;
+        for (; i < argc; i++) {
+            char h[MNC_AUDIT_HV_MAX];
+            if (!mnc_audit_hv(k, argv[i], strlen(argv[i]), 32, h))
+                rc = 1;
+            else if (arr)
+                cJSON_AddItemToArray(arr, cJSON_CreateString(h));
+            else
+                printf("%s  %s\n", h, argv[i]);
+        }
+        if (arr) {
+            char *t = cJSON_PrintUnformatted(arr);
+            if (t)
+                printf("%s\n", t);
+            cJSON_free(t);
+            cJSON_Delete(arr);
+        }
+        memset(k, 0, sizeof(k));
+        return rc;
+    }
+    char lp[4096];
+    if (!log) {
+        snprintf(lp, sizeof(lp), "%s/audit.jsonl", state);
+        log = lp;
+    }
+    FILE *f = fopen(log, "re");
+    if (!f) {
+        mncctl_err("audit find: %s: %s", log, strerror(errno));
+        memset(k, 0, sizeof(k));
+        return 2;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long found = 0;
+    cJSON *arr = g->json ? cJSON_CreateArray() : NULL;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        int w = names_any(k, line, argv + i, argc - i);
+        if (w < 0)
+            continue;
+        found++;
+        line[strcspn(line, "\n")] = 0;
+        if (arr) {
+            cJSON *r = cJSON_Parse(line);
+            if (r) {
+                cJSON_AddStringToObject(r, "names", argv[i + w]);
+                cJSON_AddItemToArray(arr, r);
+            }
+        } else {
+            printf("%s  %s\n", argv[i + w], line);
+        }
+    }
+    free(line);
+    fclose(f);
+    memset(k, 0, sizeof(k));
+    if (arr) {
+        char *t = cJSON_PrintUnformatted(arr);
+        if (t)
+            printf("%s\n", t);
+        cJSON_free(t);
+        cJSON_Delete(arr);
+    }
+    return found ? 0 : 1;
+}
+
 static int c_audit(int argc, char **argv, const mncctl_global *g)
 {
+    if (argc >= 2 && (!strcmp(argv[1], "hash") || !strcmp(argv[1], "find")))
+        return hash_cmd(argc, argv, g, !strcmp(argv[1], "find"));
     if (argc >= 3 && !strcmp(argv[1], "verify")) {
         const char *file = NULL, *conninfo = NULL, *host = NULL;
         bool bad = false;

@@ -52,6 +52,7 @@
 #include "mncctl.h"
 #include "run_confine.h"
 #include "run_gate.h"
+#include "run_labels.h"
 #include "run_relay.h"
 #include "util.h"
 #include "workspace.h"
@@ -175,7 +176,7 @@ static void remove_cgroup(const char *cg)
  * when it says "server": true (the policy mncd enforces, not only a --policy the caller gave). */
 static int register_via_mncd(const char *sock, const char *agent, const char *cg, uint32_t agent_id, uid_t uid,
                              bool as_root, char *const *ws, int n_ws, const cJSON *tainted, bool stdio_pass,
-                             bool *netns, bool *server)
+                             bool *netns, bool *server, char *const *rd, int n_read, const int *keep, int n_keep)
 {
     char err[512];
     int fd = mnc_client_connect(sock, err, sizeof(err));
@@ -202,6 +203,7 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
     built = td && cJSON_AddItemToObject(req, "tainted_dirs", td);
     if (!built && td)
         cJSON_Delete(td);
+    built = built && run_labels_request(req, rd, n_read, keep, n_keep, stdio_pass) == 0; /* run_labels.h */
     if (!built) {
         mncctl_err("run: out of memory");
     } else if (mnc_client_call(fd, req, &resp, err, sizeof(err)) != 0) {
@@ -224,6 +226,7 @@ static int register_via_mncd(const char *sock, const char *agent, const char *cg
             *netns = true;
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "server")))
             *server = true;
+        run_labels_note(resp, agent);
         const cJSON *inh = cJSON_GetObjectItemCaseSensitive(resp, "inherits_taint_from");
         const cJSON *it;
         cJSON_ArrayForEach(it, inh)
@@ -510,7 +513,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     if (!kernel_only) {
         /* mncd registers it and owns it from now on (taint, exit cleanup) */
         if (register_via_mncd(g->socket, agent, cg, agent_id, uid, as_root, ws, n_ws, tainted, stdio_pass, &netns,
-                              &server) != 0)
+                              &server, rd, n_read, keep, n_keep) != 0)
             goto out;
     } else {
         int r = mnc_cgroup_id(cg, &cgid);

@@ -82,22 +82,26 @@ int run_gate_recv_fd(int sock, pid_t child)
     return fd; /* not taken: the child reads end of file and reports */
 }
 
-/* run_gate_answer's verdict: the agent's entry in the pinned taint map */
+/* run_gate_answer's verdict: the agent's entry in the pinned taint map, under the id the
+ * principal binding gives its name now (a restarted mncd may have renumbered the principals:
+ * mnc_kern_bind_check; unbound or renumbering: tainted, fail closed) */
 struct kern_agent {
     mnc_kern *k;
-    uint32_t agent_id;
+    const char *agent;
+    uint32_t *agent_id;
 };
 
 static bool kern_untainted(void *arg)
 {
     const struct kern_agent *a = arg;
     struct mnc_taint t;
-    return a->k && mnc_kern_taint_get(a->k, a->agent_id, &t) == 0 && !t.tainted;
+    return a->k && mnc_kern_bind_check(a->k, a->agent, MNC_SINK_AGENT, a->agent_id) >= 0 &&
+           mnc_kern_taint_get(a->k, *a->agent_id, &t) == 0 && !t.tainted;
 }
 
-int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *denied)
+int run_gate_answer(int nfd, mnc_kern *k, const char *agent, uint32_t *agent_id, unsigned long *denied)
 {
-    struct kern_agent a = {k, agent_id};
+    struct kern_agent a = {k, agent, agent_id};
     return run_gate_answer_with(nfd, kern_untainted, &a, denied);
 }
 

@@ -61,10 +61,11 @@ int run_gate_send_fd(int sock, int fd);
  * be taken; the child then reports why on the error pipe. */
 int run_gate_recv_fd(int sock, pid_t child);
 
-/* Launcher: takes one notification from nfd and answers it for agent agent_id. Returns 0, or
- * -errno when nfd failed (the caller stops polling it; pending calls then fail in the agent).
- * *denied counts the refusals. */
-int run_gate_answer(int nfd, mnc_kern *k, uint32_t agent_id, unsigned long *denied);
+/* Launcher: takes one notification from nfd and answers it for agent `agent`, whose id is
+ * *agent_id (updated when a restarted mncd renumbered it: mnc_kern_bind_check; unbound, it
+ * counts as tainted). Returns 0, or -errno when nfd failed (the caller stops polling it;
+ * pending calls then fail in the agent). *denied counts the refusals. */
+int run_gate_answer(int nfd, mnc_kern *k, const char *agent, uint32_t *agent_id, unsigned long *denied);
 
 /* The same with the verdict from untainted_fn(arg) (true: the call goes on), asked once per
  * notification; run_gate_answer's is the taint map. For bench_run, which has no pinned maps. */

@@ -172,8 +172,9 @@ typedef struct stream {
     int dst;          /* 1 | 2 */
     bool have_sink;   /* the policy's sink for this stream exists (class log) */
     uint32_t sink;
-    bool dst_broken; /* our own stdout/stderr is gone (EPIPE): keep draining, drop */
-    bool noted;      /* the operator was told once that output is withheld */
+    const char *sink_name; /* its name ("stdout", "stderr" or "console") */
+    bool dst_broken;       /* our own stdout/stderr is gone (EPIPE): keep draining, drop */
+    bool noted;            /* the operator was told once that output is withheld */
 } stream;
 
 typedef struct relay_ctx {
@@ -188,14 +189,17 @@ typedef struct relay_ctx {
 
 /* May this chunk, read before this call, go out on s? Only with an untainted agent, or a taint
  * whose φ names the stream's sink. Fail closed on anything unknown. */
-static bool may_pass(relay_ctx *c, const stream *s)
+static bool may_pass(relay_ctx *c, stream *s)
 {
     struct mnc_taint t;
-    if (mnc_kern_taint_get(c->k, c->agent_id, &t) != 0)
+    /* ids as the principal binding gives them now: a restarted mncd may have renumbered them */
+    if (mnc_kern_bind_check(c->k, c->agent, MNC_SINK_AGENT, &c->agent_id) < 0 ||
+        mnc_kern_taint_get(c->k, c->agent_id, &t) != 0)
         return false;
     if (!t.tainted)
         return true;
-    return s->have_sink && mnc_decide(&t, MNC_SINK_LOG, s->sink) == MNC_K_ALLOW_SCOPE;
+    return s->have_sink && mnc_kern_bind_check(c->k, s->sink_name, MNC_SINK_LOG, &s->sink) >= 0 &&
+           mnc_decide(&t, MNC_SINK_LOG, s->sink) == MNC_K_ALLOW_SCOPE;
 }
 
 static char *b64(const unsigned char *p, size_t n)
@@ -306,13 +310,14 @@ static void resolve_sink(mnc_kern *k, stream *s)
 {
     const char *name = isatty(s->dst) ? "console" : s->name;
     unsigned cls = 0;
+    s->sink_name = name;
     s->have_sink = mnc_kern_name_find(k, name, &s->sink, &cls) == 0 && cls == MNC_SINK_LOG;
 }
 
 /* Answers the gate's pending calls (run_gate.h); stops polling it when it failed. */
-static void gate_ready(int *gate, mnc_kern *k, uint32_t agent_id, const char *agent, unsigned long *denied)
+static void gate_ready(int *gate, mnc_kern *k, uint32_t *agent_id, const char *agent, unsigned long *denied)
 {
-    int rc = run_gate_answer(*gate, k, agent_id, denied);
+    int rc = run_gate_answer(*gate, k, agent, agent_id, denied);
     if (rc != 0) {
         mncctl_err("run: agent \"%s\": the launcher's gate failed (%s); the agent's later gated calls (locks, "
                    "shutdown, a server's bind and listen) fail",
@@ -333,7 +338,7 @@ static int wait_gated(mnc_kern *k, const char *agent, uint32_t agent_id, pid_t p
         if (n < 0 && errno != EINTR)
             break;
         if (n > 0 && (p[1].revents & POLLIN))
-            gate_ready(&gate, k, agent_id, agent, denied);
+            gate_ready(&gate, k, &agent_id, agent, denied);
         if (n > 0 && (p[0].revents & POLLIN))
             break;
     }
@@ -374,7 +379,7 @@ int run_relay_loop(run_relay *r, mnc_kern *k, const char *agent, uint32_t agent_
         if (n < 0 && errno != EINTR)
             break;
         if (n > 0 && gate >= 0 && (p[3].revents & POLLIN))
-            gate_ready(&gate, k, agent_id, agent, &denied);
+            gate_ready(&gate, k, &c.agent_id, agent, &denied);
         for (int i = 0; n > 0 && i < 2; i++)
             if (st[i].in >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 pump(&c, &st[i], buf);

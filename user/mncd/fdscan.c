@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* fdscan.c - the agent's non-socket objects that lead outside (contract in fdscan.h). */
+/* fdscan.c - the agent's non-socket objects that lead outside (contract in fdscan.h): the
+ * agent's side (phase 1, frozen) and the helpers both phases share; the host pass is in
+ * fdscan_host.c (fdscan_int.h). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -12,43 +14,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "fdscan.h"
+#include "fdscan_int.h"
 #include "mnc_util.h"
 
 #define MAX_AGENT_PIDS 65536
-
-typedef struct obj {
-    dev_t dev;
-    ino_t ino;
-    pid_t pid; /* an agent process holding it, and its fd (-1: mapping) */
-    int fd;
-    bool desc; /* only this open file description counts (kcmp): a read-only fd, whose offset is
-                  the shared state; else any holder of the inode */
-    char what[200];
-} obj;
-
-typedef struct scan {
-    pid_t *pids; /* the agent's processes, sorted */
-    int npids, cpids;
-    obj *o; /* objects to look for outside */
-    int no, co;
-    pid_t launchers[16]; /* the agent's launchers (mncctl run): trusted, not outsiders */
-    int nl;
-    obj ex[48]; /* the launchers' stdio: the operator's, governed by the stdio relay */
-    int nex;
-    const mncd_sweep_cg *cgs; /* for the workspaces */
-    int ncg;
-    mncd_fdscan_hit *hit;
-    mncd_fdscan_stats *st;
-    char *err;
-    size_t errlen;
-} scan;
 
 static long now_us(void)
 {
@@ -57,85 +34,111 @@ static long now_us(void)
     return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-static int cmp_pid(const void *a, const void *b)
+/* The filesystems of objects mncd makes itself: the anonymous-inode one (an eventfd), pidfs (a
+ * pidfd of itself; the anonymous-inode one before Linux 6.9), pipefs, and the internal mount of
+ * memfds. Learned once: a device that cannot be learned stays 0 (never a real one) and the
+ * names the kernel gives these objects ("anon_inode:", "pipe:") decide instead. */
+static fs_devs learn_devs(void)
 {
-    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-    return (x > y) - (x < y);
+    static fs_devs dv;
+    static bool done;
+    if (done)
+        return dv;
+    struct stat st;
+    int fd = eventfd(0, EFD_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        dv.anon = st.st_dev;
+    if (fd >= 0)
+        close(fd);
+    fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        dv.pidfs = st.st_dev;
+    if (fd >= 0)
+        close(fd);
+    int pp[2];
+    if (pipe2(pp, O_CLOEXEC) == 0) {
+        if (fstat(pp[0], &st) == 0)
+            dv.pipe = st.st_dev;
+        close(pp[0]);
+        close(pp[1]);
+    }
+    fd = memfd_create("mncd-probe", MFD_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0)
+        dv.memfd = st.st_dev;
+    if (fd >= 0)
+        close(fd);
+    done = true;
+    return dv;
 }
 
-static bool is_agent(const scan *s, pid_t p)
+/* "anon_inode:[eventfd]" -> "[eventfd]" into kind; false if link names no anonymous inode */
+static bool anon_kind(const char *link, char *kind, size_t n)
 {
-    return s->npids && bsearch(&p, s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
+    if (strncmp(link, "anon_inode:", 11) != 0)
+        return false;
+    snprintf(kind, n, "%.23s", link + 11);
+    return true;
 }
 
-static int add_obj_as(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what, bool desc)
+static void close_copies(scan *s)
+{
+    for (int i = 0; i < s->no; i++)
+        if (s->o[i].copy >= 0) {
+            close(s->o[i].copy);
+            s->o[i].copy = -1;
+        }
+}
+
+/* Adds an object of the agent (how: enum fd_ident). ID_DESC takes mncd's copy of the open file
+ * (pidfd: the agent process's; the agent is frozen, so fd is still that file). 0 or -errno. */
+static int add_obj(scan *s, const struct stat *st, pid_t pid, int pidfd, int fd, const char *link, int how,
+                   const char *kind)
 {
     for (int i = 0; i < s->no; i++) {
-        obj *x = &s->o[i];
-        if (x->dev != dev || x->ino != ino)
+        fobj *x = &s->o[i];
+        if (x->dev != st->st_dev || x->ino != st->st_ino || x->how != how)
             continue;
-        if (!x->desc)
-            return 0; /* any holder of the inode counts already */
-        if (!desc) {  /* now any holder counts */
-            x->desc = false;
-            return 0;
-        }
-        if (x->pid == pid && x->fd == fd)
-            return 0;
+        if (how != ID_DESC || (x->pid == pid && x->fd == fd))
+            return 0; /* any holder of the inode, or this very description, counts already */
     }
-    if (s->no == s->co) {
-        int c = s->co ? s->co * 2 : 32;
-        obj *t = realloc(s->o, (size_t)c * sizeof(*t));
-        if (!t)
-            return -ENOMEM;
-        s->o = t;
-        s->co = c;
-    }
-    obj *o = &s->o[s->no++];
-    o->dev = dev;
-    o->ino = ino;
+    if (mnc_grow((void **)&s->o, &s->co, s->no, sizeof(*s->o), 32) != 0)
+        return -ENOMEM;
+    fobj *o = &s->o[s->no];
+    memset(o, 0, sizeof(*o));
+    o->dev = st->st_dev;
+    o->ino = st->st_ino;
     o->pid = pid;
     o->fd = fd;
-    o->desc = desc;
-    snprintf(o->what, sizeof(o->what), "%.199s", what);
+    o->how = (unsigned char)how;
+    o->copy = -1;
+    o->anon = kind != NULL;
+    snprintf(o->kind, sizeof(o->kind), "%s", kind ? kind : "");
+    snprintf(o->what, sizeof(o->what), "%.199s", link);
+    if (how == ID_DESC) {
+        o->copy = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0) : -1;
+        if (o->copy < 0)
+            return errno == EBADF ? 0 : -errno; /* EBADF: closed meanwhile (a frozen task can be killed) */
+        struct stat cs;                         /* belt and braces: the copy is the file that was listed */
+        if (fstat(o->copy, &cs) != 0 || cs.st_dev != st->st_dev || cs.st_ino != st->st_ino) {
+            close(o->copy);
+            return -ESTALE;
+        }
+    }
+    s->no++;
     return 0;
 }
 
-static int add_obj(scan *s, dev_t dev, ino_t ino, pid_t pid, int fd, const char *what)
+/* The launcher's stdio (its fds 0-2): the operator's, exempt. By inode, except an object whose
+ * inode is not the object (anonymous inode, pidfd): that one only if it is the same open file. */
+static bool exempt(const scan *s, const struct stat *st, pid_t pid, int fd, bool desc_only)
 {
-    return add_obj_as(s, dev, ino, pid, fd, what, false);
-}
-
-static bool exempt(const scan *s, dev_t dev, ino_t ino)
-{
-    for (int i = 0; i < s->nex; i++)
-        if (s->ex[i].dev == dev && s->ex[i].ino == ino)
-            return true;
-    return false;
-}
-
-static bool is_launcher(const scan *s, pid_t p)
-{
-    for (int i = 0; i < s->nl; i++)
-        if (s->launchers[i] == p)
-            return true;
-    return false;
-}
-
-/* The object an outsider's fd (pid, fd; -1: a mapping) on (dev, ino) shares with the agent:
- * any one held as an inode, or one held as a description that kcmp says is the same. */
-static const obj *find_obj(const scan *s, dev_t dev, ino_t ino, pid_t pid, int fd)
-{
-    for (int i = 0; i < s->no; i++) {
-        const obj *o = &s->o[i];
-        if (o->dev != dev || o->ino != ino)
+    for (int i = 0; i < s->nex; i++) {
+        if (s->ex[i].dev != st->st_dev || s->ex[i].ino != st->st_ino)
             continue;
-        if (!o->desc)
-            return o;
-        if (fd >= 0 && syscall(SYS_kcmp, o->pid, pid, KCMP_FILE, o->fd, fd) == 0)
-            return o;
+        if (!desc_only || syscall(SYS_kcmp, pid, s->ex[i].pid, KCMP_FILE, fd, s->ex[i].fd) == 0)
+            return true;
     }
-    return NULL;
+    return false;
 }
 
 int mncd_cg_each_id(const mncd_sweep_cg *cgs, int ncg, const char *file,
@@ -174,15 +177,9 @@ static int add_pid(void *arg, pid_t pid, char *err, size_t errlen)
         snprintf(err, errlen, "too many processes in the agent's cgroups");
         return -1;
     }
-    if (s->npids == s->cpids) {
-        int c = s->cpids ? s->cpids * 2 : 64;
-        pid_t *t = realloc(s->pids, (size_t)c * sizeof(*t));
-        if (!t) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        s->pids = t;
-        s->cpids = c;
+    if (mnc_grow((void **)&s->pids, &s->cpids, s->npids, sizeof(*s->pids), 64) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
     s->pids[s->npids++] = pid;
     return 0;
@@ -193,7 +190,7 @@ static int read_pids(scan *s, const mncd_sweep_cg *cgs, int ncg)
     if (mncd_cg_each_id(cgs, ncg, "cgroup.procs", add_pid, s, s->err, s->errlen) != 0)
         return -1;
     if (s->npids)
-        qsort(s->pids, (size_t)s->npids, sizeof(pid_t), cmp_pid);
+        qsort(s->pids, (size_t)s->npids, sizeof(pid_t), mncd_fds_cmp_pid);
     return 0;
 }
 
@@ -214,33 +211,33 @@ static long fd_flags(pid_t pid, const char *fd)
     return v;
 }
 
-/* path is dir itself or below it: it equals dir or goes on with '/' (never ' ': "WS x" is a
- * sibling of WS; a deleted file's " (deleted)" suffix comes after its own name, below WS/). */
-static bool under(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
-}
-
 static bool in_workspace(const char *path, const mncd_sweep_cg *cg)
 {
     for (int i = 0; i < cg->n_ws; i++)
-        if (under(path, cg->ws[i]))
+        if (mncd_fds_under(path, cg->ws[i]))
             return true;
     return false;
 }
 
-/* An object that lives in memory, not in a directory anyone can open: whoever holds it shares
- * it. (Anything reopened through /proc/PID/fd keeps its identity, so the mode does not matter.)
- * "pipe:" and "anon_inode:" cannot be a path (a path starts with '/'); a memfd is told by its
- * identity (a regular file no directory links: nlink 0), not by the name "/memfd:", which an
- * outsider's own mount namespace can give a file on disk. */
+/* An object that lives in memory, not in a directory anyone can open, and whose inode is the
+ * object: whoever holds the inode shares it. (Anything reopened through /proc/PID/fd keeps its
+ * identity, so the mode does not matter.) "pipe:" cannot be a path (a path starts with '/'); a
+ * memfd is told by its identity (a regular file no directory links: nlink 0), not by the name
+ * "/memfd:", which an outsider's own mount namespace can give a file on disk. */
 static bool in_memory(const char *link, const struct stat *st)
 {
-    return strncmp(link, "pipe:", 5) == 0 || strncmp(link, "anon_inode:", 11) == 0 || S_ISFIFO(st->st_mode) ||
+    return strncmp(link, "pipe:", 5) == 0 || S_ISFIFO(st->st_mode) ||
            (strncmp(link, "/memfd:", 7) == 0 && S_ISREG(st->st_mode) && st->st_nlink == 0);
+}
+
+/* An object whose inode is shared by objects that have nothing in common: every anonymous-inode
+ * file on the host (eventfd, epoll, timerfd, signalfd, inotify, fanotify, io_uring, ... share
+ * ONE inode; none of them can be reopened through /proc: ENXIO), every pidfd of one process
+ * (its pidfs inode). The object is the open file description. */
+static bool shared_inode(const scan *s, const char *link, const struct stat *st)
+{
+    return strncmp(link, "anon_inode:", 11) == 0 || (s->dv.anon && st->st_dev == s->dv.anon) ||
+           (s->dv.pidfs && st->st_dev == s->dv.pidfs);
 }
 
 static pid_t parent_of(pid_t pid)
@@ -264,7 +261,7 @@ static pid_t launcher_of(const scan *s, pid_t pid)
         pid_t pp = parent_of(pid);
         if (pp <= 1)
             return -1;
-        if (!is_agent(s, pp))
+        if (!mncd_fds_is_agent(s, pp))
             return pp;
         pid = pp;
     }
@@ -315,36 +312,56 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
     DIR *d = opendir(dp);
     if (!d)
         return errno == ENOENT || errno == ESRCH ? 0 : -errno;
-    int dfd = dirfd(d), rc = 0;
+    int pidfd = -1, dfd = dirfd(d), rc = 0;
     for (struct dirent *e; rc == 0 && (e = readdir(d));) {
         if (e->d_name[0] == '.')
             continue;
-        char link[PATH_MAX];
-        ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-        int lerr = errno;
+        int fd = atoi(e->d_name);
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, 0) != 0)
             continue; /* closed meanwhile */
-        /* an fd whose name cannot be read (a path longer than the page the kernel builds it in:
-         * ENAMETOOLONG) is judged unnamed: never inside a workspace nor exempt by a name */
-        bool named = n > 0 && n < (ssize_t)sizeof(link) - 1;
-        if (named)
-            link[n] = 0;
-        else
-            snprintf(link, sizeof(link), "(unnamed: readlink: %s)", n < 0 ? strerror(lerr) : "too long");
+        char link[PATH_MAX];
+        bool named;
+        if (S_ISSOCK(st.st_mode) || (s->dv.pipe && st.st_dev == s->dv.pipe)) {
+            /* the kernel's own names for what has no path: no need to ask */
+            snprintf(link, sizeof(link), "%s:[%llu]", S_ISSOCK(st.st_mode) ? "socket" : "pipe",
+                     (unsigned long long)st.st_ino);
+            named = true;
+        } else {
+            ssize_t n = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
+            int lerr = errno;
+            /* an fd whose name cannot be read (a path longer than the page the kernel builds it
+             * in: ENAMETOOLONG) is judged unnamed: never inside a workspace nor exempt by a name */
+            named = n > 0 && n < (ssize_t)sizeof(link) - 1;
+            if (named)
+                link[n] = 0;
+            else
+                snprintf(link, sizeof(link), "(unnamed: readlink: %s)", n < 0 ? strerror(lerr) : "too long");
+        }
         if (S_ISSOCK(st.st_mode)) {
             /* where it leads is the socket sweep's; who else holds it is ours: a socket (any
              * family) also held outside the agent is read or written there (mncd's end of an
              * agent's connection is another inode) */
-            if (!exempt(s, st.st_dev, st.st_ino))
-                rc = add_obj(s, st.st_dev, st.st_ino, pid, atoi(e->d_name), link);
+            if (!exempt(s, &st, pid, fd, false))
+                rc = add_obj(s, &st, pid, -1, fd, link, ID_INODE, NULL);
             continue;
         }
         s->st->fds++;
-        int fd = atoi(e->d_name);
+        char kind[24];
+        if (shared_inode(s, link, &st)) {
+            if (pidfd < 0 && (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+                rc = errno == ESRCH ? 0 : -errno; /* exited */
+                break;
+            }
+            if (!anon_kind(link, kind, sizeof(kind)))
+                snprintf(kind, sizeof(kind), "(%u:%u)", major(st.st_dev), minor(st.st_dev));
+            if (!exempt(s, &st, pid, fd, true))
+                rc = add_obj(s, &st, pid, pidfd, fd, link, ID_DESC, kind);
+            continue;
+        }
         if (in_memory(link, &st)) {
-            if (!exempt(s, st.st_dev, st.st_ino))
-                rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
+            if (!exempt(s, &st, pid, fd, false))
+                rc = add_obj(s, &st, pid, -1, fd, link, ID_INODE, NULL);
             continue;
         }
         long fl = fd_flags(pid, e->d_name);
@@ -355,14 +372,19 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         if (!writable && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
             /* read-only: harmless unless its open file description is shared with an outsider,
              * whose offset the agent moves with lseek (attack foreign_ro_offset) */
-            if (!exempt(s, st.st_dev, st.st_ino)) /* the operator's stdin, shared by design */
-                rc = add_obj_as(s, st.st_dev, st.st_ino, pid, fd, named ? link : "(unnamed)", true);
+            if (exempt(s, &st, pid, fd, false)) /* the operator's stdin, shared by design */
+                continue;
+            if (pidfd < 0 && (pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+                rc = errno == ESRCH ? 0 : -errno;
+                break;
+            }
+            rc = add_obj(s, &st, pid, pidfd, fd, named ? link : "(unnamed)", ID_DESC, NULL);
             continue;
         }
         if ((!writable && !is_terminal(&st)) || S_ISDIR(st.st_mode))
             continue;
         if (named && in_workspace(link, cg)) { /* its own file: an outsider must not hold it too */
-            rc = add_obj(s, st.st_dev, st.st_ino, pid, fd, link);
+            rc = add_obj(s, &st, pid, -1, fd, link, ID_INODE, NULL);
             continue;
         }
         if (dev_allowed(&st) || root_terminal(&st) || (fd <= 2 && same_as_launcher_fd(s, pid, fd, &st)))
@@ -374,6 +396,8 @@ static int agent_fds(scan *s, pid_t pid, const mncd_sweep_cg *cg)
         rc = 1;
     }
     closedir(d);
+    if (pidfd >= 0)
+        close(pidfd);
     return rc;
 }
 
@@ -389,10 +413,25 @@ static int foreign_map(scan *s, pid_t pid, const char *what)
 typedef struct maybe_w {
     unsigned long start;
     bool named; /* a file reachable by a name (foreign_file if it may become writable) */
-    dev_t dev;
-    ino_t ino;
+    struct stat st;
     char what[200];
 } maybe_w;
+
+/* A shared mapping found writable (or possibly so): a foreign file, or an object to look for
+ * outside: its inode, or - an anonymous-inode file, which a mapping gives no fd of to compare -
+ * any outside file of its kind. */
+static int shared_map(scan *s, pid_t pid, const maybe_w *m)
+{
+    if (m->named)
+        return foreign_map(s, pid, m->what);
+    char kind[24];
+    if (shared_inode(s, m->what, &m->st)) {
+        if (!anon_kind(m->what, kind, sizeof(kind)))
+            snprintf(kind, sizeof(kind), "(%u:%u)", major(m->st.st_dev), minor(m->st.st_dev));
+        return add_obj(s, &m->st, pid, -1, -1, m->what, ID_KIND, kind);
+    }
+    return add_obj(s, &m->st, pid, -1, -1, m->what, ID_INODE, NULL);
+}
 
 /* The shared mappings of an agent process (a memfd mapped, then its fd closed; a file mapped).
  * In memory (no name leads to it) and writable: an object to look for outside. A file outside
@@ -428,26 +467,26 @@ static int agent_maps(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             continue; /* unmapped meanwhile */
         if (sr != 0 || ms.st_ino != (ino_t)ino)
             ms = (struct stat){.st_mode = S_IFREG, .st_nlink = 1}; /* cannot tell: a named file */
-        bool named = S_ISSOCK(ms.st_mode) ? false : S_ISREG(ms.st_mode) && ms.st_nlink == 0 ? false : !dev_allowed(&ms);
-        if (named && name[0] == '/' && in_workspace(name, cg))
-            named = false; /* its own file: an object to look for outside */
+        maybe_w w = {.start = strtoul(range, NULL, 16)};
+        w.named = S_ISSOCK(ms.st_mode)                      ? false
+                  : shared_inode(s, name, &ms)              ? false
+                  : S_ISREG(ms.st_mode) && ms.st_nlink == 0 ? false
+                                                            : !dev_allowed(&ms);
+        if (w.named && name[0] == '/' && in_workspace(name, cg))
+            w.named = false; /* its own file: an object to look for outside */
+        w.st = ms;
+        w.st.st_dev = makedev(maj, min);
+        w.st.st_ino = (ino_t)ino;
+        snprintf(w.what, sizeof(w.what), "%.199s", name);
         if (perms[1] == 'w') {
-            rc = named ? foreign_map(s, pid, name) : add_obj(s, makedev(maj, min), (ino_t)ino, pid, -1, name);
+            rc = shared_map(s, pid, &w);
             continue;
         }
-        if (nm == cm) {
-            int c = cm ? cm * 2 : 8;
-            maybe_w *t = realloc(m, (size_t)c * sizeof(*t));
-            if (!t) {
-                rc = -ENOMEM;
-                break;
-            }
-            m = t;
-            cm = c;
+        if (mnc_grow((void **)&m, &cm, nm, sizeof(*m), 8) != 0) {
+            rc = -ENOMEM;
+            break;
         }
-        m[nm] = (maybe_w){.start = strtoul(range, NULL, 16), .named = named, .dev = makedev(maj, min), .ino = ino};
-        snprintf(m[nm].what, sizeof(m[nm].what), "%.199s", name);
-        nm++;
+        m[nm++] = w;
     }
     fclose(f);
     if (rc == 0 && nm > 0) {
@@ -467,311 +506,15 @@ static int agent_maps(scan *s, pid_t pid, const mncd_sweep_cg *cg)
             if (!cur || strncmp(line, "VmFlags:", 8) != 0)
                 continue;
             if (strstr(line, " mw"))
-                rc = cur->named ? foreign_map(s, pid, cur->what) : add_obj(s, cur->dev, cur->ino, pid, -1, cur->what);
+                rc = shared_map(s, pid, cur);
             cur = NULL;
         }
         if (f)
             fclose(f);
         else if (errno != ENOENT && errno != ESRCH) /* cannot tell: fail closed */
-            rc = m[0].named ? foreign_map(s, pid, m[0].what) : add_obj(s, m[0].dev, m[0].ino, pid, -1, m[0].what);
+            rc = shared_map(s, pid, &m[0]);
     }
     free(m);
-    return rc;
-}
-
-static uid_t uid_of(pid_t pid)
-{
-    char p[64];
-    struct stat st;
-    snprintf(p, sizeof(p), "/proc/%d", (int)pid);
-    return stat(p, &st) == 0 ? st.st_uid : (uid_t)-1;
-}
-
-/* A path inside any of the agent's workspaces (an outsider holding it reads what the agent
- * writes there, whether or not the agent holds it right now). */
-static const char *in_any_workspace(const scan *s, const char *path)
-{
-    for (int c = 0; c < s->ncg; c++)
-        for (int i = 0; i < s->cgs[c].n_ws; i++)
-            if (under(path, s->cgs[c].ws[i]))
-                return s->cgs[c].ws[i];
-    return NULL;
-}
-
-/* Is dev the filesystem of one of the agent's workspaces? For an object whose path cannot be read
- * (longer than a page: ENAMETOOLONG), which is then taken as inside the workspace: fail closed. */
-static bool on_ws_fs(const scan *s, dev_t dev)
-{
-    for (int c = 0; c < s->ncg; c++)
-        for (int i = 0; i < s->cgs[c].n_ws; i++) {
-            struct stat ws;
-            if (stat(s->cgs[c].ws[i], &ws) == 0 && ws.st_dev == dev)
-                return true;
-        }
-    return false;
-}
-
-/* Does link name /proc/<agent pid>[/...] (the agent's memory, fds, environment: an fd the agent
- * opened on its own /proc entry and handed out keeps the access checked at its open - attack
- * proc_mem_passed_out)? */
-static bool agent_proc(const scan *s, const char *link)
-{
-    if (strncmp(link, "/proc/", 6) != 0 || !isdigit((unsigned char)link[6]))
-        return false;
-    char *end;
-    long p = strtol(link + 6, &end, 10);
-    return (*end == '/' || *end == 0) && p > 0 && p <= INT_MAX && is_agent(s, (pid_t)p);
-}
-
-static int found_path(scan *s, const char *path, pid_t holder, int fd)
-{
-    s->hit->kind = "held_outside";
-    s->hit->pid = -1;
-    s->hit->fd = fd;
-    snprintf(s->hit->what, sizeof(s->hit->what), "%.299s", path);
-    s->hit->holder = holder;
-    s->hit->holder_uid = uid_of(holder);
-    return 1;
-}
-
-/* A mark of an outsider's inotify or fanotify instance (one line of its fdinfo) on a workspace
- * inode: the instance reports what happens there (created names, opens, writes) to whoever
- * holds it. The agent itself may have made the mark and handed the instance out (attack
- * workspace_inotify_out). The line carries the inode's file handle; mncd opens it on the
- * filesystem of a workspace (open_by_handle_at, root) and asks where it is. */
-static const char *mark_in_workspace(const scan *s, const char *line, char *path, size_t n)
-{
-    unsigned bytes = 0, kdev = 0;
-    int type = 0;
-    const char *sd = strstr(line, "sdev:");
-    if (!sd || sscanf(sd, "sdev:%x", &kdev) != 1)
-        return NULL;
-    /* the kernel's dev_t (major << 20 | minor): only marks on a workspace's filesystem are opened */
-    dev_t mdev = makedev(kdev >> 20, kdev & 0xfffff);
-    const char *h = strstr(line, "fhandle-bytes:");
-    if (!h || sscanf(h, "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 || bytes == 0 || bytes > 128)
-        return NULL;
-    const char *hex = strstr(h, "f_handle:");
-    if (!hex)
-        return NULL;
-    hex += 9;
-    union {
-        struct file_handle fh;
-        unsigned char raw[sizeof(struct file_handle) + 128];
-    } u;
-    u.fh.handle_bytes = bytes;
-    u.fh.handle_type = type;
-    for (unsigned i = 0; i < bytes; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-            return NULL;
-        u.raw[offsetof(struct file_handle, f_handle) + i] = (unsigned char)v;
-    }
-    for (int c = 0; c < s->ncg; c++)
-        for (int i = 0; i < s->cgs[c].n_ws; i++) {
-            struct stat ws;
-            if (stat(s->cgs[c].ws[i], &ws) != 0 || ws.st_dev != mdev)
-                continue;
-            int root = open(s->cgs[c].ws[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* not O_PATH: EBADF */
-            if (root < 0)
-                continue;
-            int fd = open_by_handle_at(root, &u.fh, O_PATH | O_CLOEXEC);
-            close(root);
-            if (fd < 0)
-                continue; /* another filesystem, or gone */
-            char p[64];
-            snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-            ssize_t l = readlink(p, path, n - 1);
-            close(fd);
-            if (l < 0 || (size_t)l >= n - 1) { /* its path cannot be read: fail closed */
-                snprintf(path, n, "an inode (handle type %d) on %s's filesystem whose path cannot be read", type,
-                         s->cgs[c].ws[i]);
-                return path;
-            }
-            path[l] = 0;
-            if (path[0] == '/' && in_any_workspace(s, path))
-                return path;
-        }
-    return NULL;
-}
-
-/* Does fd `fd` of outsider pid (an inotify or fanotify instance) watch a workspace inode? */
-static int outsider_marks(scan *s, pid_t pid, const char *fd, char *path, size_t n)
-{
-    char p[320], line[512];
-    snprintf(p, sizeof(p), "/proc/%d/fdinfo/%.255s", (int)pid, fd);
-    FILE *f = fopen(p, "re");
-    if (!f)
-        return 0;
-    int hit = 0;
-    while (!hit && fgets(line, sizeof(line), f))
-        if ((strncmp(line, "inotify wd:", 11) == 0 || strncmp(line, "fanotify ino:", 13) == 0) &&
-            mark_in_workspace(s, line, path, n))
-            hit = 1;
-    fclose(f);
-    return hit;
-}
-
-static int found(scan *s, const obj *o, pid_t holder)
-{
-    s->hit->kind = "held_outside";
-    s->hit->pid = o->pid;
-    s->hit->fd = o->fd;
-    snprintf(s->hit->what, sizeof(s->hit->what), "%s", o->what);
-    s->hit->holder = holder;
-    s->hit->holder_uid = uid_of(holder);
-    return 1;
-}
-
-/* Does process pid (outside the agent, not root) hold one of the objects? */
-/* The fds in dp (/proc/PID/fd, or a thread's own table: /proc/PID/task/TID/fd) of task pid. */
-static int outsider_fds(scan *s, pid_t pid, const char *dp)
-{
-    DIR *d = opendir(dp);
-    if (d) {
-        int dfd = dirfd(d);
-        for (struct dirent *e; (e = readdir(d));) {
-            if (e->d_name[0] == '.')
-                continue;
-            int fdn = atoi(e->d_name); /* e lives in d's buffer: gone after closedir */
-            char link[PATH_MAX];
-            ssize_t ln = readlinkat(dfd, e->d_name, link, sizeof(link) - 1);
-            struct stat st;
-            if ((ln < 0 || (size_t)ln >= sizeof(link) - 1) && fstatat(dfd, e->d_name, &st, 0) == 0 &&
-                on_ws_fs(s, st.st_dev)) { /* a path too long to read (ENAMETOOLONG): fail closed */
-                closedir(d);
-                return found_path(s, "a file on a workspace's filesystem whose path cannot be read", pid, fdn);
-            }
-            if (ln > 0 && (size_t)ln < sizeof(link) - 1) {
-                link[ln] = 0;
-                if (link[0] == '/' && (in_any_workspace(s, link) || agent_proc(s, link))) {
-                    closedir(d);
-                    return found_path(s, link, pid, fdn);
-                }
-                char wp[PATH_MAX];
-                if ((!strcmp(link, "anon_inode:inotify") || !strcmp(link, "anon_inode:[fanotify]")) &&
-                    outsider_marks(s, pid, e->d_name, wp, sizeof(wp))) {
-                    closedir(d);
-                    char what[PATH_MAX + 40];
-                    snprintf(what, sizeof(what), "a watch on %s", wp);
-                    return found_path(s, what, pid, fdn);
-                }
-            }
-            if (fstatat(dfd, e->d_name, &st, 0) != 0)
-                continue;
-            const obj *o = find_obj(s, st.st_dev, st.st_ino, pid, fdn);
-            if (o) {
-                closedir(d);
-                return found(s, o, pid);
-            }
-        }
-        closedir(d);
-    }
-    return 0;
-}
-
-/* The working and root directories of task dir `base` (/proc/PID or /proc/PID/task/TID) of pid:
- * inside a workspace, they list the names the agent creates there (getdents) and open its files
- * by relative path with no fd to find (attack workspace_cwd_handed: the outsider fchdir()ed into
- * a directory the agent handed it and closed the fd). A path that cannot be read (too long) on a
- * workspace's filesystem counts too (fail closed). */
-static int outsider_dirs(scan *s, pid_t pid, const char *base)
-{
-    static const char *const which[] = {"cwd", "root"};
-    for (int i = 0; i < 2; i++) {
-        char p[128], link[PATH_MAX], what[PATH_MAX + 64];
-        snprintf(p, sizeof(p), "%s/%s", base, which[i]);
-        ssize_t ln = readlink(p, link, sizeof(link) - 1);
-        struct stat st;
-        if (ln < 0 && errno == ENAMETOOLONG && stat(p, &st) == 0 && on_ws_fs(s, st.st_dev)) {
-            snprintf(what, sizeof(what), "its %s, on a workspace's filesystem, whose path cannot be read", which[i]);
-            return found_path(s, what, pid, -1);
-        }
-        if (ln <= 0 || (size_t)ln >= sizeof(link) - 1)
-            continue; /* a kernel thread or a zombie has none */
-        link[ln] = 0;
-        if (link[0] == '/' && in_any_workspace(s, link)) {
-            snprintf(what, sizeof(what), "its %s: %s", which[i], link);
-            return found_path(s, what, pid, -1);
-        }
-    }
-    return 0;
-}
-
-/* Does process pid (outside the agent) hold one of the objects: in its fd table, in the table of
- * a thread that unshared its own (CLONE_FILES off: attack outsider_thread_fds), as a working or
- * root directory (its own, or a thread's that unshared CLONE_FS), or mapped? */
-static int outsider(scan *s, pid_t pid)
-{
-    char dp[96];
-    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
-    int rc = outsider_fds(s, pid, dp);
-    snprintf(dp, sizeof(dp), "/proc/%d", (int)pid);
-    if (rc == 0)
-        rc = outsider_dirs(s, pid, dp);
-    snprintf(dp, sizeof(dp), "/proc/%d/task", (int)pid);
-    struct stat ts; /* procfs gives a task directory 2 + threads links: one thread, nothing more */
-    DIR *t = rc == 0 && stat(dp, &ts) == 0 && ts.st_nlink > 3 ? opendir(dp) : NULL;
-    for (struct dirent *e; t && rc == 0 && (e = readdir(t));) {
-        pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == pid)
-            continue;
-        char tp[96];
-        if (syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) != 0) { /* not the leader's table, seen above */
-            snprintf(tp, sizeof(tp), "/proc/%d/task/%d/fd", (int)pid, (int)tid);
-            rc = outsider_fds(s, tid, tp);
-        }
-        if (rc == 0 && syscall(SYS_kcmp, pid, tid, KCMP_FS, 0, 0) != 0) {
-            snprintf(tp, sizeof(tp), "/proc/%d/task/%d", (int)pid, (int)tid);
-            rc = outsider_dirs(s, tid, tp);
-        }
-    }
-    if (t)
-        closedir(t);
-    if (rc)
-        return rc;
-    char p[64], line[PATH_MAX + 128];
-    snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(p, "re");
-    while (f && rc == 0 && fgets(line, sizeof(line), f)) {
-        unsigned maj, min;
-        unsigned long long ino;
-        int off = 0;
-        if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &maj, &min, &ino, &off) < 3 || ino == 0)
-            continue;
-        char *nl = strchr(line + off, '\n');
-        if (nl)
-            *nl = 0;
-        const obj *o = find_obj(s, makedev(maj, min), (ino_t)ino, pid, -1);
-        if (o)
-            rc = found(s, o, pid);
-        else if (off > 0 && line[off] == '/' && in_any_workspace(s, line + off))
-            rc = found_path(s, line + off, pid, -1);
-    }
-    if (f)
-        fclose(f);
-    return rc;
-}
-
-static int host_scan(scan *s)
-{
-    DIR *d = opendir("/proc");
-    if (!d) {
-        snprintf(s->err, s->errlen, "open /proc: %s", strerror(errno));
-        return -1;
-    }
-    pid_t self = getpid();
-    int rc = 0;
-    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        pid_t p = (pid_t)atoi(e->d_name);
-        if (p == self || is_agent(s, p) || is_launcher(s, p))
-            continue; /* the agent itself, and its launcher (mncctl run, root, relays its stdio) */
-        s->st->host_pids++;
-        rc = outsider(s, p);
-    }
-    closedir(d);
     return rc;
 }
 
@@ -781,33 +524,55 @@ static void collect_launchers(scan *s)
 {
     for (int i = 0; i < s->npids; i++) {
         pid_t l = launcher_of(s, s->pids[i]);
-        if (l <= 0 || is_launcher(s, l) || s->nl == (int)(sizeof(s->launchers) / sizeof(s->launchers[0])))
+        if (l <= 0 || mncd_fds_is_launcher(s, l) || s->nl == (int)(sizeof(s->launchers) / sizeof(s->launchers[0])))
             continue;
         s->launchers[s->nl++] = l;
         for (int fd = 0; fd <= 2 && s->nex < (int)(sizeof(s->ex) / sizeof(s->ex[0])); fd++) {
             char p[64];
             struct stat st;
             snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)l, fd);
-            if (stat(p, &st) == 0)
-                s->ex[s->nex++] = (obj){.dev = st.st_dev, .ino = st.st_ino, .pid = l, .fd = fd};
+            if (stat(p, &st) == 0) {
+                s->ex[s->nex].dev = st.st_dev;
+                s->ex[s->nex].ino = st.st_ino;
+                s->ex[s->nex].pid = l;
+                s->ex[s->nex++].fd = fd;
+            }
         }
     }
 }
 
-int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err,
-                size_t errlen)
+static void begin(scan *s, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err, size_t errlen)
 {
-    mncd_fdscan_stats dummy;
+    s->hit = hit;
+    s->st = st;
+    s->err = err;
+    s->errlen = errlen;
+}
+
+int mncd_fdscan_agent(mncd_fdscan_state **fsp, const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit,
+                      mncd_fdscan_stats *st, char *err, size_t errlen)
+{
+    static mncd_fdscan_stats dummy;
     if (!st)
         st = &dummy;
     memset(st, 0, sizeof(*st));
     memset(hit, 0, sizeof(*hit));
     hit->holder = -1;
+    hit->holder_fd = -1;
     long t0 = now_us();
-    scan s = {.cgs = cgs, .ncg = ncg, .hit = hit, .st = st, .err = err, .errlen = errlen};
-    int rc = read_pids(&s, cgs, ncg);
+    scan *s = calloc(1, sizeof(*s));
+    *fsp = s;
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->cgs = cgs;
+    s->ncg = ncg;
+    s->dv = learn_devs();
+    begin(s, hit, st, err, errlen);
+    int rc = read_pids(s, cgs, ncg);
     if (rc == 0)
-        collect_launchers(&s);
+        collect_launchers(s);
     /* one pass per cgroup's processes, so each fd is judged against its instance's workspaces */
     for (int c = 0; rc == 0 && c < ncg; c++) {
         char p[PATH_MAX + 32];
@@ -819,9 +584,9 @@ int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fd
         while (rc == 0 && fscanf(f, "%ld", &v) == 1) {
             if (v <= 0 || v > INT_MAX)
                 continue;
-            rc = agent_fds(&s, (pid_t)v, &cgs[c]);
+            rc = agent_fds(s, (pid_t)v, &cgs[c]);
             if (rc == 0)
-                rc = agent_maps(&s, (pid_t)v, &cgs[c]);
+                rc = agent_maps(s, (pid_t)v, &cgs[c]);
             if (rc < 0) {
                 snprintf(err, errlen, "list the fds of pid %ld: %s", v, strerror(-rc));
                 rc = -1;
@@ -829,14 +594,54 @@ int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fd
         }
         fclose(f);
     }
-    st->shared = s.no;
-    bool any_ws = false;
+    if (s->no)
+        qsort(s->o, (size_t)s->no, sizeof(*s->o), mncd_fds_cmp_obj);
     for (int c = 0; c < ncg; c++)
-        any_ws |= cgs[c].n_ws > 0;
-    if (rc == 0 && (s.no > 0 || any_ws))
-        rc = host_scan(&s);
-    free(s.pids);
-    free(s.o);
-    st->total_us = now_us() - t0;
+        s->any_ws |= cgs[c].n_ws > 0;
+    st->shared = s->no;
+    s->agent_done = rc == 0;
+    s->agent_us = st->agent_us = now_us() - t0;
+    st->total_us = st->agent_us;
+    return rc;
+}
+
+int mncd_fdscan_host(mncd_fdscan_state *s, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err, size_t errlen)
+{
+    static mncd_fdscan_stats dummy;
+    if (!st)
+        st = &dummy;
+    if (!s || !s->agent_done) {
+        snprintf(err, errlen, "the agent's side of the fd scan did not complete");
+        return -1;
+    }
+    begin(s, hit, st, err, errlen);
+    long t0 = now_us();
+    int rc = 0;
+    if (s->no > 0 || s->any_ws)
+        rc = mncd_fds_host_scan(s);
+    close_copies(s); /* done comparing: the agent's files are the agent's alone again */
+    st->host_us = now_us() - t0;
+    st->total_us = s->agent_us + st->host_us;
+    return rc;
+}
+
+void mncd_fdscan_free(mncd_fdscan_state *s)
+{
+    if (!s)
+        return;
+    close_copies(s);
+    free(s->pids);
+    free(s->o);
+    free(s);
+}
+
+int mncd_fdscan(const mncd_sweep_cg *cgs, int ncg, mncd_fdscan_hit *hit, mncd_fdscan_stats *st, char *err,
+                size_t errlen)
+{
+    mncd_fdscan_state *fs = NULL;
+    int rc = mncd_fdscan_agent(&fs, cgs, ncg, hit, st, err, errlen);
+    if (rc == 0)
+        rc = mncd_fdscan_host(fs, hit, st, err, errlen);
+    mncd_fdscan_free(fs);
     return rc;
 }

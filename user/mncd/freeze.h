@@ -7,7 +7,11 @@
  * it froze, *nfz entries. A cgroup that is gone is skipped; one that was already frozen is
  * recorded as such and left frozen by mncd_thaw. Returns 0, or -1 with the reason in err (what
  * was frozen so far is in fz: the caller thaws it). mncd_thaw unfreezes what mncd_freeze froze;
- * a failure is printed, and leaves the agent stopped (fail closed).
+ * a failure is printed, and leaves the agent stopped (fail closed). The wait is woken by the
+ * kernel's notification of cgroup.events (POLLPRI), not a polling interval.
+ * While it holds a cgroup frozen, mncd's thread runs at nice -10 (from the first cgroup it
+ * freezes to the thaw of the last), so that on a busy host the agent's stall is mncd's work and
+ * not mncd's wait for a CPU; best effort (needs CAP_SYS_NICE, which root has).
  */
 #ifndef MNCD_FREEZE_H
 #define MNCD_FREEZE_H

@@ -26,14 +26,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "labels.h"
 #include "llaudit.h"
+#include "lsm_abi.h"
 
 static const char *const mode_names[] = {
     [MNCD_KERN_AUTO] = "auto", [MNCD_KERN_OFF] = "off", [MNCD_KERN_CGROUP] = "cgroup", [MNCD_KERN_LSM] = "lsm"};
@@ -264,6 +270,21 @@ static int adopt_agents(mncd *d, char *err, size_t errlen)
                          strerror(-lr));
                 mncd_audit_named(d, "agent.adopt", mncd_peer_name(d, ag), NULL, NULL, "error", "internal", det);
             }
+            if (reg.agent[0] && strcmp(reg.agent, d->policy->principals[ag].name) != 0) {
+                /* adopted by name, never by number alone: a registration that names another agent
+                 * than its pinned number is stopped (fail closed) */
+                char kp[PATH_MAX + 16];
+                snprintf(kp, sizeof(kp), "%s/cgroup.kill", p);
+                int kr = mnc_write_file(kp, "1");
+                mnc_kern_unregister_cgroup(kk->k, ents[i].cgid);
+                snprintf(det, sizeof(det),
+                         "cgroup %.3000s: registered as agent %s but pinned as %s: stopped and unregistered%s",
+                         kl_rel_path(kk, p), reg.agent, d->policy->principals[ag].name,
+                         kr == 0 ? "" : " (cgroup.kill FAILED)");
+                mncd_audit_named(d, "agent.adopt", reg.agent, NULL, NULL, "deny", "unknown_agent", det);
+                mncd_reg_free(&reg);
+                continue;
+            }
             if (kl_watch_add(kk, p, ents[i].cgid, (int)ag, &reg) != 0 ||
                 mncd_ident_register_cgroup(kl_rel_path(kk, p), (int)ag) != 0) {
                 mncd_reg_free(&reg);
@@ -372,10 +393,16 @@ int mncd_kern_start(mncd *d)
         fprintf(stderr, "mncd: refusing to start: inotify watch on the mnc tree %s: %s\n", kk->tree, strerror(errno));
         return -1;
     }
-    if (register_policy(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
+    /* the pinned numbers by name first (kern_principals.c), then the policy's in them */
+    if (kl_principals_bind(d, err, sizeof(err)) != 0 || register_policy(d, err, sizeof(err)) != 0 ||
+        kl_principals_prune(d, err, sizeof(err)) != 0 || adopt_agents(d, err, sizeof(err)) != 0) {
         fprintf(stderr, "mncd: refusing to start: kernel layer: %s\n", err);
         return -1;
     }
+    /* what tainted instances wrote while mncd was down gets its labels (labels.h) */
+    int lr = mncd_labels_start(d);
+    if (lr != 0)
+        fprintf(stderr, "mncd: kernel layer: the list of tainted workspaces: %s\n", strerror(-lr));
     int pass = 0;
     for (int i = 0; i < kk->st.n; i++)
         pass += kk->st.c[i].pass;
@@ -423,25 +450,187 @@ int mncd_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS])
     return 3 + mncd_llaudit_fds(d->kern->ll, fds + 3);
 }
 
+/* ---- deny events as audit records (docs/threat-model.md, "Records about agents")
+ *
+ * An event carries what the agent asked for: the address, port, path, protocol, option or file
+ * it named. The record never does: it names a registered destination by its principal (the
+ * record's receiver) and gives an unregistered one, and every number the agent picked, as keyed
+ * hashes (mncd_hv); families, socket types and levels it reduces to classes mncd names. Only
+ * what mncd or the kernel chose stays as it is: hook, reason, destination class, cgroup id,
+ * taint generation. A hook this table does not know gets every field hashed. */
+
+static const char *family_class(unsigned f)
+{
+    switch (f) {
+    case AF_UNIX:
+        return "unix";
+    case AF_INET:
+        return "inet";
+    case AF_INET6:
+        return "inet6";
+    case AF_NETLINK:
+        return "netlink";
+    case AF_PACKET:
+        return "packet";
+    default:
+        return "other";
+    }
+}
+
+static const char *socktype_class(unsigned t)
+{
+    switch (t & 0xf) { /* without SOCK_NONBLOCK / SOCK_CLOEXEC */
+    case SOCK_STREAM:
+        return "stream";
+    case SOCK_DGRAM:
+        return "dgram";
+    case SOCK_RAW:
+        return "raw";
+    case SOCK_SEQPACKET:
+        return "seqpacket";
+    default:
+        return "other";
+    }
+}
+
+static const char *level_class(unsigned l)
+{
+    switch (l) {
+    case SOL_SOCKET:
+        return "socket";
+    case IPPROTO_IP:
+        return "ip";
+    case IPPROTO_IPV6:
+        return "ipv6";
+    case IPPROTO_TCP:
+        return "tcp";
+    case IPPROTO_UDP:
+        return "udp";
+    default:
+        return "other";
+    }
+}
+
+/* ,"KEY":"h:..." for the decimal text of v */
+static int put_hv_u64(mncd *d, char *o, size_t n, const char *key, uint64_t v)
+{
+    char h[MNC_AUDIT_HV_MAX];
+    return snprintf(o, n, ",\"%s\":\"%s\"", key, mncd_hv_u64(d, v, h));
+}
+
+/* The destination part of a deny record (agent-chosen values hashed), appended at o. */
+static void deny_dst(mncd *d, const struct mnc_event *ev, char *o, size_t n)
+{
+    char h[MNC_AUDIT_HV_MAX], h2[MNC_AUDIT_HV_MAX];
+    bool registered = ev->dst_id != MNC_ID_NONE;
+    bool file_hook = (ev->hook >= MNC_HOOK_LSM_FILE_OPEN && ev->hook <= MNC_HOOK_LSM_INODE_CREATE) ||
+                     ev->hook == MNC_HOOK_LSM_FILE_RECEIVE;
+    switch (ev->hook) {
+    case MNC_HOOK_SOCK_CREATE:
+    case MNC_HOOK_LSM_SOCKET_CREATE: {
+        int w =
+            snprintf(o, n, ",\"family\":\"%s\",\"type\":\"%s\"", family_class(ev->family), socktype_class(ev->port));
+        if (w > 0 && (size_t)w < n)
+            put_hv_u64(d, o + w, n - (size_t)w, "protocol", ev->protocol);
+        return;
+    }
+    case MNC_HOOK_SETSOCKOPT:
+    case MNC_HOOK_LSM_SOCKET_SETSOCKOPT: {
+        int w = snprintf(o, n, ",\"level\":\"%s\"", level_class(ev->protocol));
+        if (w > 0 && (size_t)w < n)
+            put_hv_u64(d, o + w, n - (size_t)w, "optname", ev->port);
+        return;
+    }
+    case MNC_HOOK_LSM_FILE_LOCK:
+        snprintf(o, n, ",\"lock\":\"%s\"", ev->port == 0 ? "read" : ev->port == 1 ? "write" : "unlock");
+        return;
+    case MNC_HOOK_LSM_TASK_KILL:
+    case MNC_HOOK_LSM_FILE_SEND_SIGIOTASK: {
+        int w = put_hv_u64(d, o, n, "signal", ev->port);
+        if (w > 0 && (size_t)w < n)
+            put_hv_u64(d, o + w, n - (size_t)w, "target", ev->protocol);
+        return;
+    }
+    case MNC_HOOK_LSM_MSGSND:
+    case MNC_HOOK_LSM_SHMAT:
+        put_hv_u64(d, o, n, "ipc_id", ev->protocol);
+        return;
+    default:
+        break;
+    }
+    if (file_hook) {
+        /* lsm_abi.h: the file key (dev, ino) in addr, its last name in path */
+        uint64_t dev, ino;
+        char key[48];
+        memcpy(&dev, ev->addr, 8);
+        memcpy(&ino, ev->addr + 8, 8);
+        int kl = snprintf(key, sizeof(key), "%u:%u:%" PRIu64, major((dev_t)dev), minor((dev_t)dev), ino);
+        size_t nl = strnlen(ev->path, sizeof(ev->path));
+        int w = snprintf(o, n, ",\"file\":\"%s\",\"name\":\"%s\"", mncd_hv(d, key, (size_t)kl, h),
+                         mncd_hv(d, ev->path, nl, h2));
+        if (ev->hook == MNC_HOOK_LSM_FILE_RECEIVE && w > 0 && (size_t)w < n)
+            snprintf(o + w, n - (size_t)w, ",\"writable\":%s", ev->protocol ? "true" : "false");
+        return;
+    }
+    if (registered)
+        return; /* the receiver names it; its address is the policy's */
+    if (ev->family == AF_UNIX) {
+        /* the bytes that name it: an abstract name with its length and socket type, so that
+         * names that differ only there hash differently, as the kernel tells them apart */
+        bool abstract = ev->path[0] == '@' && ev->path_alen > 0 && ev->path_alen <= sizeof(ev->path);
+        char buf[MNC_UNIX_PATH_MAX + 8];
+        size_t bl;
+        if (abstract) {
+            memcpy(buf, ev->path, ev->path_alen);
+            memcpy(buf + ev->path_alen, &ev->path_type, sizeof(ev->path_type));
+            bl = ev->path_alen + sizeof(ev->path_type);
+        } else {
+            bl = strnlen(ev->path, sizeof(ev->path));
+            memcpy(buf, ev->path, bl);
+        }
+        snprintf(o, n, ",\"family\":\"unix\",\"name\":\"%s\",\"path\":\"%s\"", abstract ? "abstract" : "pathname",
+                 mncd_hv(d, buf, bl, h));
+        return;
+    }
+    if (ev->family == AF_INET || ev->family == AF_INET6) {
+        char a[INET6_ADDRSTRLEN] = "?";
+        if (!inet_ntop(ev->family, ev->addr, a, sizeof(a)))
+            snprintf(a, sizeof(a), "?");
+        int w = snprintf(o, n, ",\"family\":\"%s\",\"addr\":\"%s\"", family_class(ev->family), mncd_hv_str(d, a, h));
+        if (w > 0 && (size_t)w < n)
+            put_hv_u64(d, o + w, n - (size_t)w, "port", ev->port);
+        return;
+    }
+    /* not a hook this table knows: every field the agent may have chosen, hashed */
+    int w = snprintf(o, n, ",\"family\":\"%s\"", family_class(ev->family));
+    size_t at = w > 0 ? (size_t)w : 0;
+    if (at < n)
+        at += (size_t)put_hv_u64(d, o + at, n - at, "port", ev->port);
+    if (at < n)
+        at += (size_t)put_hv_u64(d, o + at, n - at, "protocol", ev->protocol);
+    if (at < n)
+        snprintf(o + at, n - at, ",\"addr\":\"%s\",\"path\":\"%s\"", mncd_hv(d, ev->addr, sizeof(ev->addr), h),
+                 mncd_hv(d, ev->path, sizeof(ev->path), h2));
+}
+
 static int on_event(const struct mnc_event *ev, void *ctx)
 {
     mncd *d = ctx;
-    char json[1024], det[1100];
-    if (mnc_kern_event_json(ev, json, sizeof(json)) < 0)
-        snprintf(json, sizeof(json), "{}");
-    /* the JSON names hook, reason, destination, pid, cgroup id, generation; comm is the agent's
-     * own process name (agent-chosen text): dropped from the audit detail */
-    char *cm = strstr(json, "\"comm\":\"");
-    if (cm) {
-        char *end = strstr(cm, "\",\"agent_id\"");
-        if (end)
-            memmove(cm, end + 3, strlen(end + 3) + 1);
-    }
-    snprintf(det, sizeof(det), "%s", json);
-    mncd_audit_named(d, "kernel.deny", ev->agent_id == 0xffffffffu ? NULL : mncd_peer_name(d, ev->agent_id),
-                     ev->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(d, ev->dst_id), NULL, "deny",
-                     mnc_kreason_name(ev->reason), det);
+    char det[1024], dst[600] = "", pid[MNC_AUDIT_HV_MAX];
+    deny_dst(d, ev, dst, sizeof(dst));
+    /* the pid too: an agent picks which of its processes makes the call (pids are allocated
+     * in order, so it can fork until one has the value it wants) */
+    snprintf(det, sizeof(det),
+             "{\"kind\":\"kernel_deny\",\"hook\":\"%s\",\"reason\":\"%s\",\"cgroup_id\":%llu,\"pid\":\"%s\","
+             "\"generation\":%llu,\"dst_class\":\"%s\"%s}",
+             mnc_hook_name(ev->hook), mnc_kreason_name(ev->reason), (unsigned long long)ev->cgroup_id,
+             mncd_hv_u64(d, ev->pid, pid), (unsigned long long)ev->generation, mnc_sink_class_name(ev->dst_class), dst);
+    int agent =
+        ev->agent_id == 0xffffffffu || ev->agent_id >= (uint32_t)d->policy->n_principals ? -1 : (int)ev->agent_id;
+    mncd_audit_event(d, "kernel.deny", agent, ev->dst_id == MNC_ID_NONE ? NULL : mncd_peer_name(d, ev->dst_id), NULL,
+                     "deny", mnc_kreason_name(ev->reason), det);
     d->kern->n_deny_events++;
+    mncd_audit_tick(d);
     return d->fatal;
 }
 

@@ -20,6 +20,7 @@
 
 #include "freeze.h"
 #include "kern_layer.h"
+#include "labels.h"
 
 /* ---- pre-taint connections (cgroup backend): see sockscan.h and docs/kernel.md */
 
@@ -34,19 +35,23 @@ typedef struct sweep_ctx {
 static int sweep_audit(void *arg, const mncd_sweep_act *a)
 {
     sweep_ctx *c = arg;
-    char who[64], det[768];
+    char who[100], det[768], ph[MNC_AUDIT_HV_MAX], fh[MNC_AUDIT_HV_MAX], peer[MNC_AUDIT_HV_MAX];
+    /* the agent chose the peer (address, port, path), its pid and fd number: keyed hashes
+     * (docs/threat-model.md, "Records about agents") */
     if (a->pid && a->fd >= 0)
-        snprintf(who, sizeof(who), "pid %d fd %d", (int)a->pid, a->fd);
+        snprintf(who, sizeof(who), "pid %s fd %s", mncd_hv_u64(c->d, (uint64_t)a->pid, ph),
+                 mncd_hv_u64(c->d, (uint64_t)a->fd, fh));
     else if (a->pid)
-        snprintf(who, sizeof(who), "pid %d", (int)a->pid);
+        snprintf(who, sizeof(who), "pid %s", mncd_hv_u64(c->d, (uint64_t)a->pid, ph));
     else
         snprintf(who, sizeof(who), "the agent's cgroup");
+    mncd_hv_str(c->d, a->peer, peer);
     if (a->refuse) /* a socket the sweep cannot shut for good: the delivery is refused */
-        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, a->peer, who,
-                 a->ino, a->why ? a->why : "");
+        snprintf(det, sizeof(det), "%s refused: %s %s (%s, inode %" PRIu32 "): %s", c->op, a->kind, peer, who, a->ino,
+                 a->why ? a->why : "");
     else
         snprintf(det, sizeof(det), "%s: pre-taint %s (socket %" PRIu32 ", %s) to %s: %s%s%s%s%s%s", c->op, a->kind,
-                 a->ino, who, a->peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
+                 a->ino, who, peer, a->action, a->why ? " (" : "", a->why ? a->why : "", a->why ? ")" : "",
                  a->err ? " FAILED: " : "", a->err ? strerror(a->err) : "");
     bool failed = a->err && !a->refuse;
     mncd_audit_named(c->d, "kernel.sweep", mncd_peer_name(c->d, c->agent),
@@ -61,31 +66,56 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
  * while its taint was looser are judged with the new taint; disallowed ones are shut. The
  * lsm backend re-checks every send in the kernel: there the sweep only closes what can still
  * reach the agent (sockscan.h). Fails closed. */
+/* What the fd scan found, for the record: the kernel's names of anonymous objects as they are
+ * ("pipe:[N]", "socket:[N]", "anon_inode:[eventfd]", a device), a memfd and a file by the keyed
+ * hash of the name the agent (or an accomplice) chose ("memfd h:...", "file h:..."). */
+static const char *what_shown(mncd *d, const char *what, char *out, size_t n)
+{
+    char h[MNC_AUDIT_HV_MAX];
+    if (!strncmp(what, "pipe:[", 6) || !strncmp(what, "socket:[", 8) || !strncmp(what, "anon_inode:", 11) ||
+        !strncmp(what, "/dev/", 5))
+        snprintf(out, n, "%s", what);
+    else if (!strncmp(what, "/memfd:", 7)) {
+        const char *e = strstr(what, " (deleted)");
+        mncd_hv(d, what + 7, e ? (size_t)(e - what - 7) : strlen(what + 7), h);
+        snprintf(out, n, "memfd %s", h);
+    } else
+        snprintf(out, n, "file %s", mncd_hv_str(d, what, h));
+    return out;
+}
+
 /* Non-socket objects that lead outside (fdscan.h), on either backend: a writable fd on a file
  * passed in from outside, or an in-memory object (pipe, memfd...) or workspace file an outsider
- * also holds. Nothing can take the fd back: the delivery is refused. */
-static int fdscan(mncd *d, int agent, const mnc_disclosure *o, const char *op, const mncd_sweep_cg *cgs, int n)
+ * also holds. Nothing can take the fd back: the delivery is refused. r, hit, err: the scan's
+ * result (mncd_fdscan_agent, then mncd_fdscan_host). */
+static int fdscan_report(mncd *d, int agent, const mnc_disclosure *o, const char *op, int r, const mncd_fdscan_hit *hit,
+                         const char *err)
 {
     mncd_kern *kk = d->kern;
-    mncd_fdscan_hit hit;
-    char err[400] = "", det[900];
-    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    char det[900];
     if (r == 0)
         return 0;
-    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+    /* what the object is (a path), the agent's pid and fd number: the agent's choices, hashed */
+    char wh[320], ph[MNC_AUDIT_HV_MAX], fh[MNC_AUDIT_HV_MAX];
+    if (r > 0) {
+        what_shown(d, hit->what, wh, sizeof(wh));
+        mncd_hv_u64(d, (uint64_t)hit->pid, ph);
+        mncd_hv_u64(d, (uint64_t)hit->fd, fh);
+    }
+    if (r > 0 && strcmp(hit->kind, "held_outside") == 0)
         snprintf(det, sizeof(det),
-                 "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
-                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
-                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+                 "%s refused: %s held by pid %s (fd %s) of the agent is also held by pid %d "
+                 "(uid %u) outside it, through %s: what the agent writes there would reach that process; fail closed",
+                 op, wh, ph, fh, (int)hit->holder, (unsigned)hit->holder_uid, hit->via ? hit->via : "an fd");
     else if (r > 0)
         snprintf(det, sizeof(det),
-                 "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
+                 "%s refused: pid %s holds fd %s writable on %s, outside its workspaces "
                  "(passed in from outside?): writes there would leave the scope; fail closed",
-                 op, (int)hit.pid, hit.fd, hit.what);
+                 op, ph, fh, wh);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
     mncd_audit_named(d, "kernel.fdscan", mncd_peer_name(d, agent), NULL, &o->id, r > 0 ? "deny" : "error",
-                     r > 0 ? hit.kind : "internal", det);
+                     r > 0 ? hit->kind : "internal", det);
     kk->n_fdscan_refusals++;
     kk->n_hold_failures++;
     return -1;
@@ -190,7 +220,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
     /* lsm: sends, connects and fds received are judged in the kernel; the sweep acts on what
      * can still reach the agent (sockscan.h, "On the lsm backend") */
     bool lsm = kk->backend != MNC_BACKEND_CGROUP;
-    /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan: an fd
+    /* One freeze for the queue peek (in mncd_sweep, which nests its own) and the fd scan of the
+     * agent's side (mncd_fdscan_agent; its host pass runs after the thaw): an fd
      * the agent moves between its fd table and its own socket queue would otherwise be in the
      * table during the peek and in flight during the scan (attack fd_pingpong_race). */
     mncd_frozen *fz = r == 0 ? calloc((size_t)n, sizeof(*fz)) : NULL;
@@ -204,13 +235,29 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         free(fz);
         return -1; /* audited */
     }
-    if (frozen &&
-        mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
-        kk->n_sweeps++;
-        int rc = d->fatal ? -1 : fdscan(d, agent, o, op, cgs, n);
+    mncd_sweep_later *later = NULL;
+    if (frozen && mncd_sweep(kk->k, (uint32_t)agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err,
+                             sizeof(err), &later) == 0) {
+        /* the fd scan's agent side while it is frozen; after the thaw the rest of the sweep (the
+         * pairs' outside holders) and the fd scan's host pass (sockscan.h, fdscan.h) */
+        mncd_fdscan_state *fs = NULL;
+        mncd_fdscan_hit hit;
+        char ferr[400] = "";
+        int fr = d->fatal ? -1 : mncd_fdscan_agent(&fs, cgs, n, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
         mncd_thaw(fz, nfz);
         free(fz);
-        return rc;
+        fz = NULL;
+        int sr = d->fatal ? 0 : mncd_sweep_finish(later);
+        mncd_sweep_later_free(later);
+        if (sr == 0 && fr == 0 && !d->fatal)
+            fr = mncd_fdscan_host(fs, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
+        mncd_fdscan_free(fs);
+        if (d->fatal)
+            return -1;
+        if (sr == 0) {
+            kk->n_sweeps++;
+            return fdscan_report(d, agent, o, op, fr, &hit, ferr);
+        }
     }
     if (fz)
         mncd_thaw(fz, nfz);
@@ -219,6 +266,8 @@ static int sweep(mncd *d, int agent, const mnc_disclosure *o, const char *op)
         snprintf(err, sizeof(err), "%s", n < 0 ? "more than 64 cgroups" : strerror(-r));
     char det[600];
     snprintf(det, sizeof(det), "%s refused: pre-taint connection sweep failed (%s); fail closed", op, err);
+    /* the operator's log too: what failed, on which socket (by kind and inode; sockscan.h) */
+    fprintf(stderr, "mncd: %s: %s\n", mncd_peer_name(d, agent) ? mncd_peer_name(d, agent) : "?", det);
     mncd_audit_named(d, "kernel.sweep", mncd_peer_name(d, agent), NULL, &o->id, "error", "internal", det);
     kk->n_sweep_failures++;
     kk->n_hold_failures++;
@@ -244,7 +293,7 @@ void kl_wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd
 /* dir's record tightened by `now`, written back. An invalid record counts as the tightest
  * taint there is (nothing reachable) and is replaced (*corrupt set: the caller audits it).
  * 0 or -errno; *first: dir carried no taint before. */
-int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt)
+int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt, bool *scoped)
 {
     mncd_wtaint cur;
     int r = mncd_ws_read(dir, d->policy, &cur);
@@ -256,8 +305,14 @@ int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *fi
         return r;
     }
     *first = !cur.tainted;
+    mncd_wtaint before = cur;
     mncd_ws_merge(&cur, now);
-    return mncd_ws_write(dir, d->policy, &cur);
+    if (scoped) /* the scope changed (objects aside): its files need the new label */
+        *scoped = !before.tainted || !mncd_ws_implies(&before, &cur) || *corrupt;
+    r = mncd_ws_write(dir, d->policy, &cur);
+    if (r == 0 && *first)
+        r = mncd_labels_note(d, dir); /* sealed again at every start (labels.h) */
+    return r;
 }
 
 /* After the agent's taint entry was tightened for o: the agent's whole taint onto every
@@ -289,12 +344,25 @@ static int ws_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
             continue;
         for (int j = 0; j < kk->w[i].reg.n_ws; j++) {
             const char *ws = kk->w[i].reg.ws[j];
-            bool first = false, corrupt = false;
-            r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt);
+            bool first = false, corrupt = false, scoped = false;
+            r = kl_ws_tighten_one(d, ws, &now, &first, &corrupt, &scoped);
             if (r) {
                 snprintf(det, sizeof(det),
                          "%s refused: the taint of workspace %.3000s could not be recorded (%s); fail closed", op, ws,
                          strerror(-r));
+                mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
+                kk->n_hold_failures++;
+                return -1;
+            }
+            /* its files carry the label wherever they are named: before the object leaves */
+            mncd_wtaint rec;
+            char serr[600];
+            if (scoped && mncd_ws_read(ws, d->policy, &rec) == 0 &&
+                mncd_labels_seal(d, ws, &rec, NULL, serr, sizeof(serr)) != 0) {
+                snprintf(det, sizeof(det),
+                         "%s refused: the files of workspace %.3000s could not be labelled (%s); "
+                         "fail closed",
+                         op, ws, serr);
                 mncd_audit_named(d, "kernel.taint", NULL, mncd_peer_name(d, agent), &o->id, "error", "internal", det);
                 kk->n_hold_failures++;
                 return -1;

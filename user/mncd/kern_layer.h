@@ -80,7 +80,17 @@ void kl_check_watches(mncd *d);
 /* The workspace taint record equivalent to the kernel taint k of agent. */
 void kl_wt_from_kernel(const mncd *d, int agent, const struct mnc_taint *k, mncd_wtaint *t);
 /* Tightens the taint record of workspace dir by now (*first: none before; *corrupt: an
- * unreadable record was replaced). 0 or -1. */
-int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt);
+ * unreadable record was replaced; *scoped (may be NULL): its scope changed, so the files
+ * below need labelling anew, labels.h). 0 or -errno. */
+int kl_ws_tighten_one(mncd *d, const char *dir, const mncd_wtaint *now, bool *first, bool *corrupt, bool *scoped);
+
+/* ---- principals (kern_principals.c): the pinned numbers keep their names */
+/* Before anything is written in the running policy's numbering: translates every pinned
+ * reference by name (stopping live instances of agents the policy lacks), writes the new
+ * binding, audits what changed (kernel.principals). 0, or -1 with err: refuse to start. */
+int kl_principals_bind(mncd *d, char *err, size_t errlen);
+/* After the policy's sinks are registered: deletes the sink entries it no longer names. 0 or
+ * -1 with err. */
+int kl_principals_prune(mncd *d, char *err, size_t errlen);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "labels.h"
 #include "llaudit.h"
 
 /* ---- admin verbs */
@@ -194,7 +195,7 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
         mncd_ws_add_object(&now, &h->t.obj[i]);
     for (int b = 0; b < reg->n_ws; b++) {
         bool first, corrupt; /* an invalid record was refused by ws_inherit moments ago */
-        if ((r = kl_ws_tighten_one(d, reg->ws[b], &now, &first, &corrupt)) != 0) {
+        if ((r = kl_ws_tighten_one(d, reg->ws[b], &now, &first, &corrupt, NULL)) != 0) {
             snprintf(why, n, "the agent's taint could not be recorded on workspace %.400s: %s", reg->ws[b],
                      strerror(-r));
             return r;
@@ -203,7 +204,7 @@ static int ws_apply(mncd *d, int agent, const mncd_reg *reg, const ws_inh *h, ch
     return 0;
 }
 
-static cJSON *v_register(mncd *d, const mnc_request *q)
+static cJSON *v_register(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     mncd_kern *kk = d->kern;
     int agent = mnc_policy_agent(d->policy, q->agent);
@@ -246,8 +247,15 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         why = kl_reg_from_request(q, &reg, whybuf, sizeof(whybuf));
     ws_inh inh;
     memset(&inh, 0, sizeof(inh));
+    mncd_labels lab; /* data at rest the instance can read (labels.h) */
+    memset(&lab, 0, sizeof(lab));
     if (!why && (why = ws_inherit(d, agent, &reg, q->tainted_dirs, &inh, whybuf, sizeof(whybuf))) != NULL)
         mncd_reg_free(&reg);
+    else if (!why && (why = mncd_labels_register(d, agent, w->pid, &reg, q->reads, q->fds, &lab, whybuf,
+                                                 sizeof(whybuf))) != NULL)
+        mncd_reg_free(&reg);
+    if (!why)
+        mncd_ws_merge(&inh.t, &lab.t); /* conferred at registration, with the workspaces' */
     if (why) {
         ws_inh_free(&inh);
         snprintf(det, sizeof(det), "cgroup %.3000s: %s", q->cgroup, why);
@@ -258,6 +266,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
     if ((r = ws_apply(d, agent, &reg, &inh, whybuf, sizeof(whybuf))) != 0) {
         mncd_reg_free(&reg);
         ws_inh_free(&inh);
+        mncd_labels_free(&lab);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration refused: %s; fail closed", kl_rel_path(kk, real),
                  whybuf);
         mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "error", "internal", det);
@@ -276,6 +285,7 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
             r = -ENOSPC;
         mncd_reg_free(&reg);
         ws_inh_free(&inh);
+        mncd_labels_free(&lab);
         mnc_kern_unregister_cgroup(kk->k, cgid);
         snprintf(det, sizeof(det), "cgroup %.3000s: registration failed: %s", kl_rel_path(kk, real), strerror(-r));
         mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "error", "internal", det);
@@ -307,6 +317,13 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
                  inh.src[i].dir, desc);
         mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "allow", "ok", det);
     }
+    for (int i = 0; i < lab.n_src; i++) {
+        char desc[1000];
+        mncd_ws_describe(&lab.src[i].t, d->policy, desc, sizeof(desc));
+        snprintf(det, sizeof(det), "cgroup %.400s takes on the label of data at rest it can read: %.3000s (%s)",
+                 kl_rel_path(kk, real), lab.src[i].what, desc);
+        mncd_audit_named(d, "agent.register", NULL, mncd_peer_name(d, agent), NULL, "allow", "ok", det);
+    }
     kk->n_registered++;
     kk->n_ws_inherited += inh.n_src > 0;
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
@@ -322,8 +339,12 @@ static cJSON *v_register(mncd *d, const mnc_request *q)
         cJSON *from = cJSON_AddArrayToObject(resp, "inherits_taint_from");
         for (int i = 0; from && i < inh.n_src; i++)
             cJSON_AddItemToArray(from, cJSON_CreateString(inh.src[i].dir));
+        cJSON *lf = cJSON_AddArrayToObject(resp, "labels_from"); /* labels.h */
+        for (int i = 0; lf && i < lab.n_src; i++)
+            cJSON_AddItemToArray(lf, cJSON_CreateString(lab.src[i].what));
     }
     ws_inh_free(&inh);
+    mncd_labels_free(&lab);
     return resp;
 }
 
@@ -415,6 +436,13 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
         mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "allow", "ok", det);
         kk->n_ws_cleared++;
     }
+    /* and the labels of every inode below it (labels.h) */
+    char uerr[700];
+    if (mncd_labels_unseal(d, real, uerr, sizeof(uerr)) != 0) {
+        snprintf(det, sizeof(det), "%.3000s: removing the labels of its files failed: %s", real, uerr);
+        mncd_audit_named(d, "workspace.clear", NULL, NULL, NULL, "error", "internal", det);
+        return mnc_resp_error(q->id, MNC_R_INTERNAL, "workspace.clear: %s", det);
+    }
     cJSON *resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (resp) {
         cJSON_AddStringToObject(resp, "path", real);
@@ -428,13 +456,12 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
 
 cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
-    (void)w;
     if (!d->kern) {
         mncd_audit_named(d, mnc_verb_name(q->verb), NULL, NULL, NULL, "error", "invalid", "kernel layer off");
         return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
                               mnc_verb_name(q->verb));
     }
-    return q->verb == MNC_V_AGENT_REGISTER    ? v_register(d, q)
+    return q->verb == MNC_V_AGENT_REGISTER    ? v_register(d, w, q)
            : q->verb == MNC_V_WORKSPACE_CLEAR ? v_ws_clear(d, q)
                                               : v_reset(d, q);
 }

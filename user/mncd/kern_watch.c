@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kern_layer.h"
+#include "labels.h"
 #include "mnc_util.h"
 
 enum cg_state {
@@ -94,6 +95,8 @@ void mncd_reg_free(mncd_reg *r)
 {
     for (int i = 0; i < r->n_ws; i++)
         free(r->ws[i]);
+    for (int i = 0; i < r->n_rd; i++)
+        free(r->rd[i]);
     memset(r, 0, sizeof(*r));
 }
 
@@ -105,10 +108,16 @@ void mncd_reg_free(mncd_reg *r)
 int kl_reg_save(const char *cg, const mncd_reg *r)
 {
     cJSON *o = cJSON_CreateObject(), *ws = o ? cJSON_AddArrayToObject(o, "workspaces") : NULL;
-    bool ok = ws && cJSON_AddNumberToObject(o, "uid", r->uid) && cJSON_AddBoolToObject(o, "root", r->root);
+    cJSON *rd = ws ? cJSON_AddArrayToObject(o, "reads") : NULL;
+    bool ok = rd && cJSON_AddNumberToObject(o, "uid", r->uid) && cJSON_AddBoolToObject(o, "root", r->root) &&
+              (!r->agent[0] || cJSON_AddStringToObject(o, "agent", r->agent));
     for (int i = 0; ok && i < r->n_ws; i++) {
         cJSON *s = cJSON_CreateString(r->ws[i]);
         ok = s && cJSON_AddItemToArray(ws, s);
+    }
+    for (int i = 0; ok && i < r->n_rd; i++) {
+        cJSON *s = cJSON_CreateString(r->rd[i]);
+        ok = s && cJSON_AddItemToArray(rd, s);
     }
     char *txt = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
@@ -123,7 +132,7 @@ int kl_reg_save(const char *cg, const mncd_reg *r)
 int kl_reg_load(const char *cg, mncd_reg *r)
 {
     memset(r, 0, sizeof(*r));
-    char buf[MNC_MAX_WORKSPACE * (PATH_MAX + 8) + 128];
+    static char buf[(MNC_MAX_WORKSPACE + MNCD_MAX_READS) * (PATH_MAX + 8) + 256];
     ssize_t n = getxattr(cg, REG_XATTR, buf, sizeof(buf) - 1);
     if (n < 0)
         return -errno;
@@ -132,7 +141,12 @@ int kl_reg_load(const char *cg, mncd_reg *r)
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(o, "uid");
     const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
     const cJSON *ws = cJSON_GetObjectItemCaseSensitive(o, "workspaces");
+    const cJSON *ag = cJSON_GetObjectItemCaseSensitive(o, "agent");
     int rc = -EBADMSG;
+    if (cJSON_IsString(ag) && mnc_name_valid(ag->valuestring))
+        snprintf(r->agent, sizeof(r->agent), "%s", ag->valuestring);
+    else if (ag)
+        uid = NULL; /* not one of ours: invalid */
     if (cJSON_IsNumber(uid) && uid->valuedouble >= 0 && uid->valuedouble <= 4294967294.0 && cJSON_IsBool(root) &&
         cJSON_IsArray(ws) && cJSON_GetArraySize(ws) <= MNC_MAX_WORKSPACE) {
         rc = 0;
@@ -148,6 +162,17 @@ int kl_reg_load(const char *cg, mncd_reg *r)
             }
             r->n_ws++;
         }
+        const cJSON *rd = cJSON_GetObjectItemCaseSensitive(o, "reads");
+        if (rd && (!cJSON_IsArray(rd) || cJSON_GetArraySize(rd) > MNCD_MAX_READS))
+            rc = -EBADMSG;
+        cJSON_ArrayForEach(it, rd)
+        {
+            if (rc || !cJSON_IsString(it) || it->valuestring[0] != '/' || !(r->rd[r->n_rd] = strdup(it->valuestring))) {
+                rc = -EBADMSG;
+                break;
+            }
+            r->n_rd++;
+        }
     }
     cJSON_Delete(o);
     if (rc)
@@ -160,12 +185,36 @@ int kl_reg_load(const char *cg, mncd_reg *r)
 const char *kl_reg_from_request(const mnc_request *q, mncd_reg *r, char *why, size_t n)
 {
     memset(r, 0, sizeof(*r));
+    snprintf(r->agent, sizeof(r->agent), "%s", q->agent ? q->agent : "");
     r->known = q->uid >= 0;
     r->uid = q->uid >= 0 ? (uint32_t)q->uid : 0;
     r->root = q->run_as_root == 1;
     if (r->root && q->uid > 0) {
         snprintf(why, n, "\"root\": true with a non-zero \"uid\"");
         return why;
+    }
+    if (q->reads) {
+        if (cJSON_GetArraySize(q->reads) > MNCD_MAX_READS) {
+            snprintf(why, n, "more than %d read grants", MNCD_MAX_READS);
+            return why;
+        }
+        const cJSON *it;
+        cJSON_ArrayForEach(it, q->reads)
+        {
+            char real[PATH_MAX];
+            if (!cJSON_IsString(it) || it->valuestring[0] != '/') {
+                snprintf(why, n, "each read grant must be an absolute path");
+            } else if (!realpath(it->valuestring, real)) {
+                snprintf(why, n, "read grant %.400s: %s", it->valuestring, strerror(errno));
+            } else if (!(r->rd[r->n_rd] = strdup(real))) {
+                snprintf(why, n, "out of memory");
+            } else {
+                r->n_rd++;
+                continue;
+            }
+            mncd_reg_free(r);
+            return why;
+        }
     }
     if (!q->workspaces)
         return NULL;
@@ -229,6 +278,16 @@ static void agent_gone(mncd *d, int i, const char *why)
 {
     mncd_kern *kk = d->kern;
     kwatch w = kk->w[i];
+    /* what the instance wrote keeps its workspace's label wherever it is named (labels.h) */
+    for (int j = 0; j < w.reg.n_ws; j++) {
+        mncd_wtaint rec;
+        char err[600], det[PATH_MAX + 700];
+        if (mncd_ws_read(w.reg.ws[j], d->policy, &rec) != 0 || !rec.tainted ||
+            mncd_labels_seal(d, w.reg.ws[j], &rec, NULL, err, sizeof(err)) == 0)
+            continue;
+        snprintf(det, sizeof(det), "workspace %.3000s: labelling its files at exit failed: %s", w.reg.ws[j], err);
+        mncd_audit_named(d, "workspace.taint", NULL, mncd_peer_name(d, w.agent), NULL, "error", "internal", det);
+    }
     kk->w[i] = kk->w[--kk->n_w];
     mncd_reg_free(&w.reg);
     if (w.wd >= 0)

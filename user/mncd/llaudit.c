@@ -116,9 +116,19 @@ struct mncd_llaudit {
     unsigned pc_next;
 };
 
-static void ll_audit(mncd *d, const char *sender, const char *decision, const char *reason, const char *detail)
+/* A count as the power-of-two class it falls in ("0", "1", "2-3", "4-7", ...): the exact count
+ * of an agent's denials is the agent's to choose (docs/threat-model.md, "Records about agents"). */
+static const char *count_class(uint64_t n, char *out, size_t len)
 {
-    mncd_audit_named(d, "kernel.landlock", sender, NULL, NULL, decision, reason, detail);
+    if (n < 2) {
+        snprintf(out, len, "%" PRIu64, n);
+        return out;
+    }
+    int k = 0;
+    while (k < 62 && (n >> (k + 1)))
+        k++;
+    snprintf(out, len, "%" PRIu64 "-%" PRIu64, (uint64_t)1 << k, ((uint64_t)2 << k) - 1);
+    return out;
 }
 
 static void ll_audit_state(mncd *d, const char *decision, const char *reason, const char *detail)
@@ -239,14 +249,11 @@ static int hexval(int c)
                                   : -1;
 }
 
-/* An untrusted field value (raw, rl bytes, as in the record) as printable text: strings come
- * "quoted" or hex-encoded (may_hex: only string fields; ino=10952922 is a number); an abstract
- * socket name's leading NUL is shown as '@'; any byte outside 0x20..0x7e, and '"' and '\\',
- * become '?' (the text is the agent's choice: it must not forge fields of the detail, which
- * quotes it). A value cut at n - 1 bytes ends in "...". */
-static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
+/* A field value as the kernel wrote it (raw, rl bytes): "quoted", hex-encoded (may_hex: only
+ * string fields; ino=10952922 is a number) or plain, decoded into its bytes. Returns the length
+ * (at most n). */
+static size_t decode(const char *raw, size_t rl, bool may_hex, unsigned char *out, size_t n)
 {
-    size_t o = 0;
     bool hex = may_hex && rl >= 2 && rl % 2 == 0 && raw[0] != '"';
     for (size_t i = 0; hex && i < rl; i++)
         hex = hexval((unsigned char)raw[i]) >= 0;
@@ -254,21 +261,35 @@ static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_
         raw++;
         rl = rl >= 2 && raw[rl - 2] == '"' ? rl - 2 : rl - 1;
     }
-    size_t i = 0;
-    for (; i < rl && o + 1 < n; i += hex ? 2 : 1) {
-        int c = hex ? hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]) : (unsigned char)raw[i];
-        if (c == 0 && o == 0)
-            c = '@';
+    size_t o = 0;
+    for (size_t i = 0; i < rl && o < n; i += hex ? 2 : 1)
+        out[o++] = hex ? (unsigned char)(hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]))
+                       : (unsigned char)raw[i];
+    return o;
+}
+
+/* An untrusted field value (raw, rl bytes, as in the record) as printable text (the blockers:
+ * the kernel's names of access rights): decoded; an abstract socket name's leading NUL shown as
+ * '@'; any byte outside 0x20..0x7e, and '"' and '\\', become '?'. A value cut at n - 1 bytes
+ * ends in "...". */
+static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
+{
+    unsigned char b[LL_OBJ_MAX];
+    size_t bl = decode(raw, rl, may_hex, b, sizeof(b)), o = 0, i = 0;
+    for (; i < bl && o + 1 < n; i++) {
+        int c = b[i] == 0 && o == 0 ? '@' : b[i];
         out[o++] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
     }
-    if (i < rl && o >= 3)
+    if (i < bl && o >= 3)
         memcpy(out + o - 3, "...", 3); /* cut: say so */
     out[o] = 0;
 }
 
-/* The object of an ACCESS record: every field but domain and blockers, string fields decoded
- * and quoted, names chosen by the processes themselves (comm, ocomm) left out. */
-static void access_object(const char *f, char *out, size_t n)
+/* The object of an ACCESS record: every field but domain and blockers, each value as the keyed
+ * hash of its bytes (mncd_hv: the path, name, inode or port is the agent's choice, and which of
+ * several files it was refused would otherwise spell what it holds); names chosen by the
+ * processes themselves (comm, ocomm) left out. `mncctl audit hash PATH` finds a path's records. */
+static void access_object(mncd *d, const char *f, char *out, size_t n)
 {
     size_t o = 0;
     out[0] = 0;
@@ -279,14 +300,19 @@ static void access_object(const char *f, char *out, size_t n)
         size_t tl = te ? (size_t)(te - p) : strlen(p);
         const char *eq = memchr(p, '=', tl);
         size_t kl = eq ? (size_t)(eq - p) : 0;
-        char key[32], val[LL_OBJ_MAX];
+        char key[32], h[MNC_AUDIT_HV_MAX];
+        unsigned char val[LL_OBJ_MAX];
         if (eq && kl < sizeof(key)) {
             memcpy(key, p, kl);
             key[kl] = 0;
-            if (strcmp(key, "domain") && strcmp(key, "blockers") && strcmp(key, "comm") && strcmp(key, "ocomm")) {
+            bool known = true;
+            for (size_t i = 0; i < kl; i++)
+                known &= (key[i] >= 'a' && key[i] <= 'z') || key[i] == '_';
+            if (known && strcmp(key, "domain") && strcmp(key, "blockers") && strcmp(key, "comm") &&
+                strcmp(key, "ocomm")) {
                 bool str = !strcmp(key, "path") || !strcmp(key, "dev") || !strcmp(key, "name") || !strcmp(key, "exe");
-                untrusted(eq + 1, tl - kl - 1, str, val, sizeof(val));
-                int w = snprintf(out + o, n - o, str ? "%s%s \"%s\"" : "%s%s %s", o ? ", " : "", key, val);
+                size_t vl = decode(eq + 1, tl - kl - 1, str, val, sizeof(val));
+                int w = snprintf(out + o, n - o, "%s%s %s", o ? ", " : "", key, mncd_hv(d, val, vl, h));
                 o = w < 0 ? o : o + (size_t)w >= n ? n - 1 : o + (size_t)w;
             }
         }
@@ -423,17 +449,17 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
         arm(la, (long)(1000 - (now - la->last_drop_report_ms)));
         return;
     }
-    char ov[320] = "";
+    char ov[320] = "", c1[48], c2[48], c3[48];
     int ol = 0;
     if (la->overflows_unreported)
         ol = snprintf(ov, sizeof(ov),
-                      "; mncd's receive queue overflowed %" PRIu64 " time(s): an unknown number of records were lost",
-                      la->overflows_unreported);
+                      "; mncd's receive queue overflowed (%s time(s)): an unknown number of records were lost",
+                      count_class(la->overflows_unreported, c1, sizeof(c1)));
     struct audit_status st;
     if (audit_ctl(AUDIT_GET, NULL, &st) == 0 && st.lost != la->lost_reported) {
         snprintf(ov + ol, sizeof(ov) - (size_t)ol,
-                 "; the kernel's audit queue lost %u record(s) (host-wide, any type) since the last report",
-                 st.lost - la->lost_reported);
+                 "; the kernel's audit queue lost %s record(s) (host-wide, any type) since the last report",
+                 count_class(st.lost - la->lost_reported, c1, sizeof(c1)));
         la->lost_reported = st.lost;
     }
     for (int i = 0; i < la->n_b; i++) {
@@ -441,12 +467,14 @@ static void report_drops(mncd *d, mncd_llaudit *la, bool force)
         if (!b->unreported && (i || !ov[0]))
             continue;
         char det[700];
-        snprintf(
-            det, sizeof(det),
-            "%" PRIu64 " Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %" PRIu64
-            " dropped in total (all agents)",
-            b->unreported, i ? "" : " (not attributed, or unparsable)", LL_RATE, LL_BURST, i ? "" : ov, la->n_dropped);
-        ll_audit(d, i ? d->policy->principals[i - 1].name : NULL, "deny", "landlock_dropped", det);
+        snprintf(det, sizeof(det),
+                 "%s Landlock denial(s)%s not audited one by one (rate limit %d/s, burst %d, per agent)%s; %s "
+                 "dropped in total (all agents)",
+                 count_class(b->unreported, c2, sizeof(c2)), i ? "" : " (not attributed, or unparsable)", LL_RATE,
+                 LL_BURST, i ? "" : ov, count_class(la->n_dropped, c3, sizeof(c3)));
+        /* a summary, at most one per agent per second: not charged to the agent's budget */
+        mncd_audit_summary(d, "kernel.landlock", i ? d->policy->principals[i - 1].name : NULL, "deny",
+                           "landlock_dropped", det);
         b->unreported = 0;
     }
     la->drops_unreported = la->overflows_unreported = 0;
@@ -476,7 +504,7 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
     int agent;
     enum ll_verdict v = where(d, la, pid, uid, &agent, cg, sizeof(cg));
     const char *how = "";
-    char howbuf[700];
+    char howbuf[700], cgh[MNC_AUDIT_HV_MAX], pidh[MNC_AUDIT_HV_MAX];
     if (!dm && (v == V_AGENT || v == V_FOREIGN))
         dm = dom_get(la, dn->domain); /* its allocated record came before mncd started */
     if (dm && v == V_AGENT && dm->v == V_UNKNOWN) {
@@ -488,7 +516,8 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
     if (v == V_FOREIGN && dm && dm->v == V_AGENT) {
         agent = dm->agent;
         snprintf(howbuf, sizeof(howbuf),
-                 " (now in cgroup %.500s, outside the agent's: agent known from its Landlock domain)", cg);
+                 " (now in cgroup %s, outside the agent's: agent known from its Landlock domain)",
+                 mncd_hv_str(d, cg, cgh));
         how = howbuf;
     } else if (v == V_FOREIGN || (v == V_GONE && dm && dm->v == V_FOREIGN)) {
         la->n_ignored++; /* not an mnc agent's process */
@@ -502,7 +531,8 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
         la->n_unattributed++;
     } else if (v == V_TREE) {
         agent = dm && dm->v == V_AGENT ? dm->agent : -1;
-        snprintf(howbuf, sizeof(howbuf), " (cgroup %.500s: in the mnc tree, not a registered agent cgroup)", cg);
+        snprintf(howbuf, sizeof(howbuf), " (cgroup %s: in the mnc tree, not a registered agent cgroup)",
+                 mncd_hv_str(d, cg, cgh));
         how = howbuf;
     } else {
         snprintf(howbuf, sizeof(howbuf), " (cgroup %.500s)", cg);
@@ -514,10 +544,13 @@ static void emit(mncd *d, mncd_llaudit *la, const ll_event *e, const ll_denial *
         return;
     }
     char det[1600];
-    snprintf(det, sizeof(det), "Landlock denied %s: %s; pid %ld%s%s; domain %" PRIx64, dn->blockers,
-             dn->obj[0] ? dn->obj : "(no object)", pid, e->pid > 0 ? "" : " (the domain's creator)", how, dn->domain);
-    const char *name = agent >= 0 && agent < d->policy->n_principals ? d->policy->principals[agent].name : NULL;
-    ll_audit(d, name, "deny", "landlock", det);
+    /* the pid as a keyed hash: an agent picks which of its processes is refused, and pids are
+     * allocated in order (`mncctl audit hash PID` finds a process's records) */
+    snprintf(det, sizeof(det), "Landlock denied %s: %s; pid %s%s%s; domain %" PRIx64, dn->blockers,
+             dn->obj[0] ? dn->obj : "(no object)", mncd_hv_u64(d, (uint64_t)pid, pidh),
+             e->pid > 0 ? "" : " (the domain's creator)", how, dn->domain);
+    mncd_audit_event(d, "kernel.landlock", agent >= 0 && agent < d->policy->n_principals ? agent : -1, NULL, NULL,
+                     "deny", "landlock", det);
     la->n_audited++;
 }
 
@@ -594,7 +627,7 @@ static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
         if (rec_field(f, "blockers", b, sizeof(b)) < 0)
             snprintf(b, sizeof(b), "?");
         untrusted(b, strlen(b), false, dn->blockers, sizeof(dn->blockers));
-        access_object(f, dn->obj, sizeof(dn->obj));
+        access_object(d, f, dn->obj, sizeof(dn->obj));
     } else if (type == AUDIT_LANDLOCK_DOMAIN) {
         uint64_t id = rec_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
         char st[32];

@@ -137,7 +137,9 @@ typedef struct uid_count {
 typedef struct loop {
     mncd *d;
     int ep, lfd, sfd;
+    int spare; /* an fd kept in reserve: freed to accept the admin when the fd table is full */
     bool stopping;
+    bool reload; /* SIGHUP: stop like SIGTERM, then main() re-executes mncd (docs/mncd.md) */
     client **touched;
     size_t n_touched, cap_touched;
     client *clients;
@@ -239,18 +241,29 @@ static void respond(loop *l, client *c, cJSON *resp)
  * it. Refused with an error and one audit record. */
 static void refuse_line(loop *l, client *c, cJSON *id)
 {
-    char det[200];
-    if (!c->line_from.known)
+    char det[200], rec[200], p1[MNC_AUDIT_HV_MAX], p2[MNC_AUDIT_HV_MAX];
+    /* the record names the pids by keyed hash (an agent picks which of its processes writes:
+     * docs/threat-model.md, "Records about agents") and counts against the connection's agent */
+    if (!c->line_from.known) {
         snprintf(det, sizeof(det),
                  "request refused: the kernel gave no sender credentials for "
                  "its bytes (connection of pid %d)",
                  (int)c->who.pid);
-    else
+        snprintf(rec, sizeof(rec),
+                 "request refused: the kernel gave no sender credentials for its bytes (connection of pid %s)",
+                 mncd_hv_u64(l->d, (uint64_t)c->who.pid, p1));
+    } else {
         snprintf(det, sizeof(det),
                  "request refused: its bytes came from more than one sender "
                  "(first pid %d uid %u; connection of pid %d)",
                  (int)c->line_from.pid, (unsigned)c->line_from.uid, (int)c->who.pid);
-    mncd_audit(l->d, "request", -1, -1, NULL, "deny", MNC_R_INVALID, det);
+        snprintf(rec, sizeof(rec),
+                 "request refused: its bytes came from more than one sender (first pid %s uid %u; connection of "
+                 "pid %s)",
+                 mncd_hv_u64(l->d, (uint64_t)c->line_from.pid, p1), (unsigned)c->line_from.uid,
+                 mncd_hv_u64(l->d, (uint64_t)c->who.pid, p2));
+    }
+    mncd_audit(l->d, "request", c->who.agent, -1, NULL, "deny", MNC_R_INVALID, rec);
     respond(l, c, mnc_resp_error(id, MNC_R_INVALID, "%s", det));
 }
 
@@ -833,18 +846,24 @@ static void refuse_conn(int fd, const char *cap, size_t limit)
 static void do_accept(loop *l)
 {
     for (;;) {
+        if (l->spare < 0)
+            l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
         int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        bool from_spare = false;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
+            /* The fd table is full: the reserve makes room for one connection, served only if
+             * it is the admin's (below); anyone else is told and closed. */
+            close(l->spare);
+            l->spare = -1;
+            fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            from_spare = fd >= 0;
+        }
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 fprintf(stderr, "mncd: accept: %s\n", strerror(errno));
             return;
-        }
-        if (l->d->n_clients >= l->d->cfg.max_clients) {
-            refuse_conn(fd, "max_clients", l->d->cfg.max_clients);
-            close(fd);
-            continue;
         }
         /* Inherited from the listener (make_listener); set again so that a kernel that did not
          * copy them still attributes what follows. A chunk without credentials is refused
@@ -879,13 +898,24 @@ static void do_accept(loop *l)
         }
         peer_hold(c, peer_pidfd);
         mncd_ident_tree_rule(&c->who); /* unregistered cgroup in the mnc tree: nobody */
+        /* The global cap after the identity: the admin (uid, outside every agent cgroup and the
+         * mnc tree, by the kernel's SO_PEERCRED) always gets through, whatever others hold
+         * (issue 36, 5c: one agent's 1,100 connections locked `mncctl whoami` out). */
+        if (!c->who.admin && (from_spare || l->d->n_clients >= l->d->cfg.max_clients)) {
+            refuse_conn(fd, "max_clients", l->d->cfg.max_clients);
+            close(fd);
+            if (c->peer_pidfd >= 0)
+                close(c->peer_pidfd);
+            free(c);
+            continue;
+        }
         const char *cap = cap_take(l, c);
         if (cap) {
             bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;
-            char det[160];
-            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %d uid %u)", cap,
-                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid, (int)c->who.pid,
-                     (unsigned)c->who.uid);
+            char det[160], ph[MNC_AUDIT_HV_MAX]; /* the pid by keyed hash (core.c) */
+            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %s uid %u)", cap,
+                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid,
+                     mncd_hv_u64(l->d, (uint64_t)c->who.pid, ph), (unsigned)c->who.uid);
             mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny", MNC_R_INTERNAL, det);
             /* The error line leaves after this iteration's commit (the audit record is durable
              * first, as for every response); the connection is then closed. It is never read. */
@@ -1016,14 +1046,32 @@ static bool commit(loop *l)
     return true;
 }
 
+/* SIGHUP: a restart in place on the edited config and policy, if it would start (reload.c);
+ * otherwise the daemon keeps its policy. Both audited. */
+static void on_reload(loop *l)
+{
+    char why[1024];
+    bool ok = mncd_reload_check(l->d, why, sizeof(why)) == 0;
+    char det[1100];
+    snprintf(det, sizeof(det), "%s: %s", ok ? "reloading (restart in place)" : "reload refused, policy kept", why);
+    fprintf(stderr, "mncd: SIGHUP: %s\n", det);
+    mncd_audit(l->d, "daemon.reload", -1, -1, NULL, ok ? "allow" : "deny", ok ? MNC_OK : MNC_R_INVALID, det);
+    if (ok) {
+        l->reload = true;
+        l->d->reload = true;
+        l->stopping = true;
+    }
+}
+
 int mncd_run(mncd *d)
 {
-    loop l = {.d = d, .ep = -1, .lfd = -1, .sfd = -1};
+    loop l = {.d = d, .ep = -1, .lfd = -1, .sfd = -1, .spare = -1};
     int rc = 1;
     sigset_t ss;
     sigemptyset(&ss);
     sigaddset(&ss, SIGTERM);
     sigaddset(&ss, SIGINT);
+    sigaddset(&ss, SIGHUP); /* reload: reload.c */
     signal(SIGPIPE, SIG_IGN);
     if (sigprocmask(SIG_BLOCK, &ss, NULL) != 0 || (l.sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
         (l.ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
@@ -1079,7 +1127,10 @@ int mncd_run(mncd *d)
             } else if (evs[i].data.ptr == &l.sfd) {
                 struct signalfd_siginfo si;
                 while (read(l.sfd, &si, sizeof(si)) == sizeof(si))
-                    l.stopping = true;
+                    if (si.ssi_signo != SIGHUP)
+                        l.stopping = true;
+                    else if (!l.stopping)
+                        on_reload(&l);
             } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {
                 mncd_kern_ready(d, *(int *)evs[i].data.ptr);
             } else if (evs[i].data.ptr >= (void *)l.jobs && evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS)) {
@@ -1143,7 +1194,8 @@ int mncd_run(mncd *d)
             if (evs[i].data.ptr >= (void *)l.jobs && evs[i].data.ptr < (void *)(l.jobs + MAX_JOBS))
                 job_resume(&l, evs[i].data.ptr);
     }
-    mncd_audit(d, "daemon.stop", -1, -1, NULL, "allow", MNC_OK, "SIGTERM");
+    mncd_audit(d, "daemon.stop", -1, -1, NULL, "allow", MNC_OK,
+               l.reload ? "SIGHUP: reload (mncd restarts in place)" : "SIGTERM");
     if (!commit(&l))
         goto out;
     mncd_fleet_anchor(d, true); /* always at shutdown */
@@ -1185,6 +1237,8 @@ out:
     }
     if (l.sfd >= 0)
         close(l.sfd);
+    if (l.spare >= 0)
+        close(l.spare);
     if (l.ep >= 0)
         close(l.ep);
     mnc_lb_set_wait(d->ledger, NULL, NULL, NULL);

@@ -8,6 +8,8 @@
  * and records in the audit log.
  */
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +79,14 @@ static bool free_at_exit(void)
 
 int main(int argc, char **argv)
 {
-    static mncd d;       /* large (config tables); static keeps it off the stack */
+    static mncd d; /* large (config tables); static keeps it off the stack */
+    d.argc = argc;
+    d.argv = argv;
+    /* a reload re-executes mncd from its loop, which blocks SIGTERM, SIGINT and SIGHUP (read
+     * through a signalfd): the mask survives exec, and the start must not run with it */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     mnc_json_use_pool(); /* cJSON's items from free lists (json_write.h): requests, answers */
     int rc = mncd_config_load(&d.cfg, argc, argv);
     if (rc != 0)
@@ -161,5 +170,13 @@ out:
     mnc_audit_close(d.audit);
     mnc_policy_free(d.policy);
     mncd_config_free(&d.cfg);
+    if (rc == 0 && d.reload) {
+        /* SIGHUP (reload.c): the same program, arguments and pid; every fd is close-on-exec,
+         * the state dir's lock goes with them, the pinned kernel state stays */
+        fflush(NULL);
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "mncd: reload: exec /proc/self/exe: %s; stopped\n", strerror(errno));
+        return 1;
+    }
     return rc;
 }

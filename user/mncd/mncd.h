@@ -28,10 +28,11 @@
  *                  verbs and status
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
+ *   reload.c       SIGHUP: checks that a restart on the edited config and policy would start
  *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
  *                  bounds, commit (journal + audit fsync) before any response of the iteration
  *                  is sent
- *   main.c         startup, shutdown
+ *   main.c         startup, shutdown, and the restart in place of a reload
  * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
  * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
  * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
@@ -68,6 +69,7 @@
 #define MNCD_DEFAULT_MAX_OUTPUT (8u << 20)      /* per-client queued response bytes */
 #define MNCD_MAX_INBOX 1000000                  /* queued deliveries per agent (~64 B each) */
 #define MNCD_DEFAULT_QUARANTINE_MAX (16u << 20) /* per agent and stream */
+#define MNCD_MAX_READS 32                       /* agent.register "reads" (== mncctl run's RUN_MAX_READ) */
 
 typedef struct mncd_config {
     char socket[108];
@@ -225,7 +227,8 @@ typedef struct mncd_inbox {
 
 typedef struct mncd_mem {
     mnc_hnode h;     /* key: key */
-    const char *key; /* "store/key": the node's key (in the entry's block) */
+    const char *key; /* "store/H": the node's key (in the entry's block); H is the keyed hash of
+                      * the agent's key (mncd_hv_id), never the key itself */
     mnc_oid id;
     uint16_t writer;
     uint64_t time_ms;
@@ -242,6 +245,13 @@ typedef struct mncd_store {
     char *batch;
     size_t batch_len, batch_cap;
     mnc_audit *audit; /* its deferred lines ride in the journal record (store.c) */
+    /* the per-host key of the keyed hashes (mnc/audit.h: STATE_DIR/audit.key), loaded (made at
+     * the first start) by mncd_store_open: memory keys are stored as hashes under it */
+    unsigned char hkey[MNC_AUDIT_KEY_LEN];
+    bool hkey_ok;
+    /* per memory store (principal id), the key label: the ⊓ of the labels of every agent that
+     * ever wrote a key there (label.c); NULL: none yet. Every lookup there confers it. */
+    struct mncd_label **mlbl;
     char path[PATH_MAX];
     char err[PATH_MAX + 2048];
 } mncd_store;
@@ -260,8 +270,15 @@ int mncd_store_touch(mncd_store *s, const mnc_disclosure *d);       /* object ch
 int mncd_store_push(mncd_store *s, int agent, const mnc_oid *id, int from, bool forwarded, uint64_t now_ms);
 /* Pops the head of agent's inbox into *out. Returns 1 if popped, 0 if empty, -1 on OOM. */
 int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out);
-int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer, uint64_t now_ms);
-const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *key);
+/* Memory entries by hashed key (hkey: mncd_hv_id of the agent's key). put: wl is the writer's
+ * label (mncd_label_of; NULL or empty: none), met into the store's key label and journaled. */
+#define MNCD_KEY_HEX 32
+struct mncd_label;
+int mncd_store_mem_put(mncd_store *s, int store, const char *hkey, const mnc_oid *id, int writer, uint64_t now_ms,
+                       const struct mncd_label *wl);
+const mncd_mem *mncd_store_mem_get(const mncd_store *s, int store, const char *hkey);
+/* The store's key label (NULL: no labelled writer yet). */
+const struct mncd_label *mncd_store_mem_label(const mncd_store *s, int store);
 /* Writes this iteration's changes and the audit log's pending (deferred) lines as one journal
  * record (durable on return), then writes those lines to the audit log. 0 or -1. */
 int mncd_store_commit(mncd_store *s);
@@ -282,6 +299,46 @@ void mncd_flow_reset(mncd *d, int agent);
  * *blocking = the held contract whose scope forbids it, or MNC_R_INTERNAL without a record. */
 mnc_reason mncd_flow_check(const mncd *d, int agent, int contract, int recipient, int *blocking);
 
+/* ---- labels (label.c; docs/protocol.md, "Identifiers an agent chooses"): what an identifier
+ * an agent writes into mncd carries - the intersection of the scopes of everything it holds.
+ * Per contract of a held object the ∩ of their sinks and the AND of their memory bits (one of
+ * the objects' ids stands for them), and the agent's kernel taint when it says tainted. */
+#define MNCD_LABEL_MAX 32
+typedef struct mncd_label_e {
+    uint16_t contract;
+    mnc_set sinks;
+    bool memory;
+    mnc_oid rep;
+} mncd_label_e;
+typedef struct mncd_label {
+    int n;
+    mncd_label_e e[MNCD_LABEL_MAX];
+    bool kt; /* the kernel part below is set */
+    mnc_set kt_sinks;
+    bool kt_memory;
+} mncd_label;
+/* The label of what agent chooses now (flow.c's record + its kernel taint entry; an entry that
+ * cannot be read counts as the tightest). 0, or -1 without a flow record. */
+int mncd_label_of(mncd *d, int agent, mncd_label *out);
+/* flow.c's part of it. 0, or -1 without a flow record. */
+int mncd_flow_label(const mncd *d, int agent, mncd_label *out);
+bool mncd_label_empty(const mncd_label *l);
+/* l := l ⊓ the scope (contract, sinks, memory); rep: an object of it. */
+void mncd_label_add(mncd_label *l, uint16_t contract, const mnc_set *sinks, bool memory, const mnc_oid *rep);
+void mncd_label_meet(mncd_label *a, const mncd_label *b); /* a := a ⊓ b */
+/* Where something carrying l may go, as one scope: the ∩ of all sinks, the AND of memory. */
+void mncd_label_scope(const mncd_label *l, mnc_set *sinks, bool *memory);
+/* Gives agent the label (a reader learnt something that carries it): flow.c's record, then its
+ * kernel taint (mncd_kern_hold: map, workspace, sweep, fd scan). 0, or -1: the caller must not
+ * answer with what it learnt (fail closed; the failure is audited). */
+int mncd_label_confer(mncd *d, int agent, const mncd_label *l, const char *op);
+/* Does agent's kernel taint entry say tainted (or can it not be read)? false with the layer off. */
+bool mncd_label_kernel_tainted(mncd *d, int agent);
+/* {"c":[{"k":contract,"o":hex,"s":[sinks],"m":bool}...][,"kt":{"s":[..],"m":bool}]} */
+struct mnc_jbuf;
+int mncd_label_write_json(struct mnc_jbuf *b, const mnc_policy *p, const mncd_label *l);
+int mncd_label_from_json(const mnc_policy *p, const cJSON *j, mncd_label *out); /* 0 or -1 */
+
 /* ---- the daemon */
 typedef struct mncd {
     mncd_config cfg;
@@ -299,6 +356,12 @@ typedef struct mncd {
     struct mnc_lbackend *ledger;
     struct mncd_kern *kern; /* kernel layer (kern.c); NULL with --kernel off */
     struct mncd_flow *flow; /* flow.c */
+    /* reload.c: the command line main() re-executes on SIGHUP (after the loop stopped and
+     * reload was set) */
+    int argc;
+    char **argv;
+    bool reload;
+    struct mncd_recs *recs; /* core.c: record budgets and the scrub */
 } mncd;
 
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */
@@ -314,11 +377,72 @@ void mncd_audit(mncd *d, const char *op, int sender, int receiver, const mnc_oid
 void mncd_audit_named(mncd *d, const char *op, const char *sender, const char *receiver, const mnc_oid *obj,
                       const char *decision, const char *reason, const char *detail);
 
+/* Records about agents (docs/threat-model.md, "Records about agents"; core.c says how).
+ * A record about an agent holds names and ids mncd chose, classes, coarse counts, and keyed
+ * hashes of whatever the agent chose: callers hash such values with mncd_hv* before they put
+ * them into a detail. Every record about a tainted agent takes a token of its budget (rate
+ * MNCD_REC_RATE per second, burst MNCD_REC_BURST); without one it is folded into a count that
+ * an "audit.folded" record reports (a power-of-two class, at most once a second per agent). */
+#define MNCD_REC_RATE 20
+#define MNCD_REC_BURST 200
+/* A record's token for v: "h:" + a fresh salt + "." + 16 hex digits of the keyed hash
+ * (mnc/audit.h, mnc_audit_hv_token); out, "h:?" without the key. */
+const char *mncd_hv(mncd *d, const void *v, size_t n, char out[MNC_AUDIT_HV_MAX]);
+const char *mncd_hv_str(mncd *d, const char *s, char out[MNC_AUDIT_HV_MAX]);
+const char *mncd_hv_u64(mncd *d, uint64_t v, char out[MNC_AUDIT_HV_MAX]); /* the decimal text */
+/* "h:" + 32 hex digits: identifiers mncd stores in place of an agent's (memory keys, release
+ * ids), where two values must not share one by chance. */
+const char *mncd_hv_id(mncd *d, const void *v, size_t n, char out[MNC_AUDIT_HV_MAX]);
+/* An agent's records count against its budget from now on (true: it holds something; flow.c)
+ * or no longer (false: taint.reset). */
+void mncd_rec_tainted(mncd *d, int agent, bool tainted);
+bool mncd_rec_is_tainted(mncd *d, int agent);
+/* A record of an event the kernel reported about agent (a denial, withheld output): budgeted
+ * whether or not mncd knows the agent tainted; sender = the agent's name. */
+void mncd_audit_event(mncd *d, const char *op, int agent, const char *receiver, const mnc_oid *obj,
+                      const char *decision, const char *reason, const char *detail);
+/* A record that summarises others (drop and fold reports), bounded by its writer to one per
+ * agent per second: not charged to a budget. */
+void mncd_audit_summary(mncd *d, const char *op, const char *sender, const char *decision, const char *reason,
+                        const char *detail);
+/* Writes the audit.folded records that are due (tick) or all of them (flush, at shutdown). */
+void mncd_audit_tick(mncd *d);
+void mncd_audit_flush(mncd *d);
+/* Records folded, and request strings the scrub replaced, since start (status). */
+uint64_t mncd_audit_folded(const mncd *d);
+uint64_t mncd_audit_scrubbed(const mncd *d);
+/* The strings the request being handled carried (pointers valid until the next call; NULL, 0
+ * after it): replaced by their hash wherever a record would carry them. */
+void mncd_rec_scrub_set(mncd *d, const char *const *vals, int n);
+void mncd_recs_free(mncd *d);
+
+/* ---- what an agent chooses (chosen.c) */
+/* The strings of q (from anyone but the admin) for the record scrub; q NULL: none. */
+void mncd_scrub_request(mncd *d, const mncd_ident *w, const mnc_request *q);
+/* An agent the kernel says tainted (and mncd's record not yet): its records count against its
+ * budget from now on. */
+void mncd_note_kernel_taint(mncd *d, const mncd_ident *w);
+/* The identifiers a tainted issuer names in a disclose (subject, release): sets mx->release;
+ * NULL, or a refusal (audited). */
+struct mncd_mncl_ctx;
+cJSON *mncd_tainted_identifiers(mncd *d, const mncd_ident *w, const mnc_request *q, int contract,
+                                struct mncd_mncl_ctx *mx);
+/* A tainted deriver's lifetime: each part rounded down to mncd's ladder. */
+void mncd_ladder_lifetime(mnc_lifetime *life);
+/* The whoami verb (whoami.c). */
+cJSON *mncd_whoami(mncd *d, const mncd_ident *w, const mnc_request *q);
+
 /* Handles one parsed request from caller `who`; returns the response (never NULL unless OOM). */
 cJSON *mncd_handle(mncd *d, const mncd_ident *who, const mnc_request *req);
 
-/* Runs the event loop until SIGTERM/SIGINT. Returns the process exit code. */
+/* Runs the event loop until SIGTERM/SIGINT, or SIGHUP with a reload that mncd_reload_check
+ * accepts (d->reload set: the caller re-executes mncd). Returns the process exit code. */
 int mncd_run(mncd *d);
+
+/* ---- reload (reload.c): SIGHUP is a validated restart in place. 0 if the config, the policy
+ * it names and everything the state journal holds load anew (why: a summary), else -1 with
+ * why: the daemon keeps running on its old policy. */
+int mncd_reload_check(mncd *d, char *why, size_t n);
 
 /* ---- MNC-L and MNC-D (mncl_gate.c: the ledger gate; mncd_failure.c: the failure handler)
  *
@@ -341,6 +465,9 @@ typedef struct mncd_mncl_ctx {
     double charged;    /* ΔR charged for the release (after mncd_mncl_charge) */
     uint64_t version;  /* the history version `history` is (ledger_backend.h) */
     bool replayed;     /* a retried release id already charged: handed out uncharged */
+    /* the release id the ledger keys the charge by: the request's, or for a tainted issuer the
+     * keyed hash of (issuer, release) (verbs.c: an identifier it chose); NULL: the object id */
+    const char *release;
 } mncd_mncl_ctx;
 
 /* Opens the ledger and the MNC-D queue. A torn ledger tail is truncated, printed and audited;
@@ -462,19 +589,24 @@ void mncd_kern_status(mncd *d, cJSON *resp);
  * whether it runs --as-root, and its workspaces. Kept with the registration (and in a trusted.*
  * xattr on the cgroup directory, so a restarted mncd adopts it). */
 typedef struct mncd_reg {
-    bool known; /* uid given (registrations by an older launcher carry nothing) */
+    char agent[MNC_NAME_MAX]; /* the agent registered, by name ("" from an older mncd): a restart
+                               * adopts the cgroup by this name, never by a number alone */
+    bool known;               /* uid given (registrations by an older launcher carry nothing) */
     uint32_t uid;
     bool root;
     int n_ws;
     char *ws[MNC_MAX_WORKSPACE]; /* realpaths, heap */
+    int n_rd;
+    char *rd[MNCD_MAX_READS]; /* read grants (--read), realpaths, heap (labels.h) */
 } mncd_reg;
 void mncd_reg_free(mncd_reg *r);
 /* ---- quarantine (quarantine.c): output of a tainted agent that `mncctl run`'s stdio relay
  * withheld (user/mncctl/run_relay.h). Admin verb quarantine.put {agent, stream, data (base64),
  * lost}: appends the bytes to STATE_DIR/quarantine/<agent>.<stream> (dir 0700, file 0600,
  * O_NOFOLLOW) up to cfg.quarantine_max bytes per file, and writes ONE audit record per call
- * (op "quarantine", decision "withheld") naming the agent, the stream, the byte count, the
- * bytes kept and lost, and the objects the agent holds (the ids its taint comes from). The
+ * (op "quarantine", decision "withheld") naming the agent, the stream, whether all of it was
+ * kept (a class, no byte counts: they are the agent's choice), and the objects the agent holds
+ * (the ids its taint comes from); the record counts against the agent's budget. The
  * caller is the admin (mncd_handle checked); a caller identified by cgroup is refused here
  * too. Returns a response. */
 cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);

@@ -797,7 +797,8 @@ static int check_receipt(mncd *d, const dreq *r, const cJSON *receipt, const mnc
     for (const cJSON *it = receipt->child; it; it = it->next) {
         int f = mnc_policy_field(p, it->string);
         if (f < 0 || !mnc_set_has(&ct->scope.fields, (unsigned)f)) {
-            snprintf(why, n, "receipt field \"%.64s\" is %s", it->string,
+            char fh[MNC_AUDIT_HV_MAX]; /* a name the broker chose: its keyed hash */
+            snprintf(why, n, "receipt field %s is %s", f < 0 ? mncd_hv_str(d, it->string, fh) : p->fields[f].name,
                      f < 0 ? "not a policy field" : "outside the contract's fields");
             return -1;
         }
@@ -887,7 +888,10 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
     cJSON *resp = NULL;
     if (q->failure) {
         m->c.broker_failure++;
-        snprintf(r->detail, sizeof(r->detail), "broker failure: %s", q->failure);
+        /* the code is the broker's choice: its keyed hash (docs/threat-model.md, "Records about
+         * agents"); the detail reaches the audit log and the approval queue */
+        char fh[MNC_AUDIT_HV_MAX];
+        snprintf(r->detail, sizeof(r->detail), "broker failure: %s", mncd_hv_str(d, q->failure, fh));
         audit_req(d, "broker.reply", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
         advance_linked(d, r, now);
         resp = mnc_resp_new(q->id, true, "allow", MNC_OK);

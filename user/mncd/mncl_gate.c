@@ -128,6 +128,12 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
     mnc_ledger_rc rc =
         !isfinite(delta) || delta < 0 || !c.recipient ? MNC_LEDGER_ERROR : mnc_lb_charge(m->ledger, d->policy, &c, res);
     char det[320];
+    /* The record names the subject and an agent's release id by their keyed hashes: both are
+     * the issuer's choice (docs/threat-model.md, "Records about agents"); the object id is
+     * mncd's. */
+    char subj_h[MNC_AUDIT_HV_MAX], rel_h[MNC_AUDIT_HV_MAX];
+    mncd_hv_str(d, subject, subj_h);
+    const char *rel_shown = release ? mncd_hv_str(d, release, rel_h) : hex;
     if (rc == MNC_LEDGER_OK) {
         m->c.charges++;
         m->c.bits += res->delta;
@@ -139,8 +145,8 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
         char g1[32], g2[32];
         mnc_fmt_g6(g1, res->delta);
         mnc_fmt_g6(g2, res->spent);
-        const char *const parts[] = {"subject ", subject,     " release ",
-                                     c.release,  " charged ", g1,
+        const char *const parts[] = {"subject ", subj_h,      " release ",
+                                     rel_shown,  " charged ", g1,
                                      ", spent ", g2,          lim ? "" : " (approved: no caps)"};
         mnc_str_cat(det, sizeof(det), parts, sizeof(parts) / sizeof(parts[0]));
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK, det);
@@ -151,7 +157,7 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
         snprintf(det, sizeof(det),
                  "subject %s release %s already charged: handed out again "
                  "uncharged (a retried request)",
-                 subject, c.release);
+                 subj_h, rel_shown);
         mncd_audit(d, "ledger.charge", o->origin, o->scope.recipient, &o->id, "allow", MNC_OK, det);
         return rc;
     }
@@ -167,7 +173,7 @@ mnc_ledger_rc mncd_mncl_charge_release(mncd *d, const mnc_disclosure *o, const c
                                                         "different release"
                        : rc == MNC_LEDGER_UNAVAILABLE ? "the ledger is unavailable"
                                                       : "ledger write failed";
-    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subject, res->delta,
+    snprintf(why, n, "%s (subject %s, charge %.6g)%s%s", what, subj_h, res->delta,
              rc == MNC_LEDGER_ERROR || rc == MNC_LEDGER_UNAVAILABLE ? ": " : "",
              rc == MNC_LEDGER_ERROR         ? strerror(errno)
              : rc == MNC_LEDGER_UNAVAILABLE ? st
@@ -194,7 +200,7 @@ cJSON *mncd_mncl_charge(mncd *d, const mnc_request *q, int contract, int issuer,
     mnc_ledger_limits lim = {.epsilon = ct->epsilon, .budget = ct->budget};
     char why[768];
     mnc_lb_result res;
-    mnc_ledger_rc rc = mncd_mncl_charge_release(d, o, st->subject, q->release, risk, x->version,
+    mnc_ledger_rc rc = mncd_mncl_charge_release(d, o, st->subject, x->release, risk, x->version,
                                                 x->capped ? &lim : NULL, &res, why, sizeof(why));
     if (rc == MNC_LEDGER_OK || (rc == MNC_LEDGER_DUPLICATE && res.same)) {
         x->charged = rc == MNC_LEDGER_OK ? res.delta : 0;

@@ -7,7 +7,9 @@
  * bytes for an admin to review in STATE_DIR/quarantine/<agent>.<stream> (root-only: the
  * directory 0700, the file 0600, both owned by mncd's uid; the state dir is unreadable to
  * agents under Landlock), bounded per file by cfg.quarantine_max, and writes one audit record
- * per withholding with the objects the agent holds - the disclosures its taint comes from. */
+ * per withholding with the objects the agent holds - the disclosures its taint comes from -
+ * and no byte counts (how much the agent wrote is its choice); the record counts against the
+ * agent's record budget (core.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,7 +23,7 @@
 
 #include "mncd.h"
 
-#define QUARANTINE_MAX_OIDS 8 /* object ids named in one audit record (the count is exact) */
+#define QUARANTINE_MAX_OIDS 8 /* object ids named in one audit record (then "and more") */
 
 /* Decodes padded base64 (already validated by the protocol parser) into out (>= 3/4 of n).
  * Returns the decoded length, or -1 on a character outside the alphabet. */
@@ -164,17 +166,20 @@ cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q)
     char first_hex[MNC_OID_HEX];
     snprintf(first_hex, sizeof(first_hex), "%.32s", oids);
     bool have_first = h.n > 0 && mnc_oid_parse(first_hex, &first) == 0;
-    char why[160] = "";
+    /* No byte counts: how much a tainted agent writes, chunk by chunk, is its choice (a count
+     * per record spelled a secret, docs/threat-model.md "Records about agents"). What was kept
+     * or lost is said as a class; the bytes themselves are in the quarantine file. */
+    char why[160] = "all of it kept in quarantine";
     if (lost && wr != 0)
-        snprintf(why, sizeof(why), " (quarantine write failed: %s)", strerror(werr));
+        snprintf(why, sizeof(why), "not all of it kept: the quarantine write failed (%s)", strerror(werr));
     else if (lost)
-        snprintf(why, sizeof(why), " (%s)", kept < (size_t)n ? "quarantine bound reached" : "dropped by the relay");
+        snprintf(why, sizeof(why), "not all of it kept: %s",
+                 kept < (size_t)n ? "the quarantine bound was reached" : "the relay had to drop some");
     char det[1024];
-    snprintf(det, sizeof(det),
-             "stream %s: %ld bytes withheld, %zu kept in quarantine, %" PRIu64 " lost%s; "
-             "agent holds %d object(s)%s%s%s",
-             q->stream, n, kept, lost, why, h.n, h.n ? ": " : "", oids, h.n > QUARANTINE_MAX_OIDS ? ",..." : "");
-    mncd_audit(d, "quarantine", agent, -1, have_first ? &first : NULL, "withheld", MNC_R_LOG, det);
+    snprintf(det, sizeof(det), "stream %s: output withheld, %s; agent holds %s%s%s", q->stream, why,
+             h.n ? "objects " : "no object", oids, h.n > QUARANTINE_MAX_OIDS ? " and more" : "");
+    mncd_audit_event(d, "quarantine", agent, NULL, have_first ? &first : NULL, "withheld", mnc_reason_name(MNC_R_LOG),
+                     det);
     cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
     if (r) {
         cJSON_AddNumberToObject(r, "bytes", (double)n);

@@ -191,6 +191,17 @@ int mncd_diag_load(diag *g, char *err, size_t errlen)
     }
     if (g->nu)
         qsort(g->u, (size_t)g->nu, sizeof(*g->u), cmp_uent);
+    return 0;
+}
+
+int mncd_diag_load_inet(diag *g, char *err, size_t errlen)
+{
+    if (g->inet_done) {
+        if (g->inet_failed)
+            snprintf(err, errlen, "inet sock_diag dump: %s", strerror(g->inet_failed));
+        return g->inet_failed ? -1 : 0;
+    }
+    g->inet_done = true;
     /* TCP (judged by destination) and UDP (by creator: INET_DIAG_CGROUP_ID); an inet socket in
      * neither dump (raw, ping, another namespace) has no provable creator */
     for (int i = 0; i < 4; i++) {
@@ -198,12 +209,13 @@ int mncd_diag_load(diag *g, char *err, size_t errlen)
         g->proto = i < 2 ? IPPROTO_TCP : IPPROTO_UDP;
         struct inet_diag_req_v2 tr = {
             .sdiag_family = fam ? AF_INET6 : AF_INET, .sdiag_protocol = g->proto, .idiag_states = ~0u};
-        r = nl_send(g, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &tr, sizeof(tr));
+        int r = nl_send(g, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, &tr, sizeof(tr));
         if (!r)
             r = nl_recv(g, tcp_cb);
         if (r == -ENOENT && (fam || g->proto == IPPROTO_UDP))
             r = 0; /* no IPv6, or no udp_diag, in this kernel: those sockets count as foreign */
         if (r) {
+            g->inet_failed = -r;
             snprintf(err, errlen, "%s sock_diag dump: %s", g->proto == IPPROTO_TCP ? "TCP" : "UDP", strerror(-r));
             return -1;
         }

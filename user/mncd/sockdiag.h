@@ -15,6 +15,7 @@
 
 #define UNIX_LISTEN 10 /* TCP_LISTEN: unix sockets reuse the TCP state numbers */
 #define UNIX_ESTABLISHED 1
+#define UNIX_UNCONNECTED 7 /* TCP_CLOSE: a stream or seqpacket socket never connected */
 
 /* One UNIX socket of the host (UNIX_DIAG_*). */
 typedef struct uent {
@@ -45,12 +46,19 @@ typedef struct diag {
     int nu, cu;
     tent *t;
     int nt, ct;
-    uint8_t proto; /* of the inet dump being read */
+    uint8_t proto;   /* of the inet dump being read */
+    bool inet_done;  /* the TCP and UDP dumps were made (mncd_diag_load_inet) */
+    int inet_failed; /* they failed: every later call fails the same way */
 } diag;
 
-/* Dumps every UNIX socket, then TCP and UDP over IPv4 and IPv6 (no IPv6 or no udp_diag in the
- * kernel: those dumps are skipped). 0, or -1 with a reason in err. g->nl must be -1 before. */
+/* Dumps every UNIX socket. 0, or -1 with a reason in err. g->nl must be -1 before. */
 int mncd_diag_load(diag *g, char *err, size_t errlen);
+
+/* Dumps TCP and UDP over IPv4 and IPv6 (no IPv6 or no udp_diag in the kernel: those dumps are
+ * skipped), once: a later call returns the first one's result. Made only when the sweep meets
+ * an IP socket: walking the TCP hash tables costs milliseconds whatever they hold. 0, or -1
+ * with a reason in err. */
+int mncd_diag_load_inet(diag *g, char *err, size_t errlen);
 
 /* The UNIX socket with inode ino, or NULL. */
 uent *mncd_diag_unix_find(diag *g, uint32_t ino);

@@ -85,53 +85,9 @@ static unsigned decide_unix_name(ctx *c, const char *name, int len, unsigned typ
     return mnc_decide(c->t, *cls, *id);
 }
 
-int mncd_judge_report(ctx *c, mncd_sweep_act *a)
-{
-    if (a->refuse && !a->err)
-        a->err = EPERM;
-    if (a->err) {
-        c->failed = true;
-        if (!c->err[0] && a->refuse)
-            mnc_errf(c->err, c->errlen, 0, "%s %s (pid %d): %s", a->kind, a->peer, (int)a->pid,
-                     a->why ? a->why : "refused");
-        else if (!c->err[0])
-            mnc_errf(c->err, c->errlen, 0, "%s %s of pid %d fd %d (peer %s) failed: %s", a->kind, a->action,
-                     (int)a->pid, a->fd, a->peer, strerror(a->err));
-    } else {
-        c->st->acted++;
-    }
-    if (c->fn && c->fn(c->fctx, a) != 0) {
-        c->failed = true;
-        if (!c->err[0])
-            mnc_errf(c->err, c->errlen, 0, "audit of a sweep action failed");
-        return -1;
-    }
-    return 0;
-}
-
 static const char *unix_kind(uint8_t type)
 {
     return type == SOCK_STREAM ? "unix_stream" : type == SOCK_SEQPACKET ? "unix_seqpacket" : "unix_dgram";
-}
-
-static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id);
-static int destroy_tcp(ctx *c, const tent *e);
-static bool tcp_may_send(uint8_t state);
-
-/* 1: the socket inode's owner (its creator's fsuid) is the uid an instance of the agent runs
- * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
-static int own_by_uid(const ctx *c, uid_t uid)
-{
-    bool cannot = false;
-    for (int i = 0; i < c->ncg; i++) {
-        if (c->cgs[i].uid_known && !c->cgs[i].root && c->cgs[i].uid != 0) {
-            if (uid == c->cgs[i].uid)
-                return 1;
-        } else {
-            cannot = true;
-        }
-    }
-    return cannot ? -1 : 0;
 }
 
 /* Is the process that connected this socket (or made the pair) one of the agent's? pfd: a
@@ -156,6 +112,50 @@ static bool connector_in_agent(ctx *c, int pfd)
     return pid > 0 && pid <= INT_MAX && mncd_u32set_has(&c->sc.pids, (uint32_t)pid);
 }
 
+/* fd `fd` of pid holding socket ino, found by reading /proc/PID/fd: 0 (*out filled) or -1 */
+static int held_by(pid_t pid, uint32_t ino, mncd_holder *out)
+{
+    char dp[64];
+    snprintf(dp, sizeof(dp), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dp);
+    if (!d)
+        return -1;
+    int rc = -1;
+    for (struct dirent *de; rc && (de = readdir(d));) {
+        char link[64];
+        ssize_t n = de->d_name[0] == '.' ? -1 : readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+        if (n <= 0)
+            continue;
+        link[n] = 0;
+        if (mncd_socket_ino(link) == ino) {
+            *out = (mncd_holder){ino, pid, atoi(de->d_name)};
+            rc = 0;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* A process outside the agent holding socket `peer`, the peer of the agent's socket (fd: mncd's
+ * copy of it). First the process whose credentials the connection recorded (SO_PEERCRED: the
+ * listener's, or the pair's maker): the usual holder, found without walking the host; else the
+ * host pass (hostscan.h). 0 (*h filled) or -1 (none found, or the pass failed: c->failed). */
+static int peer_holder(ctx *c, int fd, uint32_t peer, mncd_holder *h)
+{
+    struct ucred uc;
+    socklen_t l = sizeof(uc);
+    if (!c->hs_done && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) == 0 && uc.pid > 0 && uc.pid != getpid() &&
+        !mncd_u32set_has(&c->sc.pids, (uint32_t)uc.pid) && held_by(uc.pid, peer, h) == 0)
+        return 0;
+    if (mncd_sweep_hostscan(c) != 0)
+        return -1;
+    const mncd_holder *x = mncd_hostscan_holder(&c->hs, peer);
+    if (!x)
+        return -1;
+    *h = *x;
+    return 0;
+}
+
 /* Did a process of the agent create this UNIX socket (fd: mncd's copy)? Proof by the inode's
  * owner uid (the creator's fsuid); where the uid cannot tell (root or unknown-uid instances),
  * by the connector of its peer (connector_in_agent), read on an outside holder's copy of the
@@ -166,13 +166,13 @@ static bool unix_own(ctx *c, int fd, const uent *e)
     struct stat st;
     if (fstat(fd, &st) != 0)
         return false;
-    int r = own_by_uid(c, st.st_uid);
+    int r = mncd_judge_own_by_uid(c, st.st_uid);
     if (r >= 0)
         return r == 1;
     if (!e->peer || e->peer == UINT32_MAX)
         return false;
-    const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->peer);
-    int pfd = h ? mncd_grab(h->pid, h->fd, e->peer) : -1;
+    mncd_holder h;
+    int pfd = peer_holder(c, fd, e->peer, &h) == 0 ? mncd_grab(h.pid, h.fd, e->peer) : -1;
     if (pfd < 0)
         return false;
     bool own = connector_in_agent(c, pfd);
@@ -235,10 +235,13 @@ static int inflight_cb(void *arg, int fd)
     return p->c->failed ? -ECANCELED : 0;
 }
 
-/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). */
+/* A socket the agent keeps receiving on: every fd queued on it is judged (inflight.h). A
+ * listener has no queue of its own (its pending connections are shut_listener's), nor has a
+ * stream or seqpacket socket that was never connected (the kernel's state, as dumped while the
+ * agent is frozen: nothing can reach it; recvmsg would fail EINVAL or ENOTCONN). */
 static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
 {
-    if (e->state == UNIX_LISTEN || c->failed)
+    if (e->state == UNIX_LISTEN || c->failed || (e->type != SOCK_DGRAM && e->state == UNIX_UNCONNECTED))
         return;
     int n = 0;
     peekctx p = {c, s};
@@ -250,7 +253,10 @@ static void peek_unix(ctx *c, const sfd *s, const uent *e, int fd)
                             .ino = s->ino,
                             .kind = unix_kind(e->type),
                             .action = "inspect",
-                            .why = "fds in flight to the agent",
+                            .why = r == -E2BIG ? "its receive queue is longer than mncd inspects (16384 messages or "
+                                                 "64 MiB): fds in flight to the agent may be missed"
+                                   : r == -EMSGSIZE ? "control data truncated: some fds in flight to the agent not seen"
+                                                    : "peek of the fds in flight to the agent on its receive queue",
                             .err = r == -E2BIG ? E2BIG : -r,
                             .dst_cls = MNC_SINK_EXTERNAL,
                             .dst_id = MNC_ID_NONE};
@@ -343,6 +349,50 @@ static int unix_peer_name(ctx *c, const uent *e, int fd, char name[MNC_UNIX_PATH
     return len;
 }
 
+static void held_why(const mncd_holder *h, const uent *e, char *why, size_t n)
+{
+    snprintf(why, n, "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
+             h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
+}
+
+/* A pair of the agent's own sockets that leads outside after all (why): shut both ways and
+ * drained. */
+static void shut_pair(ctx *c, mncd_sweep_act *a, const uent *e, int fd, const char *why)
+{
+    a->why = why;
+    snprintf(a->peer, sizeof(a->peer), "(the agent's own socket %" PRIu32 ")", e->peer);
+    shut_unix(c, a, e, fd, SHUT_RDWR);
+}
+
+void mncd_judge_pairs(ctx *c)
+{
+    if (!c->npend)
+        return;
+    if (!c->failed && mncd_sweep_hostscan(c) == 0)
+        for (int i = 0; i < c->npend && !c->failed; i++) {
+            pend *p = &c->pend[i];
+            const mncd_holder *h = mncd_hostscan_holder(&c->hs, p->e.ino);
+            if (!h)
+                h = mncd_hostscan_holder(&c->hs, p->e.peer);
+            if (!h)
+                continue;
+            char why[192];
+            held_why(h, &p->e, why, sizeof(why));
+            mncd_sweep_act a = {.pid = p->s.pid,
+                                .fd = p->s.fd,
+                                .ino = p->s.ino,
+                                .kind = unix_kind(p->e.type),
+                                .dst_cls = MNC_SINK_EXTERNAL,
+                                .dst_id = MNC_ID_NONE,
+                                .reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE)};
+            c->st->kept--;
+            shut_pair(c, &a, &p->e, p->fd, why);
+        }
+    for (int i = 0; i < c->npend; i++)
+        close(c->pend[i].fd);
+    c->npend = 0;
+}
+
 /* Is name (len bytes) bound by a listener the agent holds? A connection to it waiting in its
  * backlog then has both ends in the agent. */
 static bool agent_listener_named(ctx *c, const char *name, int len)
@@ -396,23 +446,45 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
     if (e->peer && mncd_u32set_has(&c->sc.inos, e->peer)) {
         /* both ends in the agent: no boundary crossed, unless a process outside holds either
          * end too, or the agent's data in flight to an outside peer may carry one */
-        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
-        if (!h)
-            h = mncd_hostscan_holder(&c->hs, e->peer);
         a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-        if ((!h && !c->out_inflight) || mnc_kreason_allows(a.reason) || dead) {
+        if (mnc_kreason_allows(a.reason) || dead) {
             c->st->kept += !dead;
             peek_unix(c, s, e, fd);
             return;
         }
-        if (h)
-            snprintf(why, sizeof(why), "%s socket %" PRIu32 " is also held outside the agent by pid %d fd %d",
-                     h->ino == e->ino ? "this" : "the peer", h->ino, (int)h->pid, h->fd);
-        else
+        if (c->out_inflight) {
             snprintf(why, sizeof(why), "the agent's data in flight to an outside peer may carry it (%s)", c->out_what);
-        a.why = why;
-        snprintf(a.peer, sizeof(a.peer), "(the agent's own socket %" PRIu32 ")", e->peer);
-        shut_unix(c, &a, e, fd, SHUT_RDWR);
+            shut_pair(c, &a, e, fd, why);
+            return;
+        }
+        if (c->defer) { /* kept for now; its outside holders are looked for after the thaw */
+            c->st->kept++;
+            peek_unix(c, s, e, fd);
+            int copy = c->failed ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+            if (copy < 0 || mnc_grow((void **)&c->pend, &c->cpend, c->npend, sizeof(*c->pend), 8) != 0) {
+                if (copy >= 0)
+                    close(copy);
+                if (!c->failed && !c->err[0])
+                    mnc_errf(c->err, c->errlen, 0, "keep socket %" PRIu32 " for the pair check: %s", e->ino,
+                             strerror(copy < 0 ? errno : ENOMEM));
+                c->failed = true;
+                return;
+            }
+            c->pend[c->npend++] = (pend){*s, *e, copy};
+            return;
+        }
+        if (mncd_sweep_hostscan(c) != 0)
+            return;
+        const mncd_holder *h = mncd_hostscan_holder(&c->hs, e->ino);
+        if (!h)
+            h = mncd_hostscan_holder(&c->hs, e->peer);
+        if (!h) {
+            c->st->kept++;
+            peek_unix(c, s, e, fd);
+            return;
+        }
+        held_why(h, e, why, sizeof(why));
+        shut_pair(c, &a, e, fd, why);
         return;
     }
     if (dead) {
@@ -466,245 +538,6 @@ void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd)
     }
 }
 
-/* IP sockets proved the agent's by INET_DIAG_CGROUP_ID in an earlier sweep. An unbound socket
- * in CLOSE state (fresh, or aborted by SOCK_DESTROY) is in no sock_diag dump, so its cgroup
- * cannot be read again; an inode number is not reused before the 32-bit counter wraps. */
-#define OWN_CACHE 4096
-static struct {
-    uint32_t ino, agent;
-} own_cache[OWN_CACHE];
-static int own_next;
-
-static bool own_cached(uint32_t agent, uint32_t ino)
-{
-    for (int i = 0; i < OWN_CACHE; i++)
-        if (own_cache[i].ino == ino && own_cache[i].agent == agent)
-            return true;
-    return false;
-}
-
-static void own_remember(uint32_t agent, uint32_t ino)
-{
-    if (own_cached(agent, ino))
-        return;
-    own_cache[own_next].ino = ino;
-    own_cache[own_next].agent = agent;
-    own_next = (own_next + 1) % OWN_CACHE;
-}
-
-static tent *inet_find(ctx *c, uint32_t ino)
-{
-    for (int i = 0; i < c->g.nt; i++)
-        if (c->g.t[i].ino == ino)
-            return &c->g.t[i];
-    return NULL;
-}
-
-/* An IP socket (fd: mncd's copy). Created in the agent's cgroups: egress judges its packets by
- * that cgroup (TCP also by judge_tcp). Otherwise it leads outside: shut (a shut UDP, raw or
- * ping socket stays shut: sendto gets EPIPE even after a new connect), and for TCP the
- * delivery is refused as well: connect(AF_UNSPEC) clears a TCP socket's shutdown, and a new
- * connect on it would be judged by its creator's cgroup. */
-/* The most datagrams one drain takes: far more than a receive buffer holds (a few hundred at the
- * default size, some thousands at rmem_max); reaching it means a peer keeps sending as fast as
- * mncd reads, and the delivery is refused rather than delivered onto a queue nobody emptied. */
-#define DRAIN_MAX 65536
-
-/* Disconnects a tainted agent's own connected datagram socket whose peer its taint disallows
- * (sock_inet, as connect4/6 judge; a peer agent's unregistered port counts as external here).
- * Why: on a connected socket send() meets no sendmsg4 hook, so the socket is state the agent
- * changes unjudged: a cork it grows (tx_queue, udp_cork_pending) and a connection it may drop
- * (AF_UNSPEC: state and rem_address, udp_disconnect_state); egress only drops the packets.
- * Disconnected, a send needs an address again, which sendmsg4 judges. */
-static void disconnect_own_datagram(ctx *c, const sfd *s, int fd, uint32_t ino, bool in_flight)
-{
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t sl = sizeof(ss);
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
-        return; /* not connected */
-    struct mnc_inet_key k;
-    memset(&k, 0, sizeof(k));
-    char ip[INET6_ADDRSTRLEN] = "?";
-    if (ss.ss_family == AF_INET) {
-        const struct sockaddr_in *si = (const struct sockaddr_in *)&ss;
-        k.family = AF_INET;
-        memcpy(k.addr, &si->sin_addr, 4);
-        k.port = ntohs(si->sin_port);
-        inet_ntop(AF_INET, &si->sin_addr, ip, sizeof(ip));
-    } else if (ss.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *si = (const struct sockaddr_in6 *)&ss;
-        mnc_inet_key_set6(&k, si->sin6_addr.s6_addr);
-        k.port = ntohs(si->sin6_port);
-        inet_ntop(AF_INET6, &si->sin6_addr, ip, sizeof(ip));
-    } else {
-        return;
-    }
-    unsigned cls = MNC_SINK_EXTERNAL;
-    uint32_t id = MNC_ID_NONE;
-    struct mnc_sink sk;
-    if (mnc_inet_sink_lookup(c->sock_inet, &k, &sk) == 0) {
-        cls = sk.cls;
-        id = sk.id;
-    }
-    unsigned r = mnc_decide(c->t, cls, id);
-    if (mnc_kreason_allows(r))
-        return;
-    mncd_sweep_act a = {.pid = s->pid,
-                        .fd = in_flight ? -1 : s->fd,
-                        .ino = ino,
-                        .action = "disconnect",
-                        .kind = "udp",
-                        .reason = r,
-                        .dst_cls = cls,
-                        .dst_id = id,
-                        .why = "a connected datagram socket sends without the sendmsg hook"};
-    snprintf(a.peer, sizeof(a.peer), ss.ss_family == AF_INET ? "%s:%u" : "[%s]:%u", ip, k.port);
-    struct sockaddr un = {.sa_family = AF_UNSPEC};
-    if (connect(fd, &un, sizeof(un)) != 0)
-        a.err = errno;
-    mncd_judge_report(c, &a);
-}
-
-/* A tainted agent's own datagram socket (UDP, UDP-Lite, ping), before the delivery:
- *   - a pending cork (MSG_MORE, UDP_CORK) is pushed out (UDP_CORK off), through egress, which
- *     judges it with the new taint: its length is tx_queue, data appended to it meets no hook;
- *   - IP_RECVERR / IPV6_RECVERR off, which purges the error queue: it counts in rx_queue, and an
- *     outsider can fill it with ICMP errors in the agent's name (udp_errqueue_self_source); a
- *     tainted agent may not set them again (mnc_sockopt_verdict);
- *   - connected to a peer the taint disallows: disconnected (disconnect_own_datagram);
- *   - the datagrams queued on it are dropped: how many of them the agent reads after the
- *     delivery is visible to every user (/proc/net/udp rx_queue, sock_diag), and an outsider
- *     could have queued them while the agent was untainted (udp_recvq_filled_before). After the
- *     taint cgroup_skb/ingress admits only peers the agent may send to.
- * The agent loses the datagrams that arrived before the delivery and that it had not read (UDP
- * promises no delivery; DNS and QUIC retransmit) and a cork it had not finished. */
-static void settle_own_datagrams(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
-{
-    int type = 0, dom = 0, proto = 0, off = 0;
-    socklen_t l = sizeof(type);
-    if (!c->t->tainted || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) != 0 || type != SOCK_DGRAM)
-        return;
-    l = sizeof(dom);
-    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    /* errors are ignored: a ping socket has no UDP_CORK, an IPv4 socket no IPV6_RECVERR */
-    if (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE)
-        (void)setsockopt(fd, IPPROTO_UDP, UDP_CORK, &off, sizeof(off));
-    (void)setsockopt(fd, IPPROTO_IP, IP_RECVERR, &off, sizeof(off));
-    if (dom == AF_INET6)
-        (void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &off, sizeof(off));
-    disconnect_own_datagram(c, s, fd, ino, in_flight);
-    long n = 0;
-    char b;
-    int err = 0, errs = 0;
-    while (!err) {
-        ssize_t r = recv(fd, &b, 1, MSG_DONTWAIT | MSG_TRUNC);
-        if (r >= 0) {
-            if (++n > DRAIN_MAX)
-                err = E2BIG;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            break; /* empty */
-        } else if (errno != EINTR && ++errs > 16) {
-            /* a pending error (ICMP on a connected socket) is consumed by the recv that reports
-             * it, with datagrams possibly queued behind it; one that never clears is a failure */
-            err = errno;
-        }
-    }
-    if (n == 0 && !err)
-        return;
-    char w[160];
-    snprintf(w, sizeof(w),
-             "%s%s%ld datagram(s) queued before the delivery dropped: how many the agent reads is "
-             "visible to every user",
-             in_flight ? why : "", in_flight ? "; " : "", n);
-    mncd_sweep_act a = {.pid = s->pid,
-                        .fd = in_flight ? -1 : s->fd,
-                        .ino = ino,
-                        .why = w,
-                        .action = "drain",
-                        .kind = proto == IPPROTO_UDP ? "udp" : "inet",
-                        .reason = MNC_K_DENY_EXTERNAL,
-                        .dst_cls = MNC_SINK_EXTERNAL,
-                        .dst_id = MNC_ID_NONE,
-                        .err = err};
-    snprintf(a.peer, sizeof(a.peer), "(its receive queue)");
-    mncd_judge_report(c, &a);
-}
-
-void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why, bool in_flight)
-{
-    tent *e = inet_find(c, ino);
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        st.st_uid = (uid_t)-1;
-    bool own =
-        e && e->has_cg ? agent_cg(c->cgs, c->ncg, e->cgid) : own_cached(c->agent, ino) || own_by_uid(c, st.st_uid) == 1;
-    if (own) {
-        if (e && e->has_cg)
-            own_remember(c->agent, ino);
-        settle_own_datagrams(c, s, fd, ino, why, in_flight);
-        return;
-    }
-    c->st->foreign++;
-    int type = 0, proto = 0;
-    socklen_t l = sizeof(type);
-    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l);
-    l = sizeof(proto);
-    getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
-    mncd_sweep_act a = {.pid = s->pid,
-                        .fd = in_flight ? -1 : s->fd,
-                        .ino = ino,
-                        .why = why,
-                        .action = "shutdown",
-                        .kind = proto == IPPROTO_TCP   ? "tcp"
-                                : proto == IPPROTO_UDP ? "udp"
-                                                       : "inet",
-                        .dst_cls = MNC_SINK_EXTERNAL,
-                        .dst_id = MNC_ID_NONE};
-    a.reason = mnc_decide(c->t, MNC_SINK_EXTERNAL, MNC_ID_NONE);
-    if (mnc_kreason_allows(a.reason)) {
-        c->st->kept++;
-        return;
-    }
-    /* shut both ways already (an earlier sweep): a datagram socket stays so; TCP is refused again */
-    struct pollfd pf = {.fd = fd, .events = POLLOUT};
-    if (type != SOCK_STREAM && poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP))
-        return;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t sl = sizeof(ss);
-    char ip[INET6_ADDRSTRLEN] = "?";
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_INET) {
-        struct sockaddr_in *si = (struct sockaddr_in *)&ss;
-        inet_ntop(AF_INET, &si->sin_addr, ip, sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), "%s:%u", ip, ntohs(si->sin_port));
-    } else if (ss.ss_family == AF_INET6 && sl >= sizeof(struct sockaddr_in6)) {
-        struct sockaddr_in6 *si = (struct sockaddr_in6 *)&ss;
-        inet_ntop(AF_INET6, &si->sin6_addr, ip, sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), "[%s]:%u", ip, ntohs(si->sin6_port));
-    } else {
-        snprintf(a.peer, sizeof(a.peer), "(unconnected)");
-    }
-    if (e && e->proto == IPPROTO_TCP && tcp_may_send(e->state)) {
-        int r = destroy_tcp(c, e); /* the current connection ends at once (ECONNABORTED) */
-        if (r == 0)
-            a.action = "destroy+shutdown";
-    }
-    if (shutdown(fd, SHUT_RDWR) != 0 && errno != ENOTCONN)
-        a.err = errno;
-    /* lsm: a send on it is judged by the sending task, and connect(AF_UNSPEC) too: shut stays */
-    if (mncd_judge_report(c, &a) != 0 || a.err || type != SOCK_STREAM || c->lsm)
-        return;
-    mncd_sweep_act b = a;
-    b.action = "refuse";
-    b.refuse = true;
-    b.why = "a TCP socket created outside the agent cannot be shut for good (connect(AF_UNSPEC) re-arms it, "
-            "and the hooks judge it by its creator's cgroup)";
-    mncd_judge_report(c, &b);
-}
-
 /* A socket our tables do not know: a UNIX socket in another network namespace, or another
  * family. UNIX ones are judged from the socket itself; the peer's inode is then unknown, so
  * only its name counts. */
@@ -733,7 +566,7 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
          * and one handed in queues the kernel's answers where /proc/net/netlink shows them, or
          * hands them to whoever shares it (netlink_route_given). On both backends: the lsm
          * hooks judge sends on IP and UNIX sockets only. */
-        if (fstat(fd, &st) == 0 && own_by_uid(c, st.st_uid) == 1)
+        if (fstat(fd, &st) == 0 && mncd_judge_own_by_uid(c, st.st_uid) == 1)
             return;
         c->st->foreign++;
         mncd_sweep_act a = {.pid = s->pid,
@@ -762,6 +595,8 @@ void mncd_judge_other(ctx *c, const sfd *s, int fd)
     sl = sizeof(su);
     if (!acc && getpeername(fd, (struct sockaddr *)&su, &sl) == 0)
         e.peer = UINT32_MAX; /* "some peer": unix_find misses, so the name comes from getpeername */
+    else if (!acc && errno == ENOTCONN && type != SOCK_DGRAM)
+        e.state = UNIX_UNCONNECTED; /* never connected: no peer, no queue */
     mncd_judge_unix(c, s, &e, fd);
 }
 
@@ -861,93 +696,4 @@ static void judge_inflight_fd(ctx *c, const sfd *s, int fd)
     a.refuse = true;
     snprintf(a.peer, sizeof(a.peer), "(family %d protocol %d)", dom, proto);
     mncd_judge_report(c, &a);
-}
-
-/* ---- TCP: what egress would drop, aborted at once */
-
-static bool tcp_may_send(uint8_t state)
-{
-    /* ESTABLISHED, SYN_SENT, FIN_WAIT1, CLOSE_WAIT, LAST_ACK, CLOSING */
-    return state == 1 || state == 2 || state == 4 || state == 8 || state == 9 || state == 11;
-}
-
-static int inet_lookup(ctx *c, const tent *e, struct mnc_sink *s)
-{
-    struct mnc_inet_key k;
-    memset(&k, 0, sizeof(k));
-    mnc_inet_key_set6(&k, e->dst); /* sock_diag gives IPv4 as v4-mapped: back to IPv4 */
-    k.port = e->dport;
-    return mnc_inet_sink_lookup(c->sock_inet, &k, s);
-}
-
-static bool agent_cg(const mncd_sweep_cg *cgs, int ncg, uint64_t id)
-{
-    for (int i = 0; i < ncg; i++)
-        if (cgs[i].cgid == id)
-            return true;
-    return false;
-}
-
-static int destroy_tcp(ctx *c, const tent *e) { return mncd_diag_destroy_tcp(&c->g, e); }
-
-void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg)
-{
-    for (int i = 0; i < c->g.nt && !c->failed; i++) {
-        tent *e = &c->g.t[i];
-        if (e->proto != IPPROTO_TCP)
-            continue; /* UDP: egress gives EPERM per packet; foreign ones are judge_inet's */
-        /* the socket's cgroup, as egress identifies it (bpf_skb_cgroup_id); kernels without the
-         * attribute: the sockets the agent's processes hold */
-        bool ours = e->has_cg ? agent_cg(cgs, ncg, e->cgid) : (e->ino && mncd_u32set_has(&c->sc.inos, e->ino));
-        if (!ours || !tcp_may_send(e->state) || !c->t->tainted)
-            continue;
-        unsigned cls = MNC_SINK_EXTERNAL;
-        uint32_t id = MNC_ID_NONE;
-        struct mnc_sink s;
-        if (inet_lookup(c, e, &s) == 0) {
-            cls = s.cls;
-            id = s.id;
-        } else {
-            /* a local peer: the other end of the pair is in the table; its creator's agent is
-             * the destination (like egress's loopback socket lookup) */
-            for (int j = 0; j < c->g.nt; j++) {
-                tent *p = &c->g.t[j];
-                if (p == e || p->proto != IPPROTO_TCP || p->sport != e->dport || p->dport != e->sport ||
-                    memcmp(p->src, e->dst, 16) || memcmp(p->dst, e->src, 16) || !p->has_cg)
-                    continue;
-                struct mnc_agent pa;
-                if (mnc_kern_lookup_cgroup(c->k, p->cgid, &pa) == 0) {
-                    cls = MNC_SINK_AGENT;
-                    id = pa.agent_id;
-                }
-                break;
-            }
-            if (cls == MNC_SINK_AGENT && id == c->agent) {
-                c->st->kept++;
-                continue; /* between processes of the same agent */
-            }
-        }
-        unsigned r = mnc_decide(c->t, cls, id);
-        if (mnc_kreason_allows(r)) {
-            c->st->kept++;
-            continue;
-        }
-        mncd_sweep_act a = {
-            .ino = e->ino, .fd = -1, .kind = "tcp", .action = "destroy", .reason = r, .dst_cls = cls, .dst_id = id};
-        char ip[INET6_ADDRSTRLEN] = "?";
-        inet_ntop(e->v4 ? AF_INET : AF_INET6, e->v4 ? (const void *)(e->dst + 12) : (const void *)e->dst, ip,
-                  sizeof(ip));
-        snprintf(a.peer, sizeof(a.peer), e->v4 ? "%s:%u" : "[%s]:%u", ip, e->dport);
-        int rc = destroy_tcp(c, e);
-        if (rc == -EOPNOTSUPP) {
-            /* CONFIG_INET_DIAG_DESTROY off: egress still drops every packet; only the prompt
-             * error is lost. Not a reason to refuse the delivery. */
-            c->st->tcp_destroy_unsupported++;
-            continue;
-        }
-        if (rc == -ENOENT)
-            continue; /* closed meanwhile */
-        a.err = rc < 0 ? -rc : 0;
-        mncd_judge_report(c, &a);
-    }
 }

@@ -34,95 +34,67 @@
 
 /* ---- the sweep */
 
-int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg, bool lsm,
-               mncd_sweep_fn fn, void *fctx, mncd_sweep_stats *st, char *err, size_t errlen)
+struct mncd_sweep_later {
+    ctx c;
+    long t0;
+    mncd_frozen *fz;
+    int nfz;
+};
+
+static void sweep_free(struct mncd_sweep_later *l)
 {
-    mncd_sweep_stats dummy;
-    if (!st)
-        st = &dummy;
-    memset(st, 0, sizeof(*st));
-    if (errlen)
-        err[0] = 0;
-    if (ncg <= 0)
-        return 0;
-    long t0 = mnc_mono_us();
-    ctx c = {.k = k,
-             .agent = agent,
-             .t = t,
-             .cgs = cgs,
-             .ncg = ncg,
-             .lsm = lsm,
-             .sock_unix = -1,
-             .sock_inet = -1,
-             .fn = fn,
-             .fctx = fctx,
-             .st = st,
-             .err = err,
-             .errlen = errlen};
-    c.g.nl = -1;
-    static char dummy_err[1];
-    if (!errlen) {
-        c.err = dummy_err;
-        c.errlen = 1;
+    ctx *c = &l->c;
+    for (int i = 0; i < c->npend; i++)
+        close(c->pend[i].fd);
+    free(c->pend);
+    free(l->fz);
+    if (c->sock_unix >= 0)
+        close(c->sock_unix);
+    if (c->sock_inet >= 0)
+        close(c->sock_inet);
+    mncd_diag_free(&c->g);
+    mncd_hostscan_free(&c->hs);
+    free(c->interest.v);
+    free(c->sc.pids.v);
+    free(c->sc.s);
+    free(c->sc.inos.v);
+    free(c->sc.mine.v);
+    free(l);
+}
+
+/* The judgments that need the agent frozen: every socket it holds, and what is queued on them. */
+static void sweep_frozen(ctx *c, const mncd_sweep_cg *cgs, int ncg)
+{
+    mncd_sweep_stats *st = c->st;
+    if (mncd_scan_cgroups(&c->sc, cgs, ncg, c->err, c->errlen) != 0 || mncd_diag_load(&c->g, c->err, c->errlen) != 0) {
+        c->failed = true;
+        return;
     }
-    mncd_frozen *fz = calloc((size_t)ncg, sizeof(*fz));
-    int nfz = 0, rc = -1;
-    if (!fz) {
-        mnc_errf(err, errlen, 0, "out of memory");
-        return -1;
-    }
-    char mp[PATH_MAX];
-    snprintf(mp, sizeof(mp), "%s/sock_unix", mnc_kern_root(k));
-    c.sock_unix = bpf_obj_get(mp);
-    snprintf(mp, sizeof(mp), "%s/sock_inet", mnc_kern_root(k));
-    c.sock_inet = bpf_obj_get(mp);
-    if (c.sock_unix < 0 || c.sock_inet < 0) {
-        mnc_errf(err, errlen, 0, "open the pinned sink maps: %s", strerror(errno));
-        goto out;
-    }
-    if (mncd_freeze(cgs, ncg, fz, &nfz, err, errlen) != 0)
-        goto out;
-    st->freeze_us = mnc_mono_us() - t0;
-    if (mncd_scan_cgroups(&c.sc, cgs, ncg, err, errlen) != 0 || mncd_diag_load(&c.g, err, errlen) != 0)
-        goto out;
-    st->pids = c.sc.npids;
-    u32set inet = {0}, interest = {0};
-    for (int i = 0; i < c.g.nt && !c.failed; i++)
-        if (c.g.t[i].ino && mncd_u32set_add(&inet, c.g.t[i].ino) != 0)
-            c.failed = true;
+    st->pids = c->sc.npids;
     /* one decision per socket, however many fds and processes share it */
-    if (c.sc.n)
-        qsort(c.sc.s, (size_t)c.sc.n, sizeof(*c.sc.s), mncd_sfd_cmp);
-    /* the host pass looks for outside holders of the agent's sockets and of their peers */
-    for (int i = 0; i < c.sc.n && !c.failed; i++) {
-        uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
-        if (mncd_u32set_add(&interest, c.sc.s[i].ino) != 0 ||
-            (e && e->peer && mncd_u32set_add(&interest, e->peer) != 0))
-            c.failed = true;
+    if (c->sc.n)
+        qsort(c->sc.s, (size_t)c->sc.n, sizeof(*c->sc.s), mncd_sfd_cmp);
+    /* what a host pass would look for: outside holders of the agent's sockets and their peers */
+    for (int i = 0; i < c->sc.n && !c->failed; i++) {
+        uent *e = mncd_diag_unix_find(&c->g, c->sc.s[i].ino);
+        if (mncd_u32set_add(&c->interest, c->sc.s[i].ino) != 0 ||
+            (e && e->peer && mncd_u32set_add(&c->interest, e->peer) != 0))
+            c->failed = true;
     }
-    mncd_u32set_has(&interest, 0); /* sorts */
-    if (!c.failed && mncd_hostscan_run(&c.hs, c.sc.pids.v, c.sc.pids.n, interest.v, interest.n, c.err, c.errlen) != 0) {
-        free(inet.v);
-        free(interest.v);
-        goto out;
-    }
-    st->host_pids = c.hs.pids;
-    st->host_fds = c.hs.fds;
-    st->hostscan_us = c.hs.us;
     /* the agent's data still queued at a peer outside it (or sent from an unconnected datagram
      * socket) may carry the agent's own fds: its internal pairs then count as external */
-    for (int i = 0; i < c.sc.n && !c.failed && !c.out_inflight; i++) {
-        uent *e = mncd_diag_unix_find(&c.g, c.sc.s[i].ino);
+    for (int i = 0; i < c->sc.n && !c->failed && !c->out_inflight; i++) {
+        uent *e = mncd_diag_unix_find(&c->g, c->sc.s[i].ino);
         if (!e || e->state == UNIX_LISTEN || !e->wqlen ||
-            (e->peer && (mncd_u32set_has(&c.sc.mine, e->peer) || mncd_u32set_has(&c.sc.inos, e->peer))))
+            (e->peer && (mncd_u32set_has(&c->sc.mine, e->peer) || mncd_u32set_has(&c->sc.inos, e->peer))))
             continue;
-        c.out_inflight = true;
-        snprintf(c.out_what, sizeof(c.out_what), "socket %" PRIu32 " of pid %d: %" PRIu32 " bytes unread by its peer",
-                 e->ino, (int)c.sc.s[i].pid, e->wqlen);
+        c->out_inflight = true;
+        snprintf(c->out_what, sizeof(c->out_what), "socket %" PRIu32 " of pid %d: %" PRIu32 " bytes unread by its peer",
+                 e->ino, (int)c->sc.s[i].pid, e->wqlen);
     }
-    for (int i = 0; i < c.sc.n && !c.failed; i++) {
-        sfd *s = &c.sc.s[i];
-        if (i && s->ino == c.sc.s[i - 1].ino)
+    for (int i = 0; i < c->sc.n && !c->failed; i++) {
+        sfd *s = &c->sc.s[i];
+        if (i && s->ino == c->sc.s[i - 1].ino)
             continue;
         st->sockets++;
         int fd = mncd_grab(s->pid, s->fd, s->ino);
@@ -132,38 +104,102 @@ int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mnc
             mncd_sweep_act a = {
                 .pid = s->pid, .fd = s->fd, .ino = s->ino, .kind = "socket", .action = "inspect", .err = -fd};
             snprintf(a.peer, sizeof(a.peer), "?");
-            mncd_judge_report(&c, &a);
+            mncd_judge_report(c, &a);
             break;
         }
-        uent *e = mncd_diag_unix_find(&c.g, s->ino);
+        uent *e = mncd_diag_unix_find(&c->g, s->ino);
         if (e)
-            mncd_judge_unix(&c, s, e, fd);
-        else if (mncd_u32set_has(&inet, s->ino))
-            mncd_judge_inet(&c, s, fd, s->ino, "created outside the agent", false);
+            mncd_judge_unix(c, s, e, fd);
         else
-            mncd_judge_other(&c, s, fd);
+            mncd_judge_other(c, s, fd); /* IP (judge_inet), netlink, other families */
         close(fd);
     }
-    free(inet.v);
-    free(interest.v);
-    if (c.failed && !c.err[0])
+    if (c->failed && !c->err[0])
+        mnc_errf(c->err, c->errlen, 0, "out of memory");
+    if (!c->failed && !c->lsm)
+        mncd_judge_tcp(c, cgs, ncg); /* lsm: socket_sendmsg judges each send, ingress each reply */
+}
+
+static int sweep_done(struct mncd_sweep_later *l)
+{
+    ctx *c = &l->c;
+    if (!c->failed)
+        mncd_judge_pairs(c);
+    if (c->failed && !c->err[0])
+        mnc_errf(c->err, c->errlen, 0, "out of memory");
+    c->st->total_us = mnc_mono_us() - l->t0;
+    return c->failed ? -1 : 0;
+}
+
+int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg, bool lsm,
+               mncd_sweep_fn fn, void *fctx, mncd_sweep_stats *st, char *err, size_t errlen, mncd_sweep_later **later)
+{
+    static mncd_sweep_stats dummy;
+    static char dummy_err[1];
+    if (later)
+        *later = NULL;
+    if (!st)
+        st = &dummy;
+    memset(st, 0, sizeof(*st));
+    if (!errlen) {
+        err = dummy_err;
+        errlen = 1;
+    }
+    err[0] = 0;
+    if (ncg <= 0)
+        return 0;
+    struct mncd_sweep_later *l = calloc(1, sizeof(*l));
+    if (!l || !(l->fz = calloc((size_t)ncg, sizeof(*l->fz)))) {
+        free(l);
         mnc_errf(err, errlen, 0, "out of memory");
-    if (!c.failed && !lsm)
-        mncd_judge_tcp(&c, cgs, ncg); /* lsm: socket_sendmsg judges each send, ingress each reply */
-    rc = c.failed ? -1 : 0;
-out:
-    mncd_thaw(fz, nfz);
-    free(fz);
-    if (c.sock_unix >= 0)
-        close(c.sock_unix);
-    if (c.sock_inet >= 0)
-        close(c.sock_inet);
-    mncd_diag_free(&c.g);
-    mncd_hostscan_free(&c.hs);
-    free(c.sc.pids.v);
-    free(c.sc.s);
-    free(c.sc.inos.v);
-    free(c.sc.mine.v);
-    st->total_us = mnc_mono_us() - t0;
-    return rc;
+        return -1;
+    }
+    l->t0 = mnc_mono_us();
+    ctx *c = &l->c;
+    *c = (ctx){.k = k,
+               .agent = agent,
+               .t = t,
+               .cgs = cgs,
+               .ncg = ncg,
+               .lsm = lsm,
+               .sock_unix = -1,
+               .sock_inet = -1,
+               .fn = fn,
+               .fctx = fctx,
+               .st = st,
+               .err = err,
+               .errlen = errlen,
+               .defer = later != NULL};
+    c->g.nl = -1;
+    char mp[PATH_MAX];
+    snprintf(mp, sizeof(mp), "%s/sock_unix", mnc_kern_root(k));
+    c->sock_unix = bpf_obj_get(mp);
+    snprintf(mp, sizeof(mp), "%s/sock_inet", mnc_kern_root(k));
+    c->sock_inet = bpf_obj_get(mp);
+    if (c->sock_unix < 0 || c->sock_inet < 0) {
+        mnc_errf(err, errlen, 0, "open the pinned sink maps: %s", strerror(errno));
+        c->failed = true;
+    } else if (mncd_freeze(cgs, ncg, l->fz, &l->nfz, err, errlen) != 0) {
+        c->failed = true;
+    } else {
+        st->freeze_us = mnc_mono_us() - l->t0;
+        sweep_frozen(c, cgs, ncg);
+    }
+    mncd_thaw(l->fz, l->nfz); /* only what this call froze: a caller's freeze stays */
+    l->nfz = 0;
+    if (c->failed || !later) {
+        int rc = sweep_done(l);
+        sweep_free(l);
+        return rc;
+    }
+    *later = l;
+    return 0;
+}
+
+int mncd_sweep_finish(mncd_sweep_later *l) { return l ? sweep_done(l) : 0; }
+
+void mncd_sweep_later_free(mncd_sweep_later *l)
+{
+    if (l)
+        sweep_free(l);
 }

@@ -45,9 +45,10 @@
  *     TCP socket's shutdown, and its new connection would be judged by its creator's cgroup;
  *   - other families (NETLINK_ROUTE excepted): the delivery is refused.
  * Socket pairs: a connection whose peer is one of the agent's own sockets is kept only while no
- * process outside the agent holds either end (hostscan.h) and no data of the agent is still
- * queued at an outside peer (UNIX_DIAG_RQLEN's wqueue; it may carry an end of the pair): else
- * both ends are shut and drained.
+ * process outside the agent holds either end (hostscan.h; looked for after the thaw, see
+ * mncd_sweep's `later`) and no data of the agent is still queued at an outside peer
+ * (UNIX_DIAG_RQLEN's wqueue; it may carry an end of the pair): else both ends are shut and
+ * drained.
  * In flight (inflight.h): every socket the sweep shuts both ways is drained (fds queued to the
  * agent closed); every socket it keeps receiving on is peeked, and each socket queued on it is
  * judged as foreign (except IP sockets created in the agent's cgroups, and NETLINK_ROUTE).
@@ -129,14 +130,30 @@ typedef struct mncd_sweep_stats {
  * fails: the caller must refuse the delivery). */
 typedef int (*mncd_sweep_fn)(void *ctx, const mncd_sweep_act *a);
 
+/* What is left of a sweep for after the thaw (mncd_sweep_finish). */
+typedef struct mncd_sweep_later mncd_sweep_later;
+
 /* Sweeps the sockets of the processes in cgs[0..ncg) (all registered cgroups of one agent)
  * against taint t (as stored in the taint map AFTER the hold). Freezes the cgroups for the
  * duration (a cgroup that was already frozen stays frozen), so no process forks, moves an fd,
  * accepts or sends meanwhile. Returns 0 when every disallowed connection was handled; -1 with
  * a one-line reason in err when the enumeration, the freeze or any action failed (fail closed:
  * the caller refuses the delivery). Needs root (pidfd_getfd, sock_diag, SOCK_DESTROY).
- * lsm: the lsm backend's part only (above). */
+ * lsm: the lsm backend's part only (above).
+ * later NULL: the whole sweep runs here. Else, on success, *later holds what is left for after
+ * the caller's thaw: pairs of the agent's own sockets are kept (and peeked) here, and
+ * mncd_sweep_finish then looks for processes outside holding an end of one (the host pass,
+ * hostscan.h) and shuts and drains those pairs; it is not needed frozen, because such an
+ * outside holder makes the fd scan refuse the delivery anyway (fdscan.h: held_outside), so the
+ * agent is not stopped for a walk of the whole host. (A connection whose creator only the host
+ * pass can prove - an --as-root instance's - is judged here, from the peer's usual holder, else
+ * from a host pass made here.) The caller frees *later with mncd_sweep_later_free, finished or
+ * not. */
 int mncd_sweep(mnc_kern *k, uint32_t agent, const struct mnc_taint *t, const mncd_sweep_cg *cgs, int ncg, bool lsm,
-               mncd_sweep_fn fn, void *ctx, mncd_sweep_stats *st, char *err, size_t errlen);
+               mncd_sweep_fn fn, void *ctx, mncd_sweep_stats *st, char *err, size_t errlen, mncd_sweep_later **later);
+/* The rest of the sweep, after the thaw; t, cgs, fn, ctx, st and err of the mncd_sweep call
+ * must still be valid. 0 (also for NULL), or -1 with the reason in that err. */
+int mncd_sweep_finish(mncd_sweep_later *l);
+void mncd_sweep_later_free(mncd_sweep_later *l);
 
 #endif

@@ -3,9 +3,11 @@
  * its files share.
  *
  * Files, bottom up: freeze.c (the cgroup freezer), sockproc.c (the agent's processes and their
- * socket fds, sets of inodes), sockjudge.c (the kernel's rules applied to the peer of each
- * existing connection, and what is done about a disallowed one), sockscan.c (mncd_sweep: the
- * order of it all). Contract of each function below: as in its comment; all of them run while
+ * socket fds, sets of inodes), sockbase.c (what the judges share: each action's report, the
+ * creator test by uid, the host pass), sockjudge.c (the kernel's rules applied to the peer of each
+ * existing UNIX connection, and what is done about a disallowed one; other families; what is in
+ * flight), sockjudge_inet.c (the same for IP sockets), sockscan.c (mncd_sweep: the order of it
+ * all). Contract of each function below: as in its comment; all of them run while
  * the agent's cgroups are frozen, and report every action through mncd_judge_report.
  */
 #ifndef MNCD_SOCKSCAN_INT_H
@@ -59,7 +61,15 @@ int mncd_scan_cgroups(scan *sc, const mncd_sweep_cg *cgs, int ncg, char *err, si
  * -errno (-EBADF/-ESTALE/-ESRCH: closed, reused or exited meanwhile). */
 int mncd_grab(pid_t pid, int fd, uint32_t ino);
 
-/* ---- judging (sockjudge.c) */
+/* ---- judging: the state (sockjudge.c, sockjudge_inet.c, sockbase.c) */
+
+/* A pair of the agent's own sockets kept while frozen, whose outside holders are looked for
+ * after the thaw (mncd_judge_pairs): the agent's fd, its sock_diag entry, mncd's copy. */
+typedef struct pend {
+    sfd s;
+    uent e;
+    int fd;
+} pend;
 
 typedef struct ctx {
     mnc_kern *k;
@@ -71,6 +81,12 @@ typedef struct ctx {
     diag g;
     scan sc;
     mncd_hostscan hs;
+    bool hs_done;    /* the host pass ran: hs holds the outside holders of `interest` */
+    u32set interest; /* the agent's sockets and their peers */
+    bool saw_inet;   /* an IP socket was met (held or in flight): the inet dumps were needed */
+    bool defer;      /* pairs: judged after the thaw (mncd_sweep_finish), not here */
+    pend *pend;
+    int npend, cpend;
     bool lsm;          /* the lsm backend: sends are judged in the kernel (sockscan.h) */
     bool out_inflight; /* the agent has data queued at a peer outside it: it may carry its fds */
     char out_what[128];
@@ -82,8 +98,18 @@ typedef struct ctx {
     bool failed;
 } ctx;
 
+/* ---- what the judges share (sockbase.c) */
+
 /* Reports one action to the caller's callback and the stats; non-zero: abort the sweep. */
 int mncd_judge_report(ctx *c, mncd_sweep_act *a);
+/* 1: uid (a socket inode's owner: its creator's fsuid) is the uid an instance of the agent runs
+ * as; 0: it is not; -1: the uid cannot tell (an instance runs as root or with an unknown uid). */
+int mncd_judge_own_by_uid(const ctx *c, uid_t uid);
+/* Runs the host pass over c->interest once (hostscan.h); 0, or -1 (c->failed, err set). */
+int mncd_sweep_hostscan(ctx *c);
+
+/* ---- judging (sockjudge.c; IP sockets: sockjudge_inet.c) */
+
 /* One UNIX socket of the agent (fd: our copy; e: its sock_diag entry). */
 void mncd_judge_unix(ctx *c, const sfd *s, const uent *e, int fd);
 /* One IP socket the agent holds but did not create (why: for the report), or one in flight. */
@@ -92,5 +118,8 @@ void mncd_judge_inet(ctx *c, const sfd *s, int fd, uint32_t ino, const char *why
 void mncd_judge_other(ctx *c, const sfd *s, int fd);
 /* The agent's TCP connections that egress would drop: aborted at once (SOCK_DESTROY). */
 void mncd_judge_tcp(ctx *c, const mncd_sweep_cg *cgs, int ncg);
+/* After the thaw: each pair kept in c->pend that a process outside also holds an end of is
+ * shut and drained (the delivery is refused anyway: the fd scan finds the holder). */
+void mncd_judge_pairs(ctx *c);
 
 #endif

@@ -8,7 +8,13 @@
  *
  * Change records (JSON, inside the array that is one journal payload):
  *   {"k":"obj","o":{...mnc_disclosure_to_json...}}      upsert of a whole object
- *   {"k":"mem","store":S,"key":K,"id":HEX,"writer":A,"t":MS}
+ *   {"k":"mem","store":S,"kh":H,"id":HEX,"writer":A,"t":MS[,"lbl":L]}
+ *                                                      a memory entry: H is the keyed hash of
+ *                                                      the agent's key (mncd_hv_id: the key
+ *                                                      itself is never stored), L the label of
+ *                                                      its writer (label.c); journals before
+ *                                                      2027-01 have "key":K, hashed at replay
+ *   {"k":"mlbl","store":S,"lbl":L}                     the store's key label (compaction)
  *   {"k":"push","agent":A,"id":HEX,"from":A,"t":MS}     enqueue a delivery
  *   {"k":"pop","agent":A,"id":HEX}                     dequeue the head of A's inbox
  *   {"k":"audit","seq":N,"bytes":L}                    the iteration's audit records N, N+1..:
@@ -95,8 +101,8 @@ static int w_obj(mnc_jbuf *b, const mnc_policy *p, const mnc_disclosure *d)
     return rc;
 }
 
-/* {"k":"mem","store":S,"key":K,"id":HEX,"writer":A,"t":MS} */
-static int w_mem(mnc_jbuf *b, const mnc_policy *p, const mncd_mem *m)
+/* {"k":"mem","store":S,"kh":H,"id":HEX,"writer":A,"t":MS[,"lbl":L]} */
+static int w_mem(mnc_jbuf *b, const mnc_policy *p, const mncd_mem *m, const mncd_label *wl)
 {
     if (!m)
         return -1;
@@ -109,7 +115,7 @@ static int w_mem(mnc_jbuf *b, const mnc_policy *p, const mncd_mem *m)
     int rc = 0;
     W(MNC_JBUF_LIT(b, "{\"k\":\"mem\",\"store\":"));
     W(mnc_jbuf_str(b, pname(p, store)));
-    W(MNC_JBUF_LIT(b, ",\"key\":"));
+    W(MNC_JBUF_LIT(b, ",\"kh\":"));
     W(mnc_jbuf_str(b, slash + 1));
     W(MNC_JBUF_LIT(b, ",\"id\":"));
     W(mnc_jbuf_str(b, hex));
@@ -117,6 +123,21 @@ static int w_mem(mnc_jbuf *b, const mnc_policy *p, const mncd_mem *m)
     W(mnc_jbuf_str(b, pname(p, m->writer)));
     W(MNC_JBUF_LIT(b, ",\"t\":"));
     W(mnc_jbuf_u64(b, m->time_ms));
+    if (wl && !mncd_label_empty(wl)) {
+        W(MNC_JBUF_LIT(b, ",\"lbl\":"));
+        W(mncd_label_write_json(b, p, wl));
+    }
+    W(MNC_JBUF_LIT(b, "}"));
+    return rc;
+}
+
+/* {"k":"mlbl","store":S,"lbl":L} */
+static int w_mlbl(mnc_jbuf *b, const mnc_policy *p, int store, const mncd_label *l)
+{
+    int rc = MNC_JBUF_LIT(b, "{\"k\":\"mlbl\",\"store\":");
+    W(mnc_jbuf_str(b, pname(p, store)));
+    W(MNC_JBUF_LIT(b, ",\"lbl\":"));
+    W(mncd_label_write_json(b, p, l));
     W(MNC_JBUF_LIT(b, "}"));
     return rc;
 }
@@ -148,12 +169,12 @@ static int rec_obj(mncd_store *s, const mnc_disclosure *d)
     return batch_close(s, &b, rc);
 }
 
-static int rec_mem(mncd_store *s, const mncd_mem *m)
+static int rec_mem(mncd_store *s, const mncd_mem *m, const mncd_label *wl)
 {
     mnc_jbuf b;
     int rc;
     batch_open(s, &b, &rc);
-    W(w_mem(&b, s->p, m));
+    W(w_mem(&b, s->p, m, wl));
     return batch_close(s, &b, rc);
 }
 
@@ -297,11 +318,32 @@ int mncd_store_pop(mncd_store *s, int agent, mncd_msg *out)
     return inbox_pop(s, agent, out);
 }
 
-int mncd_store_mem_put(mncd_store *s, int store, const char *key, const mnc_oid *id, int writer, uint64_t now_ms)
+/* The store's key label := itself ⊓ l (allocated on first use). 0 or -1 (OOM). */
+static int mlbl_meet(mncd_store *s, int store, const mncd_label *l)
 {
-    if (mem_set(s, store, key, id, writer, now_ms) != 0)
+    if (!l || mncd_label_empty(l))
+        return 0;
+    if (store < 0 || store >= s->p->n_principals)
         return -1;
-    return rec_mem(s, mncd_store_mem_get(s, store, key));
+    if (!s->mlbl && !(s->mlbl = calloc((size_t)s->p->n_principals, sizeof(*s->mlbl))))
+        return -1;
+    if (!s->mlbl[store] && !(s->mlbl[store] = calloc(1, sizeof(mncd_label))))
+        return -1;
+    mncd_label_meet(s->mlbl[store], l);
+    return 0;
+}
+
+const mncd_label *mncd_store_mem_label(const mncd_store *s, int store)
+{
+    return s->mlbl && store >= 0 && store < s->p->n_principals ? s->mlbl[store] : NULL;
+}
+
+int mncd_store_mem_put(mncd_store *s, int store, const char *hkey, const mnc_oid *id, int writer, uint64_t now_ms,
+                       const mncd_label *wl)
+{
+    if (mem_set(s, store, hkey, id, writer, now_ms) != 0 || mlbl_meet(s, store, wl) != 0)
+        return -1;
+    return rec_mem(s, mncd_store_mem_get(s, store, hkey), wl);
 }
 
 /* Test hook (fault injection for tests/integration/test_mncd_durability): with
@@ -484,6 +526,15 @@ static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
         }
         return 0;
     }
+    if (strcmp(kind, "mlbl") == 0) {
+        mncd_label l;
+        int store = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "store"));
+        if (store < 0 || mncd_label_from_json(s->p, cJSON_GetObjectItemCaseSensitive(r, "lbl"), &l) != 0) {
+            snprintf(err, errlen, "bad memory label record (unknown store or names?)");
+            return -1;
+        }
+        return mlbl_meet(s, store, &l);
+    }
     const cJSON *jid = cJSON_GetObjectItemCaseSensitive(r, "id");
     if (!cJSON_IsString(jid) || mnc_oid_parse(jid->valuestring, &id) != 0) {
         snprintf(err, errlen, "record without a valid object id");
@@ -492,13 +543,25 @@ static int apply(mncd_store *s, const cJSON *r, char *err, size_t errlen)
     if (strcmp(kind, "mem") == 0) {
         int store = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "store"));
         int w = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "writer"));
-        const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "key");
+        const cJSON *kh = cJSON_GetObjectItemCaseSensitive(r, "kh");
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "key"); /* before 2027-01: plain */
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "t");
-        if (store < 0 || w < 0 || !cJSON_IsString(key) || !cJSON_IsNumber(t)) {
+        const cJSON *lj = cJSON_GetObjectItemCaseSensitive(r, "lbl");
+        mncd_label l;
+        if (store < 0 || w < 0 || (!cJSON_IsString(kh) && !cJSON_IsString(key)) || !cJSON_IsNumber(t) ||
+            (lj && mncd_label_from_json(s->p, lj, &l) != 0)) {
             snprintf(err, errlen, "bad memory record (unknown store/writer?)");
             return -1;
         }
-        return mem_set(s, store, key->valuestring, &id, w, (uint64_t)t->valuedouble);
+        char h[MNC_AUDIT_HV_MAX];
+        if (!cJSON_IsString(kh) &&
+            !mnc_audit_hv(s->hkey, key->valuestring, strlen(key->valuestring), MNCD_KEY_HEX, h)) {
+            snprintf(err, errlen, "cannot hash a memory key");
+            return -1;
+        }
+        if (mem_set(s, store, cJSON_IsString(kh) ? kh->valuestring : h, &id, w, (uint64_t)t->valuedouble) != 0)
+            return -1;
+        return lj ? mlbl_meet(s, store, &l) : 0;
     }
     int agent = agent_of(s->p, cJSON_GetObjectItemCaseSensitive(r, "agent"));
     if (agent < 0) {
@@ -638,7 +701,7 @@ static int snap_obj(mnc_disclosure *d, void *arg)
 static int snap_mem(mnc_hnode *n, void *arg)
 {
     snap *sn = arg;
-    if (snap_open(sn) != 0 || snap_close(sn, w_mem(&sn->cur, sn->s->p, MNC_HTAB_ENTRY(n, mncd_mem, h))) != 0) {
+    if (snap_open(sn) != 0 || snap_close(sn, w_mem(&sn->cur, sn->s->p, MNC_HTAB_ENTRY(n, mncd_mem, h), NULL)) != 0) {
         sn->failed = 1;
         return 1;
     }
@@ -651,6 +714,10 @@ static int compact(mncd_store *s)
     mnc_registry_each(&s->reg, snap_obj, &sn);
     if (!sn.failed)
         mnc_htab_each(&s->mem, snap_mem, &sn);
+    /* the stores' key labels: the entries above no longer say who wrote each key before */
+    for (int st = 0; !sn.failed && s->mlbl && st < s->p->n_principals; st++)
+        if (s->mlbl[st])
+            sn.failed = snap_open(&sn) != 0 || snap_close(&sn, w_mlbl(&sn.cur, s->p, st, s->mlbl[st])) != 0;
     for (int a = 0; !sn.failed && a < s->p->n_principals; a++)
         for (mncd_msg *m = s->inbox[a].head; m && !sn.failed; m = m->next)
             sn.failed = snap_open(&sn) != 0 || snap_close(&sn, w_push(&sn.cur, s->p, a, m)) != 0;
@@ -728,6 +795,15 @@ int mncd_store_open(mncd_store *s, const mnc_policy *p, const char *state_dir, m
         snprintf(s->err, sizeof(s->err), "out of memory");
         return -1;
     }
+    /* the key of the keyed hashes (mnc/audit.h): memory keys are stored as hashes under it,
+     * and an older journal's plain keys are hashed as they are replayed */
+    char kpath[PATH_MAX + 16], kerr[PATH_MAX + 200];
+    snprintf(kpath, sizeof(kpath), "%s/audit.key", state_dir);
+    if (mnc_audit_key_load(kpath, true, s->hkey, kerr, sizeof(kerr)) != 0) {
+        snprintf(s->err, sizeof(s->err), "%s", kerr);
+        return -1;
+    }
+    s->hkey_ok = true;
     snprintf(s->path, sizeof(s->path), "%s/state.journal", state_dir);
     char notice[512] = "", jerr[512] = "", rerr[512] = "";
     replay rp = {.s = s, .err = rerr, .errlen = sizeof(rerr)};
@@ -772,4 +848,8 @@ void mncd_store_close(mncd_store *s, bool at_exit)
     }
     mnc_htab_each(&s->mem, free_mem, NULL);
     mnc_htab_fini(&s->mem);
+    for (int st = 0; s->mlbl && st < s->p->n_principals; st++)
+        free(s->mlbl[st]);
+    free(s->mlbl);
+    s->mlbl = NULL;
 }

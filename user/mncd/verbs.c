@@ -342,6 +342,8 @@ static cJSON *v_disclose(mncd *d, const mncd_ident *w, const mnc_request *q)
         .contract = c, .recipient = ct->scope.recipient, .state = &st, .submitted = sub, .n_submitted = nsub};
     if ((resp = mncd_mncl_prepare(d, q, c, &st, &sr, &mx)) != NULL)
         goto out;
+    if ((resp = mncd_tainted_identifiers(d, w, q, c, &mx)) != NULL)
+        goto out;
     mnc_selection *sel = sel_get();
     if (!sel) {
         resp = oom(q);
@@ -620,6 +622,9 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (!life.seconds && !life.turns)
             return mnc_resp_error(q->id, MNC_R_INVALID, "lifetime needs seconds or turns");
     }
+    bool tainted = mncd_rec_is_tainted(d, w->agent);
+    if (tainted) /* mncd chooses the numbers a tainted deriver asks for (chosen.c) */
+        mncd_ladder_lifetime(&life);
     /* The deriver must hold a live object: the same existence/revocation/expiry/holder checks
      * the monitor applies to every operation. */
     mnc_reason r = !o                                                                   ? MNC_R_NO_OBJECT
@@ -635,6 +640,18 @@ static cJSON *v_derive(mncd *d, const mncd_ident *w, const mnc_request *q)
                            .memory = q->memory};
         c = calloc(1, sizeof(*c));
         r = c ? mnc_disclosure_derive(o, w->agent, &n, mnc_now_ms(), c) : MNC_R_INTERNAL;
+    }
+    /* The narrowing is the deriver's choice, made knowing all it holds: the copy goes no
+     * further than everything it holds may (its label, label.c), and no further than the parent
+     * (derive's own rule). So a copy cannot carry, in the fields, sinks or lifetime it was given,
+     * what a narrower object the deriver holds says. */
+    mncd_label lbl;
+    if (r == MNC_OK && tainted && mncd_label_of(d, w->agent, &lbl) == 0 && !mncd_label_empty(&lbl)) {
+        mnc_set ls;
+        bool lm;
+        mncd_label_scope(&lbl, &ls, &lm);
+        c->scope.sinks = mnc_set_and(&c->scope.sinks, &ls);
+        c->scope.memory = c->scope.memory && lm;
     }
     mncd_audit(d, "derive", w->agent, o ? o->scope.recipient : -1, &oid, r == MNC_OK ? "allow" : "deny", r, NULL);
     if (r != MNC_OK) {
@@ -680,6 +697,11 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
                                        : "%sthe policy declares no memory store",
                               q->store ? q->store : "");
     const char *op = put ? "mem.put" : "mem.get";
+    /* The key is the agent's choice: mncd keeps only its keyed hash (in memory and in the
+     * journal), and it carries its writer's label (docs/protocol.md, "Identifiers an agent
+     * chooses"). */
+    char hkey[MNC_AUDIT_HV_MAX];
+    mncd_hv_id(d, q->key, strlen(q->key), hkey);
     if (put) {
         mnc_oid oid;
         if (mnc_oid_parse(q->object, &oid) != 0)
@@ -688,15 +710,28 @@ static cJSON *v_mem(mncd *d, const mncd_ident *w, const mnc_request *q, bool put
         mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_WRITE, q->purpose, &oid, o);
         if (r != MNC_OK)
             return deny(q, r, op);
-        if (mncd_store_mem_put(&d->store, store, q->key, &oid, w->agent, mnc_now_ms()) != 0)
+        mncd_label wl;
+        if (mncd_label_of(d, w->agent, &wl) != 0)
+            return mnc_resp_error(q->id, MNC_R_INTERNAL, "mem.put: no flow record (fail closed)");
+        if (mncd_store_mem_put(&d->store, store, hkey, &oid, w->agent, mnc_now_ms(), &wl) != 0)
             return oom(q);
         return mnc_resp_new(q->id, true, "allow", MNC_OK);
     }
-    const mncd_mem *m = mncd_store_mem_get(&d->store, store, q->key);
+    /* Kernel on: only a reader the kernel confines learns anything here (before the lookup,
+     * so that the refusal says nothing about it). */
+    if (confined(d, w, NULL, op) != MNC_OK)
+        return not_confined(q, op);
+    /* Hit or miss, the answer is a function of the keys every writer chose: the reader gets the
+     * store's key label first (label.c), or no answer. */
+    const mncd_label *ml = mncd_store_mem_label(&d->store, store);
+    if (ml && mncd_label_confer(d, w->agent, ml, op) != 0)
+        return mnc_resp_error(q->id, MNC_R_INTERNAL,
+                              "%s refused before answering by the kernel layer (the store's key label could "
+                              "not be given to the reader: see the audit log; fail closed)",
+                              op);
+    const mncd_mem *m = mncd_store_mem_get(&d->store, store, hkey);
     mnc_disclosure *o = m ? mnc_registry_get(&d->store.reg, &m->id) : NULL;
     mnc_oid oid = m ? m->id : (mnc_oid){{0}};
-    if (confined(d, w, m ? &oid : NULL, op) != MNC_OK)
-        return not_confined(q, op);
     mnc_reason r = check(d, op, w->agent, store, MNC_CH_MEMORY_READ, q->purpose, m ? &oid : NULL, o);
     if (r != MNC_OK)
         return deny(q, r, op);
@@ -782,6 +817,13 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
         cJSON_AddStringToObject(r, "audit_log", d->audit_path);
         cJSON_AddNumberToObject(r, "audit_seq", (double)mnc_audit_seq(d->audit));
         cJSON_AddStringToObject(r, "audit_head", mnc_audit_head(d->audit));
+        cJSON *rec = cJSON_AddObjectToObject(r, "records"); /* records about agents (core.c) */
+        if (rec) {
+            cJSON_AddNumberToObject(rec, "rate", MNCD_REC_RATE);
+            cJSON_AddNumberToObject(rec, "burst", MNCD_REC_BURST);
+            cJSON_AddNumberToObject(rec, "folded", (double)mncd_audit_folded(d));
+            cJSON_AddNumberToObject(rec, "scrubbed", (double)mncd_audit_scrubbed(d));
+        }
         mncd_mncl_status(d, r); /* MNC-L / MNC-D counters */
         mncd_kern_status(d, r); /* "kernel": mode, backend, counters (kern_verbs.c) */
         return r;
@@ -847,125 +889,21 @@ static cJSON *v_admin(mncd *d, const mncd_ident *w, const mnc_request *q)
     }
 }
 
-/* whoami's "contracts": what the agent may disclose under (it is an issuer; with the recipient)
- * and receive under (it is the recipient; with the issuers). false on OOM. */
-static bool whoami_contracts(const mncd *d, int agent, cJSON *r)
+static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q);
+
+cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
-    const mnc_policy *p = d->policy;
-    cJSON *c = cJSON_AddObjectToObject(r, "contracts");
-    cJSON *dis = c ? cJSON_AddArrayToObject(c, "disclose") : NULL;
-    cJSON *rec = c ? cJSON_AddArrayToObject(c, "receive") : NULL;
-    if (!rec)
-        return false;
-    for (int i = 0; i < p->n_contracts; i++) {
-        const mnc_contract *ct = &p->contracts[i];
-        bool issuer = mnc_set_has(&ct->issuers, (unsigned)agent);
-        bool recipient = ct->scope.recipient == (unsigned)agent;
-        for (int k = 0; k < 2; k++) {
-            if (!(k == 0 ? issuer : recipient))
-                continue;
-            cJSON *e = cJSON_CreateObject();
-            if (!e || !cJSON_AddItemToArray(k == 0 ? dis : rec, e) || !cJSON_AddStringToObject(e, "contract", ct->id) ||
-                !cJSON_AddStringToObject(e, "purpose", ct->purpose))
-                return false;
-            if (k == 0 && !cJSON_AddStringToObject(e, "recipient", mncd_peer_name(d, ct->scope.recipient)))
-                return false;
-            if (k == 1) {
-                cJSON *from = cJSON_AddArrayToObject(e, "issuers");
-                if (!from)
-                    return false;
-                for (int a = 0; a < p->n_principals; a++)
-                    if (mnc_set_has(&ct->issuers, (unsigned)a) &&
-                        !cJSON_AddItemToArray(from, cJSON_CreateString(p->principals[a].name)))
-                        return false;
-            }
-        }
-    }
-    return true;
-}
-
-#define WHOAMI_MAX_OBJECTS 64 /* ids listed; n_objects counts all */
-
-typedef struct held_view {
-    unsigned agent;
-    int n;
-    bool memory;
-    mnc_set sinks; /* ∩ φ over the held objects */
-    cJSON *ids;
-    bool oom;
-} held_view;
-
-static int held_view_one(mnc_disclosure *o, void *arg)
-{
-    held_view *h = arg;
-    if (!mnc_set_has(&o->holders, h->agent))
-        return 0;
-    h->sinks = h->n ? mnc_set_and(&h->sinks, &o->scope.sinks) : o->scope.sinks;
-    h->memory = (h->n ? h->memory : true) && o->scope.memory;
-    if (h->n++ < WHOAMI_MAX_OBJECTS) {
-        char hex[MNC_OID_HEX];
-        mnc_oid_hex(&o->id, hex);
-        h->oom |= !cJSON_AddItemToArray(h->ids, cJSON_CreateString(hex));
-    }
-    return 0;
-}
-
-/* whoami's "taint": the monitor's view (the objects mncd delivered to the agent that it still
- * records, ∩ of their sinks, AND of their memory permission: the taint these deliveries imply)
- * and the kernel's entry for the agent (mncd_kern_whoami). NULL, or an error response. */
-static cJSON *whoami_taint(mncd *d, int agent, const mnc_request *q, cJSON *r)
-{
-    cJSON *t = cJSON_AddObjectToObject(r, "taint");
-    held_view h = {.agent = (unsigned)agent, .ids = t ? cJSON_AddArrayToObject(t, "objects") : NULL};
-    if (!h.ids)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    mnc_registry_each(&d->store.reg, held_view_one, &h);
-    cJSON *sinks = cJSON_AddArrayToObject(t, "sinks");
-    bool ok = !h.oom && sinks && cJSON_AddNumberToObject(t, "n_objects", h.n) &&
-              cJSON_AddBoolToObject(t, "tainted", h.n > 0) && cJSON_AddBoolToObject(t, "memory", h.n ? h.memory : true);
-    for (int i = 0; ok && h.n && i < d->policy->n_principals; i++)
-        if (mnc_set_has(&h.sinks, (unsigned)i))
-            ok = cJSON_AddItemToArray(sinks, cJSON_CreateString(d->policy->principals[i].name));
-    if (!ok)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    char why[160];
-    if (mncd_kern_whoami(d, agent, t, why, sizeof(why)) != 0)
-        return mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", why);
-    return NULL;
-}
-
-static cJSON *v_whoami(mncd *d, const mncd_ident *w, const mnc_request *q)
-{
-    cJSON *r = mnc_resp_new(q->id, true, "allow", MNC_OK);
-    if (!r)
-        return NULL;
-    if (w->agent >= 0)
-        cJSON_AddStringToObject(r, "agent", mncd_peer_name(d, w->agent));
-    else
-        cJSON_AddNullToObject(r, "agent");
-    cJSON_AddStringToObject(r, "via", w->via == MNCD_VIA_CGROUP ? "cgroup" : w->via == MNCD_VIA_UID ? "uid" : "none");
-    cJSON_AddNumberToObject(r, "uid", w->uid);
-    cJSON_AddNumberToObject(r, "pid", w->pid);
-    cJSON_AddStringToObject(r, "cgroup", w->cgroup);
-    cJSON_AddBoolToObject(r, "admin", w->admin);
-    /* an unidentified caller (or the admin, which is no agent) has no contracts and no taint */
-    if (w->agent < 0) {
-        if (!cJSON_AddNullToObject(r, "contracts") || !cJSON_AddNullToObject(r, "taint")) {
-            cJSON_Delete(r);
-            return mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-        }
-        return r;
-    }
-    cJSON *err = whoami_contracts(d, w->agent, r) ? whoami_taint(d, w->agent, q, r)
-                                                  : mnc_resp_error(q->id, MNC_R_INTERNAL, "out of memory");
-    if (err) {
-        cJSON_Delete(r);
-        return err;
-    }
+    /* The strings of a request from anyone but the admin: no record written while it is handled
+     * carries them (core.c replaces them by their keyed hash). */
+    mncd_scrub_request(d, w, q);
+    mncd_note_kernel_taint(d, w);
+    cJSON *r = handle(d, w, q);
+    mncd_scrub_request(d, w, NULL);
+    mncd_audit_tick(d);
     return r;
 }
 
-cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
+static cJSON *handle(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     d->n_requests++;
     mncd_mncl_tick(d); /* MNC-D deadlines (evaluated lazily, before any request is served) */
@@ -979,7 +917,7 @@ cJSON *mncd_handle(mncd *d, const mncd_ident *w, const mnc_request *q)
                               q->as, me ? "\"" : "", me ? me : "no agent", me ? "\"" : "");
     }
     if (q->verb == MNC_V_WHOAMI)
-        return v_whoami(d, w, q);
+        return mncd_whoami(d, w, q);
     if (mnc_verb_is_admin(q->verb)) {
         if (!w->admin) {
             mncd_audit(d, mnc_verb_name(q->verb), w->agent, -1, NULL, "deny", MNC_R_UNKNOWN_AGENT,

@@ -75,17 +75,28 @@ out:
     return rc;
 }
 
-int mncd_ws_read(const char *dir, const mnc_policy *p, mncd_wtaint *t)
+/* One read of an xattr (by path, or fd when path is NULL): the record it holds. */
+static int read_attr(const char *path, int fd, const char *attr, const mnc_policy *p, mncd_wtaint *t)
 {
     char buf[65536];
     memset(t, 0, sizeof(*t));
-    ssize_t n = getxattr(dir, MNCD_WS_XATTR, buf, sizeof(buf) - 1);
+    ssize_t n = path ? getxattr(path, attr, buf, sizeof(buf) - 1) : fgetxattr(fd, attr, buf, sizeof(buf) - 1);
     if (n < 0)
         return errno == ERANGE ? -EBADMSG : errno == EOPNOTSUPP ? -ENOTSUP : -errno;
     buf[n] = 0;
     if (memchr(buf, 0, (size_t)n))
         return -EBADMSG;
     return parse(buf, p, t);
+}
+
+int mncd_ws_read(const char *dir, const mnc_policy *p, mncd_wtaint *t)
+{
+    return read_attr(dir, -1, MNCD_WS_XATTR, p, t);
+}
+
+int mncd_ws_fread(int fd, const char *attr, const mnc_policy *p, mncd_wtaint *t)
+{
+    return read_attr(NULL, fd, attr, p, t);
 }
 
 /* The record as JSON: objects from first_obj on (the oldest dropped), at most max_sinks sinks. */
@@ -124,7 +135,19 @@ static char *render(const mncd_wtaint *t, const mnc_policy *p, int first_obj, in
     return txt;
 }
 
+static int write_attr(const char *dir, int fd, const char *attr, const mnc_policy *p, const mncd_wtaint *t);
+
 int mncd_ws_write(const char *dir, const mnc_policy *p, const mncd_wtaint *t)
+{
+    return write_attr(dir, -1, MNCD_WS_XATTR, p, t);
+}
+
+int mncd_ws_fwrite(int fd, const char *attr, const mnc_policy *p, const mncd_wtaint *t)
+{
+    return write_attr(NULL, fd, attr, p, t);
+}
+
+static int write_attr(const char *dir, int fd, const char *attr, const mnc_policy *p, const mncd_wtaint *t)
 {
     if (!t->tainted)
         return 0;
@@ -135,7 +158,9 @@ int mncd_ws_write(const char *dir, const mnc_policy *p, const mncd_wtaint *t)
             return -ENOMEM;
         size_t len = strlen(txt);
         if (len <= MNCD_WS_XATTR_MAX) {
-            int rc = setxattr(dir, MNCD_WS_XATTR, txt, len, 0) == 0 ? 0 : errno == EOPNOTSUPP ? -ENOTSUP : -errno;
+            int rc = (dir ? setxattr(dir, attr, txt, len, 0) : fsetxattr(fd, attr, txt, len, 0)) == 0 ? 0
+                     : errno == EOPNOTSUPP                                                            ? -ENOTSUP
+                                                                                                      : -errno;
             free(txt);
             return rc;
         }
@@ -223,6 +248,19 @@ void mncd_ws_describe(const mncd_wtaint *t, const mnc_policy *p, char *out, size
 #undef PUT
     if (l >= n && n > 4)
         memcpy(out + n - 4, "...", 4);
+}
+
+bool mncd_ws_implies(const mncd_wtaint *a, const mncd_wtaint *b)
+{
+    if (!b->tainted)
+        return true;
+    if (!a->tainted)
+        return false;
+    for (int i = 0; i < MNC_SET_WORDS; i++)
+        if (a->sinks.w[i] & ~b->sinks.w[i])
+            return false;
+    return (!a->may_log || b->may_log) && (!a->may_memory || b->may_memory) && (!a->may_forward || b->may_forward) &&
+           (!a->may_external || b->may_external);
 }
 
 bool mncd_ws_within(const char *a, const char *b)

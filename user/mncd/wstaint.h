@@ -59,6 +59,13 @@ int mncd_ws_read(const char *dir, const mnc_policy *p, mncd_wtaint *t);
 
 /* Writes *t (tainted records only) as dir's xattr. 0 or -errno. */
 int mncd_ws_write(const char *dir, const mnc_policy *p, const mncd_wtaint *t);
+/* The same on an open fd and any attribute name (labels.h stamps inodes with MNCD_LABEL_XATTR
+ * in this format). */
+int mncd_ws_fread(int fd, const char *attr, const mnc_policy *p, mncd_wtaint *t);
+int mncd_ws_fwrite(int fd, const char *attr, const mnc_policy *p, const mncd_wtaint *t);
+/* Is a at least as tight as b (b untainted, or both tainted with a's sinks within b's and no
+ * may_* of a wider than b's)? Objects and names do not count. */
+bool mncd_ws_implies(const mncd_wtaint *a, const mncd_wtaint *b);
 
 /* Tightens a by b: tainted = a OR b; when both are tainted, sinks = a ∩ b and each may_* =
  * a AND b; an untainted side adds nothing. Objects: union, the most recent kept. The agent

@@ -9,6 +9,10 @@ JSON line on stdout:
   {"open": NAME, "kind": "tcp", "host": H, "port": N}
   {"open": NAME, "kind": "listen", "path": P}        bind + listen (UNIX stream)
   {"open": NAME, "kind": "pair"}                      socketpair: NAME.a and NAME.b
+  {"open": NAME, "kind": "unconnected_stream"|"unconnected_seqpacket"}  a UNIX socket, never connected
+  {"open": ..., "bind": P}                            bind the socket to path P ("@x": abstract) before it connects
+  {"ino": NAME}                                       -> {"result": "OK", "ino": its inode}
+  {"drain": NAME, "bytes": N}                         read N bytes -> {"result": "OK"} | errno
   {"send": NAME, "data": S}                           -> {"result": "OK" | errno name}
   {"recv": NAME, "timeout": T}                        -> {"result": "OK", "data": S} | "EOF" | "NONE" | errno
   {"accept": NAME, "as": NAME2, "timeout": T}         -> {"result": "OK"} | errno | "NONE"
@@ -52,6 +56,10 @@ def handle(req):
             a, b = socket.socketpair()
             socks[req["open"] + ".a"], socks[req["open"] + ".b"] = a, b
             return {"result": "OK"}
+        if kind in ("unconnected_stream", "unconnected_seqpacket"):
+            socks[req["open"]] = socket.socket(
+                socket.AF_UNIX, socket.SOCK_STREAM if kind == "unconnected_stream" else socket.SOCK_SEQPACKET)
+            return {"result": "OK"}
         if kind == "udp":  # bound to 127.0.0.1 (the agents of this test are servers): its port is returned
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.bind(("127.0.0.1", 0))
@@ -68,6 +76,8 @@ def handle(req):
             t = {"unix_stream": socket.SOCK_STREAM, "unix_seqpacket": socket.SOCK_SEQPACKET,
                  "unix_dgram": socket.SOCK_DGRAM}[kind]
             s = socket.socket(socket.AF_UNIX, t)
+            if "bind" in req:
+                s.bind("\0" + req["bind"][1:] if req["bind"].startswith("@") else req["bind"])
             s.connect(req["path"])
         socks[req["open"]] = s
         return {"result": "OK"}
@@ -103,6 +113,16 @@ def handle(req):
         return {"result": "OK"}
     if "close" in req:
         socks.pop(req["close"]).close()
+        return {"result": "OK"}
+    if "ino" in req:
+        return {"result": "OK", "ino": os.fstat(socks[req["ino"]].fileno()).st_ino}
+    if "drain" in req:
+        s, left = socks[req["drain"]], int(req["bytes"])
+        while left > 0:
+            d = s.recv(min(left, 1 << 20))
+            if not d:
+                return {"result": "EOF"}
+            left -= len(d)
         return {"result": "OK"}
     if "sendto" in req:
         s = socks[req["sendto"]]

@@ -132,6 +132,43 @@ int mnc_audit_reconcile(mnc_audit *a, uint64_t first_seq, const char *lines, siz
  * not durable anywhere the file could be repaired from unless the caller made them so. */
 void mnc_audit_close(mnc_audit *a);
 
+/* ---- values an agent chose, as keyed hashes (docs/threat-model.md, "Records about agents")
+ *
+ * A record mncd writes about an agent never carries a value the agent chose (a path, an
+ * address, a port, a key, a name) as it is. It carries "h:SSSSSSSS.MMMMMMMMMMMMMMMM": a fresh
+ * random 32-bit salt S and the first 64 bits M of HMAC-SHA256(K, S || value), where K is a
+ * per-host secret key mncd keeps in STATE_DIR/audit.key (32 random bytes, mode 0600, made at
+ * the first start). Whoever holds K (root on the host: `mncctl audit find VALUE`) tests any
+ * token against a value it suspects and finds every record that names it. Nobody else learns
+ * anything from a token, not even whether two records name the same value: the salt is fresh
+ * per token, so repeating a value (a preamble, then the same files in a chosen order) spells
+ * nothing. Values are hashed in their text form: a number in decimal, an IP address as
+ * inet_ntop prints it, a path as its bytes, an abstract UNIX name as its bytes.
+ *
+ * Identifiers mncd stores and looks up (memory keys, release ids) need the same value to give
+ * the same hash: mnc_audit_hv, without salt, 128 bits; they are kept in root-only state files,
+ * never in records. */
+#define MNC_AUDIT_KEY_LEN 32
+#define MNC_AUDIT_HV_MAX 67 /* "h:" + up to 64 hex digits + NUL; a salted token is 27 bytes */
+
+/* Reads the key file at path (exactly MNC_AUDIT_KEY_LEN bytes, a regular file owned by the
+ * caller's euid and not readable by group or others). create: if the file does not exist, makes
+ * it (O_EXCL, 0600, getrandom, fsync'd). Returns 0, or -1 with err filled (never a weak key). */
+int mnc_audit_key_load(const char *path, bool create, unsigned char key[MNC_AUDIT_KEY_LEN], char *err, size_t errlen);
+
+/* out = "h:" + the first hexlen (2..64, even) hex digits of HMAC-SHA256(key, v[0..n)). Returns
+ * out, or NULL (hexlen out of range, or libcrypto failed: out is then "h:?"). */
+const char *mnc_audit_hv(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n, int hexlen,
+                         char out[MNC_AUDIT_HV_MAX]);
+
+/* out = a record's token for v: "h:" + 8 hex digits of a fresh random salt + "." + 16 hex
+ * digits of HMAC-SHA256(key, salt || v). Returns out, or NULL ("h:?" in out). */
+const char *mnc_audit_hv_token(const unsigned char key[MNC_AUDIT_KEY_LEN], const void *v, size_t n,
+                               char out[MNC_AUDIT_HV_MAX]);
+
+/* Does token (at least the 27 bytes of one; the rest is ignored) name v under key? */
+bool mnc_audit_hv_names(const unsigned char key[MNC_AUDIT_KEY_LEN], const char *token, const void *v, size_t n);
+
 /* The last n (1..10000) complete records of the file at path, as a JSON array of objects
  * (oldest first). Returns NULL on I/O error or OOM. */
 cJSON *mnc_audit_tail(const char *path, int n);

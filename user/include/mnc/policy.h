@@ -54,6 +54,11 @@ typedef struct mnc_principal {
     char *workspace[MNC_MAX_WORKSPACE]; /* writable paths (Landlock); heap strings */
     int n_workspace;
     bool server; /* may listen() under `mncctl run` (mncd's sweep shuts its UNIX listeners when tainted) */
+    /* "reads_from": agents whose data at rest (files their tainted instances wrote) this agent
+     * may be launched to read through a read grant or an fd passed in, taking on its label;
+     * another agent's labelled data is refused at launch otherwise (docs/policy.md). Its own
+     * data it may always read (with the label). */
+    mnc_set reads_from;
 } mnc_principal;
 
 typedef struct mnc_field {

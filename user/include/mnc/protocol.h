@@ -103,10 +103,19 @@ typedef struct mnc_request {
                                * taint record (the launcher's walk; mncd re-reads each) */
     const char *path;          /* workspace.clear: an absolute directory path */
     const char *stdio;         /* agent.register: "relay" (default) | "passthrough" (--stdio) */
+    const cJSON *reads;        /* agent.register: the read grants (--read), absolute paths */
+    const cJSON *fds;          /* agent.register: the caller's fd numbers the agent inherits (0, 1,
+                                * 2, --keep-fd): mncd judges what each refers to, by its inode */
     const char *stream;        /* quarantine.put: "stdout" | "stderr" */
     const char *data;          /* quarantine.put: the withheld bytes, base64 (may be "") */
     long long lost;            /* quarantine.put: bytes the relay had to drop before (-1: none) */
 } mnc_request;
+
+/* The request table as data: {"verbs": {NAME: {"admin": bool, "args": [{"name", "kind",
+ * "required"}...]}...}, "common": ..., "note": ...}; kinds: name, oid, key, object, array, int,
+ * bool, channel, text, uid, path, b64, content. What `mncctl protocol` prints, and what
+ * tests/integration/test_canary_sinks derives every field of every verb from. NULL on OOM. */
+cJSON *mnc_protocol_table(void);
 
 /* Parses and validates one request line (without the newline; need not be NUL-terminated).
  * Returns 0, or -1 with a one-line message in err (out is then empty, nothing to free). On

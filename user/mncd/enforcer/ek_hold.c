@@ -60,29 +60,30 @@ static int sweep_audit(void *arg, const mncd_sweep_act *a)
 }
 
 /* Non-socket objects that lead outside (fdscan.h): nothing can take the fd back, so the
- * delivery is refused. 0 or -1 (audited). */
-static int fdscan(ek *e, uint32_t agent, const uint8_t *oid, const char *op, const mncd_sweep_cg *cgs, int n)
+ * delivery is refused. r, hit, err: the fd scan's result (mncd_fdscan_agent, then
+ * mncd_fdscan_host). 0 or -1 (audited). */
+static int fdscan_report(ek *e, uint32_t agent, const uint8_t *oid, const char *op, int r, const mncd_fdscan_hit *hit,
+                         const char *err)
 {
     ek_kern *kk = e->kern;
-    mncd_fdscan_hit hit;
-    char err[400] = "", det[900];
-    int r = mncd_fdscan(cgs, n, &hit, &kk->last_fdscan, err, sizeof(err));
+    char det[900];
     if (r == 0)
         return 0;
-    if (r > 0 && strcmp(hit.kind, "held_outside") == 0)
+    if (r > 0 && strcmp(hit->kind, "held_outside") == 0)
         snprintf(det, sizeof(det),
                  "%s refused: %.300s held by pid %d (fd %d) of the agent is also held by pid %d "
-                 "(uid %u) outside it: what the agent writes there would reach that process; fail closed",
-                 op, hit.what, (int)hit.pid, hit.fd, (int)hit.holder, (unsigned)hit.holder_uid);
+                 "(uid %u) outside it, through %s: what the agent writes there would reach that process; fail closed",
+                 op, hit->what, (int)hit->pid, hit->fd, (int)hit->holder, (unsigned)hit->holder_uid,
+                 hit->via ? hit->via : "an fd");
     else if (r > 0)
         snprintf(det, sizeof(det),
                  "%s refused: pid %d holds fd %d writable on %.300s, outside its workspaces "
                  "(passed in from outside?): writes there would leave the scope; fail closed",
-                 op, (int)hit.pid, hit.fd, hit.what);
+                 op, (int)hit->pid, hit->fd, hit->what);
     else
         snprintf(det, sizeof(det), "%s refused: fd scan failed (%s); fail closed", op, err);
     ek_audit(e, PSP_A_KERNEL_FDSCAN, r > 0 ? PSP_D_DENY : PSP_D_ERROR, pid_or_none(e, agent), PSP_NONE, oid,
-             r > 0 ? hit.kind : "internal", "%s", det);
+             r > 0 ? hit->kind : "internal", "%s", det);
     kk->n_fdscan_refusals++;
     kk->n_hold_failures++;
     return -1;
@@ -195,12 +196,31 @@ static int sweep(ek *e, uint32_t agent, const uint8_t *oid, const char *op)
         free(fz);
         return -1; /* audited */
     }
-    if (frozen && mncd_sweep(kk->k, agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err)) == 0) {
-        kk->n_sweeps++;
-        int rc = e->mon_fd < 0 ? -1 : fdscan(e, agent, oid, op, cgs, n);
+    mncd_sweep_later *later = NULL;
+    if (frozen &&
+        mncd_sweep(kk->k, agent, &t, cgs, n, lsm, sweep_audit, &c, &kk->last_sweep, err, sizeof(err), &later) == 0) {
+        /* the fd scan's agent side while it is frozen; after the thaw the rest of the sweep (the
+         * pairs' outside holders) and the fd scan's host pass (sockscan.h, fdscan.h) */
+        mncd_fdscan_state *fs = NULL;
+        mncd_fdscan_hit hit;
+        char ferr[400] = "";
+        bool gone = e->mon_fd < 0;
+        int fr = gone ? -1 : mncd_fdscan_agent(&fs, cgs, n, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
         mncd_thaw(fz, nfz);
         free(fz);
-        return rc;
+        fz = NULL;
+        int sr = gone ? 0 : mncd_sweep_finish(later);
+        mncd_sweep_later_free(later);
+        gone = gone || e->mon_fd < 0;
+        if (sr == 0 && fr == 0 && !gone)
+            fr = mncd_fdscan_host(fs, &hit, &kk->last_fdscan, ferr, sizeof(ferr));
+        mncd_fdscan_free(fs);
+        if (gone)
+            return -1; /* the monitor is gone: no delivery */
+        if (sr == 0) {
+            kk->n_sweeps++;
+            return fdscan_report(e, agent, oid, op, fr, &hit, ferr);
+        }
     }
     if (fz)
         mncd_thaw(fz, nfz);
