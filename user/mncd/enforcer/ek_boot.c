@@ -147,8 +147,10 @@ static int state_dir(ek *e, char *why, size_t n)
         snprintf(why, n, "cannot open state dir %.400s: %s", p, strerror(errno));
         return -1;
     }
-    /* mode first: once the directory is the monitor's, root (without CAP_FOWNER) may not chmod it */
-    if (fchmod(e->state_fd, 0700) != 0 || fchown(e->state_fd, e->cfg.monitor_uid, e->cfg.monitor_gid) != 0) {
+    /* mode first: once the directory is the monitor's, root (without CAP_FOWNER) may not chmod
+     * it; one a previous start handed over is taken back for that (CAP_CHOWN) */
+    if ((st.st_uid != 0 && fchown(e->state_fd, 0, 0) != 0) || fchmod(e->state_fd, 0700) != 0 ||
+        fchown(e->state_fd, e->cfg.monitor_uid, e->cfg.monitor_gid) != 0) {
         snprintf(why, n, "state dir %.400s: hand it to uid %u: %s", p, e->cfg.monitor_uid, strerror(errno));
         return -1;
     }

@@ -86,6 +86,45 @@ static int inet_key_str(const struct mnc_inet_key *k, char *out, size_t n)
     return snprintf(out, n, v6 ? "[%s]:%u" : "%s:%u", a, k->port) < (int)n ? 0 : -ENAMETOOLONG;
 }
 
+/* The principals binding (loader/mnc_kern.h, kern_bind.c): the pinned numbers must stand for
+ * the sealed principals. Nothing bound yet: the sealed numbering is written. Bound to exactly
+ * the sealed names and classes: kept. Bound otherwise (a policy edit since the pins were made,
+ * or a renumbering interrupted): refused, because the enforcer does not renumber pinned state
+ * (the single-process mncd does, kern_principals.c); fail closed. 0, or -1 with err. */
+static int bind_principals(ek *e, char *err, size_t errlen)
+{
+    ek_kern *kk = e->kern;
+    static struct mnc_bind cur[PSP_MAX_PRINCIPALS], want[PSP_MAX_PRINCIPALS];
+    int n = 0;
+    bool interrupted = false;
+    int r = mnc_kern_bind_read(kk->k, cur, PSP_MAX_PRINCIPALS, &n, &interrupted);
+    if (r) {
+        snprintf(err, errlen, "principals binding: read failed: %s", strerror(-r));
+        return -1;
+    }
+    int np = (int)e->cfg.n_principals;
+    memset(want, 0, sizeof(want));
+    for (int i = 0; i < np; i++) {
+        snprintf(want[i].name, sizeof(want[i].name), "%s", e->pr[i].name);
+        want[i].cls = e->pr[i].cls;
+    }
+    if (n == 0 && !interrupted)
+        return (r = mnc_kern_bind_write(kk->k, want, np)) == 0
+                   ? 0
+                   : (snprintf(err, errlen, "principals binding: write failed: %s", strerror(-r)), -1);
+    bool same = !interrupted && n == np;
+    for (int i = 0; same && i < np; i++)
+        same = cur[i].cls == want[i].cls && strcmp(cur[i].name, want[i].name) == 0;
+    if (!same) {
+        snprintf(err, errlen,
+                 "the pinned maps are bound to another numbering of the principals (%s); the enforcer "
+                 "does not renumber pinned state: start mncd once without --privsep on this policy",
+                 interrupted ? "an interrupted renumbering" : "a different policy");
+        return -1;
+    }
+    return 0;
+}
+
 static int register_policy(ek *e, char *err, size_t errlen)
 {
     ek_kern *kk = e->kern;
@@ -327,7 +366,8 @@ int ek_kern_start(ek *e, struct psp_started *s, char *why, size_t n)
         snprintf(why, n, "inotify watch on the mnc tree %s: %s", kk->tree, strerror(errno));
         return -1;
     }
-    if (register_policy(e, err, sizeof(err)) != 0 || adopt_agents(e, err, sizeof(err)) != 0) {
+    if (bind_principals(e, err, sizeof(err)) != 0 || register_policy(e, err, sizeof(err)) != 0 ||
+        adopt_agents(e, err, sizeof(err)) != 0) {
         snprintf(why, n, "kernel layer: %s", err);
         return -1;
     }
