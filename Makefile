@@ -53,7 +53,7 @@ endif
 LIB_SRC    := $(sort $(wildcard user/lib/*.c))
 LOADER_SRC := $(sort $(wildcard loader/*.c))
 CTL_SRC    := $(sort $(wildcard user/mncctl/*.c))
-MNCD_SRC   := $(sort $(wildcard user/mncd/*.c))
+MNCD_SRC   := $(sort $(wildcard user/mncd/*.c user/mncd/monitor/*.c user/mncd/enforcer/*.c))
 MCP_SRC    := $(sort $(wildcard user/mnc-mcp/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))

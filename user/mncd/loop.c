@@ -1078,7 +1078,8 @@ int mncd_run(mncd *d)
         fprintf(stderr, "mncd: setup: %s\n", strerror(errno));
         goto out;
     }
-    if ((l.lfd = make_listener(d->cfg.socket)) < 0)
+    /* --privsep: the enforcer bound it (mon_kern.c) */
+    if ((l.lfd = d->psp ? mon_kern_listen_fd(d) : make_listener(d->cfg.socket)) < 0)
         goto out;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l.lfd};
     struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &l.sfd};
@@ -1129,6 +1130,8 @@ int mncd_run(mncd *d)
                 while (read(l.sfd, &si, sizeof(si)) == sizeof(si))
                     if (si.ssi_signo != SIGHUP)
                         l.stopping = true;
+                    else if (!l.stopping && d->psp) /* the monitor cannot re-execute the enforcer */
+                        fprintf(stderr, "mncd: SIGHUP: no reload under --privsep; restart mncd\n");
                     else if (!l.stopping)
                         on_reload(&l);
             } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {

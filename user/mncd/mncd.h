@@ -110,6 +110,10 @@ typedef struct mncd_config {
     char ledger_conninfo[1024];  /* libpq conninfo, never with a password */
     char fleet_host[64];         /* this host's name in the shared tables */
     uint32_t anchor_interval_ms; /* audit head anchoring period (postgres) */
+    /* --privsep (docs/privsep.md): mncd runs as the enforcer (root) and a monitor of user
+     * --user (default "mncd") that serves the socket; off by default */
+    bool privsep;
+    char user[64];
 } mncd_config;
 
 /* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
@@ -362,7 +366,15 @@ typedef struct mncd {
     char **argv;
     bool reload;
     struct mncd_recs *recs; /* core.c: record budgets and the scrub */
+    /* --privsep: this process is the monitor, and the kernel layer is the enforcer's, reached
+     * through psp (monitor/mon_kern.c); kern stays NULL. psp_kernel: the enforcer's layer is on. */
+    struct mon_psp *psp;
+    bool psp_kernel;
+    bool psp_broken; /* the enforcer is gone or out of protocol: stop, exit non-zero */
 } mncd;
+
+/* Is the kernel layer on (in this process, or in the enforcer under --privsep)? */
+static inline bool mncd_kern_on(const mncd *d) { return d->kern || d->psp_kernel; }
 
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */
 
@@ -583,6 +595,9 @@ cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
  * "external", "generation"}; "entry": false and untainted when the agent has no entry yet), or
  * null when the layer is off. Returns 0, or -1 with why filled (map read failure, OOM). */
 int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n);
+/* whoami's "kernel" object from a taint entry (entry: the agent has one). 0, or -1 with why. */
+struct mnc_taint;
+int mncd_kern_taint_json(mncd *d, bool entry, const struct mnc_taint *kt, cJSON *t, char *why, size_t n);
 /* Adds the "kernel" object (mode, backend, counters...) to a status response. */
 void mncd_kern_status(mncd *d, cJSON *resp);
 /* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,
@@ -613,5 +628,35 @@ cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
 
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);
+
+struct mnc_event;
+struct mon_psp;
+/* One deny event of the kernel's ring buffer as an audit record (kern.c; keyed hashes for what
+ * the agent chose). Returns d->fatal. */
+int mncd_kern_event(mncd *d, const struct mnc_event *ev);
+
+/* ---- --privsep, the monitor's side (monitor/mon_kern.c, docs/privsep.md): the kernel layer's
+ * entry points above, when d->psp is set, go to the enforcer over the typed protocol. */
+/* In main(), as root, before anything is read: when argv asks for --privsep, forks; the parent
+ * becomes the enforcer (never returns), the child drops to the monitor's user and returns 1
+ * with *psp set (the opener of configuration files installed). 0: no --privsep (nothing done).
+ * -1: refused (printed). */
+int mon_kern_split(int argc, char **argv, struct mon_psp **psp);
+/* After the policy loaded: CONFIG, PRINCIPAL, IDMAP and SEAL to the enforcer, then the state dir
+ * (fchdir; cfg.state_dir becomes "."), the listening socket and the kernel layer's facts it
+ * hands back. 0, or -1 after printing why. */
+int mon_kern_configure(mncd *d);
+/* The listening socket the enforcer bound (-1 without --privsep), taken once. */
+int mon_kern_listen_fd(mncd *d);
+/* A log sink's file the enforcer opened for appending (SINKFD): a new fd, or -1 (errno). */
+int mon_kern_sink_fd(mncd *d, int id);
+int mon_kern_start(mncd *d);
+void mon_kern_stop(mncd *d);
+int mon_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS]);
+void mon_kern_ready(mncd *d, int fd);
+int mon_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
+cJSON *mon_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+int mon_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n);
+void mon_kern_status(mncd *d, cJSON *resp);
 
 #endif
