@@ -29,13 +29,14 @@
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
  *   reload.c       SIGHUP: checks that a restart on the edited config and policy would start
- *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
- *                  bounds, commit (journal + audit fsync) before any response of the iteration
- *                  is sent
+ *   loop_client.c  connections: accept (accept-time identity, connection caps), the listening
+ *                  socket, output queues and their bounds
+ *   loop.c         the epoll event loop: framing (JSON lines, 1 MiB limit), requests and jobs,
+ *                  commit (journal + audit fsync) before any response of the iteration is sent
  *   main.c         startup, shutdown, and the restart in place of a reload
  * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
  * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
- * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
+ * group of files (sockscan_int.h, mncl_int.h, kern_layer.h, loop_int.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
