@@ -20,8 +20,8 @@
  *   llaudit.c      Landlock denials as audit records (llaudit.h)
  *   quarantine.c   output of a tainted agent that `mncctl run` withheld
  *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
- *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible; starts and
- *                  stops MNC-L and MNC-D
+ *   mncd_dreq.c    MNC-D's request table and its journal; starts and stops MNC-L and MNC-D
+ *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible
  *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c
  *                  the kernel layer (kern_layer.h): cgroup watches and registrations; taint
  *                  holds (map, workspaces, sweep, fd scan); start, stop, deny events; admin
