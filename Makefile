@@ -58,7 +58,8 @@ MCP_SRC    := $(sort $(wildcard user/mnc-mcp/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC  := $(sort $(wildcard tests/bench/bench_*.c))
-HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h user/mnc-mcp/*.h tests/unit/*.h)
+HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h user/mncd/*/*.h \
+	user/mnc-mcp/*.h tests/unit/*.h)
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/obj/%.o)
@@ -118,6 +119,12 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(SKELS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/obj/%.d: ;
 .PRECIOUS: $(BUILD)/obj/%.d
+# mncd's files include the daemon's headers and the sweep's (user/mncd/enforcer/) by name
+$(BUILD)/obj/user/mncd/%.o: CPPFLAGS += -Iuser/mncd -Iuser/mncd/enforcer
+# the pre-taint sweep's files, wherever they are (user/mncd/enforcer/, docs/privsep.md "Layout")
+mncd_src = $(firstword $(wildcard user/mncd/$(1) user/mncd/enforcer/$(1)))
+SWEEP_SRC := $(foreach f,fdscan.c fdscan_host.c fdscan_obj.c hostscan.c inflight.c sockdiag.c freeze.c sockproc.c \
+	sockbase.c sockjudge.c sockjudge_inet.c sockscan.c,$(call mncd_src,$(f)))
 
 -include $(LIB_OBJ:.o=.d) $(LOADER_OBJ:.o=.d) $(CTL_OBJ:.o=.d) $(MNCD_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 
@@ -172,9 +179,8 @@ $(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
 # The enforcer (user/mncd/enforcer/, docs/privsep.md) with the protocol and the sweep it uses:
 # test_enforcer runs it against a scripted monitor, test_ek_kern its kernel layer on the real kernel,
 # test_mon_psp against the monitor's side.
-ENF_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard user/mncd/enforcer/*.c)) \
-	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c fdscan.c fdscan_host.c fdscan_obj.c hostscan.c inflight.c \
-	sockdiag.c freeze.c sockproc.c sockbase.c sockjudge.c sockjudge_inet.c sockscan.c))
+ENF_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard user/mncd/enforcer/*.c) \
+	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c) $(SWEEP_SRC)))
 -include $(ENF_OBJ:.o=.d) $(BUILD)/obj/user/mncd/monitor/mon_psp.d
 $(BUILD)/tests/test_enforcer: tests/unit/test_enforcer.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -192,9 +198,10 @@ $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answ
 	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/answer.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_inflight drives mncd's SCM_RIGHTS peek/drain on real sockets: it links mncd's inflight.o
-$(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(BUILD)/obj/user/mncd/inflight.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+INFLIGHT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(call mncd_src,inflight.c))
+$(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(INFLIGHT_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/inflight.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) -Iuser/mncd -Iuser/mncd/enforcer $(CFLAGS) $(LDFLAGS) -o $@ $< $(INFLIGHT_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_gate drives the launcher's seccomp gate (run_gate.o) on the real kernel
 $(BUILD)/tests/test_gate: tests/unit/test_gate.c $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "../freeze.h"
+#include "freeze.h"
 #include "ek_kern.h"
 #include "mnc_util.h"
 

@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../fdscan.h"
-#include "../sockscan.h"
+#include "fdscan.h"
+#include "sockscan.h"
 #include "../wsrec.h"
 #include "enforcer.h"
 #include "mnc_kern.h"
