@@ -11,21 +11,23 @@
  *                  kernel attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup
  *                  -> agent, else uid; the mnc-tree rule (mncd_ident_tree_rule)
  *   wstaint.c      the taint record a workspace carries to the next instance (wstaint.h)
- *   fdscan.c, hostscan.c, inflight.c, sockdiag.c, freeze.c
- *                  the kernel-facing scans of the pre-taint sweep: non-socket objects, other
- *                  processes' fds, fds in SCM_RIGHTS queues, sock_diag, the cgroup freezer
- *   sockproc.c, sockjudge.c, sockscan.c
- *                  the sweep itself (sockscan.h): the agent's socket fds, the kernel's rules on
- *                  each existing connection and the actions, mncd_sweep
- *   llaudit.c      Landlock denials as audit records (llaudit.h)
+ *   enforcer/      the pre-taint sweep and the fd scan (used by kern_hold.c here, and by the
+ *                  enforcer under --privsep): fdscan*.c (non-socket objects), hostscan.c (other
+ *                  processes' fds), inflight.c (fds in SCM_RIGHTS queues), sockdiag.c
+ *                  (sock_diag), freeze.c (the cgroup freezer), and the sweep itself (sockscan.h:
+ *                  sockproc.c, sockbase.c, sockjudge*.c, sockscan.c); with enforcer.h's files
+ *                  (ek_*.c), the enforcer of --privsep (docs/privsep.md)
+ *   monitor/       under --privsep, the monitor's side: mon_psp.c (the protocol), mon_kern.c
+ *                  (the kernel layer's entry points over it)
+ *   llaudit.c      Landlock denials as audit records (llaudit.h); llaudit_rec.c reads one record
  *   quarantine.c   output of a tainted agent that `mncctl run` withheld
  *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
  *   mncd_dreq.c    MNC-D's request table and its journal; starts and stops MNC-L and MNC-D
  *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible
- *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c
+ *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c, kern_records.c
  *                  the kernel layer (kern_layer.h): cgroup watches and registrations; taint
- *                  holds (map, workspaces, sweep, fd scan); start, stop, deny events; admin
- *                  verbs and status
+ *                  holds (map, workspaces, sweep, fd scan); start, stop; admin verbs and
+ *                  status; the option, deny events as records, whoami's taint object
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
  *   reload.c       SIGHUP: checks that a restart on the edited config and policy would start
@@ -34,9 +36,10 @@
  *   loop.c         the epoll event loop: framing (JSON lines, 1 MiB limit), requests and jobs,
  *                  commit (journal + audit fsync) before any response of the iteration is sent
  *   main.c         startup, shutdown, and the restart in place of a reload
- * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
- * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
- * group of files (sockscan_int.h, mncl_int.h, kern_layer.h, loop_int.h).
+ * Headers other than this one: one per module with its own contract (enforcer/fdscan.h,
+ * freeze.h, hostscan.h, inflight.h, sockdiag.h, sockscan.h; llaudit.h, wstaint.h, privsep.h,
+ * psp_io.h, privdrop.h, wsrec.h) and some internal to a group of files (enforcer/sockscan_int.h,
+ * enforcer/fdscan_int.h, enforcer/enforcer.h, mncl_int.h, kern_layer.h, loop_int.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
