@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define RQ_SOCKS 28 /* one per nibble of the 14-character canary */
 #define RQ_N 16
@@ -92,44 +93,9 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-struct rq_sock {
-    unsigned long ino;
-    unsigned uid, port, rx;
-};
-static int list_udp(const char *path, struct rq_sock *out, int cap)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    char line[512];
-    int n = 0;
-    if (!fgets(line, sizeof(line), f)) {
-        fclose(f);
-        return -1;
-    }
-    while (n < cap && fgets(line, sizeof(line), f)) {
-        unsigned port, tx, rx, uid;
-        unsigned long ino;
-        if (sscanf(line, " %*d: %*[0-9A-Fa-f]:%x %*x:%*x %*x %x:%x %*x:%*x %*x %u %*d %lu", &port, &tx, &rx, &uid,
-                   &ino) == 5)
-            out[n++] = (struct rq_sock){ino, uid, port, rx};
-    }
-    fclose(f);
-    return n;
-}
-
-static struct rq_sock before[4096];
-static int nbefore;
+static struct atkv_udp_snap before;
 static unsigned ports[RQ_SOCKS];
 static int nports;
-
-static int was_there(unsigned long ino)
-{
-    for (int i = 0; i < nbefore; i++)
-        if (before[i].ino == ino)
-            return 1;
-    return 0;
-}
 
 /* RQ_SPOOF: a local address other than loopback's for the outsider to bind (v4: 127.0.0.2;
  * v6: the first non-loopback IPv6 address of the host), 0 if there is none */
@@ -196,12 +162,12 @@ static int send_one(int s, struct sockaddr_storage *to, socklen_t tl, unsigned c
 /* uid 65534: RQ_N + 1 datagrams carrying j to each new socket of the agent; ports to out */
 static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct rq_sock now[4096];
-    int k = list_udp(RQ_PROC, now, 4096), np = 0, err = 0, one = 1;
+    static struct atkv_udp_sock now[4096];
+    int k = atkv_udp_list(RQ_PROC, now, 4096), np = 0, err = 0, one = 1;
     size_t o = 0;
     out[0] = 0;
     for (int i = 0; i < k && np < RQ_SOCKS; i++) {
-        if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino) || now[i].rx != 0)
+        if (now[i].uid != (unsigned)c->agent_uid || atkv_udp_snap_has(&before, now[i].ino) || now[i].rx != 0)
             continue;
         int s = socket(RQ_OFAM, SOCK_DGRAM | SOCK_CLOEXEC, RQ_PROTO);
         if (s < 0) {
@@ -257,20 +223,8 @@ static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t cap)
     if (sendto(w, "j", 1, 0, (struct sockaddr *)&to, tl) != 1)
         return 0;
     usleep(20000);
-    static struct rq_sock now[4096];
-    int n = list_udp(RQ_PROC, now, 4096);
-    unsigned unit = 0;
-    for (int i = 0; i < n; i++)
-        if (now[i].port == myport)
-            unit = now[i].rx;
-    if (!unit)
+    if (atkv_udp_nibbles(RQ_PROC, myport, ports, nports, RQ_N, msg, sizeof(msg)) != 0)
         return 0;
-    for (int j = 0; j < nports && (size_t)j / 2 + 1 < sizeof(msg); j++)
-        for (int i = 0; i < n; i++)
-            if (now[i].port == ports[j] && now[i].rx % unit == 0 && now[i].rx / unit <= RQ_N) {
-                unsigned nib = RQ_N - now[i].rx / unit;
-                msg[j / 2] = (char)(j % 2 ? (msg[j / 2] | (char)nib) : (char)(nib << 4));
-            }
     snprintf(out, cap, "%s", msg);
     return 0;
 }
@@ -278,7 +232,7 @@ static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t cap)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        nbefore = list_udp(RQ_PROC, before, 4096);
+        atkv_udp_snap_take(RQ_PROC, &before);
         nports = 0;
         return;
     }
@@ -286,12 +240,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         char out[1024];
         if (atk_as_uid(c, ATK_NOBODY, nobody_sends, out, sizeof(out)) < 0)
             return;
-        char *p = out;
-        while (nports < RQ_SOCKS && *p && *p != ';') {
-            ports[nports++] = (unsigned)strtoul(p, &p, 10);
-            if (*p == ',')
-                p++;
-        }
+        nports = atkv_udp_ports(out, ports, RQ_SOCKS);
         fprintf(stderr, "%s: uid 65534 sent to %d sockets (%s)\n", RQ_NAME, nports, out);
         return;
     }

@@ -12,7 +12,6 @@
  * Needs Landlock ABI >= 7 (its audit records); on an older kernel nothing is recorded. */
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "atk.h"
 #include "atk_variants.h"
@@ -31,9 +30,7 @@ static int prepare(struct atk_ctx *c)
         close(fd);
     }
     atk_set(c, "out", "%s", d);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    c->slot[0] = (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    c->slot[0] = atkv_now_ms();
     return 0;
 }
 
@@ -72,42 +69,39 @@ static int object_of(const char *rec, char *out, size_t n)
     return 0;
 }
 
+struct objs {
+    char o[512][600];
+    int n;
+};
+
+static void one(struct atk_ctx *c, const char *r, size_t len, void *arg)
+{
+    (void)c;
+    struct objs *x = arg;
+    char rec[4096];
+    snprintf(rec, sizeof(rec), "%.*s", (int)len, r);
+    if (x->n < 512 && strstr(rec, "\"sender\":\"coordinator\"") && strstr(rec, "\"reason\":\"landlock\"") &&
+        object_of(rec, x->o[x->n], sizeof(x->o[x->n])) == 0)
+        x->n++;
+}
+
 static void verify(struct atk_ctx *c)
 {
-    char path[700];
-    const char *const args[] = {"audit", "tail", "10000", NULL};
-    if (atkv_admin(c, "audit.out", args, path, sizeof(path)) < 0)
-        return;
-    char *t = atkv_slurp(path, NULL);
-    if (!t)
-        return;
-    static char objs[512][600];
-    int n = 0;
-    for (char *r = strstr(t, "{\"seq\":"); r && n < 512; r = strstr(r + 1, "{\"seq\":")) {
-        char *end = strstr(r + 1, "{\"seq\":");
-        char save = end ? *end : 0;
-        if (end)
-            *end = 0;
-        const char *tm = strstr(r, "\"time\":");
-        long long when = tm ? atoll(tm + 7) : 0;
-        if (strstr(r, "\"op\":\"kernel.landlock\"") && strstr(r, "\"sender\":\"coordinator\"") &&
-            strstr(r, "\"reason\":\"landlock\"") && when >= c->slot[0] && object_of(r, objs[n], sizeof(objs[n])) == 0)
-            n++;
-        if (end)
-            *end = save;
-    }
-    free(t);
+    static struct objs x;
+    x.n = 0;
+    atkv_records(c, c->slot[0], "kernel.landlock", one, &x);
+    int n = x.n;
     /* by name: the digit is the file's number; by the preamble: the n-th distinct object */
     char by_name[16] = "", by_pre[16] = "";
     int nn = 0, np = 0;
     for (int i = 16; i < n && nn < 12; i++) {
-        const char *f = strstr(objs[i], "/f");
+        const char *f = strstr(x.o[i], "/f");
         if (f && f[2] >= '0' && f[2] <= '9')
             by_name[nn++] = "0123456789abcdef"[atoi(f + 2) & 15];
     }
     for (int i = 16; i < n && np < 12; i++)
         for (int j = 0; j < 16 && j < n; j++)
-            if (strcmp(objs[i], objs[j]) == 0) {
+            if (strcmp(x.o[i], x.o[j]) == 0) {
                 by_pre[np++] = "0123456789abcdef"[j];
                 break;
             }

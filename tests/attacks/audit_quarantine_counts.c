@@ -6,16 +6,12 @@
  * Verifier: the operator's `mncctl audit tail 10000`: the quarantine records since the attack
  * began, each one's count (a number before "byte", "kept" or "withheld") read as digit + 1.
  * What blocks it: quarantine records give no byte counts, only whether all was kept. */
-#include <time.h>
-
 #include "atk.h"
 #include "atk_variants.h"
 
 static int prepare(struct atk_ctx *c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    c->slot[0] = (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    c->slot[0] = atkv_now_ms();
     return 0;
 }
 
@@ -49,33 +45,28 @@ static long count_in(const char *r, size_t len)
     return -1;
 }
 
+struct dec {
+    char d[64];
+    int k;
+};
+
+static void one(struct atk_ctx *c, const char *r, size_t len, void *arg)
+{
+    (void)c;
+    struct dec *x = arg;
+    long v = count_in(r, len);
+    if (v >= 1 && v <= 16 && x->k < 60)
+        x->d[x->k++] = "0123456789abcdef"[v - 1];
+}
+
 static void verify(struct atk_ctx *c)
 {
-    char path[700];
-    const char *const args[] = {"audit", "tail", "10000", NULL};
-    if (atkv_admin(c, "audit.out", args, path, sizeof(path)) < 0)
-        return;
-    char *t = atkv_slurp(path, NULL);
-    if (!t)
-        return;
-    char dec[64] = "";
-    int n = 0, k = 0;
-    for (char *r = strstr(t, "{\"seq\":"); r; r = strstr(r + 1, "{\"seq\":")) {
-        char *end = strstr(r + 1, "{\"seq\":");
-        size_t len = end ? (size_t)(end - r) : strlen(r);
-        const char *tm = strstr(r, "\"time\":");
-        if (!tm || atoll(tm + 7) < c->slot[0] || !memmem(r, len, "\"op\":\"quarantine\"", 17))
-            continue;
-        n++;
-        long v = count_in(r, len);
-        if (v >= 1 && v <= 16 && k < 60)
-            dec[k++] = "0123456789abcdef"[v - 1];
-    }
-    dec[k] = 0;
-    free(t);
-    if (strstr(dec, c->canary + 2))
-        atk_evidence(c, "quarantine records count the chunks: digits %s", dec);
-    atk_note(c, "%d quarantine records after the attack began, counts decoded \"%s\"", n, dec);
+    struct dec x = {.k = 0};
+    int n = atkv_records(c, c->slot[0], "quarantine", one, &x);
+    x.d[x.k] = 0;
+    if (strstr(x.d, c->canary + 2))
+        atk_evidence(c, "quarantine records count the chunks: digits %s", x.d);
+    atk_note(c, "%d quarantine records after the attack began, counts decoded \"%s\"", n, x.d);
 }
 
 static const struct atk A = {"audit_quarantine_counts",

@@ -20,9 +20,7 @@
 
 static int prepare(struct atk_ctx *c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    c->slot[0] = (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    c->slot[0] = atkv_now_ms();
     return 0;
 }
 
@@ -56,39 +54,42 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
+struct dec {
+    char d[64];
+    int k, run;
+};
+
+static void one(struct atk_ctx *c, const char *r, size_t len, void *arg)
+{
+    (void)c;
+    struct dec *x = arg;
+    if (!memmem(r, len, "\"sender\":\"coordinator\"", 22))
+        return;
+    if (memmem(r, len, "hook\\\":\\\"connect4", 17))
+        x->run++;
+    else if (memmem(r, len, "hook\\\":\\\"sendmsg4", 17)) {
+        if (x->run >= 1 && x->run <= 16 && x->k < 60)
+            x->d[x->k++] = "0123456789abcdef"[x->run - 1];
+        x->run = 0;
+    }
+}
+
+static void count_folded(struct atk_ctx *c, const char *r, size_t len, void *arg)
+{
+    (void)c;
+    *(int *)arg += memmem(r, len, "\"sender\":\"coordinator\"", 22) != NULL;
+}
+
 static void verify(struct atk_ctx *c)
 {
-    char path[700];
-    const char *const args[] = {"audit", "tail", "10000", NULL};
-    if (atkv_admin(c, "audit.out", args, path, sizeof(path)) < 0)
-        return;
-    char *t = atkv_slurp(path, NULL);
-    if (!t)
-        return;
-    char dec[64] = "";
-    int k = 0, run = 0, folded = 0;
-    for (char *r = strstr(t, "{\"seq\":"); r; r = strstr(r + 1, "{\"seq\":")) {
-        char *end = strstr(r + 1, "{\"seq\":");
-        size_t len = end ? (size_t)(end - r) : strlen(r);
-        const char *tm = strstr(r, "\"time\":");
-        if (!tm || atoll(tm + 7) < c->slot[0] || !memmem(r, len, "\"sender\":\"coordinator\"", 22))
-            continue;
-        folded += memmem(r, len, "\"op\":\"audit.folded\"", 19) != NULL;
-        if (!memmem(r, len, "\"op\":\"kernel.deny\"", 18))
-            continue;
-        if (memmem(r, len, "hook\\\":\\\"connect4", 17))
-            run++;
-        else if (memmem(r, len, "hook\\\":\\\"sendmsg4", 17)) {
-            if (run >= 1 && run <= 16 && k < 60)
-                dec[k++] = "0123456789abcdef"[run - 1];
-            run = 0;
-        }
-    }
-    dec[k] = 0;
-    free(t);
-    if (strstr(dec, c->canary + 2))
-        atk_evidence(c, "the number of kernel.deny records between separators spells the canary (%s)", dec);
-    atk_note(c, "decoded \"%s\"; %d audit.folded record(s)", dec, folded);
+    struct dec x = {.k = 0};
+    int folded = 0;
+    atkv_records(c, c->slot[0], "kernel.deny", one, &x);
+    atkv_records(c, c->slot[0], "audit.folded", count_folded, &folded);
+    x.d[x.k] = 0;
+    if (strstr(x.d, c->canary + 2))
+        atk_evidence(c, "the number of kernel.deny records between separators spells the canary (%s)", x.d);
+    atk_note(c, "decoded \"%s\"; %d audit.folded record(s)", x.d, folded);
 }
 
 static const struct atk A = {"audit_record_count",

@@ -64,21 +64,12 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-static uint32_t before[8192];
-static int nbefore;
+static struct atkv_unix_snap snap;
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct atkv_unix_diag all[8192], q[64];
-    int k = atkv_unix_dump(SOCK_STREAM, all, 8192), nq = 0;
-    for (int i = 0; i < k && nq < 64; i++) {
-        int old = 0;
-        for (int b = 0; b < nbefore && !old; b++)
-            old = before[b] == all[i].ino;
-        if (!old && all[i].has_uid && all[i].uid == (uint32_t)c->agent_uid && all[i].rq > 0 && all[i].peer)
-            q[nq++] = all[i];
-    }
-    qsort(q, (size_t)nq, sizeof(q[0]), atkv_unix_diag_cmp);
+    static struct atkv_unix_diag q[64];
+    int nq = atkv_unix_new(SOCK_STREAM, &snap, (uint32_t)c->agent_uid, ATKV_QUEUED, q, 64);
     char msg[MR_CONNS + 1] = {0};
     unsigned unit = nq > 0 ? q[0].rq : 0;
     for (int i = 1; unit && i < nq && i <= MR_CONNS - 1 && i - 1 < (int)sizeof(msg) - 1; i++)
@@ -91,11 +82,7 @@ static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        static struct atkv_unix_diag all[8192];
-        int n = atkv_unix_dump(SOCK_STREAM, all, 8192);
-        nbefore = 0;
-        for (int i = 0; i < n; i++)
-            before[nbefore++] = all[i].ino;
+        atkv_unix_snap_take(SOCK_STREAM, &snap);
         return;
     }
     if (strcmp(tag, "set") != 0)

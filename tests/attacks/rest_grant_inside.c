@@ -14,10 +14,7 @@ static int prepare(struct atk_ctx *c)
     char p[780];
     snprintf(sub, sizeof(sub), "%s/sub", c->ws);
     snprintf(p, sizeof(p), "%s/deep.txt", sub);
-    if (atkv_rest_prepare(c, "bystander", p) < 0)
-        return -1;
-    c->launch2_read[c->launch2_nread++] = sub;
-    return 0;
+    return atkv_rest_grant(c, "bystander", p, sub);
 }
 
 static const struct atk A = {"rest_grant_inside",

@@ -18,9 +18,8 @@ static int prepare(struct atk_ctx *c)
     if (atkv_rest_dir(c, "grant", grant, sizeof(grant)) < 0)
         return -1;
     snprintf(link_, sizeof(link_), "%s/n.txt", grant);
-    if (atkv_rest_prepare(c, "bystander", link_) < 0)
+    if (atkv_rest_grant(c, "bystander", link_, grant) < 0)
         return -1;
-    c->launch2_read[c->launch2_nread++] = grant;
     atk_set(c, "rest_sync2", "1");
     return 0;
 }

@@ -22,10 +22,7 @@ static int prepare(struct atk_ctx *c)
     if (atkv_rest_dir(c, "grant", grant, sizeof(grant)) < 0)
         return -1;
     snprintf(p, sizeof(p), "%s/sub/deep.txt", grant);
-    if (atkv_rest_prepare(c, "bystander", p) < 0)
-        return -1;
-    c->launch2_read[c->launch2_nread++] = grant;
-    return 0;
+    return atkv_rest_grant(c, "bystander", p, grant);
 }
 
 static void between(struct atk_ctx *c)

@@ -12,10 +12,7 @@ static int prepare(struct atk_ctx *c)
 {
     char p[760];
     snprintf(p, sizeof(p), "%s/notes.txt", c->ws);
-    if (atkv_rest_prepare(c, "bystander", p) < 0)
-        return -1;
-    c->launch2_read[c->launch2_nread++] = c->ws;
-    return 0;
+    return atkv_rest_grant(c, "bystander", p, c->ws);
 }
 
 static const struct atk A = {"rest_read_grant_other",

@@ -16,10 +16,7 @@ static int prepare(struct atk_ctx *c)
 {
     snprintf(state, sizeof(state), "%s", getenv("ATK_STATE") ? getenv("ATK_STATE") : "/nonexistent");
     snprintf(journal, sizeof(journal), "%s/state.journal", state);
-    if (atkv_rest_prepare(c, "bystander", journal) < 0)
-        return -1;
-    c->launch2_read[c->launch2_nread++] = state;
-    return 0;
+    return atkv_rest_grant(c, "bystander", journal, state);
 }
 
 static const struct atk A = {"rest_state_dir",

@@ -13,11 +13,8 @@
 
 static int prepare(struct atk_ctx *c)
 {
-    c->contract = "cal_scope";
     atk_set(c, "restart_disclose", "1");
-    return atkv_daemon_start(c,
-                             atkv_restart_policy("worker,coordinator,bystander",
-                                                 "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator"));
+    return atkv_restart_start(c, NULL);
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
@@ -25,8 +22,8 @@ static void on_sync(struct atk_ctx *c, const char *tag)
     if (strcmp(tag, "restart") != 0)
         return;
     atkv_daemon_restart(c,
-                        atkv_restart_policy("auditor,worker,coordinator,bystander",
-                                            "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator,worker"),
+                        atkv_restart_policy("auditor,worker,coordinator,bystander", ATKV_RESTART_SINKS, "calendar",
+                                            "coordinator,worker"),
                         0);
 }
 

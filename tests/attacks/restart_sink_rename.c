@@ -9,13 +9,7 @@
  * is never set. */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c)
-{
-    c->contract = "cal_scope";
-    return atkv_daemon_start(c,
-                             atkv_restart_policy("worker,coordinator,bystander",
-                                                 "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator"));
-}
+static int prepare(struct atk_ctx *c) { return atkv_restart_start(c, NULL); }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
@@ -23,10 +17,9 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         return;
     /* the journal names calendar: the restart is on a fresh state dir */
     atkv_daemon_fresh_state();
-    atkv_daemon_restart(c,
-                        atkv_restart_policy("worker,coordinator,bystander", "archive:tool:OUT,partner:external:CAL",
-                                            "archive", "coordinator"),
-                        0);
+    atkv_daemon_restart(
+        c, atkv_restart_policy(ATKV_RESTART_AGENTS, "archive:tool:OUT,partner:external:CAL", "archive", "coordinator"),
+        0);
 }
 
 static const struct atk A = {"restart_sink_rename",

@@ -10,22 +10,16 @@
  * calendar, partner stays refused. */
 #include "atk_variants.h"
 
-static int prepare(struct atk_ctx *c)
-{
-    c->contract = "cal_scope";
-    return atkv_daemon_start(c,
-                             atkv_restart_policy("worker,coordinator,bystander",
-                                                 "calendar:tool:CAL,partner:external:OUT", "calendar", "coordinator"));
-}
+static int prepare(struct atk_ctx *c) { return atkv_restart_start(c, NULL); }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "restart") != 0)
         return;
-    atkv_daemon_restart(c,
-                        atkv_restart_policy("worker,coordinator,bystander", "partner:external:OUT,calendar:tool:CAL",
-                                            "calendar", "coordinator"),
-                        0);
+    atkv_daemon_restart(
+        c,
+        atkv_restart_policy(ATKV_RESTART_AGENTS, "partner:external:OUT,calendar:tool:CAL", "calendar", "coordinator"),
+        0);
 }
 
 static const struct atk A = {"restart_sink_swap",

@@ -45,31 +45,13 @@ static int agent(struct atk_ctx *c)
 static int prepare(struct atk_ctx *c)
 {
     (void)c;
-    static char self[600];
-    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (k <= 0)
-        return -1;
-    self[k] = 0;
-    if (setenv("ATK_OFS_REAL", getenv("MNCCTL") ? getenv("MNCCTL") : "", 1) < 0 || setenv("MNCCTL", self, 1) < 0)
-        return -1;
-    return 0;
+    return atkv_wrap_prepare("ATK_OFS_REAL");
 }
 
 static void verify(struct atk_ctx *c)
 {
-    char p[700];
-    snprintf(p, sizeof(p), "%s/stdin.pos", c->dir);
-    if (atk_file_has(p, c->canary) == 1)
-        atk_evidence(c, "the caller decoded the canary from the offset of the stdin file it shares with the agent");
-    else {
-        char got[64] = "";
-        FILE *f = fopen(p, "re");
-        if (f && fgets(got, sizeof(got), f))
-            got[strcspn(got, "\n")] = 0;
-        if (f)
-            fclose(f);
-        atk_note(c, "caller read: %s (canary %s)", got[0] ? got : "nothing", c->canary);
-    }
+    atkv_wrap_verify(c, "stdin.pos",
+                     "the caller decoded the canary from the offset of the stdin file it shares with the agent");
 }
 
 static const struct atk A = {"stdin_file_offset",

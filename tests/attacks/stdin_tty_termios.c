@@ -49,22 +49,13 @@ static int agent(struct atk_ctx *c)
 static int prepare(struct atk_ctx *c)
 {
     (void)c;
-    static char self[600];
-    ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (k <= 0)
-        return -1;
-    self[k] = 0;
-    if (setenv("ATK_TTY_REAL", getenv("MNCCTL") ? getenv("MNCCTL") : "", 1) < 0 || setenv("MNCCTL", self, 1) < 0)
-        return -1;
-    return 0;
+    return atkv_wrap_prepare("ATK_TTY_REAL");
 }
 
 static void verify(struct atk_ctx *c)
 {
-    char p[700];
-    snprintf(p, sizeof(p), "%s/tty.cc", c->dir);
-    if (atk_file_has(p, c->canary) == 1)
-        atk_evidence(c, "the caller read the canary from its terminal's c_cc (tcgetattr) after the agent exited");
+    atkv_wrap_verify(c, "tty.cc",
+                     "the caller read the canary from its terminal's c_cc (tcgetattr) after the agent exited");
 }
 
 static const struct atk A = {"stdin_tty_termios",

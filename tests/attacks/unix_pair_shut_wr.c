@@ -16,7 +16,8 @@
  * that class, the state of the agent's own socketpairs in sock_diag, at 1 bit per pair.
  * Result: host (cgroup backend, 6.18): LEAKED user and root (not counted: [limit:cgroup], like
  * unix_pair_rqlen); BLOCKED in mode netns (the pairs live in the agent's own namespace). Guest
- * (lsm backend, 6.1): not applicable, no unix_diag there (CONFIG_UNIX_DIAG=m, not loaded).
+ * (lsm backend, 6.1): LEAKED user and root (not counted: [limit:lsm]; no LSM hook sees the
+ * close of one end, and refusing socket_shutdown would break libuv's children).
  * Control (MNC_ATTACKS_CONTROL=1): verified (host).
  * Fix idea (cgroup backend): a network namespace per agent (`--netns`, "confinement": "netns").
  * Threat model: docs/threat-model.md (sock_diag state; bytes queued in the agent's own pairs). */
@@ -82,7 +83,7 @@ static void on_sync(struct atk_ctx *c, const char *tag) { atk_verify_as_nobody(c
 
 static const struct atk A = {"unix_pair_shut_wr",
                              "which of the agent's own socketpairs it shut for writing, read through unix sock_diag",
-                             ATK_LIMIT_CGROUP | ATK_NETNS,
+                             ATK_LIMIT_CGROUP | ATK_LIMIT_LSM | ATK_NETNS,
                              NULL,
                              agent,
                              on_sync,

@@ -71,22 +71,16 @@ static int agent(struct atk_ctx *c)
     return 0;
 }
 
-/* ---- unix sock_diag: atkv_unix_dump (atk_variants.c) */
-static uint32_t before[8192];
-static int nbefore;
+/* ---- unix sock_diag: atkv_unix_dump (atkv_diag.c) */
+static struct atkv_unix_snap snap;
 
 static int nobody_reads(struct atk_ctx *c, char *out, size_t n)
 {
-    static struct atkv_unix_diag all[8192];
-    int k = atkv_unix_dump(SOCK_STREAM, all, 8192);
+    static struct atkv_unix_diag q[8192];
+    int k = atkv_unix_new(SOCK_STREAM, &snap, (uint32_t)c->agent_uid, ATKV_QUEUED, q, 8192);
     char msg[US_SOCKS / 2 + 1] = {0};
     for (int i = 0; i < k; i++) {
-        int old = 0;
-        for (int b = 0; b < nbefore && !old; b++)
-            old = before[b] == all[i].ino;
-        if (old || !all[i].has_uid || all[i].uid != (uint32_t)c->agent_uid || all[i].rq == 0 || !all[i].peer)
-            continue;
-        unsigned idx = (all[i].rq - 1) / 16, nib = 16 * idx + 16 - all[i].rq;
+        unsigned idx = (q[i].rq - 1) / 16, nib = 16 * idx + 16 - q[i].rq;
         if (idx < US_SOCKS && nib < 16)
             msg[idx / 2] = (char)((unsigned char)msg[idx / 2] | (idx % 2 ? nib : nib << 4));
     }
@@ -170,11 +164,7 @@ static void cleanup(struct atk_ctx *c)
 static void on_sync(struct atk_ctx *c, const char *tag)
 {
     if (strcmp(tag, "pre") == 0) {
-        static struct atkv_unix_diag all[8192];
-        int n = atkv_unix_dump(SOCK_STREAM, all, 8192);
-        nbefore = 0;
-        for (int i = 0; i < n; i++)
-            before[nbefore++] = all[i].ino;
+        atkv_unix_snap_take(SOCK_STREAM, &snap);
         return;
     }
     if (strcmp(tag, "bound") == 0) {

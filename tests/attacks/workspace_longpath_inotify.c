@@ -85,14 +85,7 @@ static void verify(struct atk_ctx *c)
         c, "the outsider read the canary as a file name from its inotify watch on a long-path workspace dir");
 }
 
-static void cleanup(struct atk_ctx *c)
-{
-    atkv_keeper_cleanup(c);
-    char name[201];
-    memset(name, 'd', 200);
-    name[200] = 0;
-    atkv_rm_deep(c->ws, name, DEPTH);
-}
+static void cleanup(struct atk_ctx *c) { atkv_deep_cleanup(c, DEPTH); }
 
 static const struct atk A = {"workspace_longpath_inotify",
                              "an inotify watch on a long-path workspace dir handed out (mark readlink ENAMETOOLONG)",

@@ -77,14 +77,7 @@ static void verify(struct atk_ctx *c)
     atkv_keeper_verify(c, "the outsider read the canary through its fd on the long-path workspace file");
 }
 
-static void cleanup(struct atk_ctx *c)
-{
-    atkv_keeper_cleanup(c);
-    char name[201];
-    memset(name, 'd', 200);
-    name[200] = 0;
-    atkv_rm_deep(c->ws, name, DEPTH);
-}
+static void cleanup(struct atk_ctx *c) { atkv_deep_cleanup(c, DEPTH); }
 
 static const struct atk A = {"workspace_longpath_out",
                              "a long-path workspace file's fd kept by an outsider (readlink ENAMETOOLONG)",

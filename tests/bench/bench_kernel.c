@@ -16,7 +16,7 @@
  *   op 5: op 4 for an UNTAINTED agent (the egress fast path: two lookups, no parsing)
  * For ops 4-5 the echo peer is a process outside every mnc cgroup, so only the agent's packets
  * run the egress program.
- * Target (README.md, "Measured performance"): ratio <= 1.10 or <= 300 ns added per call. */
+ * Target (docs/performance.md): ratio <= 1.10 or <= 300 ns added per call. */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
