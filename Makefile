@@ -152,10 +152,11 @@ $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto libisal libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
 
-# mncctl speaks mncd's privsep protocol on the enforcer's admin socket (user/mncctl/admin.c)
+# mncctl speaks mncd's privsep protocol on the enforcer's admin socket (user/mncctl/admin.c), and
+# loads libpq on first use (user/mncctl/pq_lazy.c): a launch does not pay for it
 CTL_PSP_OBJ := $(addprefix $(BUILD)/obj/user/mncd/,privsep.o psp_io.o wsrec.o)
 $(BUILD)/mncctl: $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
-	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(filter-out -lpq,$(LDLIBS))
 
 $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
@@ -238,10 +239,19 @@ $(HOSTNOISE): tests/tools/hostnoise.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
 
-# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
-$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+# the agent's seccomp filters, compiled once at build time (user/mncctl/run_filter.h)
+$(BUILD)/gen/run_filter_gen: user/mncctl/gen/run_filter_gen.c $(BUILD)/obj/user/mncctl/run_filter.o user/mncctl/run_filter.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_filter.o -lseccomp
+$(BUILD)/include/run_filters.h: $(BUILD)/gen/run_filter_gen
+	@mkdir -p $(dir $@)
+	$< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/user/mncctl/run_confine.o: $(BUILD)/include/run_filters.h
+
+# bench_run measures the launcher's confinement itself: it links mncctl's run_confine.o (and run_gate.o, run_cgv1.o, run_mntns.o)
+$(BUILD)/bench/bench_run: tests/bench/bench_run.c $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_tty.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iuser/mncctl $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncctl/run_confine.o $(BUILD)/obj/user/mncctl/run_filter.o $(BUILD)/obj/user/mncctl/run_tty.o $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/obj/user/mncctl/run_cgv1.o $(BUILD)/obj/user/mncctl/run_mntns.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
 
 demo: all
 	BUILD=$(BUILD) tests/demo/worked-example.sh

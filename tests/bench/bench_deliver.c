@@ -354,15 +354,16 @@ typedef struct agent {
 
 static int launch(agent *a, bool heavy)
 {
-    char ws[256], exe[256], mncctl[300], nf[16], nt[16];
+    char ws[256], exe[300], bin[256], mncctl[300], nf[16], nt[16];
     snprintf(ws, sizeof(ws), "%s/ws-%s", dir, heavy ? "heavy" : "light");
     mkdir(ws, 0755);
-    snprintf(exe, sizeof(exe), "%s/agent", dir);
+    snprintf(bin, sizeof(bin), "%s/bin", dir); /* the read grant: not dir, which holds the sinks */
+    snprintf(exe, sizeof(exe), "%s/agent", bin);
     snprintf(mncctl, sizeof(mncctl), "%s/mncctl", build);
     snprintf(nf, sizeof(nf), "%d", heavy ? 100 : 1);
     snprintf(nt, sizeof(nt), "%d", heavy ? 10 : 1);
     char *argv[] = {mncctl,        "--socket", sock_path, "run", "--agent", "coordinator", "--pin-root", pin,
-                    "--workspace", ws,         "--read",  dir,   "--stdio", "passthrough", "--",         exe,
+                    "--workspace", ws,         "--read",  bin,   "--stdio", "passthrough", "--",         exe,
                     "agent",       sock_path,  nf,        nt,    ws,        NULL};
     int pin_[2], pout[2];
     if (pipe2(pin_, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0)
@@ -577,7 +578,8 @@ static int session(const char *b, int rounds, int per, samples *s, bool show_bre
     snprintf(tree, sizeof(tree), "mnc-bench-deliver-%d-%d", (int)getpid(), seq++);
     char p[600], q[600];
     /* the agent binary: a copy of this one every uid can read (the tree may sit under a 0700 home) */
-    snprintf(p, sizeof(p), "cp /proc/%d/exe %s/agent && chmod 0755 %s/agent", (int)getpid(), dir, dir);
+    snprintf(p, sizeof(p), "mkdir -m 0755 %s/bin && cp /proc/%d/exe %s/bin/agent && chmod 0755 %s/bin/agent", dir,
+             (int)getpid(), dir, dir);
     if (system(p) != 0 || write_policy() != 0) {
         fprintf(stderr, "bench_deliver: setup failed\n");
         stop_session(-1);

@@ -3,9 +3,13 @@
 """What `mncctl run` adds to a launch: /bin/true, python3, node and git started bare and under
 `mncctl run` against a real mncd (kernel layer on, cgroup backend, private pin root and tree), in
 the same run, alternating, medians over rounds. Target: `mncctl run /bin/true` within 10 ms of
-bare. Prints one line per command: bare ms, under mncctl run ms, difference, ratio. Needs root.
---quick: fewer rounds."""
+bare. Prints one line per command: bare ms, under mncctl run ms, difference, ratio; then the CPU
+time the same launches took (user + system of the launched process tree, from the reaped
+children's rusage: mncctl, the agent and the launcher's helpers; mncd's share of the
+registration is not in it), which holds better than wall time on a loaded 2-core host, where a
+launch's several process hand-offs each wait for a CPU. Needs root. --quick: fewer rounds."""
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,24 +43,37 @@ if node:
 cmds.append(("git --version", ["/usr/bin/git", "--version"]))
 
 
-def once(argv):
-    t0 = time.perf_counter()
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def once(argv, cpu=None):
+    c0, t0 = cpu_children(), time.perf_counter()
     subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return (time.perf_counter() - t0) * 1000
+    t = (time.perf_counter() - t0) * 1000
+    if cpu is not None:
+        cpu.append((cpu_children() - c0) * 1000)
+    return t
 
 
 try:
     d.start()
     run = [H.MNCCTL, "--socket", d.sock, "run", "--agent", "plain", "--pin-root", pin, "--workspace", ws, "--"]
     print("bench_launch: %d rounds, bare vs under mncctl run (mncd, cgroup backend), median ms" % rounds)
+    cpu = {}
     for name, argv in cmds:
-        bare, conf = [], []
+        bare, conf, cb, cc = [], [], [], []
         once(argv), once(run + argv)  # warm the caches
         for _ in range(rounds):
-            bare.append(once(argv))
-            conf.append(once(run + argv))
+            bare.append(once(argv, cb))
+            conf.append(once(run + argv, cc))
         b, c = statistics.median(bare), statistics.median(conf)
         print("  %-16s bare %7.1f ms   mncctl run %7.1f ms   +%6.1f ms   x%.2f" % (name, b, c, c - b, c / b))
+        cpu[name] = (statistics.median(cb), statistics.median(cc))
+    print("bench_launch: CPU time of the same launches (user + system, median ms)")
+    for name, (b, c) in cpu.items():
+        print("  %-16s bare %7.1f ms   mncctl run %7.1f ms   +%6.1f ms   x%.2f" % (name, b, c, c - b, c / max(b, 0.1)))
 finally:
     d.stop()
     subprocess.run([H.MNCCTL, "kern", "--pin-root", pin, "detach", "--purge"], capture_output=True)

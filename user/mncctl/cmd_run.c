@@ -533,6 +533,8 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     run_relay relay; /* the agent's stdout/stderr are pipes the launcher relays by taint */
     if (run_relay_open(&relay, stdio_pass, cg) != 0)
         goto out;
+    run_tty tty; /* and on terminals of their own when the caller's are terminals (run_tty.h) */
+    run_tty_plan(&tty, relay.active);
     int sync_pipe[2], gate_sp[2] = {-1, -1};
     if (pipe2(sync_pipe, O_CLOEXEC) != 0) {
         mncctl_err("run: pipe: %s", strerror(errno));
@@ -599,6 +601,7 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
                          .n_keep = n_keep,
                          .report_fd = sync_pipe[1],
                          .mntns = &mnt,
+                         .tty = &tty,
                          .gate_sock = gate_sp[1]};
         if (run_relay_child(&relay, why, sizeof(why)) == 0 && run_confine_apply(&c, why, sizeof(why)) == 0) {
             execv(exe, cmd);
@@ -619,6 +622,9 @@ static int cmd_run(int argc, char **argv, const mncctl_global *g)
     int gate = -1;
     if (gate_sp[1] >= 0) {
         close(gate_sp[1]);
+        int master[2];
+        run_tty_receive(&tty, gate_sp[0], pid, master); /* first: the child hands them over first */
+        run_relay_use_tty(&relay, master);
         gate = run_gate_recv_fd(gate_sp[0], pid); /* -1: the child failed before its filter (reported) */
         close(gate_sp[0]);
     }

@@ -263,6 +263,7 @@ MNCCTL_COMMAND(cmd_workspace, "workspace", U_WORKSPACE, c_workspace)
 struct ws_key {
     uint64_t dev, ino; /* dev in the kernel's encoding (major << 20 | minor), as fdinfo's sdev */
     int ws;            /* index of the workspace */
+    bool fresh;        /* an inode this launch made (fresh_dir, fresh_file): nobody held it before */
 };
 
 typedef struct {
@@ -321,7 +322,7 @@ static int add_key(give_ctx *c, const struct stat *st)
         c->keys = n;
         c->capkeys = cap;
     }
-    c->keys[c->nkeys++] = (struct ws_key){kdev(st->st_dev), st->st_ino, c->ws_idx};
+    c->keys[c->nkeys++] = (struct ws_key){kdev(st->st_dev), st->st_ino, c->ws_idx, false};
     return 0;
 }
 
@@ -465,6 +466,7 @@ static void rekey(give_ctx *c, const struct stat *old, int nfd)
         for (size_t i = c->nkeys; i-- > 0;)
             if (c->keys[i].ino == old->st_ino && c->keys[i].dev == kdev(old->st_dev)) {
                 c->keys[i].ino = nst.st_ino;
+                c->keys[i].fresh = true;
                 break;
             }
 }
@@ -873,7 +875,7 @@ static const struct ws_key *fdinfo_hit(int pfd, const char *fdname, const struct
         const char *i = strstr(line, " ino:"), *s = strstr(line, " sdev:");
         if (!i || !s)
             continue;
-        struct ws_key k = {strtoull(s + 6, NULL, 16), strtoull(i + 5, NULL, 16), 0};
+        struct ws_key k = {strtoull(s + 6, NULL, 16), strtoull(i + 5, NULL, 16), 0, false};
         hit = bsearch(&k, keys, n, sizeof(*keys), key_cmp);
     }
     fclose(f);
@@ -884,9 +886,21 @@ static const struct ws_key *fdinfo_hit(int pfd, const char *fdname, const struct
  * on any inode of the workspaces. A mark outlives the mode change (inotify_add_watch checks read
  * access once) and reports the names of the files the agent creates; so does getdents on a
  * directory fd opened before (read access is checked at open only). Open regular files are the
- * lease's (check_not_open). 0, or -1 after printing the first one. */
+ * lease's (check_not_open). Only the inodes that existed before the launch are looked for: a
+ * mark or an fd taken before it cannot be on an inode the walk made fresh (fresh_dir,
+ * fresh_file), and one taken during or after it is root's (only root and the agent's group reach
+ * a given workspace), which no scan can keep out anyway. When every inode is fresh (a workspace
+ * the agent made, relaunched) the host's fds are not read at all: the scan was the largest part
+ * of a launch's cost (bench_launch). 0, or -1 after printing the first one. */
 static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int ninst)
 {
+    size_t kept = 0;
+    for (size_t i = 0; i < c->nkeys; i++)
+        if (!c->keys[i].fresh)
+            c->keys[kept++] = c->keys[i];
+    c->nkeys = kept;
+    if (kept == 0)
+        return 0;
     qsort(c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
     DIR *proc = opendir("/proc");
     if (!proc) {
@@ -926,7 +940,7 @@ static int check_marks(give_ctx *c, char *const *ws, char (*inst)[PATH_MAX], int
                 snprintf(fp, sizeof(fp), "fd/%s", f->d_name);
                 if (fstatat(pfd, fp, &st, 0) != 0 || !S_ISDIR(st.st_mode))
                     continue;
-                struct ws_key k = {kdev(st.st_dev), st.st_ino, 0};
+                struct ws_key k = {kdev(st.st_dev), st.st_ino, 0, false};
                 hit = bsearch(&k, c->keys, c->nkeys, sizeof(*c->keys), key_cmp);
                 dir = true;
             } else if (!strcmp(l, "anon_inode:inotify") || !strcmp(l, "anon_inode:[fanotify]")) {

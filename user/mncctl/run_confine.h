@@ -16,7 +16,8 @@
  *      --read grants; writes only in the workspaces and /dev/null|zero|full; abstract UNIX
  *      sockets and signals scoped to the agent's own domain; denials logged to the kernel's
  *      audit (ABI >= 7);
- *   5. seccomp: an allowlist of syscalls by class (run_confine.c lists each class and why);
+ *   5. seccomp: an allowlist of syscalls by class (run_filter.c lists each class and why;
+ *      compiled at build time, run_filter.h);
  *      everything else fails with ENOSYS, the classes that carry data past the kernel's other
  *      checks (SysV/POSIX IPC, keyrings, namespaces, io_uring, ptrace...) with EPERM.
  * See docs/kernel.md, "What mncctl run does to the agent". */
@@ -31,6 +32,7 @@
 #include "mnc/policy.h"
 #include "run_cgv1.h"
 #include "run_mntns.h"
+#include "run_tty.h"
 
 #define RUN_MAX_READ 32
 #define RUN_MAX_KEEP 16
@@ -53,6 +55,7 @@ typedef struct run_confine {
     int n_keep;
     int report_fd;          /* the launcher's error pipe: kept open (CLOEXEC) */
     const run_mntns *mntns; /* the agent's mount namespace (run_mntns.h); required */
+    const run_tty *tty;     /* which of stdout/stderr become private terminals (run_tty.h), or NULL */
     int gate_sock;          /* where the seccomp notification fd goes (run_gate.h): locks, and a server's
                     * bind/listen; required */
 } run_confine;

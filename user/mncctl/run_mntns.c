@@ -127,9 +127,13 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* The file's text; "" when the host has none (an initramfs, a minimal container: no entry to
+ * extend, and no file to bind over); NULL with why on any other error. */
 static char *read_etc(const char *path, char *why, size_t n)
 {
     char *buf = slurp(path);
+    if (!buf && errno == ENOENT)
+        buf = calloc(1, 1);
     if (!buf)
         snprintf(why, n, "read %s: %s", path, strerror(errno));
     return buf;
@@ -188,9 +192,10 @@ static int passwd_view(const run_mntns *m, char *why, size_t n)
             snprintf(why, n, "tmpfs for the agent's passwd entry: %s", strerror(errno));
             rc = -1;
         }
-        if (rc == 0 && need_pw)
+        /* a host without the file: nobody has an entry, the agent goes without one too */
+        if (rc == 0 && need_pw && access("/etc/passwd", F_OK) == 0)
             rc = bind_file(tmpdir, "passwd", pw, pwl, "/etc/passwd", why, n);
-        if (rc == 0 && need_gr)
+        if (rc == 0 && need_gr && access("/etc/group", F_OK) == 0)
             rc = bind_file(tmpdir, "group", gr, grl, "/etc/group", why, n);
         if (rc == 0 && umount2(tmpdir, MNT_DETACH) != 0) {
             snprintf(why, n, "detach the passwd tmpfs: %s", strerror(errno));
@@ -241,6 +246,8 @@ int run_mntns_env(const run_mntns *m, char *why, size_t whylen)
         char uidtxt[16];
         snprintf(uidtxt, sizeof(uidtxt), "%u", (unsigned)m->uid);
         char *pw = slurp("/etc/passwd");
+        if (!pw && errno == ENOENT) /* no passwd file on this host: the name run_mntns_user_name gives */
+            pw = calloc(1, 1);
         if (!pw) {
             snprintf(why, whylen, "read /etc/passwd: cannot name the agent's user");
             return -1;

@@ -156,6 +156,22 @@ int run_relay_child(run_relay *r, char *why, size_t whylen)
     return 0;
 }
 
+void run_relay_use_tty(run_relay *r, const int master[2])
+{
+    int *in[2] = {&r->out[0], &r->err[0]};
+    for (int i = 0; i < 2; i++) {
+        if (master[i] < 0)
+            continue;
+        if (!r->active) {
+            close(master[i]);
+            continue;
+        }
+        if (*in[i] >= 0)
+            close(*in[i]);
+        *in[i] = master[i];
+    }
+}
+
 void run_relay_parent(run_relay *r)
 {
     if (!r->active)
@@ -285,6 +301,8 @@ static int pump(relay_ctx *c, stream *s, unsigned char *buf)
         ;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 0;
+    if (n < 0 && errno == EIO) /* a terminal's master once every slave fd is closed: its end of file */
+        n = 0;
     if (n <= 0) {
         close(s->in);
         s->in = -1;

@@ -58,6 +58,10 @@ int run_relay_open(run_relay *r, bool passthrough, const char *cg);
  * replaced by /dev/null with a note). 0, or -1 with a message in why. No-op if inactive. */
 int run_relay_child(run_relay *r, char *why, size_t whylen);
 
+/* In the parent after fork: the streams the child put on private terminals (run_tty.h) are read
+ * from their masters (master[i] >= 0) instead of their pipes, whose read ends are closed. */
+void run_relay_use_tty(run_relay *r, const int master[2]);
+
 /* In the parent after fork: closes the write ends. No-op if inactive. */
 void run_relay_parent(run_relay *r);
 
