@@ -53,12 +53,13 @@ endif
 LIB_SRC    := $(sort $(wildcard user/lib/*.c))
 LOADER_SRC := $(sort $(wildcard loader/*.c))
 CTL_SRC    := $(sort $(wildcard user/mncctl/*.c))
-MNCD_SRC   := $(sort $(wildcard user/mncd/*.c))
+MNCD_SRC   := $(sort $(wildcard user/mncd/*.c user/mncd/monitor/*.c user/mncd/enforcer/*.c))
 MCP_SRC    := $(sort $(wildcard user/mnc-mcp/*.c))
 BPF_SRC    := $(sort $(wildcard bpf/*.bpf.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC  := $(sort $(wildcard tests/bench/bench_*.c))
-HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h user/mnc-mcp/*.h tests/unit/*.h)
+HEADERS    := $(wildcard user/include/mnc/*.h bpf/*.h loader/*.h user/mncctl/*.h user/mncd/*.h user/mncd/*/*.h \
+	user/mnc-mcp/*.h tests/unit/*.h)
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/obj/%.o)
@@ -120,6 +121,12 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/obj/%.d | $(SKELS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/obj/%.d: ;
 .PRECIOUS: $(BUILD)/obj/%.d
+# mncd's files include the daemon's headers and the sweep's (user/mncd/enforcer/) by name
+$(BUILD)/obj/user/mncd/%.o: CPPFLAGS += -Iuser/mncd -Iuser/mncd/enforcer
+# the pre-taint sweep's files, wherever they are (user/mncd/enforcer/, docs/privsep.md "Layout")
+mncd_src = $(firstword $(wildcard user/mncd/$(1) user/mncd/enforcer/$(1)))
+SWEEP_SRC := $(foreach f,fdscan.c fdscan_host.c fdscan_obj.c hostscan.c inflight.c sockdiag.c freeze.c sockproc.c \
+	sockbase.c sockjudge.c sockjudge_inet.c sockscan.c,$(call mncd_src,$(f)))
 
 -include $(LIB_OBJ:.o=.d) $(LOADER_OBJ:.o=.d) $(CTL_OBJ:.o=.d) $(MNCD_OBJ:.o=.d) $(MCP_OBJ:.o=.d)
 
@@ -145,9 +152,11 @@ $(BUILD)/libmnc.pc: Makefile
 	@mkdir -p $(dir $@)
 	printf 'prefix=/usr/local\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: libmnc\nDescription: Minimum-Necessary Communication for LLM-agent hosts\nVersion: $(VERSION)\nRequires.private: libcjson libcrypto libisal libpq\nLibs: -L$${libdir} -lmnc\nLibs.private: -lm -lpthread\nCflags: -I$${includedir}\n' > $@
 
-# mncctl loads libpq on first use (user/mncctl/pq_lazy.c): a launch does not pay for it
-$(BUILD)/mncctl: $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
-	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(filter-out -lpq,$(LDLIBS))
+# mncctl speaks mncd's privsep protocol on the enforcer's admin socket (user/mncctl/admin.c), and
+# loads libpq on first use (user/mncctl/pq_lazy.c): a launch does not pay for it
+CTL_PSP_OBJ := $(addprefix $(BUILD)/obj/user/mncd/,privsep.o psp_io.o wsrec.o)
+$(BUILD)/mncctl: $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
+	$(CC) $(LDFLAGS) -o $@ $(CTL_OBJ) $(CTL_PSP_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(filter-out -lpq,$(LDLIBS))
 
 $(BUILD)/mncd: $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a
 	$(CC) $(LDFLAGS) -o $@ $(MNCD_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS)
@@ -162,6 +171,29 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 # test_wstaint compiles mncd's wstaint.c in (it is not part of libmnc)
 $(BUILD)/tests/test_wstaint: user/mncd/wstaint.c
+# test_privsep compiles mncd's privsep.c in (the monitor/enforcer protocol, docs/privsep.md)
+$(BUILD)/tests/test_privsep: user/mncd/privsep.c
+# test_privdrop compiles mncd's privdrop.c in (the monitor's and the enforcer's privilege drops)
+$(BUILD)/tests/test_privdrop: user/mncd/privdrop.c
+# test_wsrec compiles mncd's wsrec.c in (the enforcer's binary records in trusted.* xattrs)
+$(BUILD)/tests/test_wsrec: user/mncd/wsrec.c
+# test_psp_io compiles mncd's privsep.c and psp_io.c in (messages over SOCK_SEQPACKET)
+$(BUILD)/tests/test_psp_io: user/mncd/privsep.c user/mncd/psp_io.c
+# The enforcer (user/mncd/enforcer/, docs/privsep.md) with the protocol and the sweep it uses:
+# test_enforcer runs it against a scripted monitor, test_ek_kern its kernel layer on the real kernel,
+# test_mon_psp against the monitor's side.
+ENF_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard user/mncd/enforcer/*.c) \
+	$(addprefix user/mncd/,privsep.c psp_io.c privdrop.c wsrec.c) $(SWEEP_SRC)))
+-include $(ENF_OBJ:.o=.d) $(BUILD)/obj/user/mncd/monitor/mon_psp.d
+$(BUILD)/tests/test_enforcer: tests/unit/test_enforcer.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_ek_kern: tests/unit/test_ek_kern.c $(ENF_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_mon_psp: tests/unit/test_mon_psp.c $(ENF_OBJ) $(BUILD)/obj/user/mncd/monitor/mon_psp.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(ENF_OBJ) $(BUILD)/obj/user/mncd/monitor/mon_psp.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_answer compares mncd's send/recv answers written as text (answer.o) with the trees
 $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answer.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
@@ -169,9 +201,10 @@ $(BUILD)/tests/test_answer: tests/unit/test_answer.c $(BUILD)/obj/user/mncd/answ
 	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/answer.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_inflight drives mncd's SCM_RIGHTS peek/drain on real sockets: it links mncd's inflight.o
-$(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(BUILD)/obj/user/mncd/inflight.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
+INFLIGHT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(call mncd_src,inflight.c))
+$(BUILD)/tests/test_inflight: tests/unit/test_inflight.c $(INFLIGHT_OBJ) $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iuser/mncd $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/obj/user/mncd/inflight.o $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) -Iuser/mncd -Iuser/mncd/enforcer $(CFLAGS) $(LDFLAGS) -o $@ $< $(INFLIGHT_OBJ) $(LOADER_OBJ) $(BUILD)/libmnc.a $(LDLIBS) -lcmocka
 
 # test_gate drives the launcher's seccomp gate (run_gate.o) on the real kernel
 $(BUILD)/tests/test_gate: tests/unit/test_gate.c $(BUILD)/obj/user/mncctl/run_gate.o $(BUILD)/libmnc.a $(LOADER_OBJ) $(HEADERS)

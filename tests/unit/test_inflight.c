@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_inflight.c - fds in flight in SCM_RIGHTS (user/mncd/inflight.c) on real sockets: a peek
+/* test_inflight.c - fds in flight in SCM_RIGHTS (user/mncd/enforcer/inflight.c) on real sockets: a peek
  * sees every queued fd without consuming anything (stream, datagram with 0-byte messages,
  * seqpacket up to its end), restores SO_PEEK_OFF and SO_PASSCRED; a drain empties the queue
  * and closes every fd that was in flight. */

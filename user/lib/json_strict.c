@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "json_strict.h"
+#include "mnc_util.h"
 
 /* ------------------------------------------------------------------ messages and paths */
 /* Quotes an untrusted string for an error message: control and non-ASCII bytes are escaped
@@ -125,9 +126,9 @@ int mnc_json_read_file(const char *path, size_t limit, char **buf, size_t *len, 
     *buf = NULL;
     *len = 0;
     /* O_NONBLOCK: opening a FIFO must not hang the loader; it is refused below as not regular */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = mnc_open_ro(path);
     if (fd < 0) {
-        mnc_json_err(errs, path, "$", "cannot open: %s", strerror(errno));
+        mnc_json_err(errs, path, "$", "cannot open: %s", strerror(-fd));
         return -1;
     }
     struct stat st;

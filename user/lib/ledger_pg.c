@@ -42,375 +42,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lb_impl.h"
-#include "ledger_hist.h"
+#include "ledger_pg_int.h"
 #include "mnc/fleet.h"
-#include "mnc_htab.h"
-
-#define BACKOFF_MIN_MS 100u
-#define POOL MNC_LB_PG_POOL
-#define BACKOFF_MAX_MS 5000u
-
-typedef struct csubj {
-    mnc_hnode h;      /* key: name */
-    const char *name; /* the node's key (in the entry's block) */
-    uint64_t version;
-    double spent;
-    mnc_hist hist; /* the history as of version */
-} csubj;
-
-typedef struct lb_pg {
-    mnc_lbackend base;
-    char *conninfo;
-    char host[64];
-    PGconn *conn;
-    bool ever_up;
-    uint64_t next_try_ms;
-    unsigned backoff_ms;
-    uint64_t reconnects;
-    char why[512];
-    mnc_htab cache; /* csubj by subject name */
-    /* Suspendable callers (mnc_lb_set_wait) charge on connections of their own, so several
-     * charges can be in flight; b->conn serves the blocking callers. */
-    PGconn *pool[POOL];
-    bool busy[POOL];
-    int (*wait)(void *arg, int fd);
-    bool (*suspendable)(void *arg);
-    void *warg;
-} lb_pg;
-
-/* A connection in use by one operation: b->conn (slot -1) or a pool slot. */
-typedef struct pgc {
-    PGconn *c;
-    int slot;
-} pgc;
-
-static lb_pg *P(mnc_lbackend *b) { return (lb_pg *)b; }
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void set_why(lb_pg *b, const char *what, const char *msg)
-{
-    size_t len = msg ? strcspn(msg, "\n") : 0;
-    snprintf(b->why, sizeof(b->why), "%s%s%.*s", what, len ? ": " : "", (int)len, msg ? msg : "");
-}
-
-/* ---- the per-host cache ------------------------------------------------------------ */
-
-static csubj *cache_get(lb_pg *b, const char *name, bool create)
-{
-    csubj *s = MNC_HTAB_ENTRY(mnc_htab_find(&b->cache, name), csubj, h);
-    if (s || !create)
-        return s;
-    s = mnc_htab_add_new(&b->cache, name, sizeof(*s), offsetof(csubj, h));
-    if (s) {
-        s->name = s->h.key;
-        mnc_hist_init(&s->hist);
-    }
-    return s;
-}
-
-static void cache_reset(csubj *s)
-{
-    mnc_hist_fini(&s->hist);
-    s->version = 0;
-    s->spent = 0;
-}
-
-static int cache_free_one(mnc_hnode *n, void *arg)
-{
-    (void)arg;
-    csubj *s = MNC_HTAB_ENTRY(n, csubj, h);
-    mnc_hist_fini(&s->hist);
-    free(s); /* and its name (mnc_htab_add_new) */
-    return 0;
-}
-
-/* Frees every cached subject; the cache is empty and usable afterwards. */
-static void cache_free(lb_pg *b)
-{
-    mnc_htab_each(&b->cache, cache_free_one, NULL);
-    mnc_htab_fini(&b->cache);
-}
-
-/* Adds (field, value) unless present: the history holds each distinct observation once, as
- * mnc_ledger_history does. 0 or -1 (OOM, or a field name no policy can have). */
-static int cache_add(csubj *s, const char *field, const char *value)
-{
-    return mnc_hist_add(&s->hist, field, value, NULL, NULL);
-}
-
-/* Applies one recorded release's observations (jsonb text [[field, value], ...]). 0 or -1. */
-static int cache_apply_obs(csubj *s, const char *obs_text)
-{
-    cJSON *j = cJSON_Parse(obs_text);
-    int rc = cJSON_IsArray(j) ? 0 : -1;
-    for (const cJSON *o = j ? j->child : NULL; o && rc == 0; o = o->next) {
-        if (cJSON_GetArraySize(o) != 2 || !cJSON_IsString(o->child) || !cJSON_IsString(o->child->next))
-            rc = -1;
-        else
-            rc = cache_add(s, o->child->valuestring, o->child->next->valuestring);
-    }
-    cJSON_Delete(j);
-    return rc;
-}
-
-static int cache_block(const mnc_policy *p, csubj *s, mnc_obs **h, size_t *nh)
-{
-    if (!s) {
-        *h = NULL;
-        *nh = 0;
-        return 0;
-    }
-    return mnc_hist_block(&s->hist, p, h, nh);
-}
-
-/* ---- the connection ---------------------------------------------------------------- */
-
-static const struct {
-    const char *name, *sql;
-    int nparams;
-} stmts[] = {
-    {"mnc_lock", "SELECT version, spent FROM mnc_subject WHERE subject = $1 FOR UPDATE", 1},
-    {"mnc_newsubj", "INSERT INTO mnc_subject(subject) VALUES ($1) ON CONFLICT DO NOTHING", 1},
-    /* after the lock: the history beyond the cache, and this release id if recorded */
-    {"mnc_fresh",
-     "SELECT seq, obs::text, delta, release_id = $3, (recipient = $4 AND obs = $5::jsonb) "
-     "FROM mnc_release WHERE subject = $1 AND (seq > $2 OR release_id = $3) ORDER BY seq",
-     5},
-    /* without a lock (history for selection): version and the releases beyond the cache in
-     * one snapshot */
-    {"mnc_peek",
-     "SELECT s.version, r.seq, r.obs::text, r.delta FROM mnc_subject s LEFT JOIN mnc_release r "
-     "ON r.subject = s.subject AND r.seq > $2 WHERE s.subject = $1 ORDER BY r.seq",
-     2},
-    {"mnc_insert",
-     "WITH r AS (INSERT INTO mnc_release(subject, seq, release_id, host, recipient, delta, obs) "
-     "VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING subject) "
-     "UPDATE mnc_subject s SET version = $2, spent = $8 FROM r WHERE s.subject = r.subject",
-     8},
-    {"mnc_charge1",
-     "SELECT status, version, spent, same FROM mnc_charge($1, $2, $3, $4, $5, "
-     "$6, $7::jsonb, $8, $9)",
-     9},
-    {"mnc_account",
-     "SELECT coalesce(sum(delta ORDER BY seq), 0) FROM mnc_release "
-     "WHERE subject = $1 AND recipient = $2",
-     2},
-};
-
-static void drop_conn(lb_pg *b)
-{
-    if (b->conn)
-        PQfinish(b->conn);
-    b->conn = NULL;
-    b->next_try_ms = mono_ms() + b->backoff_ms;
-    b->backoff_ms = b->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->backoff_ms * 2;
-}
-
-static PGconn *open_conn(lb_pg *b, char *err, size_t err_len)
-{
-    PGconn *c = mnc_pg_connect(b->conninfo, "mncd", err, err_len);
-    if (!c)
-        return NULL;
-    if (mnc_pg_schema_check(c, err, err_len) != 0) {
-        PQfinish(c);
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
-        PGresult *r = PQprepare(c, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            size_t len = strcspn(PQerrorMessage(c), "\n");
-            snprintf(err, err_len, "preparing %s: %.*s", stmts[i].name, (int)len, PQerrorMessage(c));
-            PQclear(r);
-            PQfinish(c);
-            return NULL;
-        }
-        PQclear(r);
-    }
-    return c;
-}
-
-static int pg_connect(lb_pg *b, char *err, size_t err_len)
-{
-    b->conn = open_conn(b, err, err_len);
-    return b->conn ? 0 : -1;
-}
-
-/* true if connected (reconnecting first if that is due). */
-static bool ensure_up(lb_pg *b)
-{
-    if (b->conn && PQstatus(b->conn) == CONNECTION_OK)
-        return true;
-    if (b->conn)
-        drop_conn(b);
-    if (mono_ms() < b->next_try_ms)
-        return false;
-    char err[512];
-    if (pg_connect(b, err, sizeof(err)) != 0) {
-        set_why(b, "cannot connect", err);
-        drop_conn(b);
-        return false;
-    }
-    b->reconnects += b->ever_up;
-    b->ever_up = true;
-    /* idle pooled connections predate the outage: reopen them on demand */
-    for (int i = 0; i < POOL; i++)
-        if (!b->busy[i] && b->pool[i]) {
-            PQfinish(b->pool[i]);
-            b->pool[i] = NULL;
-        }
-    b->backoff_ms = BACKOFF_MIN_MS;
-    b->why[0] = '\0';
-    return true;
-}
-
-/* After a failed statement: rolls back an open transaction if the connection still works,
- * else drops it (reconnect scheduled). Records why. */
-static void failed(lb_pg *b, const char *what)
-{
-    set_why(b, what, b->conn ? PQerrorMessage(b->conn) : "not connected");
-    if (!b->conn)
-        return;
-    if (PQstatus(b->conn) != CONNECTION_OK) {
-        drop_conn(b);
-        return;
-    }
-    if (PQtransactionStatus(b->conn) != PQTRANS_IDLE) {
-        PGresult *r = PQexec(b->conn, "ROLLBACK");
-        bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-        if (!ok)
-            drop_conn(b);
-    }
-}
-
-static PGresult *run(lb_pg *b, const char *stmt, int n, const char *const *vals, ExecStatusType want)
-{
-    PGresult *r = PQexecPrepared(b->conn, stmt, n, vals, NULL, NULL, 0);
-    if (PQresultStatus(r) != want) {
-        PQclear(r);
-        return NULL;
-    }
-    return r;
-}
-
-static bool run_cmd(lb_pg *b, const char *sql)
-{
-    PGresult *r = PQexec(b->conn, sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
-    return ok;
-}
-
-/* ---- connections for one operation (suspendable callers get their own) -------------- */
-
-static bool acquire(lb_pg *b, pgc *cn)
-{
-    cn->c = NULL;
-    cn->slot = -1;
-    if (!ensure_up(b))
-        return false;
-    if (!b->wait || !b->suspendable || !b->suspendable(b->warg)) {
-        cn->c = b->conn;
-        return true;
-    }
-    for (int i = 0; i < POOL; i++) {
-        if (b->busy[i])
-            continue;
-        if (!b->pool[i]) {
-            char err[512];
-            if (!(b->pool[i] = open_conn(b, err, sizeof(err)))) {
-                set_why(b, "cannot connect", err);
-                return false;
-            }
-        }
-        b->busy[i] = true;
-        cn->c = b->pool[i];
-        cn->slot = i;
-        return true;
-    }
-    set_why(b, "every ledger connection is busy", NULL);
-    return false;
-}
-
-static void release_conn(lb_pg *b, pgc *cn)
-{
-    if (cn->slot >= 0)
-        b->busy[cn->slot] = false;
-    cn->c = NULL;
-    cn->slot = -1;
-}
-
-/* Collects the results of the query just sent on a pool connection, suspending the caller
- * (b->wait) while PostgreSQL works. Returns the last result, or NULL (connection error). */
-static PGresult *collect(lb_pg *b, PGconn *c)
-{
-    PGresult *last = NULL;
-    for (;;) {
-        while (PQisBusy(c))
-            if (b->wait(b->warg, PQsocket(c)) != 0 || !PQconsumeInput(c)) {
-                PQclear(last);
-                return NULL;
-            }
-        PGresult *r = PQgetResult(c);
-        if (!r)
-            break;
-        PQclear(last);
-        last = r;
-    }
-    return last;
-}
-
-static PGresult *xrun(lb_pg *b, const pgc *cn, const char *stmt, int n, const char *const *vals, ExecStatusType want)
-{
-    PGresult *r;
-    if (cn->slot < 0)
-        r = PQexecPrepared(cn->c, stmt, n, vals, NULL, NULL, 0);
-    else
-        r = PQsendQueryPrepared(cn->c, stmt, n, vals, NULL, NULL, 0) ? collect(b, cn->c) : NULL;
-    if (PQresultStatus(r) != want) {
-        PQclear(r);
-        return NULL;
-    }
-    return r;
-}
-
-/* A utility statement; for COMMIT only PostgreSQL's "COMMIT" (not "ROLLBACK") is success. */
-static bool xcmd(lb_pg *b, const pgc *cn, const char *sql)
-{
-    PGresult *r = cn->slot < 0 ? PQexec(cn->c, sql) : PQsendQuery(cn->c, sql) ? collect(b, cn->c) : NULL;
-    bool ok =
-        PQresultStatus(r) == PGRES_COMMAND_OK && (strcmp(sql, "COMMIT") != 0 || strcmp(PQcmdStatus(r), "COMMIT") == 0);
-    PQclear(r);
-    return ok;
-}
-
-/* failed() for the connection of one operation. A pool connection that broke is dropped, and
- * so is b->conn: the server is likely gone, and the state (and backoff) are b->conn's. */
-static void cfailed(lb_pg *b, pgc *cn, const char *what)
-{
-    if (cn->slot < 0) {
-        failed(b, what);
-        return;
-    }
-    PGconn *c = cn->c;
-    set_why(b, what, PQerrorMessage(c));
-    bool lost = PQstatus(c) != CONNECTION_OK;
-    bool broken = lost || (PQtransactionStatus(c) != PQTRANS_IDLE && !xcmd(b, cn, "ROLLBACK"));
-    if (broken) {
-        PQfinish(c);
-        b->pool[cn->slot] = NULL;
-        cn->c = NULL;
-        if (lost && b->conn)
-            drop_conn(b);
-    }
-}
 
 /* ---- the backend ------------------------------------------------------------------- */
 
@@ -424,7 +57,7 @@ static int apply_rows(csubj *s, PGresult *r, int col)
         uint64_t seq = strtoull(PQgetvalue(r, i, col), NULL, 10);
         if (seq <= s->version)
             continue;
-        if (seq != s->version + 1 || cache_apply_obs(s, PQgetvalue(r, i, col + 1)) != 0)
+        if (seq != s->version + 1 || mnc_lbpg_cache_apply_obs(s, PQgetvalue(r, i, col + 1)) != 0)
             return -1;
         s->spent += strtod(PQgetvalue(r, i, col + 2), NULL);
         s->version = seq;
@@ -436,44 +69,44 @@ static mnc_ledger_rc pg_history(mnc_lbackend *bb, const mnc_policy *p, const cha
                                 double *spent, uint64_t *version)
 {
     lb_pg *b = P(bb);
-    csubj *s = cache_get(b, subject, true);
+    csubj *s = mnc_lbpg_cache_get(b, subject, true);
     if (!s) {
         errno = ENOMEM;
         return MNC_LEDGER_ERROR;
     }
     pgc cn;
-    if (!acquire(b, &cn))
+    if (!mnc_lbpg_acquire(b, &cn))
         return MNC_LEDGER_UNAVAILABLE;
     for (int pass = 0; pass < 2; pass++) {
         char ver[24];
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         const char *v[2] = {subject, ver};
-        PGresult *r = xrun(b, &cn, "mnc_peek", 2, v, PGRES_TUPLES_OK);
+        PGresult *r = mnc_lbpg_xrun(b, &cn, "mnc_peek", 2, v, PGRES_TUPLES_OK);
         if (!r) {
-            cfailed(b, &cn, "reading the history");
-            release_conn(b, &cn);
+            mnc_lbpg_cfailed(b, &cn, "reading the history");
+            mnc_lbpg_release_conn(b, &cn);
             return MNC_LEDGER_UNAVAILABLE;
         }
         uint64_t dbv = PQntuples(r) ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
         if (dbv < s->version) {
             /* the database went back (restored): forget what this host cached */
             PQclear(r);
-            cache_reset(s);
+            mnc_lbpg_cache_reset(s);
             continue;
         }
         int rc = apply_rows(s, r, 1);
         PQclear(r);
         if (rc != 0) {
-            cache_reset(s);
-            release_conn(b, &cn);
-            set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
+            mnc_lbpg_cache_reset(s);
+            mnc_lbpg_release_conn(b, &cn);
+            mnc_lbpg_set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
             errno = EIO;
             return MNC_LEDGER_ERROR;
         }
         break;
     }
-    release_conn(b, &cn);
-    if (cache_block(p, s, h, nh) != 0) {
+    mnc_lbpg_release_conn(b, &cn);
+    if (mnc_lbpg_cache_block(p, s, h, nh) != 0) {
         errno = EINVAL;
         return MNC_LEDGER_ERROR;
     }
@@ -520,7 +153,8 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
         if (s->version != c->version) {
             mnc_obs *h = NULL;
             size_t nh = 0;
-            int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
+            int crc =
+                !c->recompute || mnc_lbpg_cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
             free(h);
             if (crc != 0 || !isfinite(delta) || delta < 0) {
                 errno = EINVAL;
@@ -531,10 +165,10 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         snprintf(dl, sizeof(dl), "%.17g", delta);
         const char *v[9] = {c->subject, ver, c->release, b->host, c->recipient, dl, obs, eps, bud};
-        PGresult *r = xrun(b, cn, "mnc_charge1", 9, v, PGRES_TUPLES_OK);
+        PGresult *r = mnc_lbpg_xrun(b, cn, "mnc_charge1", 9, v, PGRES_TUPLES_OK);
         if (!r || PQntuples(r) != 1) {
             PQclear(r);
-            cfailed(b, cn, "charging");
+            mnc_lbpg_cfailed(b, cn, "charging");
             return MNC_LEDGER_UNAVAILABLE;
         }
         const char *st = PQgetvalue(r, 0, 0);
@@ -557,8 +191,8 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
                 s->version = dbv;
                 s->spent = spent;
                 for (size_t i = 0; i < c->n_obs; i++)
-                    if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
-                        cache_reset(s); /* refetched next time */
+                    if (mnc_lbpg_cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
+                        mnc_lbpg_cache_reset(s); /* refetched next time */
             }
             return rc;
         }
@@ -566,17 +200,17 @@ static mnc_ledger_rc charge_one_statement(lb_pg *b, pgc *cn, const mnc_policy *p
             return rc;
         /* stale: bring the cache up to the database (without a lock) and price again */
         if (dbv < s->version)
-            cache_reset(s);
+            mnc_lbpg_cache_reset(s);
         snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
         const char *pv[2] = {c->subject, ver};
-        if (!(r = xrun(b, cn, "mnc_peek", 2, pv, PGRES_TUPLES_OK))) {
-            cfailed(b, cn, "reading the history");
+        if (!(r = mnc_lbpg_xrun(b, cn, "mnc_peek", 2, pv, PGRES_TUPLES_OK))) {
+            mnc_lbpg_cfailed(b, cn, "reading the history");
             return MNC_LEDGER_UNAVAILABLE;
         }
         int arc = apply_rows(s, r, 1);
         PQclear(r);
         if (arc != 0) {
-            cache_reset(s);
+            mnc_lbpg_cache_reset(s);
             errno = EIO;
             return MNC_LEDGER_ERROR;
         }
@@ -590,7 +224,7 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
 static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_lb_request *c, mnc_lb_result *res)
 {
     lb_pg *b = P(bb);
-    csubj *s = cache_get(b, c->subject, true);
+    csubj *s = mnc_lbpg_cache_get(b, c->subject, true);
     char *obs = obs_json(p, c);
     if (!s || !obs) {
         free(obs);
@@ -598,7 +232,7 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
         return MNC_LEDGER_ERROR;
     }
     pgc cn;
-    if (!acquire(b, &cn)) {
+    if (!mnc_lbpg_acquire(b, &cn)) {
         free(obs);
         return MNC_LEDGER_UNAVAILABLE;
     }
@@ -610,7 +244,7 @@ static mnc_ledger_rc pg_charge(mnc_lbackend *bb, const mnc_policy *p, const mnc_
     else if (rc == FAST_CONTENDED)
         rc = MNC_LEDGER_UNAVAILABLE;
     int e = errno;
-    release_conn(b, &cn);
+    mnc_lbpg_release_conn(b, &cn);
     free(obs);
     errno = e;
     return rc;
@@ -625,19 +259,19 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
     const char *what = "charging";
     PGresult *r = NULL;
     const char *v1[1] = {c->subject};
-    if (!xcmd(b, cn, "BEGIN")) {
+    if (!mnc_lbpg_xcmd(b, cn, "BEGIN")) {
         what = "BEGIN";
         goto fail;
     }
     what = "locking the subject";
     for (int i = 0; i < 2; i++) {
-        if (!(r = xrun(b, cn, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
+        if (!(r = mnc_lbpg_xrun(b, cn, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
             goto fail;
         if (PQntuples(r) == 1)
             break;
         PQclear(r);
         r = NULL;
-        PGresult *ins = xrun(b, cn, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
+        PGresult *ins = mnc_lbpg_xrun(b, cn, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
         if (!ins)
             goto fail;
         PQclear(ins);
@@ -649,27 +283,27 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
     PQclear(r);
     r = NULL;
     if (dbv < s->version)
-        cache_reset(s);
+        mnc_lbpg_cache_reset(s);
     char ver[24];
     snprintf(ver, sizeof(ver), "%llu", (unsigned long long)s->version);
     const char *v5[5] = {c->subject, ver, c->release, c->recipient, obs};
     what = "reading the history";
-    if (!(r = xrun(b, cn, "mnc_fresh", 5, v5, PGRES_TUPLES_OK)))
+    if (!(r = mnc_lbpg_xrun(b, cn, "mnc_fresh", 5, v5, PGRES_TUPLES_OK)))
         goto fail;
     for (int i = 0; i < PQntuples(r); i++)
         if (strcmp(PQgetvalue(r, i, 3), "t") == 0) {
             res->same = strcmp(PQgetvalue(r, i, 4), "t") == 0;
             res->spent = spent;
             PQclear(r);
-            (void)xcmd(b, cn, "ROLLBACK");
+            (void)mnc_lbpg_xcmd(b, cn, "ROLLBACK");
             return MNC_LEDGER_DUPLICATE;
         }
     if (apply_rows(s, r, 0) != 0 || s->version != dbv) {
-        cache_reset(s);
+        mnc_lbpg_cache_reset(s);
         PQclear(r);
         r = NULL;
-        (void)xcmd(b, cn, "ROLLBACK");
-        set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
+        (void)mnc_lbpg_xcmd(b, cn, "ROLLBACK");
+        mnc_lbpg_set_why(b, "inconsistent history for a subject (seq gap or bad obs)", NULL);
         errno = EIO;
         return MNC_LEDGER_ERROR;
     }
@@ -681,10 +315,10 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
          * release: price it again, with the caller's own code, against what is locked. */
         mnc_obs *h = NULL;
         size_t nh = 0;
-        int crc = !c->recompute || cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
+        int crc = !c->recompute || mnc_lbpg_cache_block(p, s, &h, &nh) != 0 ? -1 : c->recompute(c->arg, h, nh, &delta);
         free(h);
         if (crc != 0 || !isfinite(delta) || delta < 0) {
-            (void)xcmd(b, cn, "ROLLBACK");
+            (void)mnc_lbpg_xcmd(b, cn, "ROLLBACK");
             errno = EINVAL;
             return MNC_LEDGER_ERROR;
         }
@@ -693,7 +327,7 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
     res->spent = spent;
     const mnc_ledger_limits *lim = c->lim;
     if (lim && lim->epsilon >= 0 && delta > lim->epsilon) {
-        (void)xcmd(b, cn, "ROLLBACK");
+        (void)mnc_lbpg_xcmd(b, cn, "ROLLBACK");
         return MNC_LEDGER_OVER_EPSILON;
     }
     if (lim && lim->budget >= 0) {
@@ -701,14 +335,14 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
         if (lim->per_recipient) {
             const char *v2[2] = {c->subject, c->recipient};
             what = "reading the recipient's account";
-            if (!(r = xrun(b, cn, "mnc_account", 2, v2, PGRES_TUPLES_OK)) || PQntuples(r) != 1)
+            if (!(r = mnc_lbpg_xrun(b, cn, "mnc_account", 2, v2, PGRES_TUPLES_OK)) || PQntuples(r) != 1)
                 goto fail;
             sigma = strtod(PQgetvalue(r, 0, 0), NULL);
             PQclear(r);
             r = NULL;
         }
         if (sigma + delta > lim->budget) {
-            (void)xcmd(b, cn, "ROLLBACK");
+            (void)mnc_lbpg_xcmd(b, cn, "ROLLBACK");
             return MNC_LEDGER_OVER_BUDGET;
         }
     }
@@ -719,14 +353,14 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
     snprintf(sp, sizeof(sp), "%.17g", nspent);
     const char *v8[8] = {c->subject, seq, c->release, b->host, c->recipient, dl, obs, sp};
     what = "recording the release";
-    if (!(r = xrun(b, cn, "mnc_insert", 8, v8, PGRES_COMMAND_OK)))
+    if (!(r = mnc_lbpg_xrun(b, cn, "mnc_insert", 8, v8, PGRES_COMMAND_OK)))
         goto fail;
     if (strcmp(PQcmdTuples(r), "1") != 0)
         goto fail;
     PQclear(r);
     r = NULL;
     what = "COMMIT";
-    if (!xcmd(b, cn, "COMMIT"))
+    if (!mnc_lbpg_xcmd(b, cn, "COMMIT"))
         goto fail;
     /* Committed: the cache follows (the charge is now part of the subject's history),
      * unless another request reset it meanwhile. */
@@ -734,14 +368,14 @@ static mnc_ledger_rc charge_locked(lb_pg *b, pgc *cn, const mnc_policy *p, const
         s->version = dbv + 1;
         s->spent = nspent;
         for (size_t i = 0; i < c->n_obs; i++)
-            if (cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
-                cache_reset(s); /* refetched next time */
+            if (mnc_lbpg_cache_add(s, p->fields[c->obs[i].field].name, c->obs[i].value) != 0)
+                mnc_lbpg_cache_reset(s); /* refetched next time */
     }
     res->spent = nspent;
     return MNC_LEDGER_OK;
 fail:
     PQclear(r);
-    cfailed(b, cn, what);
+    mnc_lbpg_cfailed(b, cn, what);
     return rc;
 }
 
@@ -749,7 +383,7 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject, int (*cb)(void *arg
                       char *err, size_t err_len)
 {
     lb_pg *b = P(bb);
-    if (!ensure_up(b)) {
+    if (!mnc_lbpg_ensure_up(b)) {
         snprintf(err, err_len, "ledger unavailable: %s", b->why);
         return -1;
     }
@@ -763,7 +397,7 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject, int (*cb)(void *arg
     if (!PQsendQueryParams(b->conn, sql, subject ? 1 : 0, NULL, subject ? v : NULL, NULL, NULL, 0) ||
         !PQsetSingleRowMode(b->conn)) {
         snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
-        failed(b, "listing");
+        mnc_lbpg_failed(b, "listing");
         return -1;
     }
     int ret = 0;
@@ -808,7 +442,7 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject, int (*cb)(void *arg
         PQclear(r);
     }
     if (bad) {
-        failed(b, "listing");
+        mnc_lbpg_failed(b, "listing");
         return -1;
     }
     return ret;
@@ -817,13 +451,13 @@ static int pg_foreach(mnc_lbackend *bb, const char *subject, int (*cb)(void *arg
 static mnc_ledger_rc pg_spent(mnc_lbackend *bb, const char *subject, double *out)
 {
     lb_pg *b = P(bb);
-    if (!ensure_up(b))
+    if (!mnc_lbpg_ensure_up(b))
         return MNC_LEDGER_UNAVAILABLE;
     const char *v[1] = {subject};
     PGresult *r = PQexecParams(b->conn, "SELECT spent FROM mnc_subject WHERE subject = $1", 1, NULL, v, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         PQclear(r);
-        failed(b, "reading spent");
+        mnc_lbpg_failed(b, "reading spent");
         return MNC_LEDGER_UNAVAILABLE;
     }
     *out = PQntuples(r) ? strtod(PQgetvalue(r, 0, 0), NULL) : 0;
@@ -834,7 +468,7 @@ static mnc_ledger_rc pg_spent(mnc_lbackend *bb, const char *subject, double *out
 static void pg_stats(mnc_lbackend *bb, size_t *subjects, size_t *charges)
 {
     lb_pg *b = P(bb);
-    if (!ensure_up(b))
+    if (!mnc_lbpg_ensure_up(b))
         return;
     /* PostgreSQL's estimates, not count(*): status must stay cheap on a large ledger (a
      * table never analysed reports -1: shown as 0). */
@@ -844,7 +478,7 @@ static void pg_stats(mnc_lbackend *bb, size_t *subjects, size_t *charges)
                                   "WHERE oid = 'mnc_release'::regclass))::bigint");
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         PQclear(r);
-        failed(b, "counting");
+        mnc_lbpg_failed(b, "counting");
         return;
     }
     if (subjects)
@@ -878,7 +512,7 @@ static int pg_tick(mnc_lbackend *bb, uint64_t now_ms)
     lb_pg *b = P(bb);
     if (b->conn && PQstatus(b->conn) == CONNECTION_OK)
         return -1;
-    (void)ensure_up(b);
+    (void)mnc_lbpg_ensure_up(b);
     if (b->conn)
         return -1;
     uint64_t now = mono_ms();
@@ -893,7 +527,7 @@ static int pg_close(mnc_lbackend *bb)
     for (int i = 0; i < POOL; i++)
         if (b->pool[i])
             PQfinish(b->pool[i]);
-    cache_free(b);
+    mnc_lbpg_cache_free(b);
     free(b->conninfo);
     free(b);
     return 0;
@@ -913,7 +547,7 @@ static int count_cb(void *arg, const mnc_lb_entry *e)
 static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *err, size_t err_len)
 {
     lb_pg *b = P(bb);
-    if (!ensure_up(b)) {
+    if (!mnc_lbpg_ensure_up(b)) {
         snprintf(err, err_len, "ledger unavailable: %s", b->why);
         return -1;
     }
@@ -925,7 +559,7 @@ static int pg_verify(mnc_lbackend *bb, size_t *subjects, size_t *charges, char *
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         snprintf(err, err_len, "%.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
         PQclear(r);
-        failed(b, "verifying");
+        mnc_lbpg_failed(b, "verifying");
         return -1;
     }
     size_t total = 0;
@@ -988,13 +622,13 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
         return -1;
     }
     lb_pg *b = P(bb);
-    if (!ensure_up(b)) {
+    if (!mnc_lbpg_ensure_up(b)) {
         snprintf(err, err_len, "ledger unavailable: %s", b->why);
         return -1;
     }
-    if (!run_cmd(b, "BEGIN")) {
+    if (!mnc_lbpg_run_cmd(b, "BEGIN")) {
         snprintf(err, err_len, "BEGIN: %.*s", (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
-        failed(b, "import");
+        mnc_lbpg_failed(b, "import");
         return -1;
     }
     mnc_lb_entry e;
@@ -1005,13 +639,13 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
         const char *v1[1] = {e.e.subject};
         what = "locking the subject";
         for (int i = 0; i < 2; i++) {
-            if (!(r = run(b, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
+            if (!(r = mnc_lbpg_run(b, "mnc_lock", 1, v1, PGRES_TUPLES_OK)))
                 goto fail;
             if (PQntuples(r) == 1)
                 break;
             PQclear(r);
             r = NULL;
-            PGresult *ins = run(b, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
+            PGresult *ins = mnc_lbpg_run(b, "mnc_newsubj", 1, v1, PGRES_COMMAND_OK);
             if (!ins)
                 goto fail;
             PQclear(ins);
@@ -1044,7 +678,7 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
         const char *h = e.host && e.host[0] ? e.host : host;
         const char *v8[8] = {e.e.subject, seq, e.e.release, h, e.e.recipient, dl, obs, sp};
         what = "recording the release";
-        r = run(b, "mnc_insert", 8, v8, PGRES_COMMAND_OK);
+        r = mnc_lbpg_run(b, "mnc_insert", 8, v8, PGRES_COMMAND_OK);
         free(obs);
         if (!r) {
             snprintf(err, err_len, "subject %s release %s: %.*s", e.e.subject, e.e.release,
@@ -1064,15 +698,15 @@ int mnc_lb_import(mnc_lbackend *bb, mnc_lb_next_fn next, void *arg, const char *
     PQclear(r);
     if (!ok)
         goto fail;
-    cache_free(b); /* the cached versions are behind now */
+    mnc_lbpg_cache_free(b); /* the cached versions are behind now */
     return 0;
 fail:
     snprintf(err, err_len, "%s: %.*s", what, (int)strcspn(PQerrorMessage(b->conn), "\n"), PQerrorMessage(b->conn));
 fail_quiet:
     *n = 0;
-    failed(b, "import");
+    mnc_lbpg_failed(b, "import");
     if (b->conn && PQtransactionStatus(b->conn) != PQTRANS_IDLE)
-        (void)run_cmd(b, "ROLLBACK");
+        (void)mnc_lbpg_run_cmd(b, "ROLLBACK");
     return -1;
 }
 
@@ -1097,7 +731,7 @@ mnc_lbackend *mnc_lb_open_postgres(const char *conninfo, const char *host, char 
     mnc_htab_init(&b->cache, 256, 1, 4);
     snprintf(b->host, sizeof(b->host), "%s", host);
     b->backoff_ms = BACKOFF_MIN_MS;
-    if (pg_connect(b, err, err_len) != 0) {
+    if (mnc_lbpg_pg_connect(b, err, err_len) != 0) {
         pg_close(&b->base);
         return NULL;
     }
@@ -1110,13 +744,13 @@ PGconn *mnc_lb_pg_conn(mnc_lbackend *bb)
     if (!bb || bb->kind != MNC_LB_POSTGRES)
         return NULL;
     lb_pg *b = P(bb);
-    return ensure_up(b) ? b->conn : NULL;
+    return mnc_lbpg_ensure_up(b) ? b->conn : NULL;
 }
 
 void mnc_lb_pg_failed(mnc_lbackend *bb, const char *what)
 {
     if (bb && bb->kind == MNC_LB_POSTGRES)
-        failed(P(bb), what);
+        mnc_lbpg_failed(P(bb), what);
 }
 
 void mnc_lb_set_wait(mnc_lbackend *bb, int (*wait)(void *arg, int fd), bool (*suspendable)(void *arg), void *arg)

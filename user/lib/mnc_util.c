@@ -64,6 +64,23 @@ int mnc_read_file(const char *path, char *buf, size_t n)
     return 0;
 }
 
+static mnc_opener_fn opener;
+static void *opener_arg;
+
+void mnc_set_opener(mnc_opener_fn fn, void *arg)
+{
+    opener = fn;
+    opener_arg = arg;
+}
+
+int mnc_open_ro(const char *path)
+{
+    if (opener)
+        return opener(opener_arg, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    return fd >= 0 ? fd : -errno;
+}
+
 int mnc_grow(void **arr, int *cap, int n, size_t elem, int first)
 {
     if (n < *cap)

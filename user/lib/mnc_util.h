@@ -33,6 +33,15 @@ int mnc_write_file(const char *path, const char *s);
  * buf and NUL-terminates them (n >= 1). Returns 0 or -errno. */
 int mnc_read_file(const char *path, char *buf, size_t n);
 
+/* Opens path read-only for a loader (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK: a FIFO must not
+ * hang it; the caller checks the type). Returns the fd, or -errno. A process that reads its
+ * configuration through another (mncd's monitor asks its enforcer: docs/privsep.md) installs an
+ * opener with mnc_set_opener: every configuration file libmnc reads (policies, states, risk
+ * models) and mncd's config then come through it; NULL restores open(2). */
+typedef int (*mnc_opener_fn)(void *arg, const char *path);
+int mnc_open_ro(const char *path);
+void mnc_set_opener(mnc_opener_fn fn, void *arg);
+
 /* Makes room for element n of the array *arr (capacity *cap elements of elem bytes): nothing if
  * n < *cap, else realloc to twice the capacity (first when it is 0). Returns 0, or -1 when out
  * of memory or the capacity would overflow (*arr and *cap unchanged). */

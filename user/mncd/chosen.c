@@ -64,7 +64,7 @@ static void scrub_walk(const mncd *d, scrub_list *l, const cJSON *j, int depth)
  * workspace it inherited): then its records count against its budget too. */
 void mncd_note_kernel_taint(mncd *d, const mncd_ident *w)
 {
-    if (w->agent < 0 || !d->kern || mncd_rec_is_tainted(d, w->agent))
+    if (w->agent < 0 || !mncd_kern_on(d) || mncd_rec_is_tainted(d, w->agent))
         return;
     if (mncd_label_kernel_tainted(d, w->agent))
         mncd_rec_tainted(d, w->agent, true);

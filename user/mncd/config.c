@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "mncd.h"
+#include "mnc_util.h"
 
 #define MAX_CONFIG (1u << 20)
 
@@ -39,6 +40,9 @@ static void usage(FILE *f)
             "                    monitor only; explicit, for unprivileged runs)\n"
             "  --pin-root DIR    bpffs pin root (default $MNC_PIN_ROOT or /sys/fs/bpf/mnc)\n"
             "  --cgroup-tree T   cgroup v2 tree of the agents (default mnc under the cgroup2 mount)\n"
+            "  --privsep         two processes: a root enforcer holds the kernel layer, a monitor of\n"
+            "                    user --user parses and serves (docs/privsep.md; off by default)\n"
+            "  --user NAME       the monitor's user under --privsep (default mncd)\n"
             "  --version, --help\n",
             MNCD_DEFAULT_SOCKET, MNCD_DEFAULT_STATE);
 }
@@ -81,9 +85,14 @@ static int get_u32(const cJSON *v, const char *where, uint32_t *out, uint32_t lo
 
 static int load_file(mncd_config *c, const char *path)
 {
-    FILE *f = fopen(path, "re");
+    /* through the opener: under --privsep the enforcer opens it (mon_kern_split) */
+    int fd = mnc_open_ro(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
-        fprintf(stderr, "mncd: config %s: %s\n", path, strerror(errno));
+        int e = fd < 0 ? -fd : errno;
+        if (fd >= 0)
+            close(fd);
+        fprintf(stderr, "mncd: config %s: %s\n", path, strerror(e));
         return -1;
     }
     char *buf = malloc(MAX_CONFIG + 1);
@@ -235,13 +244,16 @@ static int default_policy(mncd_config *c)
     }
     snprintf(cand[nc++], sizeof(cand[0]), "/usr/local/share/mnc/policies/scheduling.json");
     snprintf(cand[nc++], sizeof(cand[0]), "/usr/share/mnc/policies/scheduling.json");
-    for (int i = 0; i < nc; i++)
-        if (access(cand[i], R_OK) == 0) {
-            char *rp = realpath(cand[i], NULL);
-            int rc = add_policy(c, rp ? rp : cand[i]);
-            free(rp);
-            return rc;
-        }
+    for (int i = 0; i < nc; i++) {
+        int fd = mnc_open_ro(cand[i]); /* the opener: what the monitor may read (--privsep) */
+        if (fd < 0)
+            continue;
+        close(fd);
+        char *rp = realpath(cand[i], NULL);
+        int rc = add_policy(c, rp ? rp : cand[i]);
+        free(rp);
+        return rc;
+    }
     fprintf(stderr,
             "mncd: no --policy given and the bundled scheduling policy was not found "
             "(looked in %s, %s, %s)\n",
@@ -272,6 +284,8 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
                                          {"kernel", required_argument, NULL, 'K'},
                                          {"pin-root", required_argument, NULL, 'P'},
                                          {"cgroup-tree", required_argument, NULL, 'T'},
+                                         {"privsep", no_argument, NULL, 'S'},
+                                         {"user", required_argument, NULL, 'U'},
                                          {NULL, 0, NULL, 0}};
     /* First pass: only --config (so flags override it regardless of order). */
     const char *config = NULL;
@@ -304,7 +318,11 @@ int mncd_config_load(mncd_config *c, int argc, char **argv)
     optind = 1;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int rc = 0;
-        if (o == 's')
+        if (o == 'S')
+            c->privsep = true; /* main.c split already (mon_kern_split) */
+        else if (o == 'U')
+            rc = set_str(c->user, sizeof(c->user), optarg, "--user");
+        else if (o == 's')
             rc = set_str(c->socket, sizeof(c->socket), optarg, "--socket");
         else if (o == 'd')
             rc = set_str(c->state_dir, sizeof(c->state_dir), optarg, "--state-dir");

@@ -399,6 +399,8 @@ _Static_assert(MNC_NAME_LEN == MNC_NAME_MAX, "mnc_abi.h and mnc/policy.h: name l
 /* φ, μ of one object as the kernel's taint fields (bpf/mnc_abi.h, mnc_decide). */
 int mncd_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op)
 {
+    if (d->psp)
+        return mon_kern_hold(d, agent, o, op); /* --privsep: HOLD to the enforcer */
     mncd_kern *kk = d->kern;
     if (!kk)
         return 0;

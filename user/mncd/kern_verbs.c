@@ -456,6 +456,8 @@ static cJSON *v_ws_clear(mncd *d, const mnc_request *q)
 
 cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
+    if (d->psp && d->psp_kernel)
+        return mon_kern_verb(d, w, q); /* --privsep: the enforcer's */
     if (!d->kern) {
         mncd_audit_named(d, mnc_verb_name(q->verb), NULL, NULL, NULL, "error", "invalid", "kernel layer off");
         return mnc_resp_error(q->id, MNC_R_INVALID, "%s: mncd runs without the kernel layer (--kernel off)",
@@ -468,6 +470,8 @@ cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
 
 int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n)
 {
+    if (d->psp)
+        return mon_kern_whoami(d, agent, t, why, n);
     mncd_kern *kk = d->kern;
     if (!kk) {
         if (cJSON_AddNullToObject(t, "kernel"))
@@ -483,25 +487,15 @@ int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n)
         snprintf(why, n, "taint map read failed: %s", strerror(-r));
         return -1;
     }
-    cJSON *k = cJSON_AddObjectToObject(t, "kernel");
-    cJSON *sinks = k ? cJSON_AddArrayToObject(k, "sinks") : NULL;
-    bool ok = sinks && cJSON_AddBoolToObject(k, "entry", r == 0) && cJSON_AddBoolToObject(k, "tainted", kt.tainted) &&
-              cJSON_AddBoolToObject(k, "log", kt.may_log) && cJSON_AddBoolToObject(k, "memory", kt.may_memory) &&
-              cJSON_AddBoolToObject(k, "forward", kt.may_forward) &&
-              cJSON_AddBoolToObject(k, "external", kt.may_external) &&
-              cJSON_AddNumberToObject(k, "generation", (double)kt.generation);
-    mnc_set s;
-    memcpy(s.w, kt.sinks, sizeof(s.w));
-    for (int i = 0; ok && i < d->policy->n_principals; i++)
-        if (mnc_set_has(&s, (unsigned)i))
-            ok = cJSON_AddItemToArray(sinks, cJSON_CreateString(d->policy->principals[i].name));
-    if (!ok)
-        snprintf(why, n, "out of memory");
-    return ok ? 0 : -1;
+    return mncd_kern_taint_json(d, r == 0, &kt, t, why, n);
 }
 
 void mncd_kern_status(mncd *d, cJSON *resp)
 {
+    if (d->psp) {
+        mon_kern_status(d, resp);
+        return;
+    }
     cJSON *k = cJSON_AddObjectToObject(resp, "kernel");
     if (!k)
         return;

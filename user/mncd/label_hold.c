@@ -16,7 +16,7 @@
  * layer is off), -1 the entry could not be read. */
 static int kernel_part(mncd *d, int agent, mnc_set *sinks, bool *memory)
 {
-    if (!d->kern)
+    if (!mncd_kern_on(d))
         return 0;
     cJSON *t = cJSON_CreateObject();
     char why[160];

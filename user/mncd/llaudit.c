@@ -45,7 +45,6 @@
 #define LL_PENDING 32    /* events waiting for their SYSCALL/EOE records */
 #define LL_PER_EVENT 8   /* denials kept per event (one syscall can be denied more than once) */
 #define LL_DOMAINS 512   /* Landlock domains remembered (creator, attribution) */
-#define LL_OBJ_MAX 512   /* bytes of a denial's object (path...) kept */
 #define LL_FLUSH_MS 50   /* an event without EOE (task without audit context) waits this long */
 #define LL_SELFTEST_MS 2000
 #define LL_RCVBUF (16 << 20) /* ~16000 queued messages (truesize ~1 KiB); only used when behind */
@@ -196,128 +195,6 @@ static int audit_ctl(uint16_t type, const struct audit_status *set, struct audit
     if (rc == 0 && type == AUDIT_GET && !got_status)
         rc = -EPROTO;
     return rc;
-}
-
-/* ---- parsing one record: "audit(SEC.MS:SERIAL): key=value key=value ..." */
-
-/* The serial and where the fields start, or NULL. */
-static const char *rec_header(const char *s, uint32_t *serial)
-{
-    if (strncmp(s, "audit(", 6) != 0)
-        return NULL;
-    const char *c = strchr(s, ':'), *e = strstr(s, "): ");
-    if (!c || !e || c > e)
-        return NULL;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(c + 1, &end, 10);
-    if (errno || end != e || v > UINT32_MAX)
-        return NULL;
-    *serial = (uint32_t)v;
-    return e + 3;
-}
-
-/* The raw value of `key` (a token "key=value"; values never contain spaces: the kernel quotes a
- * string only when it has no space, quote or control byte, and hex-encodes it otherwise).
- * Returns its length (cut to n-1) or -1 if absent. */
-static int rec_field(const char *f, const char *key, char *out, size_t n)
-{
-    size_t kl = strlen(key);
-    for (const char *p = f; *p;) {
-        while (*p == ' ')
-            p++;
-        const char *te = strchr(p, ' ');
-        size_t tl = te ? (size_t)(te - p) : strlen(p);
-        if (tl > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t vl = tl - kl - 1;
-            if (vl >= n)
-                vl = n - 1;
-            memcpy(out, p + kl + 1, vl);
-            out[vl] = 0;
-            return (int)vl;
-        }
-        p += tl;
-    }
-    return -1;
-}
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                  : -1;
-}
-
-/* A field value as the kernel wrote it (raw, rl bytes): "quoted", hex-encoded (may_hex: only
- * string fields; ino=10952922 is a number) or plain, decoded into its bytes. Returns the length
- * (at most n). */
-static size_t decode(const char *raw, size_t rl, bool may_hex, unsigned char *out, size_t n)
-{
-    bool hex = may_hex && rl >= 2 && rl % 2 == 0 && raw[0] != '"';
-    for (size_t i = 0; hex && i < rl; i++)
-        hex = hexval((unsigned char)raw[i]) >= 0;
-    if (rl && raw[0] == '"') {
-        raw++;
-        rl = rl >= 2 && raw[rl - 2] == '"' ? rl - 2 : rl - 1;
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < rl && o < n; i += hex ? 2 : 1)
-        out[o++] = hex ? (unsigned char)(hexval((unsigned char)raw[i]) * 16 + hexval((unsigned char)raw[i + 1]))
-                       : (unsigned char)raw[i];
-    return o;
-}
-
-/* An untrusted field value (raw, rl bytes, as in the record) as printable text (the blockers:
- * the kernel's names of access rights): decoded; an abstract socket name's leading NUL shown as
- * '@'; any byte outside 0x20..0x7e, and '"' and '\\', become '?'. A value cut at n - 1 bytes
- * ends in "...". */
-static void untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n)
-{
-    unsigned char b[LL_OBJ_MAX];
-    size_t bl = decode(raw, rl, may_hex, b, sizeof(b)), o = 0, i = 0;
-    for (; i < bl && o + 1 < n; i++) {
-        int c = b[i] == 0 && o == 0 ? '@' : b[i];
-        out[o++] = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? (char)c : '?';
-    }
-    if (i < bl && o >= 3)
-        memcpy(out + o - 3, "...", 3); /* cut: say so */
-    out[o] = 0;
-}
-
-/* The object of an ACCESS record: every field but domain and blockers, each value as the keyed
- * hash of its bytes (mncd_hv: the path, name, inode or port is the agent's choice, and which of
- * several files it was refused would otherwise spell what it holds); names chosen by the
- * processes themselves (comm, ocomm) left out. `mncctl audit hash PATH` finds a path's records. */
-static void access_object(mncd *d, const char *f, char *out, size_t n)
-{
-    size_t o = 0;
-    out[0] = 0;
-    for (const char *p = f; *p && o + 1 < n;) {
-        while (*p == ' ')
-            p++;
-        const char *te = strchr(p, ' ');
-        size_t tl = te ? (size_t)(te - p) : strlen(p);
-        const char *eq = memchr(p, '=', tl);
-        size_t kl = eq ? (size_t)(eq - p) : 0;
-        char key[32], h[MNC_AUDIT_HV_MAX];
-        unsigned char val[LL_OBJ_MAX];
-        if (eq && kl < sizeof(key)) {
-            memcpy(key, p, kl);
-            key[kl] = 0;
-            bool known = true;
-            for (size_t i = 0; i < kl; i++)
-                known &= (key[i] >= 'a' && key[i] <= 'z') || key[i] == '_';
-            if (known && strcmp(key, "domain") && strcmp(key, "blockers") && strcmp(key, "comm") &&
-                strcmp(key, "ocomm")) {
-                bool str = !strcmp(key, "path") || !strcmp(key, "dev") || !strcmp(key, "name") || !strcmp(key, "exe");
-                size_t vl = decode(eq + 1, tl - kl - 1, str, val, sizeof(val));
-                int w = snprintf(out + o, n - o, "%s%s %s", o ? ", " : "", key, mncd_hv(d, val, vl, h));
-                o = w < 0 ? o : o + (size_t)w >= n ? n - 1 : o + (size_t)w;
-            }
-        }
-        p += tl;
-    }
 }
 
 /* ---- attribution */
@@ -611,7 +488,7 @@ static void flush_old(mncd *d, mncd_llaudit *la, bool all)
 static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
 {
     uint32_t serial;
-    const char *f = rec_header(s, &serial);
+    const char *f = llr_header(s, &serial);
     if (!f)
         return;
     char v[64];
@@ -622,21 +499,21 @@ static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
             return;
         }
         ll_denial *dn = &e->den[e->n++];
-        dn->domain = rec_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
+        dn->domain = llr_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
         char b[128];
-        if (rec_field(f, "blockers", b, sizeof(b)) < 0)
+        if (llr_field(f, "blockers", b, sizeof(b)) < 0)
             snprintf(b, sizeof(b), "?");
-        untrusted(b, strlen(b), false, dn->blockers, sizeof(dn->blockers));
-        access_object(d, f, dn->obj, sizeof(dn->obj));
+        llr_untrusted(b, strlen(b), false, dn->blockers, sizeof(dn->blockers));
+        llr_object(d, f, dn->obj, sizeof(dn->obj));
     } else if (type == AUDIT_LANDLOCK_DOMAIN) {
-        uint64_t id = rec_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
+        uint64_t id = llr_field(f, "domain", v, sizeof(v)) > 0 ? strtoull(v, NULL, 16) : 0;
         char st[32];
-        if (!id || rec_field(f, "status", st, sizeof(st)) < 0)
+        if (!id || llr_field(f, "status", st, sizeof(st)) < 0)
             return;
         if (strcmp(st, "allocated") == 0) {
             ll_domain *dm = dom_get(la, id);
-            dm->creator = rec_field(f, "pid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : 0;
-            dm->creator_uid = rec_field(f, "uid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : -1;
+            dm->creator = llr_field(f, "pid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : 0;
+            dm->creator_uid = llr_field(f, "uid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : -1;
             if (la->selftest_pid && dm->creator == la->selftest_pid)
                 return;
             /* the creator made the domain inside its cgroup: that is where its processes belong */
@@ -662,8 +539,8 @@ static void on_record(mncd *d, mncd_llaudit *la, int type, const char *s)
     } else if (type == AUDIT_SYSCALL) {
         ll_event *e = event_get(d, la, serial, false);
         if (e) {
-            e->pid = rec_field(f, "pid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : 0;
-            e->uid = rec_field(f, "uid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : -1;
+            e->pid = llr_field(f, "pid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : 0;
+            e->uid = llr_field(f, "uid", v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : -1;
         }
     } else if (type == AUDIT_EOE) {
         ll_event *e = event_get(d, la, serial, false);

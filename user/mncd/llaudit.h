@@ -70,6 +70,21 @@ bool mncd_llaudit_ready(mncd *d, mncd_llaudit *la, int fd);
  * netlink request), so "on" is not claimed after someone disabled audit. */
 void mncd_llaudit_status(const mncd_llaudit *la, const char *why_off, cJSON *kernel_obj);
 
+/* ---- records (llaudit_rec.c): "audit(SEC.MS:SERIAL): key=value key=value ..." */
+#define LL_OBJ_MAX 512 /* bytes of a denial's object (path...) kept */
+/* The serial and where the fields start, or NULL. */
+const char *llr_header(const char *s, uint32_t *serial);
+/* The raw value of field key of the fields f into out (values never contain spaces). Its
+ * length (cut to n-1), or -1 when absent. */
+int llr_field(const char *f, const char *key, char *out, size_t n);
+/* An untrusted value (raw, rl bytes; may_hex: the kernel may have hex-encoded it) as printable
+ * text: decoded, an abstract name's leading NUL as '@', other bytes outside 0x20..0x7e and '"'
+ * and '\\' as '?', cut at n - 1 bytes with "...". */
+void llr_untrusted(const char *raw, size_t rl, bool may_hex, char *out, size_t n);
+/* An ACCESS record's object: every field but domain, blockers, comm and ocomm, each value as the
+ * keyed hash of its bytes. */
+void llr_object(mncd *d, const char *f, char *out, size_t n);
+
 /* The kernel layer's mncd_agent_of_fn (kern_hold.c). */
 int mncd_kern_agent_of(mncd *d, const char *cg);
 

@@ -52,176 +52,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coro.h"
-#include "json_write.h"
-#include "mnc/ledger_backend.h"
-#include "mncd.h"
+#include "loop_int.h"
 #include "sdnotify.h"
-
-#define MAX_EVENTS 256
-#define READ_CHUNK 65536
-#define READ_BUDGET (2u << 20) /* bytes read per client per iteration (fairness) */
-#ifndef SO_PASSPIDFD
-#define SO_PASSPIDFD 76
-#endif
-#ifndef SCM_PIDFD
-#define SCM_PIDFD 0x04
-#endif
-#define SCM_MAX_FDS 253 /* the kernel's SCM_MAX_FD: at most this many fds per message */
-/* credentials + pidfd + a full SCM_RIGHTS batch + an SCM_SECURITY label, with room to spare */
-#define CMSG_BUF                                                                                                       \
-    (CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(SCM_MAX_FDS * sizeof(int)) +              \
-     CMSG_SPACE(4096))
-
-enum cap_kind { CAP_NONE = 0, CAP_AGENT, CAP_UID };
-
-typedef struct client {
-    int fd;
-    mncd_ident who;         /* accept-time identity: connection accounting only */
-    enum cap_kind cap;      /* which per-principal count this connection holds */
-    uint32_t cap_key;       /* agent id or uid */
-    mncd_ident_cache cache; /* last resolved request sender (ident.c) */
-    mncd_cred line_from;    /* sender of the current line's first byte */
-    bool line_started;      /* the current line has at least one byte (or its newline) */
-    bool line_mixed;        /* ... and bytes from another (or an unknown) sender */
-    bool fds_noted;         /* received fds were reported once */
-    /* The connecting process (SO_PEERPIDFD), held while peer_vouches: SO_PASSPIDFD is then off
-     * and a chunk of that process is vouched for by this pidfd (mncd_peer_vouch) instead of
-     * a pidfd made for every chunk. Off (for good) once another process writes. */
-    int peer_pidfd;
-    pid_t peer_pid;
-    uint64_t peer_ino;
-    bool peer_vouches;
-    bool refused; /* refused by a cap: only its error line is sent, then closed */
-    char *in;
-    size_t in_len, in_cap;
-    bool discarding;
-    char *out;
-    size_t out_len, out_off, out_cap;
-    bool eof, dead, touched, epollout;
-    bool busy;                      /* a request of this client is suspended in a job (its answer comes first) */
-    bool zombie;                    /* closed while busy: freed when the job ends */
-    struct queued *q_head, *q_tail; /* its later requests, parsed and identified, in order */
-    struct client *prev, *next;     /* all clients, so shutdown can free them */
-} client;
-
-/* Fleet mode: a disclose runs as a job, in a coroutine (coro.h), and suspends while it waits
- * for PostgreSQL (mnc_lb_set_wait): the loop serves other requests meanwhile, so up to
- * MAX_JOBS charges are in flight and PostgreSQL commits them together. A client's requests are
- * still answered in order: while one of them is suspended, its later ones wait in its queue
- * (already identified: identity is per request and resolved when the line arrives). Like any
- * request, a job's state changes and audit records are made durable by the commit of the
- * iteration in which it finishes, before its answer is sent. */
-#define MAX_JOBS MNC_LB_PG_POOL
-#define DEFER_US 2000 /* longest a commit waits for more jobs to finish (group commit) */
-
-typedef struct queued {
-    mnc_request q;
-    mncd_ident who;
-    struct queued *next;
-} queued;
-
-typedef struct job {
-    bool used;
-    struct loop *l;
-    client *c;
-    mnc_request q;
-    mncd_ident who;
-    cJSON *resp;
-    mncd_coro *co;
-} job;
-
-typedef struct uid_count {
-    uint32_t uid, n;
-} uid_count;
-
-typedef struct loop {
-    mncd *d;
-    int ep, lfd, sfd;
-    int spare; /* an fd kept in reserve: freed to accept the admin when the fd table is full */
-    bool stopping;
-    bool reload; /* SIGHUP: stop like SIGTERM, then main() re-executes mncd (docs/mncd.md) */
-    client **touched;
-    size_t n_touched, cap_touched;
-    client *clients;
-    uint32_t agent_conns[MNC_MAX_PRINCIPALS]; /* open connections per agent (accept identity) */
-    uid_count *uid_conns;                     /* open connections per uid, n > 0 entries */
-    size_t n_uid_conns, cap_uid_conns;
-    job jobs[MAX_JOBS]; /* epoll data of a waiting job points here */
-    int n_jobs;
-    bool commit_deferred; /* the last iteration's changes are not durable yet */
-    struct timespec deferred_since;
-    mnc_jbuf resp; /* a response's line, printed here then copied to its client's queue */
-} loop;
-
-static void touch(loop *l, client *c)
-{
-    if (c->touched)
-        return;
-    if (l->n_touched == l->cap_touched) {
-        size_t nc = l->cap_touched ? l->cap_touched * 2 : 64;
-        client **n = realloc(l->touched, nc * sizeof(*n));
-        if (!n) { /* cannot track it: drop the client rather than lose track of its output */
-            c->dead = true;
-            return;
-        }
-        l->touched = n;
-        l->cap_touched = nc;
-    }
-    c->touched = true;
-    l->touched[l->n_touched++] = c;
-}
-
-static int out_append(loop *l, client *c, const char *s, size_t n)
-{
-    if (c->dead)
-        return -1;
-    if (c->out_len - c->out_off + n > l->d->cfg.max_output) {
-        fprintf(stderr,
-                "mncd: client pid %d uid %u queued more than %zu response bytes without "
-                "reading them; disconnecting it\n",
-                (int)c->who.pid, (unsigned)c->who.uid, l->d->cfg.max_output);
-        c->dead = true;
-        return -1;
-    }
-    if (c->out_off > 0 && c->out_off == c->out_len)
-        c->out_off = c->out_len = 0;
-    if (c->out_len + n > c->out_cap) {
-        if (c->out_off > 0) { /* compact before growing */
-            memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-            c->out_len -= c->out_off;
-            c->out_off = 0;
-        }
-        size_t nc = c->out_cap ? c->out_cap : 4096;
-        while (nc < c->out_len + n)
-            nc *= 2;
-        if (nc != c->out_cap) {
-            char *nb = realloc(c->out, nc);
-            if (!nb) {
-                c->dead = true;
-                return -1;
-            }
-            c->out = nb;
-            c->out_cap = nc;
-        }
-    }
-    memcpy(c->out + c->out_len, s, n);
-    c->out_len += n;
-    touch(l, c);
-    return 0;
-}
 
 static void respond(loop *l, client *c, cJSON *resp)
 {
     if (!resp) {
         static const char oom[] = "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\",\"error\":\"out of "
                                   "memory\"}\n";
-        out_append(l, c, oom, sizeof(oom) - 1);
+        lp_out_append(l, c, oom, sizeof(oom) - 1);
         return;
     }
     if (cJSON_IsRaw(resp) && resp->valuestring) { /* an answer already written as text (answer.h) */
-        if (out_append(l, c, resp->valuestring, strlen(resp->valuestring)) == 0)
-            out_append(l, c, "\n", 1);
+        if (lp_out_append(l, c, resp->valuestring, strlen(resp->valuestring)) == 0)
+            lp_out_append(l, c, "\n", 1);
         cJSON_Delete(resp);
         return;
     }
@@ -235,7 +79,7 @@ static void respond(loop *l, client *c, cJSON *resp)
         return;
     }
     l->resp.p[l->resp.len++] = '\n';
-    out_append(l, c, l->resp.p, l->resp.len);
+    lp_out_append(l, c, l->resp.p, l->resp.len);
 }
 
 /* A request line whose bytes did not all come from one identified sender: nothing acts on
@@ -290,7 +134,7 @@ static void job_finish(loop *l, job *j)
     if (c->zombie)
         free(c);
     else
-        touch(l, c);
+        lp_touch(l, c);
 }
 
 /* Handles one identified request (q is consumed): a disclose in fleet mode as a job, which may
@@ -663,7 +507,7 @@ static void client_read(loop *l, client *c)
             c->eof = true;
             c->in_len = 0;
             line_reset(c);
-            touch(l, c);
+            lp_touch(l, c);
             return;
         }
         feed(l, c, buf, (size_t)r, &cr);
@@ -676,347 +520,6 @@ static void client_read(loop *l, client *c)
         if ((size_t)r < sizeof(buf))
             return;
     }
-}
-
-static void cap_release(loop *l, client *c);
-
-/* At accept: keeps the connecting process's pidfd and turns SO_PASSPIDFD off if that pidfd can
- * vouch for its chunks (pidfs and PIDFD_GET_INFO, Linux 6.13+: a per-process inode and the
- * cgroup id); else closes it and every chunk keeps bringing its own pidfd. Takes pidfd. */
-static void peer_hold(client *c, int pidfd)
-{
-    c->peer_pidfd = -1;
-    c->peer_vouches = false;
-    if (pidfd < 0)
-        return;
-    mncd_cred pc = {.known = true, .pid = c->who.pid, .pidfd = pidfd};
-    mncd_cred_inode(&pc);
-    int zero = 0;
-    if (pc.ino == 0 || c->who.pid <= 0 || setsockopt(c->fd, SOL_SOCKET, SO_PASSPIDFD, &zero, sizeof(zero)) != 0) {
-        close(pidfd);
-        return;
-    }
-    c->peer_pidfd = pidfd;
-    c->peer_pid = c->who.pid;
-    c->peer_ino = pc.ino;
-    c->peer_vouches = true;
-}
-
-static void client_free(loop *l, client *c)
-{
-    while (c->q_head) {
-        queued *x = c->q_head;
-        c->q_head = x->next;
-        mnc_request_free(&x->q);
-        free(x);
-    }
-    c->q_tail = NULL;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        l->clients = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    epoll_ctl(l->ep, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    if (c->peer_pidfd >= 0)
-        close(c->peer_pidfd);
-    free(c->in);
-    free(c->out);
-    if (!c->refused) {
-        mncd_mncl_conn(l->d, &c->who, -1);
-        cap_release(l, c);
-    }
-    l->d->n_clients--;
-    if (c->busy) { /* its job still points here: freed when it ends (job_finish) */
-        c->zombie = true;
-        c->dead = true;
-        return;
-    }
-    free(c);
-}
-
-/* Sends queued output. Returns false if the client must be closed. */
-static bool client_flush(loop *l, client *c)
-{
-    while (c->out_off < c->out_len) {
-        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (w <= 0)
-            return false;
-        c->out_off += (size_t)w;
-    }
-    if (c->out_off == c->out_len)
-        c->out_off = c->out_len = 0;
-    bool want = c->out_len > 0;
-    if (want != c->epollout) {
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u), .data.ptr = c};
-        if (epoll_ctl(l->ep, EPOLL_CTL_MOD, c->fd, &ev) != 0)
-            return false;
-        c->epollout = want;
-    }
-    return !(c->eof && c->out_len == 0);
-}
-
-/* ---- connection caps (accept-time identity) */
-
-static uid_count *uid_slot(loop *l, uint32_t uid, bool add)
-{
-    for (size_t i = 0; i < l->n_uid_conns; i++)
-        if (l->uid_conns[i].uid == uid)
-            return &l->uid_conns[i];
-    if (!add)
-        return NULL;
-    if (l->n_uid_conns == l->cap_uid_conns) {
-        size_t nc = l->cap_uid_conns ? l->cap_uid_conns * 2 : 16;
-        uid_count *n = realloc(l->uid_conns, nc * sizeof(*n));
-        if (!n)
-            return NULL;
-        l->uid_conns = n;
-        l->cap_uid_conns = nc;
-    }
-    l->uid_conns[l->n_uid_conns] = (uid_count){.uid = uid, .n = 0};
-    return &l->uid_conns[l->n_uid_conns++];
-}
-
-/* Decides which count a new connection holds and takes one. Returns NULL (taken, or no cap
- * applies: the admin uid outside the mnc tree), or the name of the cap that refuses it. */
-static const char *cap_take(loop *l, client *c)
-{
-    const mncd_ident *w = &c->who;
-    if (w->via == MNCD_VIA_CGROUP && w->agent >= 0 && w->agent < MNC_MAX_PRINCIPALS) {
-        if (l->agent_conns[w->agent] >= l->d->cfg.max_clients_per_agent)
-            return "max_clients_per_agent";
-        l->agent_conns[w->agent]++;
-        c->cap = CAP_AGENT;
-        c->cap_key = (uint32_t)w->agent;
-        return NULL;
-    }
-    if (w->admin) /* admin uid, no agent cgroup, not in the mnc tree (mncd_ident_tree_rule) */
-        return NULL;
-    uid_count *u = uid_slot(l, (uint32_t)w->uid, true);
-    if (!u)
-        return "max_clients_per_uid"; /* out of memory: refuse rather than not count */
-    if (u->n >= l->d->cfg.max_clients_per_uid) {
-        if (u->n == 0)
-            l->uid_conns[--l->n_uid_conns] = *u; /* never happens (cap >= 1); keep tidy */
-        return "max_clients_per_uid";
-    }
-    u->n++;
-    c->cap = CAP_UID;
-    c->cap_key = (uint32_t)w->uid;
-    return NULL;
-}
-
-static void cap_release(loop *l, client *c)
-{
-    if (c->cap == CAP_AGENT && l->agent_conns[c->cap_key] > 0) {
-        l->agent_conns[c->cap_key]--;
-    } else if (c->cap == CAP_UID) {
-        uid_count *u = uid_slot(l, c->cap_key, false);
-        if (u && u->n > 0 && --u->n == 0)
-            *u = l->uid_conns[--l->n_uid_conns]; /* drop the empty entry (order is free) */
-    }
-    c->cap = CAP_NONE;
-}
-
-/* The one-line JSON error for a connection refused by a cap. Returns its length or -1. */
-static int refuse_line_for(char *msg, size_t n, const char *cap, size_t limit)
-{
-    int r = snprintf(msg, n,
-                     "{\"ok\":false,\"decision\":\"error\",\"reason\":\"internal\","
-                     "\"error\":\"too many clients: %s (%zu) reached\",\"cap\":\"%s\"}\n",
-                     cap, limit, cap);
-    return r > 0 && (size_t)r < n ? r : -1;
-}
-
-/* Best effort for the global cap (no client struct, no audit record: as before). */
-static void refuse_conn(int fd, const char *cap, size_t limit)
-{
-    char msg[256];
-    int n = refuse_line_for(msg, sizeof(msg), cap, limit);
-    if (n > 0) {
-        ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)w;
-    }
-}
-
-static void do_accept(loop *l)
-{
-    for (;;) {
-        if (l->spare < 0)
-            l->spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        int fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        bool from_spare = false;
-        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
-            /* The fd table is full: the reserve makes room for one connection, served only if
-             * it is the admin's (below); anyone else is told and closed. */
-            close(l->spare);
-            l->spare = -1;
-            fd = accept4(l->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            from_spare = fd >= 0;
-        }
-        if (fd < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
-                fprintf(stderr, "mncd: accept: %s\n", strerror(errno));
-            return;
-        }
-        /* Inherited from the listener (make_listener); set again so that a kernel that did not
-         * copy them still attributes what follows. A chunk without credentials is refused
-         * anyway (take_cmsgs). Without SO_PASSCRED nothing could be attributed: fail closed. */
-        int one = 1;
-        if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0) {
-            fprintf(stderr, "mncd: SO_PASSCRED: %s; closing the connection\n", strerror(errno));
-            close(fd);
-            continue;
-        }
-        /* An MSG_OOB byte stays in the stream as its writer's data: otherwise the peek before
-         * each read (client_read) skips it while the socket stays readable (red team: one OOB
-         * byte spun the loop at 100% CPU). */
-        if (setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof(one)) != 0) {
-            fprintf(stderr, "mncd: SO_OOBINLINE: %s; closing the connection\n", strerror(errno));
-            close(fd);
-            continue;
-        }
-        /* SO_PASSPIDFD: inherited where the kernel has it; make_listener said if it has not */
-        client *c = calloc(1, sizeof(*c));
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->fd = fd;
-        int peer_pidfd = -1;
-        if (mncd_ident_resolve(fd, l->d->policy, &l->d->cfg, &c->who, &peer_pidfd) != 0) {
-            fprintf(stderr, "mncd: no peer credentials on a new connection; closing it\n");
-            close(fd);
-            free(c);
-            continue;
-        }
-        peer_hold(c, peer_pidfd);
-        mncd_ident_tree_rule(&c->who); /* unregistered cgroup in the mnc tree: nobody */
-        /* The global cap after the identity: the admin (uid, outside every agent cgroup and the
-         * mnc tree, by the kernel's SO_PEERCRED) always gets through, whatever others hold
-         * (issue 36, 5c: one agent's 1,100 connections locked `mncctl whoami` out). */
-        if (!c->who.admin && (from_spare || l->d->n_clients >= l->d->cfg.max_clients)) {
-            refuse_conn(fd, "max_clients", l->d->cfg.max_clients);
-            close(fd);
-            if (c->peer_pidfd >= 0)
-                close(c->peer_pidfd);
-            free(c);
-            continue;
-        }
-        const char *cap = cap_take(l, c);
-        if (cap) {
-            bool per_agent = strcmp(cap, "max_clients_per_agent") == 0;
-            char det[160], ph[MNC_AUDIT_HV_MAX]; /* the pid by keyed hash (core.c) */
-            snprintf(det, sizeof(det), "connection refused: %s (%zu) reached (pid %s uid %u)", cap,
-                     per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid,
-                     mncd_hv_u64(l->d, (uint64_t)c->who.pid, ph), (unsigned)c->who.uid);
-            mncd_audit(l->d, "connect", per_agent ? c->who.agent : -1, -1, NULL, "deny", MNC_R_INTERNAL, det);
-            /* The error line leaves after this iteration's commit (the audit record is durable
-             * first, as for every response); the connection is then closed. It is never read. */
-            char msg[256];
-            int n = refuse_line_for(msg, sizeof(msg), cap,
-                                    per_agent ? l->d->cfg.max_clients_per_agent : l->d->cfg.max_clients_per_uid);
-            c->refused = true;
-            c->eof = true;
-            l->d->n_clients++;
-            c->next = l->clients;
-            if (l->clients)
-                l->clients->prev = c;
-            l->clients = c;
-            if (n <= 0 || out_append(l, c, msg, (size_t)n) != 0)
-                c->dead = true;
-            touch(l, c);
-            continue;
-        }
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
-        if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            cap_release(l, c);
-            close(fd);
-            if (c->peer_pidfd >= 0)
-                close(c->peer_pidfd);
-            free(c);
-            continue;
-        }
-        l->d->n_clients++;
-        mncd_mncl_conn(l->d, &c->who, +1); /* MNC-D: is a broker connected? */
-        c->next = l->clients;
-        if (l->clients)
-            l->clients->prev = c;
-        l->clients = c;
-    }
-}
-
-static int make_listener(const char *path)
-{
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "mncd: socket path too long: %s\n", path);
-        return -1;
-    }
-    memcpy(sa.sun_path, path, strlen(path) + 1);
-    /* Create the parent directory (e.g. /run/mnc) if needed. */
-    char dir[sizeof(sa.sun_path)];
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "mncd: cannot create %s: %s\n", dir, strerror(errno));
-            return -1;
-        }
-    }
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        fprintf(stderr, "mncd: socket: %s\n", strerror(errno));
-        return -1;
-    }
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        if (errno != EADDRINUSE)
-            goto fail;
-        /* A live daemon answers a connect; a stale socket file does not. */
-        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        bool live = probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (probe >= 0)
-            close(probe);
-        if (live) {
-            fprintf(stderr, "mncd: another mncd is already listening on %s\n", path);
-            close(fd);
-            return -1;
-        }
-        unlink(path);
-        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-            goto fail;
-    }
-    /* Per-request identity: the kernel attaches credentials to a chunk only if SO_PASSCRED /
-     * SO_PASSPIDFD is on when it is sent. Set on the listener, accept() copies them to the new
-     * socket (unix_sock_inherit_flags) before any byte can be sent on it unattributed; setting
-     * them on the accepted socket alone would leave a window after accept(). */
-    int one = 1;
-    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
-        goto fail;
-    if (setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) != 0)
-        fprintf(stderr,
-                "mncd: SO_PASSPIDFD unsupported (%s; Linux < 6.5): senders are identified "
-                "by SCM_CREDENTIALS alone\n",
-                strerror(errno));
-    else
-        mncd_ident_expect_pidfd(); /* from now on a chunk without one is not proven */
-    /* Any local process may connect: identity comes from the kernel, not from file
-     * permissions, and an unidentified caller can do nothing but whoami. */
-    if (chmod(path, 0666) != 0 || listen(fd, 512) != 0)
-        goto fail;
-    return fd;
-fail:
-    fprintf(stderr, "mncd: cannot listen on %s: %s\n", path, strerror(errno));
-    close(fd);
-    return -1;
 }
 
 /* The iteration's group commit. No mnc_audit_sync here: in deferred mode the audit lines are
@@ -1079,7 +582,8 @@ int mncd_run(mncd *d)
         fprintf(stderr, "mncd: setup: %s\n", strerror(errno));
         goto out;
     }
-    if ((l.lfd = make_listener(d->cfg.socket)) < 0)
+    /* --privsep: the enforcer bound it (mon_kern.c) */
+    if ((l.lfd = d->psp ? mon_kern_listen_fd(d) : lp_listener(d->cfg.socket)) < 0)
         goto out;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l.lfd};
     struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &l.sfd};
@@ -1132,12 +636,14 @@ int mncd_run(mncd *d)
         }
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == &l.lfd) {
-                do_accept(&l);
+                lp_accept(&l);
             } else if (evs[i].data.ptr == &l.sfd) {
                 struct signalfd_siginfo si;
                 while (read(l.sfd, &si, sizeof(si)) == sizeof(si))
                     if (si.ssi_signo != SIGHUP)
                         l.stopping = true;
+                    else if (!l.stopping && d->psp) /* the monitor cannot re-execute the enforcer */
+                        fprintf(stderr, "mncd: SIGHUP: no reload under --privsep; restart mncd\n");
                     else if (!l.stopping)
                         on_reload(&l);
             } else if (evs[i].data.ptr >= (void *)kfds && evs[i].data.ptr < (void *)(kfds + nk)) {
@@ -1149,11 +655,11 @@ int mncd_run(mncd *d)
                 if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
                     client_read(&l, c);
                 if (evs[i].events & EPOLLOUT)
-                    touch(&l, c);
+                    lp_touch(&l, c);
                 if (evs[i].events & (EPOLLHUP | EPOLLERR) && !(evs[i].events & EPOLLIN))
                     c->dead = true;
                 if (c->dead)
-                    touch(&l, c);
+                    lp_touch(&l, c);
             }
         }
         if (mncd_fleet_tick(d)) {               /* fleet mode, database up: reconnect done (fleet.c) */
@@ -1183,8 +689,8 @@ int mncd_run(mncd *d)
         for (size_t i = 0; i < l.n_touched; i++) {
             client *c = l.touched[i];
             c->touched = false;
-            if (c->dead || !client_flush(&l, c))
-                client_free(&l, c);
+            if (c->dead || !lp_client_flush(&l, c))
+                lp_client_free(&l, c);
         }
         l.n_touched = 0;
     }
@@ -1229,7 +735,7 @@ out:
         for (;;) {
             int pending = 0;
             for (client *c = l.clients; rc == 0 && c; c = c->next)
-                if (!c->dead && c->out_len > c->out_off && client_flush(&l, c) && c->out_len > c->out_off)
+                if (!c->dead && c->out_len > c->out_off && lp_client_flush(&l, c) && c->out_len > c->out_off)
                     pending++;
             clock_gettime(CLOCK_MONOTONIC, &t1);
             if (!pending || t1.tv_sec - t0.tv_sec >= 2)
@@ -1238,7 +744,7 @@ out:
             (void)epoll_wait(l.ep, evs2, MAX_EVENTS, 20);
         }
         while (l.clients)
-            client_free(&l, l.clients);
+            lp_client_free(&l, l.clients);
     }
     if (l.lfd >= 0) {
         close(l.lfd);

@@ -87,6 +87,10 @@ int main(int argc, char **argv)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* --privsep (docs/privsep.md): the parent becomes the enforcer here; this process goes on as
+     * the monitor, a plain process of its own user, before it reads a byte (monitor/mon_kern.c) */
+    if (mon_kern_split(argc, argv, &d.psp) < 0)
+        return 2;
     mnc_json_use_pool(); /* cJSON's items from free lists (json_write.h): requests, answers */
     int rc = mncd_config_load(&d.cfg, argc, argv);
     if (rc != 0)
@@ -109,7 +113,10 @@ int main(int argc, char **argv)
     if (setup_identity(&d) != 0)
         goto out;
 
-    if (mkdir(d.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
+    /* --privsep: the enforcer creates the state dir and hands it over at the seal */
+    if (d.psp && mon_kern_configure(&d) != 0)
+        goto out;
+    if (!d.psp && mkdir(d.cfg.state_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "mncd: cannot create state dir %s: %s\n", d.cfg.state_dir, strerror(errno));
         goto out;
     }
@@ -176,6 +183,8 @@ out:
     mnc_metrics_free(d.metrics);
     mnc_policy_free(d.policy);
     mncd_config_free(&d.cfg);
+    if (d.psp_broken)
+        rc = 1; /* the enforcer went away: not a clean stop */
     if (rc == 0 && d.reload) {
         /* SIGHUP (reload.c): the same program, arguments and pid; every fd is close-on-exec,
          * the state dir's lock goes with them, the pinned kernel state stays */

@@ -11,31 +11,35 @@
  *                  kernel attaches to each chunk (SCM_CREDENTIALS + SCM_PIDFD) -> pid -> cgroup
  *                  -> agent, else uid; the mnc-tree rule (mncd_ident_tree_rule)
  *   wstaint.c      the taint record a workspace carries to the next instance (wstaint.h)
- *   fdscan.c, hostscan.c, inflight.c, sockdiag.c, freeze.c
- *                  the kernel-facing scans of the pre-taint sweep: non-socket objects, other
- *                  processes' fds, fds in SCM_RIGHTS queues, sock_diag, the cgroup freezer
- *   sockproc.c, sockjudge.c, sockscan.c
- *                  the sweep itself (sockscan.h): the agent's socket fds, the kernel's rules on
- *                  each existing connection and the actions, mncd_sweep
- *   llaudit.c      Landlock denials as audit records (llaudit.h)
+ *   enforcer/      the pre-taint sweep and the fd scan (used by kern_hold.c here, and by the
+ *                  enforcer under --privsep): fdscan*.c (non-socket objects), hostscan.c (other
+ *                  processes' fds), inflight.c (fds in SCM_RIGHTS queues), sockdiag.c
+ *                  (sock_diag), freeze.c (the cgroup freezer), and the sweep itself (sockscan.h:
+ *                  sockproc.c, sockbase.c, sockjudge*.c, sockscan.c); with enforcer.h's files
+ *                  (ek_*.c), the enforcer of --privsep (docs/privsep.md)
+ *   monitor/       under --privsep, the monitor's side: mon_psp.c (the protocol), mon_kern.c
+ *                  (the kernel layer's entry points over it)
+ *   llaudit.c      Landlock denials as audit records (llaudit.h); llaudit_rec.c reads one record
  *   quarantine.c   output of a tainted agent that `mncctl run` withheld
  *   mncl_gate.c    MNC-L: the leakage ledger as a gate inside selection
- *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible; starts and
- *                  stops MNC-L and MNC-D
- *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c
+ *   mncd_dreq.c    MNC-D's request table and its journal; starts and stops MNC-L and MNC-D
+ *   mncd_failure.c MNC-D: delegate, approval, abstain when nothing is admissible
+ *   kern_watch.c, kern_hold.c, kern.c, kern_verbs.c, kern_records.c
  *                  the kernel layer (kern_layer.h): cgroup watches and registrations; taint
- *                  holds (map, workspaces, sweep, fd scan); start, stop, deny events; admin
- *                  verbs and status
+ *                  holds (map, workspaces, sweep, fd scan); start, stop; admin verbs and
+ *                  status; the option, deny events as records, whoami's taint object
  *   config.c       the JSON config file and command line -> mncd_config
  *   verbs.c        one handler per protocol verb; every operation goes through mnc_monitor_check
  *   reload.c       SIGHUP: checks that a restart on the edited config and policy would start
- *   loop.c         the epoll event loop: accept, framing (JSON lines, 1 MiB limit), output
- *                  bounds, commit (journal + audit fsync) before any response of the iteration
- *                  is sent
+ *   loop_client.c  connections: accept (accept-time identity, connection caps), the listening
+ *                  socket, output queues and their bounds
+ *   loop.c         the epoll event loop: framing (JSON lines, 1 MiB limit), requests and jobs,
+ *                  commit (journal + audit fsync) before any response of the iteration is sent
  *   main.c         startup, shutdown, and the restart in place of a reload
- * Headers other than this one: one per module with its own contract (fdscan.h, freeze.h,
- * hostscan.h, inflight.h, llaudit.h, sockdiag.h, sockscan.h, wstaint.h) and three internal to a
- * group of files (sockscan_int.h, mncl_int.h, kern_layer.h).
+ * Headers other than this one: one per module with its own contract (enforcer/fdscan.h,
+ * freeze.h, hostscan.h, inflight.h, sockdiag.h, sockscan.h; llaudit.h, wstaint.h, privsep.h,
+ * psp_io.h, privdrop.h, wsrec.h) and some internal to a group of files (enforcer/sockscan_int.h,
+ * enforcer/fdscan_int.h, enforcer/enforcer.h, mncl_int.h, kern_layer.h, loop_int.h).
  */
 #ifndef MNCD_H
 #define MNCD_H
@@ -115,6 +119,10 @@ typedef struct mncd_config {
     char ledger_conninfo[1024];  /* libpq conninfo, never with a password */
     char fleet_host[64];         /* this host's name in the shared tables */
     uint32_t anchor_interval_ms; /* audit head anchoring period (postgres) */
+    /* --privsep (docs/privsep.md): mncd runs as the enforcer (root) and a monitor of user
+     * --user (default "mncd") that serves the socket; off by default */
+    bool privsep;
+    char user[64];
 } mncd_config;
 
 /* Fills defaults, then applies --config FILE, then the other flags (flags win). Resolves the
@@ -369,7 +377,15 @@ typedef struct mncd {
     char **argv;
     bool reload;
     struct mncd_recs *recs; /* core.c: record budgets and the scrub */
+    /* --privsep: this process is the monitor, and the kernel layer is the enforcer's, reached
+     * through psp (monitor/mon_kern.c); kern stays NULL. psp_kernel: the enforcer's layer is on. */
+    struct mon_psp *psp;
+    bool psp_kernel;
+    bool psp_broken; /* the enforcer is gone or out of protocol: stop, exit non-zero */
 } mncd;
+
+/* Is the kernel layer on (in this process, or in the enforcer under --privsep)? */
+static inline bool mncd_kern_on(const mncd *d) { return d->kern || d->psp_kernel; }
 
 /* ---- core (core.c): the audit writer and principal names, below every other mncd module */
 
@@ -599,6 +615,9 @@ cJSON *mncd_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
  * "external", "generation"}; "entry": false and untainted when the agent has no entry yet), or
  * null when the layer is off. Returns 0, or -1 with why filled (map read failure, OOM). */
 int mncd_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n);
+/* whoami's "kernel" object from a taint entry (entry: the agent has one). 0, or -1 with why. */
+struct mnc_taint;
+int mncd_kern_taint_json(mncd *d, bool entry, const struct mnc_taint *kt, cJSON *t, char *why, size_t n);
 /* Adds the "kernel" object (mode, backend, counters...) to a status response. */
 void mncd_kern_status(mncd *d, cJSON *resp);
 /* What `mncctl run` told mncd about one agent instance at agent.register: the uid it runs as,
@@ -629,5 +648,35 @@ cJSON *mncd_quarantine_put(mncd *d, const mncd_ident *w, const mnc_request *q);
 
 /* Removes one registration from the identity table (agent exited). 0, or -1 if absent. */
 int mncd_ident_unregister_cgroup(const char *cgroup_path);
+
+struct mnc_event;
+struct mon_psp;
+/* One deny event of the kernel's ring buffer as an audit record (kern.c; keyed hashes for what
+ * the agent chose). Returns d->fatal. */
+int mncd_kern_event(mncd *d, const struct mnc_event *ev);
+
+/* ---- --privsep, the monitor's side (monitor/mon_kern.c, docs/privsep.md): the kernel layer's
+ * entry points above, when d->psp is set, go to the enforcer over the typed protocol. */
+/* In main(), as root, before anything is read: when argv asks for --privsep, forks; the parent
+ * becomes the enforcer (never returns), the child drops to the monitor's user and returns 1
+ * with *psp set (the opener of configuration files installed). 0: no --privsep (nothing done).
+ * -1: refused (printed). */
+int mon_kern_split(int argc, char **argv, struct mon_psp **psp);
+/* After the policy loaded: CONFIG, PRINCIPAL, IDMAP and SEAL to the enforcer, then the state dir
+ * (fchdir; cfg.state_dir becomes "."), the listening socket and the kernel layer's facts it
+ * hands back. 0, or -1 after printing why. */
+int mon_kern_configure(mncd *d);
+/* The listening socket the enforcer bound (-1 without --privsep), taken once. */
+int mon_kern_listen_fd(mncd *d);
+/* A log sink's file the enforcer opened for appending (SINKFD): a new fd, or -1 (errno). */
+int mon_kern_sink_fd(mncd *d, int id);
+int mon_kern_start(mncd *d);
+void mon_kern_stop(mncd *d);
+int mon_kern_fds(mncd *d, int fds[MNCD_KERN_MAX_FDS]);
+void mon_kern_ready(mncd *d, int fd);
+int mon_kern_hold(mncd *d, int agent, const mnc_disclosure *o, const char *op);
+cJSON *mon_kern_verb(mncd *d, const mncd_ident *w, const mnc_request *q);
+int mon_kern_whoami(mncd *d, int agent, cJSON *t, char *why, size_t n);
+void mon_kern_status(mncd *d, cJSON *resp);
 
 #endif

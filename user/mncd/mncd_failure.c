@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* mncd_failure.c - MNC-D in mncd: the failure handler (delegate, approval, abstain) when
- * nothing is admissible, its request table and journal, and the start and stop of MNC-L and
- * MNC-D together (the ledger gate itself is mncl_gate.c). Interface: the "MNC-L and MNC-D"
+ * nothing is admissible (its request table and journal, and the start and stop of MNC-L and
+ * MNC-D, are mncd_dreq.c; the ledger gate itself is mncl_gate.c). Interface: the "MNC-L and MNC-D"
  * section of mncd.h; design: docs/mncd.md, verbs: docs/protocol.md.
  *
  * MNC-D. When nothing is admissible the contract's failure order runs, one step at a time:
@@ -40,362 +40,6 @@
 #include "mncd.h"
 #include "mncl_int.h"
 
-static bool pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
-
-/* ---- the request table */
-
-static void req_free(dreq *r)
-{
-    if (!r)
-        return;
-    cJSON_Delete(r->state);
-    cJSON_Delete(r->approvable);
-    free(r);
-}
-
-static void req_link(struct mncd_mncl *m, dreq *r)
-{
-    r->prev = m->tail;
-    r->next = NULL;
-    if (m->tail)
-        m->tail->next = r;
-    else
-        m->head = r;
-    m->tail = r;
-    if (pending(r))
-        m->n_pending++;
-    else
-        m->n_done++;
-}
-
-static void req_unlink(struct mncd_mncl *m, dreq *r)
-{
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        m->head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        m->tail = r->prev;
-    if (pending(r))
-        m->n_pending--;
-    else
-        m->n_done--;
-}
-
-static dreq *req_find(struct mncd_mncl *m, const char *id)
-{
-    for (dreq *r = m->head; r; r = r->next)
-        if (strcmp(r->id, id) == 0)
-            return r;
-    return NULL;
-}
-
-/* Moves r to a final status (keeps the pending/done counts right). */
-static void req_finish(struct mncd_mncl *m, dreq *r, rstatus st)
-{
-    if (pending(r) && !(st == RS_DELEGATING || st == RS_APPROVAL)) {
-        m->n_pending--;
-        m->n_done++;
-    }
-    r->st = st;
-}
-
-/* Forgets the oldest finished requests beyond KEEP_DONE (memory bound; the journal keeps
- * them until the next start's compaction). */
-static void req_prune(struct mncd_mncl *m)
-{
-    for (dreq *r = m->head; r && m->n_done > KEEP_DONE;) {
-        dreq *nx = r->next;
-        if (!pending(r)) {
-            req_unlink(m, r);
-            req_free(r);
-        }
-        r = nx;
-    }
-}
-
-static cJSON *fields_json(const mnc_policy *p, const mnc_set *s)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (int f = mnc_set_next(s, -1); a && f >= 0; f = mnc_set_next(s, f))
-        cJSON_AddItemToArray(a, cJSON_CreateString(p->fields[f].name));
-    return a;
-}
-
-/* The persisted form of a request (a full snapshot: replay keeps the last one per id). */
-static cJSON *req_json(const mncd *d, const dreq *r)
-{
-    const mnc_policy *p = d->policy;
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    bool ok = cJSON_AddStringToObject(o, "id", r->id) &&
-              cJSON_AddStringToObject(o, "contract", p->contracts[r->contract].id) &&
-              cJSON_AddStringToObject(o, "issuer", mncd_peer_name(d, r->issuer)) &&
-              cJSON_AddItemToObject(o, "state", cJSON_Duplicate(r->state, true)) &&
-              cJSON_AddNumberToObject(o, "step", r->step) && cJSON_AddStringToObject(o, "status", rs_name[r->st]) &&
-              cJSON_AddNumberToObject(o, "created_ms", (double)r->created_ms) &&
-              cJSON_AddNumberToObject(o, "deadline_ms", (double)r->deadline_ms) &&
-              cJSON_AddStringToObject(o, "candidate", r->cand) &&
-              cJSON_AddItemToObject(o, "candidate_fields", fields_json(p, &r->cand_fields)) &&
-              cJSON_AddNumberToObject(o, "candidate_risk", isfinite(r->cand_risk) ? r->cand_risk : 0) &&
-              cJSON_AddItemToObject(o, "approvable",
-                                    r->approvable ? cJSON_Duplicate(r->approvable, true) : cJSON_CreateArray()) &&
-              cJSON_AddStringToObject(o, "object", r->object) && cJSON_AddStringToObject(o, "detail", r->detail);
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* Appends r's snapshot to the MNC-D journal (durable on return). 0 or -1. */
-static int persist(mncd *d, const dreq *r)
-{
-    cJSON *o = req_json(d, r);
-    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    int rc = s ? mnc_journal_append(d->mncl->j, s, strlen(s), NULL) : -1;
-    if (rc != 0)
-        fprintf(stderr, "mncd: MNC-D journal append failed: %s\n", strerror(errno));
-    cJSON_free(s);
-    return rc;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double jnum(const cJSON *o, const char *k, bool *ok)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v)) {
-        *ok = false;
-        return 0;
-    }
-    return v->valuedouble;
-}
-
-typedef struct replay_ctx {
-    mncd *d;
-    char *err;
-    size_t errlen;
-} replay_ctx;
-
-/* One journaled snapshot -> the table. A record that does not parse is corruption of a
- * CRC-valid record: refuse (the caller refuses to start). A record naming a contract or
- * agent the current policy lacks cannot be released any more: it is kept as abstained. */
-static int replay_one(void *arg, uint64_t seq, const void *payload, size_t len)
-{
-    replay_ctx *rc = arg;
-    mncd *d = rc->d;
-    struct mncd_mncl *m = d->mncl;
-    cJSON *o = cJSON_ParseWithLength(payload, len);
-    const char *id = jstr(o, "id"), *ct = jstr(o, "contract"), *is = jstr(o, "issuer"), *stn = jstr(o, "status"),
-               *cand = jstr(o, "candidate"), *obj = jstr(o, "object"), *det = jstr(o, "detail");
-    const cJSON *state = cJSON_GetObjectItemCaseSensitive(o, "state");
-    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(o, "candidate_fields");
-    const cJSON *ap = cJSON_GetObjectItemCaseSensitive(o, "approvable");
-    bool ok = true;
-    double step = jnum(o, "step", &ok), cr = jnum(o, "created_ms", &ok), dl = jnum(o, "deadline_ms", &ok),
-           risk = jnum(o, "candidate_risk", &ok);
-    int st = -1;
-    for (int i = 0; stn && i < RS_COUNT; i++)
-        if (strcmp(stn, rs_name[i]) == 0)
-            st = i;
-    if (!o || !id || strlen(id) >= RID_LEN || !ct || !is || st < 0 || !cand || strlen(cand) >= MNC_NAME_MAX || !obj ||
-        strlen(obj) >= MNC_OID_HEX || !det || !cJSON_IsObject(state) || !cJSON_IsArray(cf) || !cJSON_IsArray(ap) ||
-        !ok) {
-        snprintf(rc->err, rc->errlen, "record #%llu is not a well-formed MNC-D request", (unsigned long long)seq);
-        cJSON_Delete(o);
-        return -1;
-    }
-    dreq *r = req_find(m, id);
-    if (r) {
-        req_unlink(m, r);
-        req_free(r);
-    }
-    r = calloc(1, sizeof(*r));
-    if (!r) {
-        snprintf(rc->err, rc->errlen, "out of memory");
-        cJSON_Delete(o);
-        return -1;
-    }
-    snprintf(r->id, sizeof(r->id), "%s", id);
-    r->contract = mnc_policy_contract(d->policy, ct);
-    r->issuer = mnc_policy_agent(d->policy, is);
-    r->state = cJSON_Duplicate(state, true);
-    r->approvable = cJSON_Duplicate(ap, true);
-    r->step = (int)step;
-    r->st = (rstatus)st;
-    r->created_ms = (uint64_t)cr;
-    r->deadline_ms = (uint64_t)dl;
-    snprintf(r->cand, sizeof(r->cand), "%s", cand);
-    r->cand_risk = risk;
-    snprintf(r->object, sizeof(r->object), "%s", obj);
-    snprintf(r->detail, sizeof(r->detail), "%s", det);
-    for (const cJSON *f = cf->child; f; f = f->next) {
-        int fid = cJSON_IsString(f) ? mnc_policy_field(d->policy, f->valuestring) : -1;
-        if (fid < 0) {
-            r->cand[0] = '\0'; /* the candidate no longer exists under this policy */
-            break;
-        }
-        mnc_set_add(&r->cand_fields, (unsigned)fid);
-    }
-    if (!r->state || !r->approvable) {
-        req_free(r);
-        snprintf(rc->err, rc->errlen, "out of memory");
-        cJSON_Delete(o);
-        return -1;
-    }
-    if (r->contract < 0 || r->issuer < 0 || (r->st == RS_APPROVAL && !r->cand[0])) {
-        if (r->contract < 0)
-            r->contract = 0; /* only for printing; it can never be released */
-        if (pending(r)) {
-            r->st = RS_ABSTAINED;
-            snprintf(r->detail, sizeof(r->detail),
-                     "the current policy no longer has its "
-                     "contract, issuer or candidate: abstained at restart");
-        }
-    }
-    req_link(m, r);
-    cJSON_Delete(o);
-    return 0;
-}
-
-/* ---- startup / shutdown */
-
-int mncd_mncl_open(mncd *d)
-{
-    struct mncd_mncl *m = calloc(1, sizeof(*m));
-    if (!m) {
-        fprintf(stderr, "mncd: out of memory\n");
-        return -1;
-    }
-    d->mncl = m;
-    m->p = d->policy;
-    const char *kac = getenv("MNCD_TEST_KILL_AFTER_CHARGE");
-    m->kill_after_charge = kac ? atol(kac) : 0;
-    if (!d->cfg.broker_timeout_ms)
-        d->cfg.broker_timeout_ms = MNCD_DEFAULT_BROKER_TIMEOUT_MS;
-    if (!d->cfg.approval_timeout_ms)
-        d->cfg.approval_timeout_ms = MNCD_DEFAULT_APPROVAL_TIMEOUT_MS;
-    if (snprintf(m->ledger_path, sizeof(m->ledger_path), "%s/ledger", d->cfg.state_dir) >=
-            (int)sizeof(m->ledger_path) ||
-        snprintf(m->jpath, sizeof(m->jpath), "%s/mncd-d.journal", d->cfg.state_dir) >= (int)sizeof(m->jpath)) {
-        fprintf(stderr, "mncd: state dir path too long\n");
-        return -1;
-    }
-    char notice[768], err[768];
-    notice[0] = '\0';
-    if (d->cfg.ledger_backend == MNC_LB_POSTGRES) {
-        /* Fleet mode: the database must be reachable and its schema known at start (a
-         * wrong database is a configuration error, not an outage). */
-        m->ledger = mnc_lb_open_postgres(d->cfg.ledger_conninfo, d->cfg.fleet_host, err, sizeof(err));
-        if (!m->ledger) {
-            fprintf(stderr, "mncd: refusing to start: ledger (postgres): %s\n", err);
-            return -1;
-        }
-        snprintf(m->ledger_path, sizeof(m->ledger_path), "postgres (host %s)", d->cfg.fleet_host);
-        d->ledger = m->ledger;
-    } else {
-        m->ledger = mnc_lb_open_journal(m->ledger_path, false, notice, sizeof(notice), err, sizeof(err));
-        if (!m->ledger) {
-            /* Fail closed: a ledger that cannot be replayed in full would reset budgets. */
-            fprintf(stderr, "mncd: refusing to start: ledger %s: %s\n", m->ledger_path, err);
-            return -1;
-        }
-        d->ledger = m->ledger;
-    }
-    if (notice[0]) {
-        fprintf(stderr, "mncd: notice: %s\n", notice);
-        mncd_audit(d, "ledger.recover", -1, -1, NULL, "allow", MNC_OK, notice);
-    }
-    replay_ctx rc = {.d = d, .err = m->err, .errlen = sizeof(m->err)};
-    m->err[0] = '\0';
-    m->j = mnc_journal_open(m->jpath, replay_one, &rc, notice, sizeof(notice), err, sizeof(err));
-    if (!m->j) {
-        fprintf(stderr, "mncd: refusing to start: MNC-D queue %s: %s%s%s\n", m->jpath, err, m->err[0] ? ": " : "",
-                m->err);
-        return -1;
-    }
-    if (notice[0]) {
-        fprintf(stderr, "mncd: notice: MNC-D queue: %s\n", notice);
-        mncd_audit(d, "mnc-d.recover", -1, -1, NULL, "allow", MNC_OK, notice);
-    }
-    req_prune(m);
-    /* Compact: one snapshot per request still kept. */
-    size_t n = 0;
-    for (dreq *r = m->head; r; r = r->next)
-        n++;
-    char **pl = calloc(n ? n : 1, sizeof(*pl));
-    size_t *lens = calloc(n ? n : 1, sizeof(*lens));
-    size_t k = 0;
-    bool ok = pl && lens;
-    for (dreq *r = m->head; ok && r; r = r->next) {
-        cJSON *o = req_json(d, r);
-        pl[k] = o ? cJSON_PrintUnformatted(o) : NULL;
-        cJSON_Delete(o);
-        ok = pl[k] != NULL;
-        if (ok)
-            lens[k] = strlen(pl[k]);
-        k++;
-    }
-    if (ok && mnc_journal_compact(m->j, (const void *const *)pl, lens, k) != 0)
-        ok = false;
-    for (size_t i = 0; pl && i < k; i++)
-        cJSON_free(pl[i]);
-    free(pl);
-    free(lens);
-    if (!ok) {
-        fprintf(stderr, "mncd: refusing to start: cannot compact the MNC-D queue %s: %s\n", m->jpath, strerror(errno));
-        return -1;
-    }
-    size_t subjects = 0, charges = 0;
-    mnc_lb_stats(m->ledger, &subjects, &charges);
-    char det[256];
-    snprintf(det, sizeof(det), "ledger (%s) %zu charges over %zu subjects; MNC-D %zu pending",
-             mnc_lb_kind_name(mnc_lb_kind_of(m->ledger)), charges, subjects, m->n_pending);
-    mncd_audit(d, "mnc-l.open", -1, -1, NULL, "allow", MNC_OK, det);
-    return d->fatal ? -1 : 0;
-}
-
-void mncd_mncl_close(mncd *d, bool at_exit)
-{
-    struct mncd_mncl *m = d->mncl;
-    if (!m)
-        return;
-    d->ledger = NULL;
-    if (m->ledger && (at_exit ? mnc_lb_close_at_exit(m->ledger) : mnc_lb_close(m->ledger)) != 0)
-        fprintf(stderr, "mncd: ledger close reported an earlier I/O error\n");
-    if (m->j && mnc_journal_close(m->j) != 0)
-        fprintf(stderr, "mncd: MNC-D journal close reported an earlier I/O error\n");
-    m->j = NULL;
-    if (at_exit)
-        return; /* m, and through it the ledger's tables, stay reachable from d->mncl */
-    while (m->head) {
-        dreq *r = m->head;
-        m->head = r->next;
-        req_free(r);
-    }
-    free(m);
-    d->mncl = NULL;
-}
-
-void mncd_mncl_conn(mncd *d, const mncd_ident *who, int delta)
-{
-    if (!d->mncl || !who || who->agent < 0 || who->agent >= MNC_MAX_PRINCIPALS)
-        return;
-    int *n = &d->mncl->conns[who->agent];
-    *n += delta;
-    if (*n < 0)
-        *n = 0;
-}
-
 /* ---- MNC-D */
 
 static void audit_req(mncd *d, const char *op, const dreq *r, const char *decision, mnc_reason why, const char *detail)
@@ -419,7 +63,7 @@ static void publish(mncd *d, const dreq *r)
     if (x && cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) &&
         cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) &&
         cJSON_AddStringToObject(x, "candidate", r->cand) &&
-        cJSON_AddItemToObject(x, "candidate_fields", fields_json(d->policy, &r->cand_fields)) &&
+        cJSON_AddItemToObject(x, "candidate_fields", dq_fields_json(d->policy, &r->cand_fields)) &&
         cJSON_AddNumberToObject(x, "candidate_risk", r->cand_risk) &&
         cJSON_AddItemToObject(x, "approvable", cJSON_Duplicate(r->approvable, true)))
         s = cJSON_PrintUnformatted(x);
@@ -482,7 +126,7 @@ static void advance_linked(mncd *d, dreq *r, uint64_t now)
     struct mncd_mncl *m = d->mncl;
     m->n_pending--;
     advance(d, r, now);
-    if (pending(r))
+    if (dq_pending(r))
         m->n_pending++;
     else
         m->n_done++;
@@ -497,7 +141,7 @@ void mncd_mncl_tick(mncd *d)
         return;
     uint64_t now = mnc_now_ms();
     for (dreq *r = m->head; r; r = r->next) {
-        if (!pending(r) || now < r->deadline_ms)
+        if (!dq_pending(r) || now < r->deadline_ms)
             continue;
         if (r->st == RS_DELEGATING) {
             m->c.broker_timeout++;
@@ -518,13 +162,13 @@ void mncd_mncl_tick(mncd *d)
             }
             m->c.approval_timeout++;
             snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied", d->cfg.approval_timeout_ms);
-            req_finish(m, r, RS_TIMEOUT);
+            dq_finish(m, r, RS_TIMEOUT);
             audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
         }
-        if (persist(d, r) != 0)
+        if (dq_persist(d, r) != 0)
             d->fatal = true; /* the queue's durable state is unknown: stop (fail closed) */
     }
-    req_prune(m);
+    dq_prune(m);
 }
 
 static int new_id(char out[RID_LEN])
@@ -600,7 +244,7 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
     r->state = cJSON_Duplicate(q->state, true);
     r->approvable = cJSON_CreateArray();
     if (!r->state || !r->approvable) {
-        req_free(r);
+        dq_free(r);
         return mnc_resp_error(q->id, MNC_R_INTERNAL, "MNC-D: out of memory");
     }
     /* What an approver may release: a policy form valid for the contract whose values exist,
@@ -620,7 +264,7 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
         cJSON *a = cJSON_CreateObject();
         if (a) {
             cJSON_AddStringToObject(a, "name", c->name);
-            cJSON_AddItemToObject(a, "fields", fields_json(p, &c->fields));
+            cJSON_AddItemToObject(a, "fields", dq_fields_json(p, &c->fields));
             cJSON_AddNumberToObject(a, "risk", c->risk);
             cJSON_AddStringToObject(a, "verdict", mnc_reason_name(c->verdict));
             cJSON_AddStringToObject(a, "detail", c->detail);
@@ -637,24 +281,24 @@ cJSON *mncd_mncl_failure(mncd *d, const mncd_ident *w, const mnc_request *q, int
     }
     snprintf(r->detail, sizeof(r->detail), "nothing admissible");
     advance(d, r, r->created_ms);
-    if (!pending(r)) {
+    if (!dq_pending(r)) {
         /* Final at once: nothing to poll, nothing queued. */
         cJSON *resp = req_response(d, q, r);
         if (resp)
             cJSON_DeleteItemFromObjectCaseSensitive(resp, "request");
-        req_free(r);
+        dq_free(r);
         return resp;
     }
-    if (persist(d, r) != 0) {
-        req_free(r);
+    if (dq_persist(d, r) != 0) {
+        dq_free(r);
         mncd_audit(d, "disclose", w->agent, p->contracts[contract].scope.recipient, NULL, "error", MNC_R_INTERNAL,
                    "MNC-D journal append failed");
         return mnc_resp_error(q->id, MNC_R_INTERNAL,
                               "MNC-D: cannot journal the request; "
                               "nothing was queued");
     }
-    req_link(m, r);
-    req_prune(m);
+    dq_link(m, r);
+    dq_prune(m);
     return req_response(d, q, r);
 }
 
@@ -770,8 +414,8 @@ static cJSON *v_broker_next(mncd *d, const mncd_ident *w, const mnc_request *q)
         !cJSON_AddStringToObject(x, "purpose", ct->purpose) ||
         !cJSON_AddStringToObject(x, "issuer", mncd_peer_name(d, r->issuer)) ||
         !cJSON_AddStringToObject(x, "recipient", mncd_peer_name(d, ct->scope.recipient)) ||
-        !cJSON_AddItemToObject(x, "fields", fields_json(p, &ct->scope.fields)) ||
-        !cJSON_AddItemToObject(x, "needs", fields_json(p, need ? &need->needs : &none)) ||
+        !cJSON_AddItemToObject(x, "fields", dq_fields_json(p, &ct->scope.fields)) ||
+        !cJSON_AddItemToObject(x, "needs", dq_fields_json(p, need ? &need->needs : &none)) ||
         !cJSON_AddItemToObject(x, "state", cJSON_Duplicate(r->state, true)) ||
         !cJSON_AddNumberToObject(x, "deadline_ms", (double)r->deadline_ms)) {
         cJSON_Delete(x);
@@ -861,7 +505,7 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
     const mnc_policy *p = d->policy;
-    dreq *r = req_find(m, q->request_id);
+    dreq *r = dq_find(m, q->request_id);
     if (!r || r->st != RS_DELEGATING || p->contracts[r->contract].broker != w->agent) {
         /* the id only if it names a request: otherwise it is the caller's text */
         mncd_audit(d, "broker.reply", -1, w->agent, NULL, "deny", MNC_R_INVALID, r ? r->id : "unknown request id");
@@ -909,7 +553,7 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
         if (rc == 0) {
             m->c.delegated++;
             snprintf(r->detail, sizeof(r->detail), "broker receipt released as %s", r->object);
-            req_finish(m, r, RS_DELEGATED);
+            dq_finish(m, r, RS_DELEGATED);
             audit_req(d, "mnc-d.delegate", r, "allow", MNC_OK, r->detail);
             resp = mnc_resp_new(q->id, true, "allow", MNC_OK);
             if (resp)
@@ -921,19 +565,19 @@ static cJSON *v_broker_reply(mncd *d, const mncd_ident *w, const mnc_request *q)
             if (!r->object[0])
                 advance_linked(d, r, now);
             else
-                req_finish(m, r, RS_DELEGATED); /* stored but not queued: still released */
+                dq_finish(m, r, RS_DELEGATED); /* stored but not queued: still released */
             resp = mnc_resp_deny(q->id, MNC_R_INVALID, "%s", r->detail);
         }
         mnc_state_free(&vals);
         mnc_state_free(&orig);
     }
-    if (persist(d, r) != 0)
+    if (dq_persist(d, r) != 0)
         d->fatal = true;
     if (resp) {
         cJSON_AddStringToObject(resp, "outcome", rs_name[r->st]);
         cJSON_AddStringToObject(resp, "request", r->id);
     }
-    req_prune(m);
+    dq_prune(m);
     return resp;
 }
 
@@ -951,7 +595,7 @@ static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, 
     if (deny) {
         m->c.denied++;
         snprintf(r->detail, sizeof(r->detail), "denied by an approver%s", where);
-        req_finish(m, r, RS_DENIED);
+        dq_finish(m, r, RS_DENIED);
         audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
         resp = q ? req_response(d, q, r) : NULL;
     } else {
@@ -967,28 +611,28 @@ static cJSON *apply_decision(mncd *d, const mnc_request *q, dreq *r, bool deny, 
             m->c.approved++;
             snprintf(r->detail, sizeof(r->detail), "approved%s: candidate %s released as %s", where, r->cand,
                      r->object);
-            req_finish(m, r, RS_APPROVED);
+            dq_finish(m, r, RS_APPROVED);
             audit_req(d, "approve", r, "allow", MNC_OK, r->detail);
             resp = q ? req_response(d, q, r) : NULL;
         } else {
             m->c.abstained++;
             snprintf(r->detail, sizeof(r->detail), "approved%s, but the release failed: %s", where, why);
-            req_finish(m, r, RS_ABSTAINED);
+            dq_finish(m, r, RS_ABSTAINED);
             audit_req(d, "approve", r, "error", MNC_R_INTERNAL, r->detail);
             resp = q ? mnc_resp_error(q->id, MNC_R_INTERNAL, "%s", r->detail) : NULL;
         }
     }
-    if (persist(d, r) != 0)
+    if (dq_persist(d, r) != 0)
         d->fatal = true;
     mncd_fleet_applied(d, r->id);
-    req_prune(m);
+    dq_prune(m);
     return resp;
 }
 
 static cJSON *v_approve(mncd *d, const mnc_request *q)
 {
     struct mncd_mncl *m = d->mncl;
-    dreq *r = req_find(m, q->request_id);
+    dreq *r = dq_find(m, q->request_id);
     bool deny = q->deny == 1;
     if (!r && mncd_fleet_on(d)) /* another host's request: decide it in the fleet queue */
         return mncd_fleet_decide_remote(d, q, deny);
@@ -1023,7 +667,7 @@ static cJSON *v_approve(mncd *d, const mnc_request *q)
 
 void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decision, const char *by)
 {
-    dreq *r = d->mncl ? req_find(d->mncl, request_id) : NULL;
+    dreq *r = d->mncl ? dq_find(d->mncl, request_id) : NULL;
     if (!r || r->st != RS_APPROVAL) {
         mncd_fleet_applied(d, request_id); /* already applied (or forgotten): nothing to do */
         return;
@@ -1031,9 +675,9 @@ void mncd_mncl_apply_remote(mncd *d, const char *request_id, const char *decisio
     if (strcmp(decision, "timeout") == 0) {
         d->mncl->c.approval_timeout++;
         snprintf(r->detail, sizeof(r->detail), "not approved within %u ms: denied", d->cfg.approval_timeout_ms);
-        req_finish(d->mncl, r, RS_TIMEOUT);
+        dq_finish(d->mncl, r, RS_TIMEOUT);
         audit_req(d, "approve", r, "deny", MNC_R_NO_CANDIDATE, r->detail);
-        if (persist(d, r) != 0)
+        if (dq_persist(d, r) != 0)
             d->fatal = true;
         mncd_fleet_applied(d, request_id);
         return;
@@ -1079,7 +723,7 @@ static cJSON *v_approvals(mncd *d, const mnc_request *q)
         cJSON_AddNumberToObject(x, "created_ms", (double)r->created_ms);
         cJSON_AddNumberToObject(x, "expires_ms", (double)r->deadline_ms);
         cJSON_AddStringToObject(x, "candidate", r->cand);
-        cJSON_AddItemToObject(x, "candidate_fields", fields_json(p, &r->cand_fields));
+        cJSON_AddItemToObject(x, "candidate_fields", dq_fields_json(p, &r->cand_fields));
         cJSON_AddNumberToObject(x, "candidate_risk", r->cand_risk);
         cJSON_AddItemToObject(x, "approvable", cJSON_Duplicate(r->approvable, true));
         cJSON_AddItemToArray(arr, x);
@@ -1112,7 +756,7 @@ cJSON *mncd_mncl_verb(mncd *d, const mncd_ident *w, const mnc_request *q)
         }
         return q->verb == MNC_V_BROKER_NEXT ? v_broker_next(d, w, q) : v_broker_reply(d, w, q);
     case MNC_V_DISCLOSE_STATUS: {
-        dreq *r = req_find(m, q->request_id);
+        dreq *r = dq_find(m, q->request_id);
         if (!r || r->issuer != w->agent)
             return mnc_resp_error(q->id, MNC_R_INVALID,
                                   "no MNC-D request %s of this agent "

@@ -78,6 +78,22 @@ struct mncd_mncl {
     long kill_after_charge;
 };
 
+/* ---- mncd_dreq.c: MNC-D's request table and its journal */
+static inline bool dq_pending(const dreq *r) { return r->st == RS_DELEGATING || r->st == RS_APPROVAL; }
+void dq_free(dreq *r);
+/* Links r into m's table (newest last) and counts it. */
+void dq_link(struct mncd_mncl *m, dreq *r);
+/* The request with id, or NULL. */
+dreq *dq_find(struct mncd_mncl *m, const char *id);
+/* Moves r to a final status (keeps the pending/done counts right). */
+void dq_finish(struct mncd_mncl *m, dreq *r, rstatus st);
+/* Forgets the oldest finished requests beyond the table's bound (the journal keeps them). */
+void dq_prune(struct mncd_mncl *m);
+/* The field names of s, as a JSON array (NULL: out of memory). */
+cJSON *dq_fields_json(const mnc_policy *p, const mnc_set *s);
+/* Appends r's snapshot to the MNC-D journal (durable on return). 0 or -1. */
+int dq_persist(mncd *d, const dreq *r);
+
 /* Durably charges release `o` (its values are the observations) for subject under release id
  * `release` (NULL: the object id). delta must be finite and >= 0, priced against history
  * `version` (the backend re-prices with the risk model if the history moved since); lim NULL =

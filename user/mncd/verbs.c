@@ -190,7 +190,7 @@ static bool unconfined_ok(const mncd *d, const mncd_ident *w)
 
 static mnc_reason confined(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
 {
-    if (!d->kern || w->via == MNCD_VIA_CGROUP || unconfined_ok(d, w))
+    if (!mncd_kern_on(d) || w->via == MNCD_VIA_CGROUP || unconfined_ok(d, w))
         return MNC_OK;
     mncd_audit(d, op, w->agent, w->agent, oid, "deny", MNC_R_NOT_CONFINED,
                "kernel layer on, reader not in a registered agent cgroup (identified by uid)");
@@ -208,7 +208,7 @@ static cJSON *not_confined(const mnc_request *q, const char *op)
 /* At the delivery itself: records each delivery to an agent with "confinement": "none". */
 static void confined_delivery(mncd *d, const mncd_ident *w, const mnc_oid *oid, const char *op)
 {
-    if (d->kern && w->via != MNCD_VIA_CGROUP && unconfined_ok(d, w))
+    if (mncd_kern_on(d) && w->via != MNCD_VIA_CGROUP && unconfined_ok(d, w))
         mncd_audit(d, op, w->agent, w->agent, oid, "allow", MNC_OK,
                    "confinement none: delivered to an agent the kernel does not confine");
 }
@@ -446,7 +446,10 @@ static cJSON *v_move(mncd *d, const mncd_ident *w, const mnc_request *q, mnc_cha
             txt = cJSON_PrintUnformatted(l);
         cJSON_Delete(l);
         free(m);
-        int fd = txt ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+        /* --privsep: the enforcer opened it (root's file); the monitor only appends */
+        int fd = !txt     ? -1
+                 : d->psp ? mon_kern_sink_fd(d, rcv)
+                          : open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         int ok = 0;
         if (fd >= 0) {
             size_t n = strlen(txt);
