@@ -73,6 +73,7 @@ static const op_map ops[] = {
     {"daemon.start", C_LIFECYCLE, 3},
     {"daemon.stop", C_LIFECYCLE, 4},
     {"daemon.reload", C_LIFECYCLE, 8},
+    {"daemon.privsep", C_LIFECYCLE, 3}, /* the monitor started under its own user */
     {"kernel.start", C_LIFECYCLE, 3},
     {"ledger.recover", C_LIFECYCLE, 99},
     {"observe.on", C_LIFECYCLE, 6},
