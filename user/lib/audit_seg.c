@@ -125,7 +125,8 @@ char **mnc_audit_segments(const char *path)
     closedir(dir);
     char **out = err ? NULL : calloc(n + 1, sizeof(*out));
     if (out) {
-        qsort(v, n, sizeof(*v), seg_cmp);
+        if (n > 0) /* v is NULL when no segment was found: qsort wants an array */
+            qsort(v, n, sizeof(*v), seg_cmp);
         for (size_t i = 0; i < n; i++)
             out[i] = v[i].path;
     } else {
