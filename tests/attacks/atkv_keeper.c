@@ -745,3 +745,40 @@ void atkv_rm_deep(const char *ws, const char *name, int depth)
     }
     close(fds[0]);
 }
+
+int atkv_watcher_start(struct atk_ctx *c, void (*run)(const char *arg, int out, int ready), const char *arg)
+{
+    int p[2], rd[2];
+    if (pipe2(p, O_CLOEXEC) < 0 || pipe2(rd, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(p[0]);
+        close(rd[0]);
+        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
+            _exit(1);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[1] && fd != rd[1])
+                close(fd);
+        run(arg, p[1], rd[1]);
+        _exit(0);
+    }
+    close(p[1]);
+    close(rd[1]);
+    char x;
+    ssize_t r = read(rd[0], &x, 1);
+    close(rd[0]);
+    if (r != 1) {
+        snprintf(c->notes, sizeof(c->notes), "the inotify watcher did not start");
+        close(p[0]);
+        return -1;
+    }
+    if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+        return -1;
+    c->fdslot[0] = p[0];
+    c->slot[0] = pid;
+    return 0;
+}

@@ -165,4 +165,9 @@ void atkv_nobody_reads_hex(struct atk_ctx *c, const char *path);
  * longer than PATH_MAX, e.g. busybox in the qemu guest). Best effort. */
 void atkv_rm_deep(const char *ws, const char *name, int depth);
 
+/* Orchestrator: forks an outsider that runs run(arg, out, ready) with stdio on /dev/null and no
+ * other fd open (run writes one byte on ready once it watches, then its findings on out, and
+ * never returns). Waits for that byte; the read end of out, non-blocking, goes to
+ * c->fdslot[0] and the outsider's pid to c->slot[0]. 0, or -1 (the reason in c->notes). */
+int atkv_watcher_start(struct atk_ctx *c, void (*run)(const char *arg, int out, int ready), const char *arg);
 #endif

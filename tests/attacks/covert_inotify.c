@@ -30,8 +30,9 @@
 static char sysd[300];
 
 /* the watcher: as uid 65534, events' names to the pipe (one nibble character per OPEN) */
-static void watcher(int out, int ready)
+static void watcher(const char *unused, int out, int ready)
 {
+    (void)unused;
     atkv_keeper_nobody();
     int in = inotify_init1(IN_CLOEXEC);
     if (in < 0 || inotify_add_watch(in, sysd, IN_OPEN | IN_CLOSE_NOWRITE) < 0)
@@ -64,32 +65,7 @@ static int prepare(struct atk_ctx *c)
         return -1;
     }
     atk_set(c, "sysd", "%s", sysd);
-    int p[2], rd[2];
-    if (pipe2(p, O_CLOEXEC) < 0 || pipe2(rd, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(p[0]);
-        close(rd[0]);
-        watcher(p[1], rd[1]);
-        _exit(0);
-    }
-    close(p[1]);
-    close(rd[1]);
-    char x;
-    if (read(rd[0], &x, 1) != 1) {
-        snprintf(c->notes, sizeof(c->notes), "the inotify watcher did not start");
-        close(rd[0]);
-        return -1;
-    }
-    close(rd[0]);
-    if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-        return -1;
-    c->fdslot[0] = p[0];
-    c->slot[0] = pid;
-    return 0;
+    return atkv_watcher_start(c, watcher, NULL);
 }
 
 static int touch(const char *d, int i)

@@ -61,38 +61,7 @@ static int prepare(struct atk_ctx *c)
     close(fd);
     if (chmod(c->ws, 0755) != 0) /* uid 65534 reaches the file before the launch */
         return -1;
-    int p[2], rd[2];
-    if (pipe2(p, O_CLOEXEC) < 0 || pipe2(rd, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(p[0]);
-        close(rd[0]);
-        int dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0)
-            _exit(1);
-        for (int i = 3; i < 1024; i++)
-            if (i != p[1] && i != rd[1])
-                close(i);
-        watcher(f, p[1], rd[1]);
-    }
-    close(p[1]);
-    close(rd[1]);
-    char x;
-    ssize_t r = read(rd[0], &x, 1);
-    close(rd[0]);
-    if (r != 1) {
-        snprintf(c->notes, sizeof(c->notes), "the inotify watcher did not start");
-        close(p[0]);
-        return -1;
-    }
-    if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-        return -1;
-    c->fdslot[0] = p[0];
-    c->slot[0] = pid;
-    return 0;
+    return atkv_watcher_start(c, watcher, f);
 }
 
 /* digit d of the canary's hex tail: d + 1 opens, then a 60 ms pause */
